@@ -1,0 +1,61 @@
+"""stridewidget: see and check a tensor's real memory layout.
+
+>>> import torch, stridewidget as sw
+>>> print(sw.inspect(torch.arange(12).reshape(3, 4).t()))
+int64 (4,3):(1,4) +0 · storage 12 · F-contiguous
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._errors import LayoutError
+from ._inspect import as_strided, inspect, overlap, same_storage
+from ._layout import Layout
+
+__version__ = "0.1.0"
+
+# Heavier parts (widget, renderers, tracker, tricks) load on first use, so that
+# `import stridewidget` stays cheap and never imports IPython or matplotlib.
+_LAZY = {
+    "StrideWidget": "._widget",
+    "show": "._widget",
+    "render_svg": "._svg",
+    "render_html": "._svg",
+    "render_text": "._svg",
+    "plot": "._plot",
+    "enable": "._display",
+    "disable": "._display",
+    "load_ipython_extension": "._display",
+    "unload_ipython_extension": "._display",
+    "track_copies": "._copies",
+    "CopyLog": "._copies",
+    "playground": "._playground",
+    "tricks": ".tricks",
+}
+
+__all__ = [
+    "Layout",
+    "LayoutError",
+    "__version__",
+    "as_strided",
+    "inspect",
+    "overlap",
+    "same_storage",
+    *_LAZY,
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stridewidget' has no attribute {name!r}")
+    mod = importlib.import_module(module, __name__)
+    value = mod if name == module.lstrip(".") else getattr(mod, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,0 +1,472 @@
+"""Adapters: the only code that knows torch and NumPy.  Live object -> :class:`Layout`.
+
+Nothing here reads a tensor's values, synchronizes a device or copies data, except
+:func:`read_cells`, which reads exactly the storage cells it is asked for.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from ._errors import LayoutError
+from ._layout import Layout
+from ._overlap import ranges_overlap
+
+__all__ = ["as_strided", "inspect", "overlap", "read_cells", "same_storage", "storage_key"]
+
+
+class OverlapWarning(UserWarning):
+    """A checked ``as_strided`` view reads some storage cells more than once."""
+
+
+# --- recognising objects --------------------------------------------------------------------------
+
+
+def _torch() -> Any:
+    """The torch module if it is already imported (an object can't be a Tensor otherwise)."""
+    return sys.modules.get("torch")
+
+
+def _numpy() -> Any:
+    return sys.modules.get("numpy")
+
+
+def _is_tensor(x: Any) -> bool:
+    torch = _torch()
+    return torch is not None and isinstance(x, torch.Tensor)
+
+
+def _is_ndarray(x: Any) -> bool:
+    np = _numpy()
+    return np is not None and isinstance(x, np.ndarray)
+
+
+def _describe(x: Any) -> str:
+    kind = type(x)
+    return f"{kind.__module__}.{kind.__qualname__}"
+
+
+_NON_STRIDED_ADVICE = {
+    "sparse_coo": "sparse COO tensor: it has no strides; inspect `t.indices()` and `t.values()`, "
+    "or `t.to_dense()`",
+    "sparse_csr": "sparse CSR tensor: it has no strides; inspect `t.crow_indices()`, "
+    "`t.col_indices()` and `t.values()`, or `t.to_dense()`",
+    "sparse_csc": "sparse CSC tensor: it has no strides; inspect `t.ccol_indices()`, "
+    "`t.row_indices()` and `t.values()`, or `t.to_dense()`",
+    "sparse_bsr": "sparse BSR tensor: it has no strides; inspect `t.crow_indices()`, "
+    "`t.col_indices()` and `t.values()`, or `t.to_dense()`",
+    "sparse_bsc": "sparse BSC tensor: it has no strides; inspect `t.ccol_indices()`, "
+    "`t.row_indices()` and `t.values()`, or `t.to_dense()`",
+    "_mkldnn": "MKL-DNN (opaque) tensor: its layout is private to oneDNN; inspect `t.to_dense()`",
+}
+
+
+# --- torch ----------------------------------------------------------------------------------------
+
+
+def _torch_storage(t: Any) -> Any:
+    torch = _torch()
+    layout_name = str(t.layout).removeprefix("torch.")
+    if t.layout != torch.strided:
+        advice = _NON_STRIDED_ADVICE.get(layout_name, f"{layout_name} tensor: it has no strides")
+        raise LayoutError(f"cannot inspect a {advice}.")
+    if t.is_nested:
+        raise LayoutError(
+            "cannot inspect a nested tensor as one strided layout: inspect its components "
+            "(`t.unbind()`), or `t.to_padded_tensor(0.0)` for a padded copy."
+        )
+    try:
+        return t.untyped_storage()
+    except (RuntimeError, NotImplementedError) as error:
+        first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
+        raise LayoutError(
+            f"this {_describe(t)} has no storage that can be inspected ({first_line}); "
+            "tensors inside torch.func transforms or functionalization have none — "
+            "inspect the tensor outside the transform."
+        ) from None
+
+
+def _torch_layout(t: Any) -> Layout:
+    storage = _torch_storage(t)
+    itemsize = t.element_size()
+    notes = []
+    if t.is_conj():
+        notes.append("conj")
+    if t.is_neg():
+        notes.append("neg")
+    if t.is_quantized:
+        notes.append("quantized")
+    if t.device.type == "meta":
+        notes.append("meta")
+    storage_address = storage.data_ptr() if t.device.type != "meta" else None
+    return Layout(
+        shape=tuple(t.shape),
+        strides=tuple(t.stride()),
+        offset=t.storage_offset(),
+        itemsize=itemsize,
+        storage_size=storage.nbytes() // itemsize,
+        dtype=str(t.dtype).removeprefix("torch."),
+        device=str(t.device),
+        notes=tuple(notes),
+        storage_address=storage_address or None,
+    )
+
+
+# --- NumPy ----------------------------------------------------------------------------------------
+
+
+def _numpy_buffer(a: Any) -> tuple[int, int]:
+    """``(first byte address, nbytes)`` of the memory block ``a`` lives in.
+
+    Follows ``.base`` through views (and NumPy's ``as_strided`` helper objects) to the object that
+    owns the memory.  When the owner is not an array, its buffer protocol gives the extent; failing
+    that, the array's own byte bounds are the best known (and still exact for the view itself).
+    """
+    np = _numpy()
+    from numpy.lib.array_utils import byte_bounds
+
+    owner = a
+    while getattr(owner, "base", None) is not None:
+        owner = owner.base
+    if isinstance(owner, np.ndarray):
+        if owner.flags.owndata:
+            low, high = byte_bounds(owner)
+            return low, high - low
+    else:
+        try:
+            block = np.frombuffer(owner, dtype=np.uint8)
+        except (TypeError, ValueError, BufferError):
+            block = None
+        if block is not None:
+            return block.__array_interface__["data"][0], block.nbytes
+    low, high = byte_bounds(a)
+    return low, high - low
+
+
+def _numpy_layout(a: Any) -> Layout:
+    np = _numpy()
+    if a.dtype.hasobject:
+        raise LayoutError(
+            "cannot inspect an object array: its cells hold pointers to Python objects, "
+            "not values; convert it with `a.astype(...)` to a numeric dtype first."
+        )
+    itemsize = a.itemsize
+    if itemsize == 0:
+        raise LayoutError(f"cannot inspect an array of zero-size dtype {a.dtype}.")
+    data_address = a.__array_interface__["data"][0]
+    start, nbytes = _numpy_buffer(a)
+    byte_offset = data_address - start
+    unit = math.gcd(itemsize, byte_offset, *a.strides)
+    notes = [] if a.flags.writeable else ["read-only"]
+    return (
+        Layout(
+            shape=a.shape,
+            strides=tuple(s // unit for s in a.strides),
+            offset=byte_offset // unit,
+            itemsize=itemsize,
+            storage_size=nbytes // unit,
+            dtype=str(a.dtype) if a.dtype.names is None else "structured",
+            device="cpu",
+            unit=unit,
+            notes=tuple(notes),
+            storage_address=start or None,
+        )
+        if np is not None
+        else None
+    )  # pragma: no cover - np is imported when `a` is an ndarray
+
+
+# --- public API -----------------------------------------------------------------------------------
+
+
+def inspect(x: Any) -> Layout:
+    """The exact memory layout of a live tensor or array, in O(ndim) time.
+
+    Reads only metadata (shape, strides, offset, storage size): never values, never a device sync.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(12.0).reshape(3, 4)
+    >>> print(sw.inspect(x[:, 1::2]))
+    float32 (3,2):(4,2) +1 · storage 12 · strided
+    >>> sw.inspect(x.expand(2, 3, 4)).has_overlap
+    True
+    >>> sw.inspect(torch.empty(10**12, device="meta")).numel
+    1000000000000
+    """
+    if _is_tensor(x):
+        return _torch_layout(x)
+    if _is_ndarray(x):
+        return _numpy_layout(x)
+    if isinstance(x, Layout):
+        return x
+    hint = ""
+    if isinstance(x, (list, tuple, int, float, complex, bool)):
+        hint = " Wrap it first: `torch.as_tensor(x)` or `numpy.asarray(x)`."
+    elif hasattr(x, "__dlpack__"):
+        hint = " It supports DLPack: inspect `torch.from_dlpack(x)` (a view, no copy)."
+    elif hasattr(x, "__array_interface__") or hasattr(x, "__array__"):
+        hint = " It looks array-like: inspect `numpy.asarray(x)` (no copy when possible)."
+    raise TypeError(
+        f"stridewidget.inspect() takes a torch.Tensor or numpy.ndarray, got {_describe(x)}.{hint}"
+    )
+
+
+def _cells(x: Any) -> tuple[Layout, Any]:
+    """Layout of ``x`` plus a key that is equal exactly when two objects share a storage."""
+    layout = inspect(x)
+    if _is_tensor(x) and x.device.type == "meta":
+        # Meta storages have no memory; the StorageImpl pointer is their identity.
+        return layout, ("meta-storage", x.untyped_storage()._cdata)
+    if layout.storage_address is None:
+        return layout, ("empty", id(x))
+    return layout, (layout.device, layout.storage_address)
+
+
+def storage_key(x: Any) -> Hashable:
+    """A hashable identity of the storage under ``x``: equal keys mean the same storage.
+
+    >>> import torch, stridewidget as sw
+    >>> from stridewidget._inspect import storage_key
+    >>> x = torch.zeros(4)
+    >>> storage_key(x) == storage_key(x[1:].view(3, 1)[2]), storage_key(x) == storage_key(x.clone())
+    (True, False)
+    """
+    return _cells(x)[1]
+
+
+def _byte_extent(layout: Layout) -> tuple[int, int]:
+    start = layout.storage_address or 0
+    return start, start + layout.storage_nbytes
+
+
+def same_storage(a: Any, b: Any) -> bool:
+    """Do ``a`` and ``b`` live in the same storage (memory block)?  By identity, not values.
+
+    Works across torch and NumPy (``t.numpy()`` shares ``t``'s storage) and sees through
+    ``detach()`` and ``view(dtype)``, which share storage without being ``_is_view()``.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(6.0)
+    >>> sw.same_storage(x, x.detach()), sw.same_storage(x, x.view(torch.int32)), sw.same_storage(x, x.clone())
+    (True, True, False)
+    >>> sw.same_storage(x, x.numpy())
+    True
+    """
+    layout_a, key_a = _cells(a)
+    layout_b, key_b = _cells(b)
+    if key_a == key_b:
+        return True
+    if layout_a.storage_address is None or layout_b.storage_address is None:
+        return False
+    if _device_kind(layout_a.device) != _device_kind(layout_b.device):
+        return False
+    lo_a, hi_a = _byte_extent(layout_a)
+    lo_b, hi_b = _byte_extent(layout_b)
+    return lo_a < hi_b and lo_b < hi_a
+
+
+def _device_kind(device: str) -> str:
+    return device if device != "cpu" else "cpu"
+
+
+def overlap(a: Any, b: Any) -> bool:
+    """Exact: do ``a`` and ``b`` share at least one storage element (byte)?
+
+    Unlike a byte-range check, interleaved views do not overlap:
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(10)
+    >>> sw.overlap(x[::2], x[1::2]), sw.overlap(x[::2], x[4:5]), sw.overlap(x, x.clone())
+    (False, True, False)
+    """
+    layout_a, key_a = _cells(a)
+    layout_b, key_b = _cells(b)
+    if not same_storage(a, b):
+        return False
+    if key_a == key_b or layout_a.storage_address is None:
+        base_a = base_b = 0
+    else:
+        base_a, base_b = layout_a.storage_address, layout_b.storage_address  # type: ignore[assignment]
+    return ranges_overlap(
+        layout_a.shape,
+        layout_a.byte_strides,
+        base_a + layout_a.byte_offset,
+        layout_a.itemsize,
+        layout_b.shape,
+        layout_b.byte_strides,
+        base_b + layout_b.byte_offset,
+        layout_b.itemsize,
+    )
+
+
+def _first_out_of_bounds(
+    size: Sequence[int], stride: Sequence[int], offset: int, storage_size: int
+) -> tuple[int, ...] | None:
+    """The first logical index, in row-major order, whose address is ``>= storage_size``.
+
+    Strides are non-negative, so addresses grow along every dim: in the first slab along dim 0 that
+    reaches past the end, look for the first sub-slab that does, and so on.  O(ndim).
+    """
+    reach = [s * (n - 1) for n, s in zip(size, stride)]
+    if offset + sum(reach) < storage_size:
+        return None
+    index = []
+    position = offset
+    for d, (n, s) in enumerate(zip(size, stride)):
+        rest = sum(reach[d + 1 :])
+        if s == 0:
+            i = 0
+        else:
+            need = storage_size - position - rest  # smallest i with position + s*i + rest >= end
+            i = max(0, -(-need // s))
+        index.append(min(i, n - 1))
+        position += s * index[-1]
+    return tuple(index)
+
+
+def as_strided(
+    x: Any,
+    size: Sequence[int],
+    stride: Sequence[int],
+    storage_offset: int | None = None,
+    *,
+    allow_overlap: bool | None = None,
+) -> Any:
+    """A checked ``torch.as_strided``: the view is validated before torch ever sees it.
+
+    * ``storage_offset`` defaults to ``x``'s own offset (``torch.as_strided`` defaults to 0 — a
+      different place whenever ``x`` is itself an offset view).
+    * A view that would leave the storage raises :class:`LayoutError` naming the first
+      out-of-bounds index and the storage size (``torch.as_strided`` checks this too, but only on
+      some devices and paths, and never says which index).
+    * Negative strides, negative sizes and length mismatches are refused.
+    * Self-overlap (two indices on one cell): ``allow_overlap=None`` warns with
+      :class:`OverlapWarning`, ``True`` allows silently (broadcasts, sliding windows), ``False`` raises.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(10.0)
+    >>> sw.as_strided(x, (4, 3), (2, 1), allow_overlap=True)[1]
+    tensor([2., 3., 4.])
+    >>> sw.as_strided(x[2:], (2,), (1,))          # keeps x[2:]'s offset
+    tensor([2., 3.])
+    >>> sw.as_strided(x, (4,), (3,), storage_offset=1)
+    Traceback (most recent call last):
+      ...
+    stridewidget._errors.LayoutError: as_strided: index (3,) maps to storage element 10, but the \
+storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offset 1
+    """
+    if not _is_tensor(x):
+        raise TypeError(f"sw.as_strided needs a torch.Tensor, got {_describe(x)}")
+    layout = inspect(x)
+    try:
+        size = tuple(int(n) for n in size)
+        stride = tuple(int(s) for s in stride)
+    except TypeError:
+        raise TypeError("size and stride must be sequences of ints") from None
+    offset = layout.offset if storage_offset is None else int(storage_offset)
+    if len(size) != len(stride):
+        raise LayoutError(
+            f"as_strided: size {size} has {len(size)} dims but stride {stride} has {len(stride)}"
+        )
+    if any(n < 0 for n in size):
+        raise LayoutError(f"as_strided: size {size} has a negative entry")
+    if any(s < 0 for s in stride):
+        raise LayoutError(
+            f"as_strided: stride {stride} has a negative entry; torch views cannot step backwards "
+            "(use `torch.flip`, which copies)"
+        )
+    if offset < 0:
+        raise LayoutError(f"as_strided: storage_offset {offset} is negative")
+    if math.prod(size) > 0:
+        bad = _first_out_of_bounds(size, stride, offset, layout.storage_size)
+        if bad is not None:
+            where = offset + sum(i * s for i, s in zip(bad, stride))
+            raise LayoutError(
+                f"as_strided: index {bad} maps to storage element {where}, but the storage has only "
+                f"{layout.storage_size} elements (valid: 0..{layout.storage_size - 1}); "
+                f"size {size}, stride {stride}, storage_offset {offset}"
+            )
+    view_layout = Layout(size, stride, offset, layout.itemsize, layout.storage_size)
+    witness = view_layout.overlap_witness
+    if witness is not None and allow_overlap is not True:
+        message = (
+            f"as_strided: size {size}, stride {stride} overlaps itself: indices {witness[0]} and "
+            f"{witness[1]} are both storage element {view_layout.address(witness[0])}; "
+            "in-place writes through it would hit some elements more than once"
+        )
+        if allow_overlap is False:
+            raise LayoutError(message)
+        warnings.warn(
+            message + " (pass allow_overlap=True to silence)", OverlapWarning, stacklevel=2
+        )
+    return _torch().as_strided(x, size, stride, offset)
+
+
+def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
+    """The raw values stored at the given storage element indices, as a NumPy array.
+
+    Reads those cells only: on CUDA it gathers them on the device and copies just them to the
+    host.  Returns ``None`` for meta tensors (no data).  Conj/neg views return the stored values
+    (before the lazy conjugation / negation); quantized tensors return their integer codes.
+
+    >>> import torch
+    >>> from stridewidget._inspect import read_cells
+    >>> x = torch.arange(12.0).reshape(3, 4).t()
+    >>> read_cells(x, [0, 5, 11]).tolist()
+    [0.0, 5.0, 11.0]
+    """
+    np = __import__("numpy")
+    layout = inspect(x)
+    indices = np.asarray(storage_indices, dtype=np.int64).reshape(-1)
+    if indices.size and (indices.min() < 0 or indices.max() >= layout.storage_size):
+        raise LayoutError(
+            f"read_cells: storage indices must lie in [0, {layout.storage_size}), "
+            f"got {int(indices.min())}..{int(indices.max())}"
+        )
+    if _is_ndarray(x):
+        if layout.unit != layout.itemsize:
+            raise LayoutError(
+                "read_cells: byte-misaligned NumPy views have no element cells to read"
+            )
+        return _numpy_storage_view(x, layout)[indices]
+    torch = _torch()
+    if x.device.type == "meta":
+        return None
+    base = x.detach()
+    if base.is_conj():
+        base = base.conj()  # clear the lazy bit: we want the stored values
+    if base.is_neg():
+        base = torch._neg_view(base)
+    flat = torch.as_strided(base, (layout.storage_size,), (1,), 0)
+    picked = flat[torch.as_tensor(indices, device=x.device)]
+    if picked.is_quantized:
+        picked = picked.int_repr()
+    if picked.dtype in (torch.bfloat16, torch.float16) or "float8" in str(picked.dtype):
+        picked = picked.float()
+    return picked.cpu().numpy()
+
+
+def _numpy_storage_view(x: Any, layout: Layout) -> Any:
+    """A 1-D array over the whole storage of ``x``, from its first element (no copy).
+
+    Built the way NumPy's own ``as_strided`` builds views: from an ``__array_interface__``
+    whose base keeps ``x``'s memory alive.
+    """
+    np = _numpy()
+
+    class _Block:
+        def __init__(self) -> None:
+            self.base = x
+            self.__array_interface__ = {
+                "shape": (layout.storage_size,),
+                "typestr": x.dtype.str,
+                "data": (layout.storage_address or 0, True),
+                "strides": None,
+                "version": 3,
+            }
+
+    return np.asarray(_Block())

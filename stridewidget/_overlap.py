@@ -1,0 +1,277 @@
+"""Exact overlap questions about strided layouts, as pure integer problems.
+
+Two questions come up again and again:
+
+* **internal overlap** — do two different logical indices of one view map to the same storage cell?
+* **pairwise overlap** — do two views share at least one storage cell?
+
+Both reduce to *bounded knapsack feasibility*: given positive coefficients ``c_i`` (strides), bounds
+``u_i`` and a target ``t``, is there an integer vector ``0 <= x_i <= u_i`` with ``sum(c_i * x_i) == t``?
+(NumPy's ``mem_overlap.c`` makes the same reduction.)  The problem is NP-hard in general, but strided
+layouts are a friendly case, and this module solves it *exactly*, never answering "too hard":
+
+1. Cheap exact filters first: an empty layout, disjoint spans, a stride of 0 (internal overlap),
+   two dims with the same stride (internal overlap), ``t`` not a multiple of the gcd of the strides.
+2. A depth-first search over the coefficients from the largest down, choosing each ``x_i`` only from
+   the values that keep the rest reachable (``0 <= t - c_i*x_i <= sum of what the smaller dims can
+   add``, and the remainder a multiple of their gcd).  The last two variables are solved in closed form
+   with the extended Euclidean algorithm, so the search never loops over a whole dimension there.
+3. Failed ``(level, remainder)`` states are memoised.
+
+Cost.  For the layouts people build (contiguous, transposed, sliced, expanded, blocked), the pruning
+decides at the first level: O(ndim) work.  In the worst case the number of states visited at level
+``k`` is at most ``min(prod(u_j + 1 for j < k), span / g_k + 1)``, so the search is pseudo-polynomial —
+``O(ndim * span)`` states at most — unlike NumPy's solver, which is exponential in the worst case and
+needs ``max_work=None`` to be exact at all.
+
+All functions here take plain tuples of ints: no tensors, no NumPy arrays.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = [
+    "bounded_knapsack",
+    "count_touched",
+    "internal_overlap_witness",
+    "ranges_overlap",
+]
+
+
+def _two_variable(c1: int, u1: int, c2: int, u2: int, target: int) -> tuple[int, int] | None:
+    """Solve ``c1*x + c2*y == target`` with ``0 <= x <= u1``, ``0 <= y <= u2`` in O(log) time."""
+    g = math.gcd(c1, c2)
+    if target % g:
+        return None
+    a, b, t = c1 // g, c2 // g, target // g
+    # x must be congruent to t * a^-1 modulo b (b == 1 makes every x fit)
+    x0 = (t * pow(a, -1, b)) % b if b > 1 else 0
+    x_min = max(0, -((-(t - b * u2)) // a))  # y <= u2  <=>  x >= (t - b*u2) / a
+    x_max = min(u1, t // a)  # y >= 0  <=>  x <= t / a
+    if x_min > x_max:
+        return None
+    x = x_min + ((x0 - x_min) % b)
+    if x > x_max:
+        return None
+    return x, (t - a * x) // b
+
+
+def bounded_knapsack(
+    coefficients: Sequence[int], bounds: Sequence[int], target: int
+) -> list[int] | None:
+    """Find ``x`` with ``0 <= x[i] <= bounds[i]`` and ``sum(c*x) == target``, exactly, or ``None``.
+
+    Coefficients must be positive.  See the module docstring for the algorithm and its cost.
+
+    >>> bounded_knapsack([4, 1], [2, 3], 9)   # 4*2 + 1*1
+    [2, 1]
+    >>> bounded_knapsack([2, 2], [5, 5], 7) is None   # parity
+    True
+    """
+    if any(c <= 0 for c in coefficients):
+        raise ValueError("coefficients must be positive")
+    if len(coefficients) != len(bounds):
+        raise ValueError("coefficients and bounds differ in length")
+    if target < 0:
+        return None
+    # Search the largest coefficients first: their choices are the fewest.
+    order = sorted(
+        (i for i in range(len(coefficients)) if bounds[i] > 0), key=lambda i: -coefficients[i]
+    )
+    coeffs = [coefficients[i] for i in order]
+    ubs = [bounds[i] for i in order]
+    n = len(coeffs)
+    suffix_max = [0] * (n + 1)
+    suffix_gcd = [0] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        suffix_max[k] = suffix_max[k + 1] + coeffs[k] * ubs[k]
+        suffix_gcd[k] = math.gcd(suffix_gcd[k + 1], coeffs[k])
+    failed: set[tuple[int, int]] = set()
+    chosen = [0] * n
+
+    def search(k: int, remainder: int) -> bool:
+        if remainder == 0:
+            for j in range(k, n):
+                chosen[j] = 0
+            return True
+        if k == n or remainder > suffix_max[k] or remainder % suffix_gcd[k]:
+            return False
+        if k == n - 1:
+            chosen[k] = remainder // coeffs[k]
+            return True  # divisibility and range were checked above
+        if k == n - 2:
+            pair = _two_variable(coeffs[k], ubs[k], coeffs[k + 1], ubs[k + 1], remainder)
+            if pair is None:
+                return False
+            chosen[k], chosen[k + 1] = pair
+            return True
+        if (k, remainder) in failed:
+            return False
+        c, rest = coeffs[k], suffix_max[k + 1]
+        x_hi = min(ubs[k], remainder // c)
+        x_lo = max(0, -((rest - remainder) // c))  # remainder - c*x <= rest
+        for x in range(x_hi, x_lo - 1, -1):
+            if search(k + 1, remainder - c * x):
+                chosen[k] = x
+                return True
+        failed.add((k, remainder))
+        return False
+
+    if not search(0, target):
+        return None
+    solution = [0] * len(coefficients)
+    for position, original in enumerate(order):
+        solution[original] = chosen[position]
+    return solution
+
+
+def internal_overlap_witness(
+    shape: Sequence[int], strides: Sequence[int], width: int = 1
+) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """Two different logical indices whose elements share a storage cell, or ``None``.
+
+    ``width`` is how many storage cells one element covers (1 for every torch tensor).
+
+    >>> internal_overlap_witness((3, 4), (4, 1)) is None       # contiguous
+    True
+    >>> internal_overlap_witness((3, 2), (1, 1))               # sliding window
+    ((0, 1), (1, 0))
+    >>> internal_overlap_witness((2, 3), (0, 1))               # expand: stride 0
+    ((0, 0), (1, 0))
+    """
+    ndim = len(shape)
+    if any(n == 0 for n in shape):
+        return None
+    dims = [d for d in range(ndim) if shape[d] > 1]
+
+    def pair(delta: dict[int, int]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        first = [0] * ndim
+        second = [0] * ndim
+        for d, step in delta.items():
+            first[d] = max(0, -step)
+            second[d] = first[d] + step
+        return tuple(first), tuple(second)
+
+    for d in dims:
+        if strides[d] == 0:
+            return pair({d: 1})
+    seen: dict[int, int] = {}
+    for d in dims:
+        other = seen.get(abs(strides[d]))
+        if other is not None:  # equal |strides|: one step along each lands on the same cell
+            sign = 1 if strides[d] * strides[other] > 0 else -1
+            return pair({other: 1, d: -sign})
+        seen[abs(strides[d])] = d
+    # Items: (coefficient, bound, dim or None for the element's own cells)
+    items = [(abs(strides[d]), shape[d] - 1, d) for d in dims]
+    if width > 1:
+        items.append((1, width - 1, None))
+    items.sort(key=lambda item: -item[0])
+    for k, (c_k, u_k, dim_k) in enumerate(items):
+        rest = items[k + 1 :]
+        reach = sum(c * u for c, u, _ in rest)
+        if c_k > reach:
+            continue  # the smaller dims cannot cancel one step of this one
+        solution = bounded_knapsack(
+            [c_k] + [c for c, _, _ in rest], [u_k - 1] + [2 * u for _, u, _ in rest], reach - c_k
+        )
+        if solution is None:
+            continue
+        delta_sorted = [solution[0] + 1] + [y - u for y, (_, u, _) in zip(solution[1:], rest)]
+        delta: dict[int, int] = {}
+        for step, (_, _, dim) in zip(delta_sorted, items[k:]):
+            if dim is not None and step:
+                delta[dim] = step if strides[dim] > 0 else -step
+        if not delta:  # only the element's own cells differ: not two elements
+            continue
+        return pair(delta)
+    return None
+
+
+def _span(shape: Sequence[int], strides: Sequence[int], start: int) -> tuple[int, int]:
+    lo = start + sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
+    hi = start + sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0)
+    return lo, hi
+
+
+def ranges_overlap(
+    shape_a: Sequence[int],
+    strides_a: Sequence[int],
+    start_a: int,
+    width_a: int,
+    shape_b: Sequence[int],
+    strides_b: Sequence[int],
+    start_b: int,
+    width_b: int,
+) -> bool:
+    """Exact: do two strided sets of cells share at least one cell?
+
+    Each set is ``{start + sum(i_k * stride_k) + w : 0 <= i_k < shape_k, 0 <= w < width}`` —
+    a view whose elements each cover ``width`` consecutive cells (bytes, say).
+
+    >>> ranges_overlap((4,), (2,), 0, 1, (4,), (2,), 1, 1)     # x[::2] vs x[1::2]
+    False
+    >>> ranges_overlap((4,), (2,), 0, 2, (4,), (2,), 1, 1)     # elements two cells wide
+    True
+    """
+    if 0 in shape_a or 0 in shape_b or width_a <= 0 or width_b <= 0:
+        return False
+    lo_a, hi_a = _span(shape_a, strides_a, start_a)
+    lo_b, hi_b = _span(shape_b, strides_b, start_b)
+    if hi_a + width_a - 1 < lo_b or hi_b + width_b - 1 < lo_a:
+        return False
+    # Shift each set to start at its lowest cell with non-negative steps:
+    #   lo_a + sum(|a| x) + p == lo_b + sum(|b| y) + q
+    # Flip b's variables (y -> u - y) so that everything sits on one side:
+    #   sum(|a| x) + p + sum(|b| y') + q' == (hi_b + width_b - 1) - lo_a
+    coefficients: list[int] = []
+    bounds: list[int] = []
+    for shape, strides in ((shape_a, strides_a), (shape_b, strides_b)):
+        for n, s in zip(shape, strides):
+            if n > 1 and s != 0:
+                coefficients.append(abs(s))
+                bounds.append(n - 1)
+    coefficients.append(1)
+    bounds.append(width_a - 1 + width_b - 1)
+    return bounded_knapsack(coefficients, bounds, hi_b + width_b - 1 - lo_a) is not None
+
+
+def count_touched(
+    shape: Sequence[int], strides: Sequence[int], width: int = 1, limit: int = 10**7
+) -> tuple[int, bool]:
+    """How many distinct storage cells a view touches, and whether that count is exact.
+
+    Exact when the view does not overlap itself (any size), and by enumeration when at most ``limit``
+    distinct positions remain after dropping size-1 and stride-0 dims.  Otherwise an upper bound
+    (``min(positions, span)``) with ``False``.
+
+    >>> count_touched((3, 4), (4, 1))
+    (12, True)
+    >>> count_touched((4, 3), (1, 1))        # sliding windows of 3 over 6 cells
+    (6, True)
+    >>> count_touched((5, 1000), (0, 1))     # expand: 1000 cells read 5 times each
+    (1000, True)
+    """
+    if any(n == 0 for n in shape):
+        return 0, True
+    dims = [(n, abs(s)) for n, s in zip(shape, strides) if n > 1 and s != 0]
+    if width > 1:
+        dims.append((width, 1))
+    positions = math.prod(n for n, _ in dims)
+    if internal_overlap_witness([n for n, _ in dims], [s for _, s in dims]) is None:
+        return positions, True
+    span = sum(s * (n - 1) for n, s in dims) + 1
+    if positions > limit:
+        return min(positions, span), False
+    import numpy as np  # enumeration only; the rest of the module needs no NumPy
+
+    cells = np.zeros(1, dtype=np.int64)
+    for n, s in dims:
+        cells = (cells[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
+    if span <= 8 * positions:
+        hit = np.zeros(span, dtype=bool)
+        hit[cells] = True
+        return int(hit.sum()), True
+    return int(np.unique(cells).size), True

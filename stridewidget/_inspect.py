@@ -70,15 +70,15 @@ _NON_STRIDED_ADVICE = {
 
 def _torch_storage(t: Any) -> Any:
     torch = _torch()
-    layout_name = str(t.layout).removeprefix("torch.")
-    if t.layout != torch.strided:
-        advice = _NON_STRIDED_ADVICE.get(layout_name, f"{layout_name} tensor: it has no strides")
-        raise LayoutError(f"cannot inspect a {advice}.")
-    if t.is_nested:
+    if t.is_nested:  # strided or jagged: several tensors of different shapes, no single stride
         raise LayoutError(
             "cannot inspect a nested tensor as one strided layout: inspect its components "
             "(`t.unbind()`), or `t.to_padded_tensor(0.0)` for a padded copy."
         )
+    layout_name = str(t.layout).removeprefix("torch.")
+    if t.layout != torch.strided:
+        advice = _NON_STRIDED_ADVICE.get(layout_name, f"{layout_name} tensor: it has no strides")
+        raise LayoutError(f"cannot inspect a {advice}.")
     try:
         return t.untyped_storage()
     except (RuntimeError, NotImplementedError) as error:
@@ -218,9 +218,9 @@ def inspect(x: Any) -> Layout:
 def _cells(x: Any) -> tuple[Layout, Any]:
     """Layout of ``x`` plus a key that is equal exactly when two objects share a storage."""
     layout = inspect(x)
-    if _is_tensor(x) and x.device.type == "meta":
-        # Meta storages have no memory; the StorageImpl pointer is their identity.
-        return layout, ("meta-storage", x.untyped_storage()._cdata)
+    if _is_tensor(x) and layout.storage_address is None:
+        # Meta and zero-byte storages have no memory address; the StorageImpl is their identity.
+        return layout, ("torch-storage", x.untyped_storage()._cdata)
     if layout.storage_address is None:
         return layout, ("empty", id(x))
     return layout, (layout.device, layout.storage_address)
@@ -338,8 +338,8 @@ def as_strided(
 ) -> Any:
     """A checked ``torch.as_strided``: the view is validated before torch ever sees it.
 
-    * ``storage_offset`` defaults to ``x``'s own offset (``torch.as_strided`` defaults to 0 — a
-      different place whenever ``x`` is itself an offset view).
+    * ``storage_offset`` defaults to ``x``'s own offset, as in ``torch.as_strided``; an explicit
+      offset counts from the start of the *storage*, not from ``x[0]``.
     * A view that would leave the storage raises :class:`LayoutError` naming the first
       out-of-bounds index and the storage size (``torch.as_strided`` checks this too, but only on
       some devices and paths, and never says which index).

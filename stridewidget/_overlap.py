@@ -169,7 +169,7 @@ def internal_overlap_witness(
     if width > 1:
         items.append((1, width - 1, None))
     items.sort(key=lambda item: -item[0])
-    for k, (c_k, u_k, dim_k) in enumerate(items):
+    for k, (c_k, u_k, _) in enumerate(items):
         rest = items[k + 1 :]
         reach = sum(c * u for c, u, _ in rest)
         if c_k > reach:

@@ -243,6 +243,18 @@ def _byte_extent(layout: Layout) -> tuple[int, int]:
     return start, start + layout.storage_nbytes
 
 
+def _share(layout_a: Layout, key_a: Any, layout_b: Layout, key_b: Any) -> bool:
+    if key_a == key_b:
+        return True
+    if layout_a.storage_address is None or layout_b.storage_address is None:
+        return False
+    if layout_a.device != layout_b.device:
+        return False
+    lo_a, hi_a = _byte_extent(layout_a)
+    lo_b, hi_b = _byte_extent(layout_b)
+    return lo_a < hi_b and lo_b < hi_a
+
+
 def same_storage(a: Any, b: Any) -> bool:
     """Do ``a`` and ``b`` live in the same storage (memory block)?  By identity, not values.
 
@@ -251,26 +263,12 @@ def same_storage(a: Any, b: Any) -> bool:
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(6.0)
-    >>> sw.same_storage(x, x.detach()), sw.same_storage(x, x.view(torch.int32)), sw.same_storage(x, x.clone())
-    (True, True, False)
-    >>> sw.same_storage(x, x.numpy())
-    True
+    >>> sw.same_storage(x, x.detach()), sw.same_storage(x, x.view(torch.int32))
+    (True, True)
+    >>> sw.same_storage(x, x.numpy()), sw.same_storage(x, x.clone())
+    (True, False)
     """
-    layout_a, key_a = _cells(a)
-    layout_b, key_b = _cells(b)
-    if key_a == key_b:
-        return True
-    if layout_a.storage_address is None or layout_b.storage_address is None:
-        return False
-    if _device_kind(layout_a.device) != _device_kind(layout_b.device):
-        return False
-    lo_a, hi_a = _byte_extent(layout_a)
-    lo_b, hi_b = _byte_extent(layout_b)
-    return lo_a < hi_b and lo_b < hi_a
-
-
-def _device_kind(device: str) -> str:
-    return device if device != "cpu" else "cpu"
+    return _share(*_cells(a), *_cells(b))
 
 
 def overlap(a: Any, b: Any) -> bool:
@@ -285,7 +283,7 @@ def overlap(a: Any, b: Any) -> bool:
     """
     layout_a, key_a = _cells(a)
     layout_b, key_b = _cells(b)
-    if not same_storage(a, b):
+    if not _share(layout_a, key_a, layout_b, key_b):
         return False
     if key_a == key_b or layout_a.storage_address is None:
         base_a = base_b = 0

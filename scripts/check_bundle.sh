@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# The built front end is committed (so `pip install` from a clean clone needs no Node).
+# Rebuild it and fail if the committed bundle differs from what the source builds to.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+before=$(git ls-files -s stridewidget/static | sha1sum)
+snapshot=$(mktemp -d)
+cp -r stridewidget/static "$snapshot/"
+npm run --silent build
+if ! diff -r "$snapshot/static" stridewidget/static >/dev/null; then
+  echo "stridewidget/static is stale: run 'npm run build' and commit the result." >&2
+  diff -rq "$snapshot/static" stridewidget/static >&2 || true
+  exit 1
+fi
+rm -rf "$snapshot"
+echo "bundle matches its source ($before)"

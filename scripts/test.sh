@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Set up and run the whole test suite, cheapest layer first.  Any failing layer fails the run,
+# and so does a layer that collects no tests (pytest exit code 5).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh test
+export PY=.venv/bin/python
+mkdir -p artifacts
+export TMPDIR=${TMPDIR:-/tmp}
+
+step() {
+  local name=$1; shift
+  local start=$SECONDS
+  echo; echo "=== $name"
+  "$@"
+  echo "=== $name: ok ($((SECONDS - start)) s)"
+}
+
+step "lint (ruff check)" .venv/bin/ruff check .
+step "format (ruff format --check)" .venv/bin/ruff format --check .
+step "front-end bundle is up to date" scripts/check_bundle.sh
+step "front-end unit tests (vitest)" npx vitest run
+step "python unit + property tests, doctests" \
+  "$PY" -m pytest -q -p no:randomly tests --ignore=tests/e2e --doctest-modules stridewidget
+step "tutorial notebooks (nbval)" \
+  "$PY" -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
+step "browser tests (Chromium + Playwright: JupyterLab, static export, nbconvert)" \
+  "$PY" -m pytest -q -rs tests/e2e
+echo; echo "All layers passed."

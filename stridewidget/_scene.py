@@ -1,0 +1,616 @@
+"""The scene: a bounded, JSON-able description of what every renderer draws.
+
+:func:`build_scene` turns live tensors/arrays (or pure :class:`~stridewidget.Layout` objects) into
+plain dicts, lists, strings, ints, floats and ``None``.  The widget (JS), the static SVG, the
+matplotlib figure and the text renderer all draw from it and do no layout math of their own beyond
+turning an index into coordinates.  Its size is bounded whatever the tensor size: the logical window
+is elided like ``torch``'s print and the storage window collapses long runs into gap segments, so a
+10**9-element tensor gives a payload of the same order as a 100-element one.  Only the values of the
+storage cells that are shown are read (:func:`stridewidget._inspect.read_cells`).
+
+Format (``SCENE_VERSION`` = 1)::
+
+    {
+      "version": 1,
+      "storages": [{
+        "id": "s0",                      # position in this list, as a string
+        "dtype": "float32", "itemsize": 4, "unit": 4,   # unit: bytes per storage cell
+        "device": "cpu", "size": 12,     # storage size in cells
+        "nbytes": 48,
+        "has_values": true,              # false for meta tensors and pure Layouts
+        "wrap": 4,                       # suggested cells per row (user may override)
+        "segments": [                    # cover [0, size) in order, stop exclusive
+          {"kind": "cells", "start": 0, "stop": 5},
+          {"kind": "gap", "start": 5, "stop": 99995, "in_span": true},   # collapsed run
+          ...],                          # in_span: inside some tensor's span (may hold touched cells)
+        "cells": {                       # the shown cells, in storage order (the "cells" segments)
+          "index": [0, 1, ...],          # storage cell indices
+          "text": ["0.", "1.", ...] | null,     # dtype-aware display strings
+          "value": [0.0, 1.0, ...] | null,      # numbers for a colour scale (null: nan/inf)
+        },
+        "value_range": [lo, hi] | null,  # finite min/max of the shown values
+        "text_width": 2,                 # longest shown text, in characters
+        "tensors": ["t0", "t1"],         # tensor ids over this storage, in input order
+      }],
+      "tensors": [{
+        "id": "t0", "name": "x", "storage": "s0", "mark": "A",   # mark: colour-blind-safe label
+        "order": 0,                      # input position (colour index)
+        "layout": {...},                 # Layout.to_dict(): shape, strides, byte_strides, offset,
+                                         # dtype, device, storage_size, flags, touched, explain, text
+        "logical": {
+          "shape": [3, 4], "ndim": 2, "elided": false,
+          "row_dim": 0 | null, "col_dim": 1 | null,     # dims drawn as rows / columns
+          "slices": [                    # 2-D slices of the last two dims, in index order
+            {"kind": "slice", "lead": [i0, ...],     # indices of the leading dims
+             "label": "[0, :, :]",
+             "rows": [0, 1, null, 9] | null,   # indices along row_dim (null entry = "...")
+             "cols": [0, 1, 2, 3] | null,      # indices along col_dim
+             "addr": [[0, 1, 2, 3], ...]},     # storage cell of each shown cell (null at "...")
+            {"kind": "gap", "dim": 0, "count": 994, "lead": [...]},  # slices left out: along
+                                         # dim `dim` after prefix `lead`; dim null: thinned to
+                                         # max_slices (count = slices of shown indices dropped)
+          ],
+        },
+        # The logical index of cell (r, c) of a slice is lead + [rows[r]] + [cols[c]], leaving out
+        # rows/cols where they are null (0-d: one cell; 1-d: one row).
+        "touch": [1, 1, 0, ...],         # per shown storage cell (aligned with storage cells.index):
+                                         # how many logical indices of the WHOLE tensor read it
+                                         # (exact; null where too costly to count)
+        "arrows": [                      # one per dim of size > 1: element 0 -> its neighbour
+          {"dim": 0, "stride": 4, "byte_stride": 16, "from": 0, "to": 4,
+           "from_index": [0, 0], "to_index": [1, 0]},   # stride 0: from == to (draw a loop)
+        ],
+      }],
+      "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 12,
+                 "max_storage_cells": 1024},
+    }
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ._errors import LayoutError
+from ._inspect import inspect, read_cells, storage_key
+from ._layout import Layout
+
+__all__ = ["SCENE_VERSION", "build_scene"]
+
+SCENE_VERSION = 1
+
+#: Storage cells shown on each side of a cell that must be visible (a shown element, the storage
+#: ends, an arrow end).
+_CONTEXT_CELLS = 2
+#: Untouched runs shorter than this are drawn, not collapsed: a gap marker is as wide as that.
+_MIN_GAP = 4
+#: A suggested storage row is never wider than this many cells.
+_MAX_WRAP = 32
+#: States visited by the exact touch counter before it gives up on one cell (count -> None).
+_COUNT_WORK_LIMIT = 20_000
+#: Tensors up to this many elements get their touch counts by enumerating every address.
+_ENUMERATE_LIMIT = 200_000
+#: Names longer than this are cut (a name is a label, not a payload).
+_MAX_NAME = 80
+
+
+def build_scene(
+    tensors: Mapping[str, Any],
+    *,
+    edge_items: int = 3,
+    threshold: int = 256,
+    max_dim_items: int = 32,
+    max_slices: int = 12,
+    max_storage_cells: int = 1024,
+    wrap: int | None = None,
+) -> dict[str, Any]:
+    """A bounded, JSON-able scene for the named tensors/arrays (format: see the module docstring).
+
+    ``edge_items`` elements are shown at each end of a dim that is elided; a dim is elided when the
+    tensor has more than ``threshold`` elements (as ``torch.set_printoptions``) or the dim is longer
+    than ``max_dim_items``.  At most ``max_slices`` 2-D slices are listed per tensor and at most
+    ``max_storage_cells`` cells per storage.  ``wrap`` overrides every storage's suggested row width.
+
+    >>> import torch
+    >>> x = torch.arange(6.0).reshape(2, 3)
+    >>> scene = build_scene({"x": x, "xt": x.t()})
+    >>> len(scene["storages"]), scene["storages"][0]["wrap"], scene["storages"][0]["cells"]["text"]
+    (1, 3, ['0.', '1.', '2.', '3.', '4.', '5.'])
+    >>> xt = scene["tensors"][1]
+    >>> xt["logical"]["slices"][0]["addr"], [(a["dim"], a["stride"]) for a in xt["arrows"]]
+    ([[0, 3], [1, 4], [2, 5]], [(0, 1), (1, 3)])
+    >>> big = build_scene({"big": torch.empty(10**9, device="meta")})
+    >>> len(big["storages"][0]["cells"]["index"]) <= 1024, big["storages"][0]["has_values"]
+    (True, False)
+    """
+    if not isinstance(tensors, Mapping):
+        raise TypeError(
+            f"build_scene takes a mapping of names to tensors, got {type(tensors).__name__}; "
+            "wrap a single tensor as {'x': x}"
+        )
+    for option, value in (
+        ("edge_items", edge_items),
+        ("max_dim_items", max_dim_items),
+        ("max_slices", max_slices),
+        ("max_storage_cells", max_storage_cells),
+    ):
+        if not isinstance(value, int) or value < 1:
+            raise ValueError(f"{option} must be a positive int, got {value!r}")
+    if wrap is not None and (not isinstance(wrap, int) or wrap < 1):
+        raise ValueError(f"wrap must be a positive int or None, got {wrap!r}")
+
+    groups: dict[Any, list[int]] = {}
+    entries = []
+    for order, (name, obj) in enumerate(tensors.items()):
+        layout = inspect(obj)
+        # Views of one memory block with different dtypes count cells in different units, so
+        # they get separate grids (their "memory" field says they share bytes).
+        memory = ("layout", order) if isinstance(obj, Layout) else storage_key(obj)
+        key = (memory, layout.dtype, layout.unit)
+        groups.setdefault(key, []).append(order)
+        entries.append(
+            {
+                "name": str(name)[:_MAX_NAME],
+                "obj": obj,
+                "layout": layout,
+                "logical": _logical_window(
+                    layout, edge_items, threshold, max_dim_items, max_slices
+                ),
+            }
+        )
+
+    storages = []
+    tensor_dicts: list[dict[str, Any]] = [{} for _ in entries]
+    for storage_number, members in enumerate(groups.values()):
+        storage_id = f"s{storage_number}"
+        storages.append(
+            _storage(storage_id, [entries[i] for i in members], members, max_storage_cells, wrap)
+        )
+        shown = storages[-1]["cells"]["index"]
+        for i in members:
+            entry = entries[i]
+            tensor_dicts[i] = {
+                "id": f"t{i}",
+                "name": entry["name"],
+                "storage": storage_id,
+                "mark": _mark(i),
+                "order": i,
+                "layout": entry["layout"].to_dict(),
+                "logical": entry["logical"],
+                "touch": _touch_counts(entry["layout"], shown),
+                "arrows": _arrows(entry["layout"]),
+            }
+    return {
+        "version": SCENE_VERSION,
+        "storages": storages,
+        "tensors": tensor_dicts,
+        "limits": {
+            "edge_items": edge_items,
+            "threshold": threshold,
+            "max_dim_items": max_dim_items,
+            "max_slices": max_slices,
+            "max_storage_cells": max_storage_cells,
+        },
+    }
+
+
+def _mark(order: int) -> str:
+    """A short label per tensor (A, B, ..., Z, A1, ...), drawn with its colour for colour-blind readers."""
+    letter = chr(ord("A") + order % 26)
+    return letter if order < 26 else f"{letter}{order // 26}"
+
+
+# --- logical window -------------------------------------------------------------------------------
+
+
+def _shown_indices(size: int, elide: bool, edge_items: int) -> list[int | None]:
+    """Indices shown along one dim; ``None`` marks the elided middle."""
+    if not elide or size <= 2 * edge_items + 1:
+        return list(range(size))
+    return [*range(edge_items), None, *range(size - edge_items, size)]
+
+
+def _logical_window(
+    layout: Layout, edge_items: int, threshold: int, max_dim_items: int, max_slices: int
+) -> dict[str, Any]:
+    shape = layout.shape
+    ndim = layout.ndim
+    summarize = layout.numel > threshold
+    per_dim = [_shown_indices(n, summarize or n > max_dim_items, edge_items) for n in shape]
+    elided = any(None in shown for shown in per_dim)
+    lead_dims = max(ndim - 2, 0)
+    row_dim = ndim - 2 if ndim >= 2 else None
+    col_dim = ndim - 1 if ndim >= 1 else None
+    rows = per_dim[row_dim] if row_dim is not None else None
+    cols = per_dim[col_dim] if col_dim is not None else None
+
+    slices: list[dict[str, Any]] = []
+    if layout.numel > 0:
+        for lead in _lead_indices(per_dim[:lead_dims], max_slices):
+            if isinstance(lead, dict):
+                slices.append(lead)
+                continue
+            slices.append(_slice(layout, lead, rows, cols))
+    return {
+        "shape": list(shape),
+        "ndim": ndim,
+        "elided": elided,
+        "row_dim": row_dim,
+        "col_dim": col_dim,
+        "slices": slices,
+    }
+
+
+def _lead_indices(
+    lead_per_dim: Sequence[list[int | None]], max_slices: int
+) -> list[list[int] | dict[str, Any]]:
+    """Leading-dim index tuples in order, with gap markers where a dim was elided.
+
+    A marker ``{"kind": "gap", "dim": d, "count": n}`` says ``n`` slices along dim ``d`` were left
+    out.  When there are still more than ``max_slices`` slices, the first ``max_slices - 1`` and the
+    last one are kept and a marker with ``dim: null`` counts the rest.
+    """
+    items: list[list[int] | dict[str, Any]] = [[]]
+    for dim, shown in enumerate(lead_per_dim):
+        skipped = sum(1 for _ in shown if _ is None)
+        size_known = [i for i in shown if i is not None]
+        count = (size_known[-1] + 1 - len(size_known)) if skipped else 0
+        grown: list[list[int] | dict[str, Any]] = []
+        for prefix in items:
+            if isinstance(prefix, dict):
+                grown.append(prefix)
+                continue
+            for i in shown:
+                if i is None:
+                    grown.append({"kind": "gap", "dim": dim, "count": count, "lead": prefix})
+                else:
+                    grown.append([*prefix, i])
+            if len(grown) > 4 * max_slices:  # stop growing early: only the ends survive anyway
+                break
+        items = grown
+    real = [i for i, item in enumerate(items) if not isinstance(item, dict)]
+    if len(real) <= max_slices:
+        return items
+    total = math.prod(len([i for i in shown if i is not None]) for shown in lead_per_dim)
+    keep_first = real[: max_slices - 1]
+    tail = [next(i for i in reversed(shown) if i is not None) for shown in lead_per_dim]
+    trimmed = items[: keep_first[-1] + 1]
+    trimmed.append({"kind": "gap", "dim": None, "count": total - max_slices, "lead": None})
+    trimmed.append(tail)
+    return trimmed
+
+
+def _slice(
+    layout: Layout, lead: list[int], rows: list[int | None] | None, cols: list[int | None] | None
+) -> dict[str, Any]:
+    row_list = rows if rows is not None else [0]
+    col_list = cols if cols is not None else [0]
+    addresses = []
+    for r in row_list:
+        row_addresses: list[int | None] = []
+        for c in col_list:
+            if r is None or c is None:
+                row_addresses.append(None)
+                continue
+            index = list(lead)
+            if rows is not None:
+                index.append(r)
+            if cols is not None:
+                index.append(c)
+            row_addresses.append(layout.address(tuple(index)))
+        addresses.append(row_addresses)
+    label_parts = [str(i) for i in lead] + [":"] * (layout.ndim - len(lead))
+    return {
+        "kind": "slice",
+        "lead": list(lead),
+        "label": "[" + ", ".join(label_parts) + "]",
+        "rows": rows,
+        "cols": cols,
+        "addr": addresses,
+    }
+
+
+def _slice_addresses(logical: dict[str, Any]) -> list[int]:
+    return [
+        a
+        for item in logical["slices"]
+        if item["kind"] == "slice"
+        for row in item["addr"]
+        for a in row
+        if a is not None
+    ]
+
+
+# --- storage window -------------------------------------------------------------------------------
+
+
+def _storage(
+    storage_id: str,
+    entries: list[dict[str, Any]],
+    members: list[int],
+    max_storage_cells: int,
+    wrap: int | None,
+) -> dict[str, Any]:
+    first = entries[0]["layout"]
+    size = max(e["layout"].storage_size for e in entries)
+    must_show: list[int] = []
+    spans = []
+    for entry in entries:
+        layout = entry["layout"]
+        must_show.extend(_slice_addresses(entry["logical"]))
+        for arrow in _arrows(layout):
+            must_show.extend((arrow["from"], arrow["to"]))
+        if layout.span is not None:
+            spans.append(layout.span)
+            must_show.append(layout.offset)
+    if size:
+        must_show.extend((0, size - 1))
+    cells = _window(must_show, size, max_storage_cells)
+    segments = _segments(cells, size, spans)
+    text, value = _values(entries, cells)
+    finite = [v for v in value or () if v is not None]
+    return {
+        "id": storage_id,
+        "dtype": first.dtype,
+        "itemsize": first.itemsize,
+        "unit": first.unit,
+        "device": first.device,
+        "size": size,
+        "nbytes": size * first.unit,
+        "has_values": text is not None,
+        "wrap": wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size),
+        "segments": segments,
+        "cells": {"index": cells, "text": text, "value": value},
+        "value_range": [min(finite), max(finite)] if finite else None,
+        "text_width": max((len(t) for t in text), default=0) if text else 0,
+        "tensors": [f"t{i}" for i in members],
+    }
+
+
+def _window(must_show: list[int], size: int, max_cells: int) -> list[int]:
+    """Sorted storage cells to draw: the must-show cells with a little context, small holes filled.
+
+    Never more than ``max_cells``: context shrinks first, then the must-show cells are thinned
+    evenly (their logical cells then have no storage cell on screen).
+    """
+    wanted = sorted({c for c in must_show if 0 <= c < size})
+    for context in (_CONTEXT_CELLS, 1, 0):
+        runs = _runs(wanted, context, size)
+        total = sum(stop - start for start, stop in runs)
+        if total <= max_cells:
+            return [c for start, stop in runs for c in range(start, stop)]
+    step = len(wanted) / max_cells
+    thinned = sorted({wanted[int(k * step)] for k in range(max_cells)})
+    return thinned
+
+
+def _runs(wanted: list[int], context: int, size: int) -> list[tuple[int, int]]:
+    """Merged ``[start, stop)`` runs around ``wanted``; holes shorter than a gap marker are filled."""
+    runs: list[tuple[int, int]] = []
+    for cell in wanted:
+        start, stop = max(cell - context, 0), min(cell + context + 1, size)
+        if runs and start - runs[-1][1] < _MIN_GAP:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], stop))
+        else:
+            runs.append((start, stop))
+    return runs
+
+
+def _segments(cells: list[int], size: int, spans: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    segments: list[dict[str, Any]] = []
+
+    def gap(start: int, stop: int) -> None:
+        in_span = any(lo <= stop - 1 and start <= hi for lo, hi in spans)
+        segments.append({"kind": "gap", "start": start, "stop": stop, "in_span": in_span})
+
+    position = 0
+    for cell in cells:
+        if cell > position:
+            gap(position, cell)
+        if segments and segments[-1]["kind"] == "cells" and segments[-1]["stop"] == cell:
+            segments[-1]["stop"] = cell + 1
+        else:
+            segments.append({"kind": "cells", "start": cell, "stop": cell + 1})
+        position = cell + 1
+    if position < size:
+        gap(position, size)
+    return segments
+
+
+def _suggest_wrap(layouts: list[Layout], size: int) -> int:
+    """Cells per storage row that make the common case read naturally.
+
+    A contiguous ``(R, C)`` base (or its transpose, slices, channels-last...) reads best in rows of
+    ``C``: the second-smallest non-zero stride of a non-overlapping tensor (dense ones first).  Too wide rows are cut to the largest
+    divisor of that width that fits, so rows still start on its multiples.
+    """
+    candidates = [lay for lay in layouts if lay.numel and not lay.has_overlap]
+    for layout in sorted(candidates, key=lambda lay: (not lay.is_dense, -lay.ndim)):
+        strides = sorted({abs(s) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0})
+        if len(strides) >= 2 and strides[1] >= 2:
+            natural = strides[1]
+            if natural <= _MAX_WRAP:
+                return natural
+            divisors = [d for d in range(8, _MAX_WRAP + 1) if natural % d == 0]
+            if divisors:
+                return divisors[-1]
+            break
+    if 0 < size <= _MAX_WRAP:
+        return size
+    return 16
+
+
+# --- values ---------------------------------------------------------------------------------------
+
+
+def _values(
+    entries: list[dict[str, Any]], cells: list[int]
+) -> tuple[list[str] | None, list[float | None] | None]:
+    obj = entries[0]["obj"]
+    if isinstance(obj, Layout):
+        return None, None
+    try:
+        raw = read_cells(obj, cells)
+    except LayoutError:
+        return None, None  # byte-misaligned NumPy views have no element cells to read
+    if raw is None:
+        return None, None
+    dtype = entries[0]["layout"].dtype
+    texts = []
+    values: list[float | None] = []
+    for item in raw.tolist():
+        text, number = _format(item, dtype)
+        texts.append(text)
+        values.append(number)
+    return texts, values
+
+
+def _format(item: Any, dtype: str) -> tuple[str, float | None]:
+    """Display text and colour-scale number of one stored value (JSON-safe: no nan/inf numbers)."""
+    if isinstance(item, bool) or dtype == "bool":
+        return ("T" if item else "F"), float(bool(item))
+    if isinstance(item, int):
+        return str(item), float(item)
+    if isinstance(item, complex):
+        text = f"{_float_text(item.real)}{'+' if item.imag >= 0 or math.isnan(item.imag) else '-'}"
+        text += f"{_float_text(abs(item.imag))}j"
+        magnitude = abs(item)
+        return text, magnitude if math.isfinite(magnitude) else None
+    number = float(item)
+    return _float_text(number), number if math.isfinite(number) else None
+
+
+def _float_text(number: float) -> str:
+    if math.isnan(number):
+        return "nan"
+    if math.isinf(number):
+        return "inf" if number > 0 else "-inf"
+    text = f"{number:.4g}"
+    if "e" not in text and "." not in text:
+        text += "."  # like torch and NumPy: "3." is a float, "3" an int
+    return text
+
+
+# --- touch counts and arrows ----------------------------------------------------------------------
+
+
+def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
+    """For each storage cell, how many logical indices of the whole tensor read it."""
+    if not cells:
+        return []
+    if layout.span is None:
+        return [0] * len(cells)
+    lo, hi = layout.span
+    if layout.is_dense and layout.element_cells == 1:
+        # a dense view covers its span with no gap and no cell twice
+        return [1 if lo <= c <= hi else 0 for c in cells]
+    if layout.numel <= _ENUMERATE_LIMIT:
+        return _enumerated_counts(layout, cells)
+    counter = _PreimageCounter(layout)
+    return [counter.cell(c) if lo <= c <= hi else 0 for c in cells]
+
+
+def _enumerated_counts(layout: Layout, cells: list[int]) -> list[int | None]:
+    import numpy as np
+
+    addresses = np.full(1, layout.offset, dtype=np.int64)
+    for n, s in zip(layout.shape, layout.strides):
+        addresses = (addresses[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
+    if layout.element_cells > 1:
+        addresses = (addresses[:, None] + np.arange(layout.element_cells, dtype=np.int64)).reshape(
+            -1
+        )
+    addresses.sort()
+    wanted = np.asarray(cells, dtype=np.int64)
+    counts = np.searchsorted(addresses, wanted, side="right") - np.searchsorted(
+        addresses, wanted, side="left"
+    )
+    return [int(c) for c in counts]
+
+
+class _PreimageCounter:
+    """Counts the logical indices whose element covers a storage cell, exactly, for big views.
+
+    The count is the number of solutions of a bounded knapsack (``sum(i_k * |s_k|) == target``,
+    ``0 <= i_k < n_k``), searched from the largest stride down with only the ``i_k`` that keep the
+    rest reachable, and memoised per ``(level, remainder)`` — the counting twin of
+    :func:`stridewidget._overlap.bounded_knapsack`.  Stride-0 dims multiply the count.  Gives
+    ``None`` for a cell when the search exceeds its work limit.
+    """
+
+    def __init__(self, layout: Layout) -> None:
+        self.width = layout.element_cells
+        self.multiplier = math.prod(n for n, s in zip(layout.shape, layout.strides) if s == 0)
+        # Negative strides walk backwards from the span's low end: flip them.
+        self.base = layout.span[0] if layout.span is not None else layout.offset
+        dims = sorted(
+            ((abs(s), n - 1) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0),
+            reverse=True,
+        )
+        self.strides = [s for s, _ in dims]
+        self.bounds = [u for _, u in dims]
+        self.reach = [0] * (len(dims) + 1)
+        for k in range(len(dims) - 1, -1, -1):
+            self.reach[k] = self.reach[k + 1] + self.strides[k] * self.bounds[k]
+        self.memo: dict[tuple[int, int], int] = {}
+
+    def cell(self, cell: int) -> int | None:
+        total = 0
+        for shift in range(self.width):
+            self.work = 0
+            try:
+                total += self._count(0, cell - shift - self.base)
+            except _TooMuchWork:
+                return None
+        return total * self.multiplier
+
+    def _count(self, level: int, remainder: int) -> int:
+        if remainder < 0 or remainder > self.reach[level]:
+            return 0
+        if level == len(self.strides):
+            return 1 if remainder == 0 else 0
+        stride, bound = self.strides[level], self.bounds[level]
+        if level == len(self.strides) - 1:
+            return 1 if remainder % stride == 0 and remainder // stride <= bound else 0
+        key = (level, remainder)
+        if key in self.memo:
+            return self.memo[key]
+        self.work += 1
+        if self.work > _COUNT_WORK_LIMIT:
+            raise _TooMuchWork
+        rest = self.reach[level + 1]
+        high = min(bound, remainder // stride)
+        low = max(0, -((rest - remainder) // stride))
+        count = sum(self._count(level + 1, remainder - stride * i) for i in range(low, high + 1))
+        self.memo[key] = count
+        return count
+
+
+class _TooMuchWork(Exception):
+    pass
+
+
+def _arrows(layout: Layout) -> list[dict[str, Any]]:
+    """Per dim of size > 1: from the first element to its neighbour along that dim."""
+    if layout.numel == 0:
+        return []
+    origin = (0,) * layout.ndim
+    start = layout.address(origin)
+    arrows = []
+    for dim, (n, stride) in enumerate(zip(layout.shape, layout.strides)):
+        if n < 2:
+            continue
+        neighbour = tuple(1 if d == dim else 0 for d in range(layout.ndim))
+        arrows.append(
+            {
+                "dim": dim,
+                "stride": stride,
+                "byte_stride": layout.byte_strides[dim],
+                "from": start,
+                "to": layout.address(neighbour),
+                "from_index": list(origin),
+                "to_index": list(neighbour),
+            }
+        )
+    return arrows

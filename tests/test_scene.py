@@ -1,0 +1,213 @@
+"""The scene: checked against brute force on live tensors, and bounded for huge ones.
+
+Brute-force trick: a view of ``torch.arange(N)`` holds, at every logical index, its own storage
+index, so the scene's mapping and touch counts can be compared with the tensor's values.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from stridewidget import Layout, LayoutError
+from stridewidget._scene import _PreimageCounter, build_scene
+
+
+def logical_cells(tensor_scene):
+    """(logical index, storage address) for every shown cell of one tensor in a scene."""
+    logical = tensor_scene["logical"]
+    for item in logical["slices"]:
+        if item["kind"] != "slice":
+            continue
+        rows = item["rows"] if item["rows"] is not None else [None]
+        cols = item["cols"] if item["cols"] is not None else [None]
+        for r, row in enumerate(rows):
+            for c, col in enumerate(cols):
+                address = item["addr"][r][c]
+                if item["rows"] is not None and row is None:
+                    assert address is None
+                    continue
+                if item["cols"] is not None and col is None:
+                    assert address is None
+                    continue
+                index = list(item["lead"])
+                if item["rows"] is not None:
+                    index.append(row)
+                if item["cols"] is not None:
+                    index.append(col)
+                yield tuple(index), address
+
+
+@st.composite
+def views(draw):
+    """A random strided view (non-negative strides, in bounds) of an arange storage."""
+    ndim = draw(st.integers(0, 4))
+    shape = tuple(draw(st.integers(1, 6)) for _ in range(ndim))
+    strides = tuple(draw(st.integers(0, 7)) for _ in range(ndim))
+    offset = draw(st.integers(0, 5))
+    extent = offset + sum((n - 1) * s for n, s in zip(shape, strides)) + 1
+    storage = extent + draw(st.integers(0, 4))
+    base = torch.arange(storage)
+    return base, torch.as_strided(base, shape, strides, offset)
+
+
+@settings(max_examples=150, deadline=None)
+@given(views())
+def test_mapping_and_touch_counts_match_brute_force(case):
+    base, view = case
+    scene = build_scene({"v": view, "base": base}, threshold=40, edge_items=2)
+    assert len(scene["storages"]) == 1
+    storage = scene["storages"][0]
+    view_scene = scene["tensors"][0]
+    for index, address in logical_cells(view_scene):
+        assert address == int(view[index])
+    # touch counts: every shown cell, exact, from the values of the whole view
+    true_counts = np.bincount(view.reshape(-1).numpy(), minlength=base.numel())
+    shown = storage["cells"]["index"]
+    assert view_scene["touch"] == [int(true_counts[c]) for c in shown]
+    assert scene["tensors"][1]["touch"] == [1] * len(shown)
+    # shown values are the stored values
+    assert storage["cells"]["text"] == [str(c) for c in shown]
+    # segments cover the storage in order, cells segments are exactly the shown cells
+    position = 0
+    covered = []
+    for segment in storage["segments"]:
+        assert segment["start"] == position < segment["stop"]
+        if segment["kind"] == "cells":
+            covered.extend(range(segment["start"], segment["stop"]))
+        position = segment["stop"]
+    assert position == base.numel()
+    assert covered == shown
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 7), st.integers(0, 9)), min_size=0, max_size=4),
+    st.integers(0, 3),
+    st.integers(1, 2),
+)
+def test_preimage_counter_matches_enumeration(dims, offset, width):
+    shape = tuple(n for n, _ in dims)
+    strides = tuple(s for _, s in dims)
+    layout = Layout(shape, strides, offset=offset, itemsize=4 * width, unit=4)
+    addresses = [offset]
+    for n, s in dims:
+        addresses = [a + i * s for a in addresses for i in range(n)]
+    cells = [a + j for a in addresses for j in range(width)]
+    counter = _PreimageCounter(layout)
+    for cell in range(layout.storage_size + 1):
+        assert counter.cell(cell) == cells.count(cell)
+
+
+def test_numpy_negative_strides_map_to_the_right_cells():
+    base = np.arange(20)
+    view = base.reshape(4, 5)[::-1, 1::2]
+    scene = build_scene({"v": view})
+    for index, address in logical_cells(scene["tensors"][0]):
+        assert address == view[index]
+    arrows = {a["dim"]: a for a in scene["tensors"][0]["arrows"]}
+    assert arrows[0]["stride"] == -5 and arrows[0]["to"] - arrows[0]["from"] == -5
+
+
+def test_one_storage_per_distinct_storage_and_marks_are_distinct():
+    x = torch.arange(12.0).reshape(3, 4)
+    scene = build_scene({"x": x, "d": x.detach(), "c": x.clone(), "t": x.t()})
+    assert [t["storage"] for t in scene["tensors"]] == ["s0", "s0", "s1", "s0"]
+    assert scene["storages"][0]["tensors"] == ["t0", "t1", "t3"]
+    marks = [t["mark"] for t in scene["tensors"]]
+    assert len(set(marks)) == len(marks)
+
+
+def test_stride_arrows_and_loop_for_stride_zero():
+    x = torch.arange(4.0)
+    scene = build_scene({"e": x.expand(3, 4)})
+    arrows = scene["tensors"][0]["arrows"]
+    assert [(a["dim"], a["stride"]) for a in arrows] == [(0, 0), (1, 1)]
+    assert arrows[0]["from"] == arrows[0]["to"]  # loop
+    assert scene["tensors"][0]["touch"] == [3, 3, 3, 3]
+
+
+def test_wrap_reads_naturally_and_can_be_overridden():
+    x = torch.zeros(5, 7)
+    for view in (x, x.t(), x[:, ::2], x[1:]):
+        assert build_scene({"v": view})["storages"][0]["wrap"] == 7
+    nchw = torch.zeros(2, 3, 4, 4).to(memory_format=torch.channels_last)
+    assert build_scene({"v": nchw})["storages"][0]["wrap"] == 3
+    assert build_scene({"v": x}, wrap=5)["storages"][0]["wrap"] == 5
+    with pytest.raises(ValueError, match="wrap"):
+        build_scene({"v": x}, wrap=0)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "values", "texts"),
+    [
+        (torch.bfloat16, [1.5, -2.0], ["1.5", "-2."]),
+        (torch.float16, [0.25, float("nan")], ["0.25", "nan"]),
+        (torch.bool, [True, False], ["T", "F"]),
+        (torch.int8, [-3, 7], ["-3", "7"]),
+        (torch.complex64, [1 + 2j, 3 - 4j], ["1.+2.j", "3.-4.j"]),
+        (torch.float8_e4m3fn, [0.5, 2.0], ["0.5", "2."]),
+    ],
+)
+def test_values_are_formatted_per_dtype(dtype, values, texts):
+    x = torch.tensor(values).to(dtype)
+    storage = build_scene({"x": x})["storages"][0]
+    assert storage["cells"]["text"] == texts
+    json.dumps(storage, allow_nan=False)  # nan/inf never reach the JSON numbers
+
+
+def test_meta_and_pure_layouts_have_no_values():
+    scene = build_scene(
+        {"m": torch.empty(3, 4, device="meta"), "l": Layout((2, 2), (1, 2), storage_size=4)}
+    )
+    assert [s["has_values"] for s in scene["storages"]] == [False, False]
+    assert scene["storages"][1]["cells"]["index"] == [0, 1, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.empty(10**9, device="meta"),
+        lambda: torch.empty(10**9, device="meta").view(1000, 1000, 1000).transpose(0, 2),
+        lambda: torch.empty(10**9, device="meta").view(*([10] * 9)),
+        lambda: torch.empty(10**9, device="meta").view(10**5, 10**4)[:, ::7],
+        lambda: torch.empty(10**6, device="meta").unfold(0, 1000, 1),  # ~1e9 overlapping
+        lambda: torch.empty(1, device="meta").expand(10**9),
+        lambda: torch.empty(2 * 10**9, device="meta")[10**9 :].view(1000, 10**6)[::3, 5::11],
+    ],
+)
+def test_payload_is_bounded_for_huge_tensors(make):
+    view = make()
+    scene = build_scene({"v": view, "w": view})
+    payload = json.dumps(scene, allow_nan=False)
+    assert len(payload) < 200_000
+    for storage in scene["storages"]:
+        assert len(storage["cells"]["index"]) <= 1024
+    for tensor in scene["tensors"]:
+        shown = sum(1 for _ in logical_cells(tensor))
+        assert 0 < shown <= 12 * 7 * 7
+        assert tensor["layout"]["numel"] == math.prod(view.shape)
+
+
+def test_large_live_tensor_counts_touches_without_enumerating():
+    x = torch.zeros(10**6)
+    view = x.view(1000, 1000)[::2, 1::3]
+    scene = build_scene({"v": view})
+    storage = scene["storages"][0]
+    truth = {c: int(((c // 1000) % 2 == 0) and (c % 1000) % 3 == 1) for c in range(10**6)}
+    assert scene["tensors"][0]["touch"] == [truth[c] for c in storage["cells"]["index"]]
+
+
+def test_bad_input_says_what_it_got():
+    with pytest.raises(TypeError, match="mapping"):
+        build_scene([torch.zeros(2)])  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="list"):
+        build_scene({"x": [1, 2]})
+    with pytest.raises(LayoutError):
+        build_scene({"x": torch.zeros(3).to_sparse()})

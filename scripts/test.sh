@@ -21,7 +21,7 @@ step "format (ruff format --check)" .venv/bin/ruff format --check .
 step "front-end bundle is up to date" scripts/check_bundle.sh
 step "front-end unit tests (vitest)" npx vitest run
 step "python unit + property tests, doctests" \
-  "$PY" -m pytest -q -p no:randomly tests --ignore=tests/e2e --doctest-modules stridewidget
+  "$PY" -m pytest -q tests --ignore=tests/e2e --doctest-modules stridewidget
 step "tutorial notebooks (nbval)" \
   "$PY" -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 step "browser tests (Chromium + Playwright: JupyterLab, static export, nbconvert)" \

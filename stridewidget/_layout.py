@@ -34,8 +34,8 @@ __all__ = [
     "span",
 ]
 
-#: Views with at most this many positions get exact ``touched`` counts by enumeration even when
-#: they overlap themselves.
+#: Self-overlapping views with at most this many run starts get exact ``touched`` counts by
+#: enumeration (see ``count_touched``); every view of at most this many elements does.
 TOUCHED_ENUMERATION_LIMIT = 10**7
 
 

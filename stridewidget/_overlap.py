@@ -243,9 +243,12 @@ def count_touched(
 ) -> tuple[int, bool]:
     """How many distinct storage cells a view touches, and whether that count is exact.
 
-    Exact when the view does not overlap itself (any size), and by enumeration when at most ``limit``
-    distinct positions remain after dropping size-1 and stride-0 dims.  Otherwise an upper bound
-    (``min(positions, span)``) with ``False``.
+    Exact when the view does not overlap itself (any size).  Otherwise the smallest-stride dim is
+    not enumerated: its cells form arithmetic runs ``b, b+s, ..., b+(n-1)s`` from each *base* ``b``
+    of the other dims, and runs with the same residue mod ``s`` are merged as intervals.  So the
+    count is exact whenever at most ``limit`` bases remain (sliding windows of any length over up to
+    ``limit`` positions, for instance).  Beyond that: an upper bound ``min(positions, span)``
+    flagged ``False``.
 
     >>> count_touched((3, 4), (4, 1))
     (12, True)
@@ -253,6 +256,8 @@ def count_touched(
     (6, True)
     >>> count_touched((5, 1000), (0, 1))     # expand: 1000 cells read 5 times each
     (1000, True)
+    >>> count_touched((10**8 - 63, 64), (1, 1))   # 6.4e9 positions, 1e8 cells
+    (100000000, True)
     """
     if any(n == 0 for n in shape):
         return 0, True
@@ -262,16 +267,22 @@ def count_touched(
     positions = math.prod(n for n, _ in dims)
     if internal_overlap_witness([n for n, _ in dims], [s for _, s in dims]) is None:
         return positions, True
-    span = sum(s * (n - 1) for n, s in dims) + 1
-    if positions > limit:
+    dims.sort(key=lambda dim: dim[1])
+    (run_length, step), outer = dims[0], dims[1:]
+    bases = positions // run_length
+    if bases > limit:
+        span = sum(s * (n - 1) for n, s in dims) + 1
         return min(positions, span), False
     import numpy as np  # enumeration only; the rest of the module needs no NumPy
 
-    cells = np.zeros(1, dtype=np.int64)
-    for n, s in dims:
-        cells = (cells[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
-    if span <= 8 * positions:
-        hit = np.zeros(span, dtype=bool)
-        hit[cells] = True
-        return int(hit.sum()), True
-    return int(np.unique(cells).size), True
+    starts = np.zeros(1, dtype=np.int64)
+    for n, s in outer:
+        starts = (starts[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
+    # Within one residue class mod `step`, a run is the interval [q, q + run_length) of quotients.
+    residue, quotient = np.divmod(starts, step)[::-1]
+    order = np.lexsort((quotient, residue))
+    residue, quotient = residue[order], quotient[order]
+    same_class = residue[1:] == residue[:-1]
+    gap_to_next = np.where(same_class, quotient[1:] - quotient[:-1], run_length)
+    covered = np.minimum(gap_to_next, run_length).sum() + run_length  # the last run is whole
+    return int(covered), True

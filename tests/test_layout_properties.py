@@ -68,6 +68,18 @@ def test_address_span_touched_overlap_match_enumeration(layout):
 
 
 @PROPERTY
+@given(layouts(max_ndim=4, max_size=6, negative=True), st.integers(1, 3), st.integers(0, 40))
+def test_touched_with_tiny_enumeration_limit_is_exact_or_a_flagged_bound(layout, width, limit):
+    shape, strides, offset = layout
+    cells = {a + w for _, a in all_addresses(shape, strides, offset) for w in range(width)}
+    count, exact = count_touched(shape, strides, width, limit=limit)
+    if exact:
+        assert count == len(cells)
+    else:
+        assert count >= len(cells)
+
+
+@PROPERTY
 @given(layouts(negative=True), st.integers(1, 4))
 def test_wide_elements_touch_and_overlap_as_cells(layout, width):
     """Elements that cover several cells (byte-misaligned NumPy views) are counted cell by cell."""
@@ -212,11 +224,13 @@ def test_huge_views_stay_exact_without_enumeration():
     meta = torch.empty(10**12, device="meta")
     lay = sw.inspect(meta.view(10**6, 10**6).t())
     assert (lay.touched, lay.touched_exact, lay.has_overlap) == (10**12, True, False)
-    windows = sw.inspect(
-        torch.as_strided(torch.empty(10**9, device="meta"), (10**9 - 9, 10), (1, 1))
-    )
-    assert windows.has_overlap
-    assert not windows.touched_exact and windows.touched >= 10**9  # an upper bound, flagged
+    storage = torch.empty(10**9, device="meta")
+    windows = sw.inspect(torch.as_strided(storage, (10**9 - 9, 10), (1, 1)))
+    assert windows.has_overlap and windows.numel > 10**9
+    assert (windows.touched, windows.touched_exact) == (10**9, True)  # runs merged, not enumerated
+    cube = sw.inspect(torch.as_strided(storage, (10**4, 10**4, 10**4), (3, 2, 1)))
+    assert cube.has_overlap and not cube.touched_exact  # 1e8 bases: an upper bound, flagged
+    assert cube.touched == 6 * (10**4 - 1) + 1  # the whole span: here the bound is attained
     expanded = sw.inspect(torch.empty(10**6, device="meta").expand(10**6, 10**6))
     assert (expanded.touched, expanded.touched_exact) == (10**6, True)
 

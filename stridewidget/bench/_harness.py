@@ -1,0 +1,330 @@
+"""Run the cases: check each variant against its reference, measure its memory, time it, count bytes.
+
+The result is a plain JSON-able dict (see :data:`SCHEMA_VERSION` and :func:`run`), so a run on one
+machine can be stored and compared with a run on another.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import gc
+import platform
+import warnings
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+from .._inspect import OverlapWarning, inspect, same_storage
+from ._cases import CASES, BenchContext, Case, Variant
+from ._memory import measure_memory
+from ._timing import time_callable, triton_available
+
+SCHEMA_VERSION = "stridewidget.bench/1"
+
+#: Keys every variant record has (the test suite checks them).
+VARIANT_KEYS = (
+    "name",
+    "note",
+    "matches_reference",
+    "max_abs_error",
+    "median_s",
+    "iqr_s",
+    "runs",
+    "timer",
+    "bytes_moved",
+    "gbps",
+    "fraction_of_peak",
+    "peak_extra_bytes",
+    "retained_bytes",
+    "cuda_peak_extra_bytes",
+)
+
+
+def resolve_device(device: str) -> torch.device:
+    """Turn ``"auto"``, ``"cpu"`` or ``"cuda"`` into a device; ``"cuda"`` without CUDA is an error.
+
+    >>> resolve_device("cpu")
+    device(type='cpu')
+    """
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    resolved = torch.device(device)
+    if resolved.type == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError(
+            "--device cuda was asked for but torch.cuda.is_available() is False "
+            f"(torch {torch.__version__}); use --device cpu or auto"
+        )
+    if resolved.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be auto, cpu or cuda, got {device!r}")
+    return resolved
+
+
+def last_level_cache_bytes(device: torch.device) -> int:
+    """Size of the cache a bandwidth buffer must outgrow: L2 on CUDA, the largest CPU cache here.
+
+    >>> last_level_cache_bytes(torch.device("cpu")) > 0
+    True
+    """
+    if device.type == "cuda":
+        return int(torch.cuda.get_device_properties(device).L2_cache_size)
+    sizes = []
+    for size_file in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
+        text = size_file.read_text().strip()
+        scale = {"K": 2**10, "M": 2**20, "G": 2**30}.get(text[-1:], 1)
+        sizes.append(int(text.rstrip("KMG")) * scale)
+    # Without sysfs (macOS, Windows) assume a large server L3.
+    return max(sizes, default=64 * 2**20)
+
+
+def device_name(device: torch.device) -> str:
+    """A readable name for the device the run used.
+
+    >>> isinstance(device_name(torch.device("cpu")), str)
+    True
+    """
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return platform.processor() or platform.machine()
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
+
+
+def bytes_moved(variant: Variant, result: Any) -> int:
+    """Bytes a variant must move at least: each input read once, each output written once.
+
+    Reads count the distinct storage elements a view touches (``sw.inspect(t).touched``), so an
+    expanded row counts once, not once per repetition.
+    """
+    read = sum(inspect(t).touched * t.element_size() for t in variant.reads)
+    written = sum(t.numel() * t.element_size() for t in variant.writes)
+    owners = [*variant.reads, *variant.writes, *variant.view_of]
+    for out in _tensors(result):
+        if not any(same_storage(out, owner) for owner in owners):
+            written += out.numel() * out.element_size()
+    return read + written
+
+
+def _check(result: Any, variant: Variant) -> tuple[bool, float | None]:
+    try:
+        torch.testing.assert_close(
+            result, variant.expected, rtol=variant.rtol, atol=variant.atol, check_stride=False
+        )
+    except AssertionError:
+        matches = False
+    else:
+        matches = True
+    errors = [
+        float((got.double() - want.double()).abs().max())
+        for got, want in zip(_tensors(result), _tensors(variant.expected))
+        if got.shape == want.shape and got.numel() > 0
+    ]
+    return matches, max(errors) if errors else None
+
+
+def measure_variant(
+    variant: Variant, device: torch.device, *, quick: bool, num_threads: int, label: str
+) -> dict[str, Any]:
+    """Check one variant against its reference, then measure memory, bytes and time."""
+    memory, result = measure_memory(variant.fn, device)
+    matches, max_error = _check(result, variant)
+    moved = bytes_moved(variant, result)
+    del result
+    record: dict[str, Any] = {
+        "name": variant.name,
+        "note": variant.note,
+        "matches_reference": matches,
+        "max_abs_error": max_error,
+        "median_s": None,
+        "iqr_s": None,
+        "runs": None,
+        "timer": None,
+        "bytes_moved": moved,
+        "gbps": None,
+        "fraction_of_peak": None,
+        "peak_extra_bytes": memory.peak_bytes,
+        "retained_bytes": memory.retained_bytes,
+        "cuda_peak_extra_bytes": memory.cuda_peak_bytes,
+    }
+    if not matches:
+        # A wrong answer's speed means nothing: it is reported, not timed.
+        return record
+    stats = time_callable(variant.fn, device, quick=quick, num_threads=num_threads, label=label)
+    record.update(median_s=stats.median_s, iqr_s=stats.iqr_s, runs=stats.runs, timer=stats.method)
+    if moved > 0:
+        record["gbps"] = moved / stats.median_s / 1e9
+    return record
+
+
+def _progress(total: int, enabled: bool):
+    if not enabled:
+        return None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:  # tqdm is optional: without it the run is just quiet
+        return None
+    return tqdm(total=total, desc="stridewidget.bench", unit="variant", leave=False)
+
+
+def run(
+    device: str = "auto",
+    *,
+    quick: bool = False,
+    cases: Sequence[str] | None = None,
+    num_threads: int | None = None,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Run the benchmark cases and return the results as a JSON-able dict.
+
+    The ceiling case (a large contiguous copy) always runs first: its GB/s is ``peak_gbps``, and
+    every other variant reports ``fraction_of_peak`` against it.
+
+    >>> results = run("cpu", quick=True, cases=["expand_repeat"], progress=False)
+    >>> [case["name"] for case in results["cases"]]
+    ['ceiling', 'expand_repeat']
+    >>> all(v["matches_reference"] for c in results["cases"] for v in c["variants"])
+    True
+    """
+    torch_device = resolve_device(device)
+    wanted = list(CASES) if not cases else ["ceiling", *[c for c in cases if c != "ceiling"]]
+    unknown = [name for name in wanted if name not in CASES]
+    if unknown:
+        raise ValueError(f"unknown case(s) {unknown}; choose from {list(CASES)}")
+    previous_threads = torch.get_num_threads()
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    threads = torch.get_num_threads()
+    cache = last_level_cache_bytes(torch_device)
+    # Past the last-level cache so bandwidth cases read DRAM/HBM: 2x in quick runs, 4x otherwise.
+    big_bytes = max((2 if quick else 4) * cache, (32 if quick else 128) * 2**20)
+    context = BenchContext(device=torch_device, quick=quick, big_bytes=big_bytes)
+    results: dict[str, Any] = {
+        "schema": SCHEMA_VERSION,
+        "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        "device": str(torch_device),
+        "device_name": device_name(torch_device),
+        "torch_version": torch.__version__,
+        "python_version": platform.python_version(),
+        "num_threads": threads,
+        "threading": "single-threaded" if threads == 1 else f"multi-threaded ({threads} threads)",
+        "quick": quick,
+        "timer": "triton.testing.do_bench"
+        if torch_device.type == "cuda" and triton_available()
+        else "torch.utils.benchmark.Timer",
+        "last_level_cache_bytes": cache,
+        "big_buffer_bytes": big_bytes,
+        "peak_gbps": None,
+        "cases": [],
+    }
+    bar = _progress(total=len(wanted), enabled=progress)
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            # Sliding windows overlap by design; the warning would repeat on every timed call.
+            warnings.simplefilter("ignore", OverlapWarning)
+            for name in wanted:
+                if bar is not None:
+                    bar.set_postfix_str(name)
+                case = CASES[name](context)
+                results["cases"].append(_run_case(case, results, torch_device, quick, threads))
+                del case
+                gc.collect()
+                if torch_device.type == "cuda":
+                    torch.cuda.empty_cache()
+                if bar is not None:
+                    bar.update(1)
+    finally:
+        if bar is not None:
+            bar.close()
+        torch.set_num_threads(previous_threads)
+    return results
+
+
+def _run_case(
+    case: Case, results: dict[str, Any], device: torch.device, quick: bool, threads: int
+) -> dict[str, Any]:
+    records = [
+        measure_variant(variant, device, quick=quick, num_threads=threads, label=case.name)
+        for variant in case.variants
+    ]
+    if case.name == "ceiling" and records[0]["gbps"] is not None:
+        results["peak_gbps"] = records[0]["gbps"]
+    peak = results["peak_gbps"]
+    for record in records:
+        if peak and record["gbps"] is not None:
+            record["fraction_of_peak"] = record["gbps"] / peak
+    return {
+        "name": case.name,
+        "title": case.title,
+        "metric": case.metric,
+        "notes": list(case.notes),
+        "variants": records,
+    }
+
+
+def _format_seconds(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        if seconds >= scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+def _format_bytes(count: int | None) -> str:
+    if count is None:
+        return "-"
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if count >= scale:
+            return f"{count / scale:.3g} {unit}"
+    return f"{count} B"
+
+
+def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) -> str:
+    """The results as a fixed-width text table, one row per variant.
+
+    >>> variant = dict(name="x.clone()", median_s=2e-3, iqr_s=1e-4, bytes_moved=2**27, gbps=67.1,
+    ...                fraction_of_peak=0.5, peak_extra_bytes=2**26, matches_reference=True)
+    >>> results = dict(device_name="CPU", device="cpu", threading="single-threaded",
+    ...                torch_version="2.x", quick=True, peak_gbps=134.2,
+    ...                cases=[dict(name="copy", title="Copy methods", variants=[variant])])
+    >>> print(format_table(results))  # doctest: +NORMALIZE_WHITESPACE
+    CPU (cpu, single-threaded), torch 2.x, quick run; peak (contiguous copy) 134.2 GB/s
+    <BLANKLINE>
+    [copy] Copy methods
+    variant  median  IQR  moved  GB/s  %peak  new mem ok
+    x.clone()  2 ms  100 µs  128 MiB  67.1  50%  64 MiB yes
+    """
+    wanted = set(cases) if cases is not None else None
+    peak = results.get("peak_gbps")
+    peak_text = f"{peak:.1f} GB/s" if peak else "unknown"
+    header = (
+        f"{results['device_name']} ({results['device']}, {results['threading']}), torch "
+        f"{results['torch_version']}, {'quick' if results['quick'] else 'full'} run; "
+        f"peak (contiguous copy) {peak_text}"
+    )
+    columns = f"{'variant':<48} {'median':>9} {'IQR':>9} {'moved':>9} {'GB/s':>7} {'%peak':>6} {'new mem':>9} ok"
+    lines = [header]
+    for case in results["cases"]:
+        if wanted is not None and case["name"] not in wanted:
+            continue
+        lines += ["", f"[{case['name']}] {case['title']}", columns]
+        for v in case["variants"]:
+            gbps = f"{v['gbps']:.1f}" if v["gbps"] is not None else "-"
+            frac = (
+                f"{100 * v['fraction_of_peak']:.0f}%" if v["fraction_of_peak"] is not None else "-"
+            )
+            lines.append(
+                f"{v['name'][:48]:<48} {_format_seconds(v['median_s']):>9} {_format_seconds(v['iqr_s']):>9} "
+                f"{_format_bytes(v['bytes_moved']):>9} {gbps:>7} {frac:>6} "
+                f"{_format_bytes(v['peak_extra_bytes']):>9} {'yes' if v['matches_reference'] else 'NO'}"
+            )
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""One matplotlib figure per case: GB/s per variant with the run's peak as a line, or time per variant."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from matplotlib.figure import Figure
+
+
+def plot_case(case: dict[str, Any], peak_gbps: float | None, *, subtitle: str = "") -> Figure:
+    """A horizontal bar chart of one case's variants.
+
+    Bandwidth cases (``metric == "gbps"``) show achieved GB/s and the peak as a dashed line; the
+    others show the median time (log scale) with the interquartile range as error bars. Variants
+    that did not match the reference have no bar and are marked as such.
+
+    >>> case = {"name": "demo", "title": "Demo", "metric": "time", "variants": [
+    ...     {"name": "a", "median_s": 1e-3, "iqr_s": 1e-4, "gbps": None, "matches_reference": True}]}
+    >>> plot_case(case, None).axes[0].get_xlabel()
+    'median time (s), bars: IQR'
+    """
+    # Figure() rather than pyplot: no global state, no GUI backend needed.
+    variants = case["variants"]
+    figure = Figure(figsize=(8, 0.45 * len(variants) + 1.4), layout="constrained")
+    axes = figure.add_subplot()
+    labels = [
+        v["name"] if v["matches_reference"] else f"{v['name']} (WRONG RESULT, not timed)"
+        for v in variants
+    ]
+    positions = range(len(variants))
+    if case["metric"] == "gbps":
+        values = [v["gbps"] or 0.0 for v in variants]
+        axes.barh(positions, values, color="tab:blue")
+        if peak_gbps:
+            axes.axvline(
+                peak_gbps, color="tab:red", linestyle="--", label=f"peak {peak_gbps:.1f} GB/s"
+            )
+            axes.legend(loc="lower right", fontsize="small")
+        axes.set_xlabel("achieved GB/s (bytes moved / median time)")
+    else:
+        values = [v["median_s"] or 0.0 for v in variants]
+        errors = [v["iqr_s"] or 0.0 for v in variants]
+        axes.barh(positions, values, xerr=errors, color="tab:green")
+        if any(values):
+            axes.set_xscale("log")
+        axes.set_xlabel("median time (s), bars: IQR")
+    for position, value, variant in zip(positions, values, variants):
+        if value:
+            axes.annotate(
+                _bar_label(variant),
+                (value, position),
+                xytext=(4, 0),
+                textcoords="offset points",
+                va="center",
+                fontsize="x-small",
+            )
+    axes.margins(x=0.25)
+    axes.set_yticks(list(positions), labels, fontsize="small")
+    axes.invert_yaxis()
+    axes.set_title(f"{case['title']}\n{subtitle}" if subtitle else case["title"], fontsize="medium")
+    return figure
+
+
+def _bar_label(variant: dict[str, Any]) -> str:
+    median = variant["median_s"]
+    time_text = f"{median * 1e3:.3g} ms" if median >= 1e-3 else f"{median * 1e6:.3g} µs"
+    extra = variant.get("peak_extra_bytes")
+    return time_text if extra is None else f"{time_text}, +{extra / 2**20:.3g} MiB new"
+
+
+def save_plots(results: dict[str, Any], path: str | Path) -> list[Path]:
+    """Write one PNG per case next to ``path``: ``out.png`` becomes ``out-<case>.png``.
+
+    Returns the paths written.
+    """
+    path = Path(path)
+    stem = path.with_suffix("")
+    subtitle = f"{results['device_name']}, {results['threading']}, torch {results['torch_version']}"
+    written = []
+    for case in results["cases"]:
+        target = stem.with_name(f"{stem.name}-{case['name']}.png")
+        plot_case(case, results["peak_gbps"], subtitle=subtitle).savefig(target, dpi=100)
+        written.append(target)
+    return written

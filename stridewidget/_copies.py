@@ -1,0 +1,678 @@
+"""Copy tracker: which call in a block of code copied data, which made a view, which computed.
+
+``track_copies()`` stacks two of PyTorch's own interception modes for the length of a ``with`` block
+(no monkey-patching):
+
+* a :class:`torch.overrides.TorchFunctionMode` sees each *user-level* call (``Tensor.reshape``,
+  ``torch.cat``, ``torch.nn.functional.linear`` ...).  PyTorch pops a mode while its handler runs, so
+  the torch calls made *inside* a call (the dozens inside ``F.multi_head_attention_forward``) are
+  not seen at this level: they belong to the outermost call, which is what the user wrote.
+* a :class:`torch.utils._python_dispatch.TorchDispatchMode` sees every ATen op those calls run
+  (below autograd, after decomposition): ``reshape`` on a non-viewable input shows up as
+  ``aten.clone`` + ``aten._unsafe_view``, ``contiguous()`` on a contiguous input as no op at all.
+
+Each call becomes a :class:`CopyEvent`, classified from what its ATen ops did and from storage
+identity (not from the call's name):
+
+``copy``      it moved existing data into storage it allocated: a data-movement op ran
+              (``clone``, ``_to_copy``, ``copy_`` into a fresh buffer, ``repeat``, ``flip``,
+              ``cat``, advanced indexing ... see :data:`COPY_OPS`).  A call that both computed and
+              copied (an attention forward calling ``.contiguous()`` inside) counts as a copy: the
+              point is to find every copy.
+``in-place``  it wrote into an input's existing storage and returned that storage (or nothing):
+              ``x.add_(1)``, ``x.copy_(y)``, ``x[0] = y``, ``torch.cat(xs, out=buf)``.
+``view``      the result shares an input's storage and nothing was written: ``view``, ``t()``,
+              ``x[:, 1:]``, ``detach()``, ``.numpy()``, and calls that return their input itself
+              (``contiguous()`` on a contiguous tensor, ``.to(same dtype)``; ``returned_input``).
+``compute``   everything else: new values in new storage (``x + 1``, ``x.T @ y``, ``torch.zeros``).
+
+Calls that return no tensor or array and ran no ATen op (``x.shape``, ``x.dim()``) are not events.
+Every ATen op run in the block belongs to exactly one event: an op that no user-level call
+accounts for becomes an event of its own, named after the op.  ``torch.from_numpy`` is such a case:
+PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
+``view`` of memory the tensor already shares with the array.
+
+Cost is paid only inside the block (a few microseconds per call and per ATen op, see
+``benchmarks/bench_copies.py``); layouts are captured as a few integers and built into
+:class:`~stridewidget.Layout` objects only when read, and tensors are held by weak reference only.
+Note that any active ``TorchFunctionMode`` makes ``has_torch_function`` true, so fused fast paths
+that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain path while tracked.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import sys
+import threading
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, NamedTuple
+
+import numpy
+import torch
+from torch.overrides import TorchFunctionMode, resolve_name
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ._layout import Layout
+
+__all__ = ["COPY_OPS", "CopyEvent", "CopyLog", "track_copies"]
+
+#: ATen ops whose output is existing values moved (and maybe converted) without arithmetic.  Ops
+#: tagged ``torch.Tag.view_copy`` (``permute_copy``, ``expand_copy`` ...) count too.
+COPY_OPS = frozenset(
+    {
+        "clone",
+        "copy_",
+        "_to_copy",
+        "_copy_from",
+        "_copy_from_and_resize",
+        "lift_fresh_copy",
+        "_reshape_copy",
+        "narrow_copy",
+        "repeat",
+        "flip",
+        "roll",
+        "cat",
+        "stack",
+        "index",
+        "index_select",
+        "gather",
+        "take",
+        "masked_select",
+    }
+)
+
+KINDS = ("copy", "in-place", "view", "compute")
+
+_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+_THIS_FILE = __file__
+
+
+class _OpInfo(NamedTuple):
+    name: str
+    is_copy: bool
+    # (position, name) of every argument the op writes to (``self`` of ``add_``, ``out=``).
+    written: tuple[tuple[int, str], ...]
+
+
+_OP_INFO: dict[Any, _OpInfo] = {}
+
+
+def _op_info(func: Any) -> _OpInfo:
+    info = _OP_INFO.get(func)
+    if info is None:
+        packet = func.overloadpacket.__name__
+        is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
+        written = tuple(
+            (position, argument.name)
+            for position, argument in enumerate(func._schema.arguments)
+            if argument.alias_info is not None and argument.alias_info.is_write
+        )
+        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written)
+    return info
+
+
+# --- cheap snapshots of the tensors an event touched ----------------------------------------------
+
+
+class _Extent(NamedTuple):
+    """Where a tensor's storage lives: enough to decide aliasing, nothing more."""
+
+    cdata: (
+        int | None
+    )  # StorageImpl identity (shared by views, detach, view(dtype), even at 0 bytes)
+    device: Any
+    address: int  # first byte of the storage; 0 when it has no memory (empty, meta)
+    nbytes: int
+
+    def shares(self, other: _Extent) -> bool:
+        if self.cdata is not None and self.cdata == other.cdata:
+            return True
+        if not self.address or not other.address or self.device != other.device:
+            return False
+        return self.address < other.address + other.nbytes and (
+            other.address < self.address + self.nbytes
+        )
+
+
+_CPU = torch.device("cpu")
+_ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
+
+
+def _extent(t: torch.Tensor) -> _Extent | None:
+    """Storage extent of a strided tensor; None for tensors without storage (sparse, nested ...)."""
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+    return _Extent(storage._cdata, t.device, storage.data_ptr(), storage.nbytes())
+
+
+class _Snapshot:
+    """A tensor's layout as a few numbers taken at call time; the :class:`Layout` is built on read.
+
+    Building a ``Layout`` per tensor per call would dominate the tracker's cost; this mirrors
+    ``stridewidget._inspect`` (same fields, same conventions) but defers the object.
+    """
+
+    __slots__ = ("_layout", "_parts", "extent", "ref")
+
+    def __init__(self, obj: Any) -> None:
+        self.ref = weakref.ref(obj)
+        if isinstance(obj, torch.Tensor):
+            self.extent = _extent(obj)
+            self._layout = None
+            self._parts = None
+            if self.extent is not None:
+                self._parts = (tuple(obj.shape), obj.stride(), obj.storage_offset())
+                self._parts += (obj.element_size(), obj.dtype, obj.is_conj(), obj.is_neg())
+        else:  # a NumPy array: rare (``.numpy()``), inspect it now
+            from ._inspect import inspect
+
+            self._parts = None
+            try:
+                self._layout = layout = inspect(obj)
+            except ValueError:  # LayoutError: an object array has no cells to alias
+                self._layout = self.extent = None
+                return
+            self.extent = _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes)
+
+    @property
+    def layout(self) -> Layout | None:
+        if self._layout is None and self._parts is not None and self.extent is not None:
+            shape, strides, offset, itemsize, dtype, conj, neg = self._parts
+            notes = ("conj",) * conj + ("neg",) * neg
+            if self.extent.device.type == "meta":
+                notes += ("meta",)
+            self._layout = Layout(
+                shape=shape,
+                strides=strides,
+                offset=offset,
+                itemsize=itemsize,
+                storage_size=self.extent.nbytes // itemsize,
+                dtype=str(dtype).removeprefix("torch."),
+                device=str(self.extent.device),
+                notes=notes,
+                storage_address=self.extent.address or None,
+            )
+        return self._layout
+
+
+def _arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:
+    """Tensors and NumPy arrays in ``value``, looking into tuples, lists and dicts (3 levels).
+
+    Each object once (``F.multi_head_attention_forward(x, x, x, ...)`` has one input, not three).
+    """
+    if isinstance(value, _ARRAY_TYPES):
+        if not any(value is seen for seen in found):
+            found.append(value)
+    elif depth < 3 and type(value) in (tuple, list):  # not torch.Size
+        for item in value:
+            _arrays_in(item, found, depth + 1)
+    elif depth < 3 and type(value) is dict:
+        for item in value.values():
+            _arrays_in(item, found, depth + 1)
+    return found
+
+
+def _has_array(value: Any) -> bool:
+    if isinstance(value, _ARRAY_TYPES):
+        return True
+    return type(value) in (tuple, list) and any(_has_array(item) for item in value)
+
+
+def _nbytes(tensors: Any) -> int:
+    return sum(t.numel() * t.element_size() for t in _arrays_in(tensors, []))
+
+
+# --- where in the user's code -----------------------------------------------------------------------
+
+_LIBRARY_CODE: dict[Any, bool] = {}
+
+
+def _user_frame() -> tuple[str, int]:
+    """File and line of the innermost frame outside torch and this module: the user's line."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        code = frame.f_code
+        library = _LIBRARY_CODE.get(code)
+        if library is None:
+            library = _LIBRARY_CODE[code] = code.co_filename.startswith(_TORCH_DIR) or (
+                code.co_filename == _THIS_FILE
+            )
+        if not library:
+            return code.co_filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+def _describe_location(filename: str, line: int) -> str:
+    """``In[3], line 2`` for a notebook cell, ``path/to/file.py:12`` otherwise."""
+    ipython_module = sys.modules.get("IPython")
+    shell = ipython_module.get_ipython() if ipython_module is not None else None
+    if shell is not None:
+        try:
+            named = shell.compile.format_code_name(filename)
+        except AttributeError:  # an IPython without the cell-name map
+            named = None
+        if named is not None:
+            return f"{named[1]}, line {line}"
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        relative = filename
+    return f"{filename if relative.startswith('..') else relative}:{line}"
+
+
+# --- events and the log ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class CopyEvent:
+    """One user-level call in a :func:`track_copies` block, and what its ATen ops did.
+
+    ``kind`` is one of ``"copy"``, ``"in-place"``, ``"view"``, ``"compute"`` (see the module
+    docstring); ``bytes_copied`` counts the bytes data-movement ops wrote (also into an existing
+    tensor, as ``x.copy_(y)`` does); ``allocated`` says a result lives in storage none of the inputs
+    had; ``inputs`` / ``outputs`` are the layouts at call time.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(6.0).reshape(2, 3)
+    >>> with sw.track_copies() as log:
+    ...     y = x.t().reshape(-1)
+    >>> event = log.events[-1]
+    >>> event.call, event.kind, event.ops, event.bytes_copied
+    ('torch.Tensor.reshape', 'copy', ('aten.clone', 'aten._unsafe_view'), 24)
+    >>> print(event.inputs[0], "->", event.outputs[0])
+    float32 (3,2):(1,3) +0 · storage 6 · F-contiguous -> float32 (6):(1) +0 · storage 6 · contiguous
+    """
+
+    index: int
+    call: str
+    ops: tuple[str, ...]
+    kind: str
+    aliases_input: bool
+    allocated: bool
+    returned_input: bool
+    wrote_input: bool
+    bytes_copied: int
+    filename: str
+    line: int
+    _inputs: tuple[_Snapshot, ...] = field(repr=False)
+    _outputs: tuple[_Snapshot, ...] = field(repr=False)
+
+    @cached_property
+    def inputs(self) -> tuple[Layout | None, ...]:
+        """Layouts of the call's tensor/array arguments (None for a tensor without strides)."""
+        return tuple(snapshot.layout for snapshot in self._inputs)
+
+    @cached_property
+    def outputs(self) -> tuple[Layout | None, ...]:
+        """Layouts of the tensors/arrays the call returned."""
+        return tuple(snapshot.layout for snapshot in self._outputs)
+
+    @property
+    def location(self) -> str:
+        """The user's source line: ``file.py:12``, or ``In[3], line 2`` in a notebook."""
+        return _describe_location(self.filename, self.line)
+
+    def live_tensors(self) -> tuple[list[Any], list[Any]]:
+        """The inputs and outputs that are still alive (the log holds only weak references)."""
+        alive = [snapshot.ref() for snapshot in self._inputs]
+        produced = [snapshot.ref() for snapshot in self._outputs]
+        return [x for x in alive if x is not None], [x for x in produced if x is not None]
+
+
+class CopyLog:
+    """The events a :func:`track_copies` block recorded, in call order.
+
+    Displays as a table (text in a terminal, HTML in a notebook); ``show(i)`` draws event ``i``'s
+    input and output storages with the widget.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(12.0).reshape(3, 4)
+    >>> with sw.track_copies() as log:
+    ...     w = x.view(-1)
+    ...     z = x[:, 1:].flatten()
+    >>> [(e.call, e.kind) for e in log.events]
+    [('torch.Tensor.view', 'view'), ('torch.Tensor.__getitem__', 'view'), ('torch.Tensor.flatten', 'copy')]
+    >>> len(log.copies), log.total_bytes
+    (1, 36)
+    """
+
+    def __init__(self) -> None:
+        self.events: list[CopyEvent] = []
+        self.active = True
+
+    @property
+    def copies(self) -> list[CopyEvent]:
+        """Events that moved existing data into new storage (``kind == "copy"``)."""
+        return [event for event in self.events if event.kind == "copy"]
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes written by data-movement ops in the whole block (includes ``x.copy_(y)``)."""
+        return sum(event.bytes_copied for event in self.events)
+
+    def __len__(self) -> int:
+        return len(self.events)
+
+    def __iter__(self) -> Iterator[CopyEvent]:
+        return iter(self.events)
+
+    def __getitem__(self, index: int) -> CopyEvent:
+        return self.events[index]
+
+    def summary(self) -> str:
+        """One line: counts per kind and the bytes copied."""
+        counts = {kind: 0 for kind in KINDS}
+        for event in self.events:
+            counts[event.kind] += 1
+        kinds = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
+        state = " (still recording)" if self.active else ""
+        return (
+            f"CopyLog: {len(self.events)} events{state} ({kinds or 'none'}); "
+            f"{_format_bytes(self.total_bytes)} copied"
+        )
+
+    def _rows(self, max_rows: int) -> tuple[list[tuple[str, ...]], int]:
+        rows = []
+        for event in self.events[:max_rows]:
+            source = _layout_text(event.inputs)
+            result = _layout_text(event.outputs)
+            if event.returned_input:
+                result = "(its input, unchanged)"
+            rows.append(
+                (
+                    str(event.index),
+                    event.call.removeprefix("torch."),
+                    event.kind,
+                    _format_bytes(event.bytes_copied) if event.bytes_copied else "",
+                    " ".join(event.ops) or "(no op)",
+                    source,
+                    result,
+                    event.location,
+                )
+            )
+        return rows, max(0, len(self.events) - max_rows)
+
+    _HEADER = ("#", "call", "kind", "copied", "ATen ops", "input", "output", "where")
+
+    def to_text(self, max_rows: int = 50) -> str:
+        """The table as plain text (what ``repr`` shows)."""
+        rows, hidden = self._rows(max_rows)
+        table = [self._HEADER, *rows]
+        widths = [min(48, max(len(row[c]) for row in table)) for c in range(len(self._HEADER))]
+        lines = [self.summary()]
+        for row in table:
+            cells = [_clip(cell, width).ljust(width) for cell, width in zip(row, widths)]
+            lines.append("  ".join(cells).rstrip())
+        if hidden:
+            lines.append(f"... {hidden} more events in log.events")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self, max_rows: int = 200) -> str:
+        rows, hidden = self._rows(max_rows)
+        escape = html.escape
+        head = "".join(f"<th style='text-align:left'>{escape(h)}</th>" for h in self._HEADER)
+        body = []
+        for row in rows:
+            cells = "".join(
+                f"<td style='text-align:left;font-family:monospace'>{escape(cell)}</td>"
+                for cell in row
+            )
+            tint = _KIND_TINT[row[2]]
+            body.append(f"<tr style='background:{tint}'>{cells}</tr>")
+        more = f"<p>… {hidden} more events in <code>log.events</code></p>" if hidden else ""
+        return (
+            f"<div><p><b>{escape(self.summary())}</b></p>"
+            f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            f"{more}<p style='font-size:smaller'>Draw one: <code>log.show(i)</code></p></div>"
+        )
+
+    def show(self, index: int) -> Any:
+        """Draw event ``index``'s first input (``src``) and first output (``dst``) with the widget.
+
+        Uses the live tensors while they exist and the recorded layouts (no values) once they were
+        freed.  Returns what ``stridewidget.show`` returns.
+        """
+        if not -len(self.events) <= index < len(self.events):
+            raise IndexError(
+                f"CopyLog.show: no event {index}; this log has {len(self.events)} events "
+                "(numbered in the table's '#' column)"
+            )
+        event = self.events[index]
+        drawn = {}
+        for label, snapshots in (("src", event._inputs), ("dst", event._outputs)):
+            if snapshots:
+                live = snapshots[0].ref()
+                drawn[label] = live if live is not None else snapshots[0].layout
+        if not drawn:
+            raise ValueError(f"CopyLog.show: event {index} ({event.call}) has no tensor to draw")
+        import stridewidget
+
+        return stridewidget.show(**drawn)
+
+
+_KIND_TINT = {
+    "copy": "rgba(230,120,40,0.18)",
+    "in-place": "rgba(160,90,200,0.15)",
+    "view": "rgba(40,150,90,0.12)",
+    "compute": "transparent",
+}
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _layout_text(layouts: tuple[Layout | None, ...]) -> str:
+    shown = [str(layout) if layout is not None else "(no strides)" for layout in layouts[:2]]
+    if len(layouts) > 2:
+        shown.append(f"+{len(layouts) - 2} more")
+    return "; ".join(shown)
+
+
+def _format_bytes(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{n} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    raise AssertionError("unreachable")
+
+
+# --- the two modes -------------------------------------------------------------------------------
+
+
+class _ThreadState(threading.local):
+    # > 0 while any tracker's dispatch handler runs: calls it makes (the op itself, metadata reads)
+    # are the tracker's own, not the user's, for every tracker in the stack.
+    in_dispatch = 0
+
+
+_THREAD = _ThreadState()
+
+
+class _Pending:
+    """What the ATen ops of the call in progress did."""
+
+    __slots__ = ("bytes_copied", "copied_into", "fresh_copy", "ops", "written")
+
+    def __init__(self) -> None:
+        self.ops: list[str] = []
+        self.bytes_copied = 0
+        self.fresh_copy = False  # an out-of-place copy op ran: its result is new storage
+        self.written: list[_Extent] = []  # storages written by in-place and out= ops
+        self.copied_into: list[_Extent] = []  # the subset written by copy ops (copy_, cat.out)
+
+
+def _shares_any(extent: _Extent, others: list[_Extent]) -> bool:
+    return any(extent.shares(other) for other in others)
+
+
+class _Recorder:
+    def __init__(self, log: CopyLog) -> None:
+        self.log = log
+        self.pending: _Pending | None = None
+
+    def record(
+        self, call: str, inputs: Any, result: Any, pending: _Pending, filename: str, line: int
+    ) -> None:
+        input_arrays = _arrays_in(inputs, [])
+        result_arrays = _arrays_in(result, [])
+        input_snapshots = tuple(map(_Snapshot, input_arrays))
+        output_snapshots = tuple(map(_Snapshot, result_arrays))
+        input_extents = [s.extent for s in input_snapshots if s.extent is not None]
+        output_extents = [s.extent for s in output_snapshots if s.extent is not None]
+        aliased = [_shares_any(extent, input_extents) for extent in output_extents]
+        written_inputs = [e for e in pending.written if _shares_any(e, input_extents)]
+        # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
+        fresh_copy = pending.fresh_copy or not all(
+            _shares_any(e, input_extents) for e in pending.copied_into
+        )
+        returned_input = any(out is x for out in result_arrays for x in input_arrays)
+        if written_inputs and (
+            not output_extents
+            or any(any(out.shares(w) for w in written_inputs) for out in output_extents)
+        ):
+            kind = "in-place"
+        elif fresh_copy:
+            kind = "copy"
+        elif any(aliased) or returned_input:
+            kind = "view"
+        else:
+            kind = "compute"
+        self.log.events.append(
+            CopyEvent(
+                index=len(self.log.events),
+                call=call,
+                ops=tuple(pending.ops),
+                kind=kind,
+                aliases_input=any(aliased) or returned_input,
+                allocated=not all(aliased),
+                returned_input=returned_input,
+                wrote_input=bool(written_inputs),
+                bytes_copied=pending.bytes_copied,
+                filename=filename,
+                line=line,
+                _inputs=input_snapshots,
+                _outputs=output_snapshots,
+            )
+        )
+
+
+_CALL_NAMES: dict[Any, str] = {}
+
+
+def _call_name(func: Any) -> str:
+    """``torch.Tensor.reshape``, ``torch.nn.functional.linear``: torch's own names, cached."""
+    name = _CALL_NAMES.get(func)
+    if name is None:
+        name = _CALL_NAMES[func] = resolve_name(func) or getattr(func, "__name__", repr(func))
+    return name
+
+
+class _CallMode(TorchFunctionMode):
+    """Sees user-level calls; PyTorch pops it while a call runs, so inner calls are not seen."""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        if kwargs is None:
+            kwargs = {}
+        if _THREAD.in_dispatch:
+            return func(*args, **kwargs)
+        recorder = self.recorder
+        outer = recorder.pending
+        pending = recorder.pending = _Pending()
+        try:
+            result = func(*args, **kwargs)
+        finally:
+            recorder.pending = outer
+        if pending.ops or _has_array(result):
+            filename, line = _user_frame()
+            recorder.record(_call_name(func), (args, kwargs), result, pending, filename, line)
+        return result
+
+
+class _OpMode(TorchDispatchMode):
+    """Sees every ATen op and notes what it wrote into the call in progress."""
+
+    def __init__(self, recorder: _Recorder) -> None:
+        super().__init__()
+        self.recorder = recorder
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        if kwargs is None:
+            kwargs = {}
+        _THREAD.in_dispatch += 1
+        try:
+            result = func(*args, **kwargs)
+            info = _op_info(func)
+            recorder = self.recorder
+            pending = recorder.pending
+            standalone = pending is None
+            if standalone:
+                pending = _Pending()
+            pending.ops.append(info.name)
+            if info.written:
+                for position, name in info.written:
+                    target = args[position] if position < len(args) else kwargs.get(name)
+                    for tensor in _arrays_in(target, []):
+                        extent = _extent(tensor)
+                        if extent is not None:
+                            pending.written.append(extent)
+                            if info.is_copy:
+                                pending.copied_into.append(extent)
+                        if info.is_copy:
+                            pending.bytes_copied += tensor.numel() * tensor.element_size()
+            elif info.is_copy:
+                pending.fresh_copy = True
+                pending.bytes_copied += _nbytes(result)
+            if standalone:
+                filename, line = _user_frame()
+                recorder.record(info.name, (args, kwargs), result, pending, filename, line)
+        finally:
+            _THREAD.in_dispatch -= 1
+        return result
+
+
+@contextmanager
+def track_copies() -> Iterator[CopyLog]:
+    """Record every tensor-producing call in the block: copy, in-place, view or compute.
+
+    Re-entrant (nested blocks each get every event), safe with autograd and ``torch.no_grad()``,
+    device-agnostic (reads metadata only: never values, never a device sync).  When the block ends,
+    normally or by an exception, both modes are gone and torch runs at full speed again.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(12.0).reshape(3, 4)
+    >>> with sw.track_copies() as log:
+    ...     y = x.t().reshape(-1)    # not viewable: reshape copies
+    ...     c = x.contiguous()       # already contiguous: returns x itself
+    >>> [(e.call, e.kind, e.bytes_copied) for e in log.events]
+    [('torch.Tensor.t', 'view', 0), ('torch.Tensor.reshape', 'copy', 48), ('torch.Tensor.contiguous', 'view', 0)]
+    >>> log.events[-1].returned_input, log.total_bytes
+    (True, 48)
+    """
+    log = CopyLog()
+    recorder = _Recorder(log)
+    try:
+        with _CallMode(recorder), _OpMode(recorder):
+            yield log
+    finally:
+        log.active = False

@@ -1,0 +1,464 @@
+"""Copy tracker: each case's classification is what PyTorch does on this version, checked twice.
+
+The expected kind and ATen ops of every case were read off a plain pass-through TorchDispatchMode
+(no stridewidget) on torch 2.13, and each test re-checks the fact behind the kind on the real
+result, independently of the tracker: a ``view`` shares the input's storage, a ``copy`` does not,
+an ``in-place`` call changed the input's values, ``bytes_copied`` is numel x itemsize of what was
+written.
+"""
+
+from __future__ import annotations
+
+import html
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import torch
+from torch.overrides import _get_current_function_mode_stack
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+
+import stridewidget as sw
+from stridewidget._copies import CopyEvent, CopyLog
+
+
+def no_mode_active() -> bool:
+    return not _get_current_function_mode_stack() and not _get_current_dispatch_mode_stack()
+
+
+def base() -> torch.Tensor:
+    return torch.arange(12.0).reshape(3, 4)
+
+
+def nbytes(t: torch.Tensor) -> int:
+    return t.numel() * t.element_size()
+
+
+def only_event(log: CopyLog) -> CopyEvent:
+    assert len(log.events) == 1, [(e.call, e.kind) for e in log.events]
+    return log.events[0]
+
+
+# (id, fn(x) -> result, call, kind, ATen ops).  x = arange(12.).reshape(3, 4), contiguous.
+SINGLE_CALL_CASES = [
+    ("view", lambda x: x.view(-1), "torch.Tensor.view", "view", ("aten.view",)),
+    ("reshape viewable", lambda x: x.reshape(2, 6), "torch.Tensor.reshape", "view", ("aten.view",)),
+    ("flatten contiguous", lambda x: x.flatten(), "torch.Tensor.flatten", "view", ("aten.view",)),
+    ("torch.flatten", lambda x: torch.flatten(x), "torch.flatten", "view", ("aten.view",)),
+    # contiguous() on a contiguous tensor returns the tensor itself: no ATen op at all.
+    ("contiguous noop", lambda x: x.contiguous(), "torch.Tensor.contiguous", "view", ()),
+    ("clone", lambda x: x.clone(), "torch.Tensor.clone", "copy", ("aten.clone",)),
+    ("detach", lambda x: x.detach(), "torch.Tensor.detach", "view", ("aten.detach",)),
+    ("t", lambda x: x.t(), "torch.Tensor.t", "view", ("aten.t",)),
+    ("permute", lambda x: x.permute(1, 0), "torch.Tensor.permute", "view", ("aten.permute",)),
+    ("expand", lambda x: x.expand(2, 3, 4), "torch.Tensor.expand", "view", ("aten.expand",)),
+    ("repeat", lambda x: x.repeat(2, 1), "torch.Tensor.repeat", "copy", ("aten.repeat",)),
+    ("narrow", lambda x: x.narrow(0, 1, 2), "torch.Tensor.narrow", "view", ("aten.slice",)),
+    ("slice", lambda x: x[:, 1:], "torch.Tensor.__getitem__", "view", ("aten.slice",)),
+    ("step slice", lambda x: x[::2], "torch.Tensor.__getitem__", "view", ("aten.slice",)),
+    ("select", lambda x: x[1], "torch.Tensor.__getitem__", "view", ("aten.select",)),
+    (
+        "fancy index",
+        lambda x: x[[0, 2]],
+        "torch.Tensor.__getitem__",
+        "copy",
+        ("aten.lift_fresh", "aten.index"),
+    ),
+    ("flip", lambda x: x.flip(0), "torch.Tensor.flip", "copy", ("aten.flip",)),
+    ("to float64", lambda x: x.to(torch.float64), "torch.Tensor.to", "copy", ("aten._to_copy",)),
+    # .to() with the dtype and device it already has returns the tensor itself.
+    ("to same dtype", lambda x: x.to(torch.float32), "torch.Tensor.to", "view", ()),
+    ("x + 1", lambda x: x + 1, "torch.Tensor.add", "compute", ("aten.add",)),
+    ("cat", lambda x: torch.cat([x, x]), "torch.cat", "copy", ("aten.cat",)),
+    ("sum", lambda x: x.sum(0), "torch.Tensor.sum", "compute", ("aten.sum",)),
+]
+
+
+@pytest.mark.parametrize(
+    ("fn", "call", "kind", "ops"),
+    [case[1:] for case in SINGLE_CALL_CASES],
+    ids=[case[0] for case in SINGLE_CALL_CASES],
+)
+def test_single_call_is_classified_by_what_torch_did(fn, call, kind, ops):
+    x = base()
+    with sw.track_copies() as log:
+        result = fn(x)
+    event = only_event(log)
+    assert (event.call, event.kind, event.ops) == (call, kind, ops)
+    # The fact behind the kind, on the real result, independent of the tracker.
+    shares = sw.same_storage(result, x)
+    assert event.aliases_input == shares
+    assert event.allocated == (not shares)
+    assert event.returned_input == (result is x)
+    assert event.bytes_copied == (nbytes(result) if kind == "copy" else 0)
+    assert kind != "view" or shares
+    assert kind != "copy" or not shares
+    assert event.inputs[0] == sw.inspect(x)
+    assert event.outputs[0] == sw.inspect(result)
+    assert log.total_bytes == event.bytes_copied
+    assert log.copies == ([event] if kind == "copy" else [])
+
+
+@pytest.mark.parametrize(
+    ("fn", "call", "ops"),
+    [
+        (lambda x: x.t().reshape(-1), "torch.Tensor.reshape", ("aten.clone", "aten._unsafe_view")),
+        (lambda x: x[:, 1:].flatten(), "torch.Tensor.flatten", ("aten.clone", "aten._unsafe_view")),
+        (lambda x: x.t().contiguous(), "torch.Tensor.contiguous", ("aten.clone",)),
+        (lambda x: x.mT.reshape(12), "torch.Tensor.reshape", ("aten.clone", "aten._unsafe_view")),
+    ],
+    ids=["t().reshape", "slice.flatten", "t().contiguous", "mT.reshape"],
+)
+def test_non_viewable_input_makes_reshape_flatten_contiguous_copy(fn, call, ops):
+    x = base()
+    with sw.track_copies() as log:
+        result = fn(x)
+    first, second = log.events  # the view that makes x non-viewable, then the copying call
+    assert first.kind == "view" and first.ops and not first.bytes_copied
+    assert (second.call, second.kind, second.ops) == (call, "copy", ops)
+    assert not sw.same_storage(result, x)
+    assert second.bytes_copied == nbytes(result) == log.total_bytes
+    assert log.copies == [second]
+    assert not second.inputs[0].is_contiguous and second.outputs[0].is_contiguous
+
+
+def test_view_on_non_viewable_input_raises_and_records_nothing():
+    x = base()
+    with sw.track_copies() as log:
+        transposed = x.t()
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            transposed.view(-1)
+    assert [e.call for e in log.events] == ["torch.Tensor.t"]
+
+
+def test_matmul_of_transposed_input_computes_without_a_hidden_copy():
+    x, y = base(), torch.randn(3, 5)
+    with sw.track_copies() as log:
+        result = x.T @ y
+    transpose, product = log.events
+    assert (transpose.call, transpose.kind, transpose.ops) == (
+        "torch.Tensor.T.__get__",
+        "view",
+        ("aten.permute",),
+    )
+    assert (product.call, product.kind, product.ops) == (
+        "torch.Tensor.matmul",
+        "compute",
+        ("aten.mm",),
+    )
+    assert log.total_bytes == 0 and not log.copies
+    np.testing.assert_allclose(result.numpy(), x.numpy().T @ y.numpy(), rtol=1e-5)
+
+
+def test_elementwise_on_non_contiguous_input_computes_in_its_layout():
+    x = base()
+    transposed = x.t()
+    with sw.track_copies() as log:
+        result = transposed + 1
+    event = only_event(log)
+    assert (event.kind, event.ops, event.bytes_copied) == ("compute", ("aten.add",), 0)
+    # TensorIterator keeps the input's memory order: no contiguous copy was made first.
+    assert result.stride() == transposed.stride() == (1, 4)
+    assert event.outputs[0].strides == (1, 4)
+
+
+def test_numpy_shares_memory_and_is_a_view():
+    x = base()
+    with sw.track_copies() as log:
+        array = x.numpy()
+    event = only_event(log)
+    assert (event.call, event.kind, event.ops) == ("torch.Tensor.numpy", "view", ("aten.detach",))
+    assert np.shares_memory(array, x.numpy())
+    assert event.outputs[0] == sw.inspect(array)
+
+
+def test_from_numpy_is_seen_only_as_its_aten_op_and_is_a_view():
+    array = np.arange(6.0)
+    with sw.track_copies() as log:
+        tensor = torch.from_numpy(array)
+    # torch.from_numpy does not go through __torch_function__: only the op it runs is seen.
+    event = only_event(log)
+    assert (event.call, event.kind, event.ops) == ("aten.lift_fresh", "view", ("aten.lift_fresh",))
+    assert event.returned_input
+    assert np.shares_memory(tensor.numpy(), array) and sw.same_storage(tensor, array)
+
+
+def test_in_place_ops():
+    x = base()
+    y = torch.full((3, 5), -1.0)
+    buffer = torch.zeros(24)
+    before = x.clone()
+    with sw.track_copies() as log:
+        x.add_(1)
+        x[0] = 5
+        x[1] = y[0, :4]
+        x.copy_(before)
+        torch.cat([x, x], out=buffer.view(6, 4))
+    calls = [(e.call, e.kind, e.ops) for e in log.events]
+    assert calls == [
+        ("torch.Tensor.add_", "in-place", ("aten.add_",)),
+        ("torch.Tensor.__setitem__", "in-place", ("aten.lift_fresh", "aten.select", "aten.fill_")),
+        ("torch.Tensor.__getitem__", "view", ("aten.select", "aten.slice")),
+        ("torch.Tensor.__setitem__", "in-place", ("aten.select", "aten.copy_")),
+        ("torch.Tensor.copy_", "in-place", ("aten.copy_",)),
+        ("torch.Tensor.view", "view", ("aten.view",)),
+        ("torch.cat", "in-place", ("aten.cat",)),
+    ]
+    add, fill, _, row_copy, full_copy, _, cat = log.events
+    assert add.returned_input and add.wrote_input and not add.allocated
+    assert fill.wrote_input and not fill.outputs and fill.bytes_copied == 0
+    assert row_copy.bytes_copied == 4 * 4 and full_copy.bytes_copied == nbytes(x)
+    assert cat.bytes_copied == nbytes(buffer)
+    assert log.copies == []  # nothing moved into *new* storage
+    assert log.total_bytes == 16 + nbytes(x) + nbytes(buffer)
+    torch.testing.assert_close(x, before)
+    torch.testing.assert_close(buffer, torch.cat([before, before]).view(-1))
+
+
+def test_copy_into_a_buffer_the_call_allocated_is_a_copy():
+    x = base()
+    with sw.track_copies() as log:
+        out = torch.empty_like(x.t()).copy_(x.t())
+    assert [e.kind for e in log.events] == ["view", "compute", "view", "in-place"]
+    assert log.events[-1].bytes_copied == nbytes(out)
+
+
+def test_writes_are_known_from_the_aten_schema():
+    x = base()
+    bn = torch.nn.BatchNorm1d(4)
+    running_mean = bn.running_mean.clone()
+    with sw.track_copies() as log:
+        result = bn(x)
+    assert [(e.call, e.kind, e.ops) for e in log.events] == [
+        ("torch.Tensor.add_", "in-place", ("aten.add_",)),  # num_batches_tracked += 1
+        ("torch.nn.functional.batch_norm", "compute", ("aten.empty", "aten.native_batch_norm")),
+    ]
+    assert not sw.same_storage(result, x)
+    # native_batch_norm does update the running stats, but its schema does not mark them as
+    # written (`Tensor? running_mean`, no `(a!)`); the schema is all the tracker reads.
+    assert not torch.equal(bn.running_mean, running_mean)
+    assert not log.events[1].wrote_input
+
+
+@pytest.mark.parametrize("requires_grad", [False, True])
+@pytest.mark.parametrize("grad_mode", ["enabled", "no_grad"])
+def test_autograd_and_no_grad_do_not_change_the_classification(requires_grad, grad_mode):
+    x = base().requires_grad_(requires_grad)
+    context = torch.no_grad() if grad_mode == "no_grad" else torch.enable_grad()
+    with context, sw.track_copies() as log:
+        y = x.t().reshape(-1)
+        v = x.view(-1)
+        c = x.contiguous()
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.reshape", "copy"),
+        ("torch.Tensor.view", "view"),
+        ("torch.Tensor.contiguous", "view"),
+    ]
+    assert not sw.same_storage(y, x) and sw.same_storage(v, x) and c is x
+    assert y.requires_grad == (requires_grad and grad_mode == "enabled")
+
+
+def test_backward_inside_the_block_is_one_event_and_gradients_are_right():
+    x = base().requires_grad_(True)
+    with sw.track_copies() as log:
+        loss = (x.t().reshape(-1) * 2).sum()
+        loss.backward()
+    assert [e.call for e in log.events] == [
+        "torch.Tensor.t",
+        "torch.Tensor.reshape",
+        "torch.Tensor.mul",
+        "torch.Tensor.sum",
+        "torch.Tensor.backward",
+    ]
+    assert len(log.events[-1].ops) > 0
+    torch.testing.assert_close(x.grad, torch.full((3, 4), 2.0))
+
+
+def test_only_the_outermost_call_is_recorded():
+    query = torch.randn(5, 2, 8)
+    attention = torch.nn.MultiheadAttention(8, 2)
+    with sw.track_copies() as log:
+        attention(query, query, query)
+    # nn.MultiheadAttention.forward is plain Python; F.multi_head_attention_forward is the one
+    # torch call it makes, and the dozens of torch calls inside that belong to it.
+    assert [e.call for e in log.events] == ["torch.nn.functional.multi_head_attention_forward"]
+    assert len(log.events[0].ops) > 10
+
+
+class _CountOps(TorchDispatchMode):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ops: list[str] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops.append(f"aten.{func.overloadpacket.__name__}")
+        return func(*args, **(kwargs or {}))
+
+
+def test_every_aten_op_belongs_to_exactly_one_event():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0, batch_first=True)
+    src = torch.randn(2, 5, 16)
+    array = np.ones(3)
+
+    def snippet() -> None:
+        layer.zero_grad(set_to_none=True)  # both runs create .grad (not accumulate into it)
+        layer(src).sum().backward()
+        torch.from_numpy(array).add(1)
+
+    with _CountOps() as counter:
+        snippet()
+    with sw.track_copies() as log:
+        snippet()
+    assert [op for event in log.events for op in event.ops] == counter.ops
+
+
+def test_source_line_is_the_users_line():
+    x = base()
+    with sw.track_copies() as log:
+        line = sys._getframe().f_lineno + 1
+        torch.nn.functional.relu(x.t())
+    assert {(e.filename, e.line) for e in log.events} == {(__file__, line)}
+    assert log.events[0].location.endswith(f"test_copies.py:{line}")
+
+
+def test_source_line_in_a_notebook_cell_names_the_cell():
+    code = textwrap.dedent(
+        """
+        from IPython.core.interactiveshell import InteractiveShell
+        shell = InteractiveShell.instance()
+        shell.run_cell("import torch, stridewidget as sw", store_history=True)
+        shell.run_cell(
+            "x = torch.ones(2, 3)\\nwith sw.track_copies() as log:\\n    y = x.t().contiguous()",
+            store_history=True,
+        )
+        print([e.location for e in shell.user_ns["log"].events])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "['In[2], line 3', 'In[2], line 3']"
+
+
+def test_nested_blocks_each_see_every_call():
+    x = base()
+    with sw.track_copies() as outer:
+        x.clone()
+        with sw.track_copies() as inner:
+            x.t().reshape(-1)
+        x.view(-1)
+    assert [(e.call, e.kind, e.ops) for e in inner.events] == [
+        ("torch.Tensor.t", "view", ("aten.t",)),
+        ("torch.Tensor.reshape", "copy", ("aten.clone", "aten._unsafe_view")),
+    ]
+    assert [(e.call, e.kind, e.ops) for e in outer.events] == [
+        ("torch.Tensor.clone", "copy", ("aten.clone",)),
+        *[(e.call, e.kind, e.ops) for e in inner.events],
+        ("torch.Tensor.view", "view", ("aten.view",)),
+    ]
+    assert outer.total_bytes == 2 * nbytes(x) and inner.total_bytes == nbytes(x)
+    assert no_mode_active()
+
+
+def test_no_mode_is_left_active_even_when_the_block_raises():
+    x = base()
+    assert no_mode_active()
+    with pytest.raises(ZeroDivisionError), sw.track_copies() as log:
+        x.clone()
+        assert not no_mode_active() and log.active
+        1 / 0  # noqa: B018
+    assert no_mode_active() and not log.active
+    assert not torch.overrides.has_torch_function((x,))
+    assert len(log.events) == 1
+    x.clone()  # after the block: not recorded
+    assert len(log.events) == 1
+
+
+def test_a_failing_torch_call_inside_the_block_is_not_recorded_and_tracking_continues():
+    x = base()
+    with sw.track_copies() as log:
+        with pytest.raises(RuntimeError):
+            x.view(5)
+        x.clone()
+    assert [e.call for e in log.events] == ["torch.Tensor.clone"]
+
+
+def test_meta_tensors_device_agnostic_path():
+    # Meta tensors have storages without memory (data_ptr 0), like nothing on CPU: aliasing must
+    # come from storage identity, and nothing may read values.
+    x = torch.empty(1000, 3000, device="meta")
+    with sw.track_copies() as log:
+        y = x.t().reshape(-1)
+        z = x.view(-1)
+        w = x[:, ::2].to(torch.float16)
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.reshape", "copy"),
+        ("torch.Tensor.view", "view"),
+        ("torch.Tensor.__getitem__", "view"),
+        ("torch.Tensor.to", "copy"),
+    ]
+    assert log.total_bytes == nbytes(y) + nbytes(w)
+    assert log.events[1].outputs[0].device == "meta" and z.device.type == "meta"
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_tensors():
+    x = torch.arange(12.0, device="cuda").reshape(3, 4)
+    with sw.track_copies() as log:
+        y = x.t().reshape(-1)
+        v = x.view(-1)
+        h = x.to("cpu")
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.reshape", "copy"),
+        ("torch.Tensor.view", "view"),
+        ("torch.Tensor.to", "copy"),
+    ]
+    assert log.total_bytes == nbytes(y) + nbytes(h) and sw.same_storage(v, x)
+    assert log.events[1].outputs[0].device == "cuda:0"
+
+
+def test_log_keeps_no_tensor_alive():
+    import gc
+    import weakref
+
+    with sw.track_copies() as log:
+        big = torch.zeros(1000).clone()
+    ref = weakref.ref(big)
+    del big
+    gc.collect()
+    assert ref() is None
+    assert log.events[0].outputs[0].numel == 1000  # the layout was recorded, not the tensor
+
+
+def test_table_text_and_html_escape_every_string():
+    x = base()
+    code = compile("y = x.t().reshape(-1)", "<img src=x onerror=alert(1)>", "exec")
+    with sw.track_copies() as log:
+        exec(code, {"x": x})
+    text = repr(log)
+    assert "2 events" in text and "1 copy" in text and "48 B copied" in text
+    assert "Tensor.reshape" in text and "aten.clone aten._unsafe_view" in text
+    rendered = log._repr_html_()
+    assert "<img" not in rendered
+    assert html.escape("<img src=x onerror=alert(1)>:1") in rendered
+    assert rendered.count("<tr") == 3  # header + two events
+
+
+def test_show_draws_the_chosen_events_source_and_result(monkeypatch):
+    drawn = {}
+    monkeypatch.setattr(sw, "show", lambda *args, **kwargs: drawn.update(kwargs) or "widget")
+    x = base()
+    with sw.track_copies() as log:
+        y = x.t().reshape(-1)
+    assert log.show(1) == "widget"
+    # the source was the temporary x.t(), freed since: its recorded layout (no values) is drawn
+    assert drawn["src"] == sw.inspect(x.t()) and drawn["dst"] is y
+    assert log.show(-2) == "widget"
+    assert drawn["src"] is x and drawn["dst"] == sw.inspect(x.t())
+    with pytest.raises(IndexError, match="no event 5; this log has 2 events"):
+        log.show(5)

@@ -379,20 +379,20 @@ class CopyLog:
             f"{_format_bytes(self.total_bytes)} copied"
         )
 
-    def _rows(self, max_rows: int) -> tuple[list[tuple[str, ...]], int]:
+    def _rows(self, max_rows: int, compact: bool) -> tuple[list[tuple[str, ...]], int]:
         rows = []
         for event in self.events[:max_rows]:
-            source = _layout_text(event.inputs)
-            result = _layout_text(event.outputs)
+            source = _layout_text(event.inputs, compact)
+            result = _layout_text(event.outputs, compact)
             if event.returned_input:
-                result = "(its input, unchanged)"
+                result = "(its input itself)"
             rows.append(
                 (
                     str(event.index),
-                    event.call.removeprefix("torch."),
+                    _short_call(event.call),
                     event.kind,
                     _format_bytes(event.bytes_copied) if event.bytes_copied else "",
-                    " ".join(event.ops) or "(no op)",
+                    _ops_text(event.ops),
                     source,
                     result,
                     event.location,
@@ -404,7 +404,7 @@ class CopyLog:
 
     def to_text(self, max_rows: int = 50) -> str:
         """The table as plain text (what ``repr`` shows)."""
-        rows, hidden = self._rows(max_rows)
+        rows, hidden = self._rows(max_rows, compact=True)
         table = [self._HEADER, *rows]
         widths = [min(48, max(len(row[c]) for row in table)) for c in range(len(self._HEADER))]
         lines = [self.summary()]
@@ -419,7 +419,7 @@ class CopyLog:
         return self.to_text()
 
     def _repr_html_(self, max_rows: int = 200) -> str:
-        rows, hidden = self._rows(max_rows)
+        rows, hidden = self._rows(max_rows, compact=False)
         escape = html.escape
         head = "".join(f"<th style='text-align:left'>{escape(h)}</th>" for h in self._HEADER)
         body = []
@@ -469,12 +469,44 @@ _KIND_TINT = {
 }
 
 
+def _short_call(call: str) -> str:
+    """``Tensor.reshape``, ``F.linear``, ``torch.cat``: the names people write."""
+    for long, short in (("torch.Tensor.", "Tensor."), ("torch.nn.functional.", "F.")):
+        if call.startswith(long):
+            return short + call[len(long) :]
+    return call
+
+
+def _ops_text(ops: tuple[str, ...]) -> str:
+    """``aten.clone aten._unsafe_view``; runs of one op as ``aten.view×3``."""
+    if not ops:
+        return "(no op)"
+    parts: list[list[Any]] = []
+    for op in ops:
+        if parts and parts[-1][0] == op:
+            parts[-1][1] += 1
+        else:
+            parts.append([op, 1])
+    return " ".join(op if n == 1 else f"{op}×{n}" for op, n in parts)
+
+
 def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _layout_text(layouts: tuple[Layout | None, ...]) -> str:
-    shown = [str(layout) if layout is not None else "(no strides)" for layout in layouts[:2]]
+def _layout_text(layouts: tuple[Layout | None, ...], compact: bool) -> str:
+    """The first two layouts: in full, or compact as ``float32 (4,3):(1,4) +2``."""
+    shown = []
+    for layout in layouts[:2]:
+        if layout is None:
+            shown.append("(no strides)")
+        elif compact:
+            dims = ",".join(map(str, layout.shape))
+            steps = ",".join(map(str, layout.strides))
+            offset = f" +{layout.offset}" if layout.offset else ""
+            shown.append(f"{layout.dtype} ({dims}):({steps}){offset}")
+        else:
+            shown.append(str(layout))
     if len(layouts) > 2:
         shown.append(f"+{len(layouts) - 2} more")
     return "; ".join(shown)

@@ -141,6 +141,7 @@ class _Extent(NamedTuple):
 
 _CPU = torch.device("cpu")
 _ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
+_CONTAINERS = frozenset({tuple, list, dict})
 
 
 def _extent(t: torch.Tensor) -> _Extent | None:
@@ -206,15 +207,20 @@ def _arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:
     """Tensors and NumPy arrays in ``value``, looking into tuples, lists and dicts (3 levels).
 
     Each object once (``F.multi_head_attention_forward(x, x, x, ...)`` has one input, not three).
+    Runs for every recorded call, so scalars are skipped without a call per item.
     """
     if isinstance(value, _ARRAY_TYPES):
-        if not any(value is seen for seen in found):
-            found.append(value)
-    elif depth < 3 and type(value) in (tuple, list):  # not torch.Size
-        for item in value:
-            _arrays_in(item, found, depth + 1)
-    elif depth < 3 and type(value) is dict:
-        for item in value.values():
+        items: Any = (value,)
+    else:
+        container = type(value)
+        if container not in _CONTAINERS:  # not torch.Size, not a named tuple
+            return found
+        items = value.values() if container is dict else value
+    for item in items:
+        if isinstance(item, _ARRAY_TYPES):
+            if all(item is not seen for seen in found):
+                found.append(item)
+        elif depth < 3 and type(item) in _CONTAINERS:
             _arrays_in(item, found, depth + 1)
     return found
 

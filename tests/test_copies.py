@@ -462,3 +462,17 @@ def test_show_draws_the_chosen_events_source_and_result(monkeypatch):
     assert drawn["src"] is x and drawn["dst"] == sw.inspect(x.t())
     with pytest.raises(IndexError, match="no event 5; this log has 2 events"):
         log.show(5)
+
+
+def test_show_with_the_widget_puts_a_copy_on_its_own_storage():
+    x = base()
+    with sw.track_copies() as log:
+        transposed = x.t()
+        flat = transposed.reshape(-1)
+    view_widget, copy_widget = log.show(0), log.show(1)
+    assert isinstance(copy_widget, sw.StrideWidget)
+    assert copy_widget.names == view_widget.names == ["src", "dst"]
+    storages = [[t["storage"] for t in w.scene["tensors"]] for w in (view_widget, copy_widget)]
+    assert storages[0][0] == storages[0][1]  # x.t() draws on x's storage
+    assert storages[1][0] != storages[1][1]  # the reshape's result has a storage of its own
+    assert sw.same_storage(transposed, x) and not sw.same_storage(flat, x)

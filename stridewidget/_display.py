@@ -1,0 +1,178 @@
+"""IPython integration: ``%load_ext stridewidget`` / :func:`enable` make tensors display as the widget.
+
+Once enabled, ``display(t)`` and a bare ``t`` at the end of a cell show a
+:class:`~stridewidget.StrideWidget` whose mime bundle also carries torch's own text
+(``text/plain``) and the static SVG picture (``text/html``, for viewers without a kernel).
+:func:`disable` (or ``%unload_ext stridewidget``) restores the plain repr.
+
+After every cell, live widgets re-read their tensors if one was modified in place
+(:meth:`StrideWidget.refresh_if_changed`), so writing through a view visibly changes the
+displayed base.  The hook holds widgets only through ipywidgets' own registry of open widgets
+(a closed widget is dropped), and the widgets hold their tensors weakly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+__all__ = ["disable", "enable", "load_ipython_extension", "unload_ipython_extension"]
+
+# Registered by name so that enabling never imports torch (or NumPy) itself.
+_TYPES = {"torch": ("torch", "Tensor"), "numpy": ("numpy", "ndarray")}
+
+# Per shell: what we registered (and what was there before us, to put it back on disable).
+_STATE: dict[int, dict[str, Any]] = {}
+
+
+def _shell(ip: Any) -> Any:
+    if ip is not None:
+        return ip
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with ipywidgets, our dependency
+        get_ipython = None
+    ip = get_ipython() if get_ipython is not None else None
+    if ip is None:
+        raise RuntimeError(
+            "stridewidget.enable() works inside IPython/Jupyter only; outside, use "
+            "sw.show(x) in a notebook, print(sw.render_text(x)) in a terminal, or "
+            "`python -m stridewidget EXPR`"
+        )
+    return ip
+
+
+def _user_name(ip: Any, obj: Any) -> str:
+    """The user's variable name for ``obj`` (by identity), else a generic one."""
+    for name, value in getattr(ip, "user_ns", {}).items():
+        if value is obj and not name.startswith("_"):
+            return name
+    return "tensor"
+
+
+def _bundle_for(ip: Any) -> Any:
+    def bundle(obj: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        from ._errors import LayoutError
+        from ._inspect import inspect
+        from ._widget import StrideWidget
+
+        try:
+            inspect(obj)  # sparse / nested / ... tensors: keep their plain repr
+        except (LayoutError, TypeError):
+            return None
+        widget = StrideWidget(**{_user_name(ip, obj): obj})
+        result = widget._repr_mimebundle_()
+        if result is None:
+            return None
+        data, metadata = result if isinstance(result, tuple) else (result, {})
+        data = dict(data)
+        data["text/plain"] = repr(obj)  # the library's own text stays the plain fallback
+        return data, dict(metadata or {})
+
+    return bundle
+
+
+def refresh_live_widgets() -> int:
+    """Refresh every open widget whose tensors changed since it was drawn; returns how many did.
+
+    Runs after each cell once :func:`enable` was called.  A widget whose refresh fails is left as
+    it is: a display hook must never break the user's next cell.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.zeros(2, 2)
+    >>> w = sw.show(x=x)
+    >>> x[0].fill_(1.0)  # through a view
+    tensor([1., 1.])
+    >>> refresh_live_widgets() >= 1, w.scene["storages"][0]["cells"]["text"][:2]
+    (True, ['1.', '1.'])
+    """
+    from ipywidgets.widgets import widget as ipywidgets_widget
+
+    from ._widget import StrideWidget
+
+    refreshed = 0
+    # ipywidgets keeps every open widget in this registry (closed ones are removed): those
+    # are the ones a notebook can still show.
+    for widget in list(ipywidgets_widget._instances.values()):
+        if not isinstance(widget, StrideWidget):
+            continue
+        try:
+            refreshed += bool(widget.refresh_if_changed())
+        except Exception:
+            continue
+    return refreshed
+
+
+def _post_run_cell(_result: Any = None) -> None:
+    refresh_live_widgets()
+
+
+def enable(ip: Any = None, *, numpy: bool = False) -> None:
+    """Show ``torch.Tensor`` (and with ``numpy=True`` also ``numpy.ndarray``) results as the widget.
+
+    ``ip`` is the IPython shell (default: the running one).  Idempotent; undo with :func:`disable`.
+
+    >>> import torch, stridewidget as sw
+    >>> from IPython.core.interactiveshell import InteractiveShell
+    >>> ip = InteractiveShell.instance()
+    >>> sw.enable(ip)
+    >>> data, _ = ip.display_formatter.format(torch.arange(3.0))
+    >>> "application/vnd.jupyter.widget-view+json" in data, data["text/plain"]
+    (True, 'tensor([0., 1., 2.])')
+    >>> sw.disable(ip)
+    >>> sorted(ip.display_formatter.format(torch.arange(3.0))[0])
+    ['text/plain']
+    """
+    ip = _shell(ip)
+    state = _STATE.setdefault(id(ip), {"previous": {}, "hooked": False})
+    formatter = ip.display_formatter.mimebundle_formatter
+    bundle = _bundle_for(ip)
+    for kind in ("torch", "numpy") if numpy else ("torch",):
+        module, name = _TYPES[kind]
+        if kind not in state["previous"]:
+            # pop() with a dotted name takes deferred and resolved entries alike
+            state["previous"][kind] = formatter.pop(f"{module}.{name}", None)
+        formatter.for_type_by_name(module, name, bundle)
+    if not state["hooked"]:
+        ip.events.register("post_run_cell", _post_run_cell)
+        state["hooked"] = True
+
+
+def disable(ip: Any = None) -> None:
+    """Undo :func:`enable`: tensors get their plain repr back, the after-cell refresh stops.
+
+    Whatever formatter was registered for these types before :func:`enable` is put back.
+
+    >>> import stridewidget as sw
+    >>> from IPython.core.interactiveshell import InteractiveShell
+    >>> sw.disable(InteractiveShell.instance())  # not enabled: nothing to undo
+    """
+    ip = _shell(ip)
+    state = _STATE.pop(id(ip), None)
+    if state is None:
+        return
+    formatter = ip.display_formatter.mimebundle_formatter
+    for kind, previous in state["previous"].items():
+        module, name = _TYPES[kind]
+        formatter.pop(f"{module}.{name}", None)
+        if previous is not None:
+            formatter.for_type_by_name(module, name, previous)
+    if state["hooked"]:
+        with contextlib.suppress(ValueError):  # already removed by the user
+            ip.events.unregister("post_run_cell", _post_run_cell)
+
+
+def load_ipython_extension(ip: Any) -> None:
+    """``%load_ext stridewidget``: same as :func:`enable` on that shell.
+
+    >>> import stridewidget as sw
+    >>> from IPython.core.interactiveshell import InteractiveShell
+    >>> ip = InteractiveShell.instance()
+    >>> sw.load_ipython_extension(ip); sw.unload_ipython_extension(ip)
+    """
+    enable(ip)
+
+
+def unload_ipython_extension(ip: Any) -> None:
+    """``%unload_ext stridewidget``: same as :func:`disable` on that shell."""
+    disable(ip)

@@ -144,12 +144,10 @@ _ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
 _CONTAINERS = frozenset({tuple, list, dict})
 
 
-def _extent(t: torch.Tensor) -> _Extent | None:
-    """Storage extent of a strided tensor; None for tensors without storage (sparse, nested ...)."""
-    try:
-        storage = t.untyped_storage()
-    except (RuntimeError, NotImplementedError, TypeError):
-        return None
+def _extent(t: torch.Tensor) -> _Extent:
+    """Storage extent of a strided tensor; raises RuntimeError for sparse and other storage-less
+    tensors (callers catch it)."""
+    storage = t.untyped_storage()
     return _Extent(storage._cdata, t.device, storage.data_ptr(), storage.nbytes())
 
 
@@ -165,12 +163,14 @@ class _Snapshot:
     def __init__(self, obj: Any) -> None:
         self.ref = weakref.ref(obj)
         if isinstance(obj, torch.Tensor):
-            self.extent = _extent(obj)
             self._layout = None
-            self._parts = None
-            if self.extent is not None:
+            try:
+                self.extent = _extent(obj)
                 self._parts = (tuple(obj.shape), obj.stride(), obj.storage_offset())
                 self._parts += (obj.element_size(), obj.dtype, obj.is_conj(), obj.is_neg())
+            except (RuntimeError, NotImplementedError, TypeError):
+                # sparse, nested, opaque tensors: no strided layout (and no storage to alias)
+                self.extent = self._parts = None
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
             from ._inspect import inspect
 
@@ -671,7 +671,10 @@ class _OpMode(TorchDispatchMode):
                 for position, name in info.written:
                     target = args[position] if position < len(args) else kwargs.get(name)
                     for tensor in _arrays_in(target, []):
-                        extent = _extent(tensor)
+                        try:
+                            extent = _extent(tensor)
+                        except (RuntimeError, NotImplementedError, TypeError):
+                            extent = None  # no storage to alias (sparse)
                         if extent is not None:
                             pending.written.append(extent)
                             if info.is_copy:

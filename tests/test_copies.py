@@ -476,3 +476,17 @@ def test_show_with_the_widget_puts_a_copy_on_its_own_storage():
     assert storages[0][0] == storages[0][1]  # x.t() draws on x's storage
     assert storages[1][0] != storages[1][1]  # the reshape's result has a storage of its own
     assert sw.same_storage(transposed, x) and not sw.same_storage(flat, x)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # torch's own sparse/nested prototype warnings
+def test_tensors_without_strides_are_recorded_without_a_layout():
+    indices, values = torch.tensor([[0, 1], [1, 0]]), torch.tensor([3.0, 4.0])
+    with sw.track_copies() as log:
+        sparse = torch.sparse_coo_tensor(indices, values, (2, 2))
+        dense = sparse.to_dense()
+        nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    calls = {e.call: e for e in log.events}
+    assert calls["torch.sparse_coo_tensor"].outputs == (None,)
+    assert calls["torch.Tensor.to_dense"].inputs == (None,)
+    assert calls["torch.Tensor.to_dense"].outputs[0] == sw.inspect(dense)
+    assert nested.is_nested and "(no strides)" in repr(log)

@@ -326,12 +326,6 @@ class CopyEvent:
         """The user's source line: ``file.py:12``, or ``In[3], line 2`` in a notebook."""
         return _describe_location(self.filename, self.line)
 
-    def live_tensors(self) -> tuple[list[Any], list[Any]]:
-        """The inputs and outputs that are still alive (the log holds only weak references)."""
-        alive = [snapshot.ref() for snapshot in self._inputs]
-        produced = [snapshot.ref() for snapshot in self._outputs]
-        return [x for x in alive if x is not None], [x for x in produced if x is not None]
-
 
 class CopyLog:
     """The events a :func:`track_copies` block recorded, in call order.
@@ -374,7 +368,14 @@ class CopyLog:
         return self.events[index]
 
     def summary(self) -> str:
-        """One line: counts per kind and the bytes copied."""
+        """One line: counts per kind and the bytes copied.
+
+        >>> import torch, stridewidget as sw
+        >>> with sw.track_copies() as log:
+        ...     y = torch.ones(2, 3).t().contiguous()
+        >>> log.summary()
+        'CopyLog: 3 events (1 copy, 1 view, 1 compute); 24 B copied'
+        """
         counts = {kind: 0 for kind in KINDS}
         for event in self.events:
             counts[event.kind] += 1
@@ -409,7 +410,17 @@ class CopyLog:
     _HEADER = ("#", "call", "kind", "copied", "ATen ops", "input", "output", "where")
 
     def to_text(self, max_rows: int = 50) -> str:
-        """The table as plain text (what ``repr`` shows)."""
+        """The table as plain text (what ``repr`` shows), at most ``max_rows`` events.
+
+        >>> import torch, stridewidget as sw
+        >>> with sw.track_copies() as log:
+        ...     y = torch.arange(4.0).flip(0)
+        >>> print(log.to_text())  # doctest: +NORMALIZE_WHITESPACE +ELLIPSIS
+        CopyLog: 2 events (1 copy, 1 compute); 16 B copied
+        #  call          kind     copied  ATen ops     input          output         where
+        0  torch.arange  compute          aten.arange                 float32 (4):(1)  ...
+        1  Tensor.flip   copy     16 B    aten.flip    float32 (4):(1)  float32 (4):(1)  ...
+        """
         rows, hidden = self._rows(max_rows, compact=True)
         table = [self._HEADER, *rows]
         widths = [min(48, max(len(row[c]) for row in table)) for c in range(len(self._HEADER))]
@@ -448,6 +459,14 @@ class CopyLog:
 
         Uses the live tensors while they exist and the recorded layouts (no values) once they were
         freed.  Returns what ``stridewidget.show`` returns.
+
+        >>> import torch, stridewidget as sw
+        >>> x = torch.arange(6.0).reshape(2, 3)
+        >>> with sw.track_copies() as log:
+        ...     y = x.t().reshape(-1)
+        >>> widget = log.show(1)          # the copy: src and dst on two storages
+        >>> widget.names, len(widget.scene["storages"])
+        (['src', 'dst'], 2)
         """
         if not -len(self.events) <= index < len(self.events):
             raise IndexError(
@@ -477,6 +496,7 @@ _KIND_TINT = {
 
 def _short_call(call: str) -> str:
     """``Tensor.reshape``, ``F.linear``, ``torch.cat``: the names people write."""
+    call = call.removesuffix(".__get__")  # properties: Tensor.T, Tensor.mT
     for long, short in (("torch.Tensor.", "Tensor."), ("torch.nn.functional.", "F.")):
         if call.startswith(long):
             return short + call[len(long) :]

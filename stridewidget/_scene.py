@@ -61,7 +61,7 @@ Format (``SCENE_VERSION`` = 1)::
            "from_index": [0, 0], "to_index": [1, 0]},   # stride 0: from == to (draw a loop)
         ],
       }],
-      "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 12,
+      "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 8,
                  "max_storage_cells": 1024},
     }
 """
@@ -83,10 +83,10 @@ SCENE_VERSION = 1
 #: Storage cells shown on each side of a cell that must be visible (a shown element, the storage
 #: ends, an arrow end).
 _CONTEXT_CELLS = 2
-#: Untouched runs shorter than this are drawn, not collapsed: a gap marker is as wide as that.
+#: Runs shorter than this (or than a storage row) are drawn, not collapsed: a gap marker is as wide.
 _MIN_GAP = 4
 #: A suggested storage row is never wider than this many cells.
-_MAX_WRAP = 32
+_MAX_WRAP = 20
 #: States visited by the exact touch counter before it gives up on one cell (count -> None).
 _COUNT_WORK_LIMIT = 20_000
 #: Tensors up to this many elements get their touch counts by enumerating every address.
@@ -101,7 +101,7 @@ def build_scene(
     edge_items: int = 3,
     threshold: int = 256,
     max_dim_items: int = 32,
-    max_slices: int = 12,
+    max_slices: int = 8,
     max_storage_cells: int = 1024,
     wrap: int | None = None,
 ) -> dict[str, Any]:
@@ -346,7 +346,8 @@ def _storage(
             must_show.append(layout.offset)
     if size:
         must_show.extend((0, size - 1))
-    cells = _window(must_show, size, max_storage_cells)
+    suggested = wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size)
+    cells = _window(must_show, size, max_storage_cells, min_gap=max(_MIN_GAP, suggested))
     segments = _segments(cells, size, spans)
     text, value = _values(entries, cells)
     finite = [v for v in value or () if v is not None]
@@ -359,7 +360,7 @@ def _storage(
         "size": size,
         "nbytes": size * first.unit,
         "has_values": text is not None,
-        "wrap": wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size),
+        "wrap": suggested,
         "segments": segments,
         "cells": {"index": cells, "text": text, "value": value},
         "value_range": [min(finite), max(finite)] if finite else None,
@@ -368,15 +369,16 @@ def _storage(
     }
 
 
-def _window(must_show: list[int], size: int, max_cells: int) -> list[int]:
-    """Sorted storage cells to draw: the must-show cells with a little context, small holes filled.
+def _window(must_show: list[int], size: int, max_cells: int, min_gap: int) -> list[int]:
+    """Sorted storage cells to draw: the must-show cells with a little context, holes shorter than
+    ``min_gap`` (a gap marker's width, or a storage row) filled.
 
     Never more than ``max_cells``: context shrinks first, then the must-show cells are thinned
     evenly (their logical cells then have no storage cell on screen).
     """
     wanted = sorted({c for c in must_show if 0 <= c < size})
     for context in (_CONTEXT_CELLS, 1, 0):
-        runs = _runs(wanted, context, size)
+        runs = _runs(wanted, context, size, min_gap)
         total = sum(stop - start for start, stop in runs)
         if total <= max_cells:
             return [c for start, stop in runs for c in range(start, stop)]
@@ -385,12 +387,12 @@ def _window(must_show: list[int], size: int, max_cells: int) -> list[int]:
     return thinned
 
 
-def _runs(wanted: list[int], context: int, size: int) -> list[tuple[int, int]]:
-    """Merged ``[start, stop)`` runs around ``wanted``; holes shorter than a gap marker are filled."""
+def _runs(wanted: list[int], context: int, size: int, min_gap: int) -> list[tuple[int, int]]:
+    """Merged ``[start, stop)`` runs around ``wanted``; holes shorter than ``min_gap`` are filled."""
     runs: list[tuple[int, int]] = []
     for cell in wanted:
         start, stop = max(cell - context, 0), min(cell + context + 1, size)
-        if runs and start - runs[-1][1] < _MIN_GAP:
+        if runs and start - runs[-1][1] < min_gap:
             runs[-1] = (runs[-1][0], max(runs[-1][1], stop))
         else:
             runs.append((start, stop))
@@ -432,7 +434,7 @@ def _suggest_wrap(layouts: list[Layout], size: int) -> int:
             natural = strides[1]
             if natural <= _MAX_WRAP:
                 return natural
-            divisors = [d for d in range(8, _MAX_WRAP + 1) if natural % d == 0]
+            divisors = [d for d in range(6, _MAX_WRAP + 1) if natural % d == 0]
             if divisors:
                 return divisors[-1]
             break

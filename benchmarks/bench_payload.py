@@ -1,0 +1,234 @@
+"""Scene payload: build time and size for a huge vs a tiny tensor, and browser render/hover time.
+
+Run:  .venv/bin/python benchmarks/bench_payload.py [--repeats 15] [--no-browser] [--screenshots DIR]
+
+1. Scene build time of a 10**8-element CPU tensor vs a 100-element one, interleaved in one run
+   (the machine is noisy: medians of alternating repeats), their ratio (target <= 3) and the JSON
+   payload bytes of each.
+2. In headless Chromium (/usr/bin/chromium via Playwright): the bundled widget renders the largest
+   default view (a 4-D 10**8-element tensor plus two views of its storage, every slice and
+   storage cell the defaults allow) from a fake model; first render time (target <= 150 ms) and
+   hover-response time, median over logical and storage cells (target <= 16 ms).
+``--screenshots DIR`` also saves PNGs of a few demo scenes (for looking at the widget).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+
+import stridewidget as sw  # noqa: F401  (the lazy namespace must import cleanly)
+from stridewidget._scene import build_scene
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+STATIC = ROOT / "stridewidget" / "static"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def time_builds(tensors: dict[str, dict[str, object]], repeats: int) -> dict[str, list[float]]:
+    """Seconds per build_scene call, the cases interleaved so that noise hits all of them."""
+    times: dict[str, list[float]] = {name: [] for name in tensors}
+    for case in tensors.values():  # warm-up (imports, caches)
+        build_scene(case)
+    for _ in range(repeats):
+        for name, case in tensors.items():
+            start = time.perf_counter()
+            build_scene(case)
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def page_html(scene: dict[str, object], dark: bool = False) -> str:
+    """A standalone page: the built bundle, its CSS and a fake anywidget model holding ``scene``."""
+    code = (STATIC / "widget.js").read_text()
+    css = (STATIC / "widget.css").read_text()
+    background = "#111" if dark else "#fff"
+    theme = (
+        ":root{--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9198a1;--jp-layout-color0:#111;"
+        "--jp-layout-color1:#1b1f24;--jp-layout-color3:#3a4049;--jp-border-color1:#6e7681;"
+        "--jp-brand-color1:#ff7b72}"
+        if dark
+        else ""
+    )
+    return f"""<!doctype html><html><head><meta charset="utf-8"><style>{css}{theme}
+body{{margin:8px;background:{background}}}</style></head><body><div id="host"></div>
+<script type="module">
+const scene = {json.dumps(scene)};
+const code = {json.dumps(code)};
+const handlers = new Map();
+const state = {{ scene, hovered: null, wrap: null }};
+const model = {{
+  get: (k) => state[k],
+  set: (k, v) => {{ state[k] = v; (handlers.get("change:" + k) ?? []).forEach((h) => h()); }},
+  on: (n, h) => handlers.set(n, [...(handlers.get(n) ?? []), h]),
+  off: (n, h) => handlers.set(n, (handlers.get(n) ?? []).filter((x) => x !== h)),
+  save_changes: () => {{}},
+  send: () => {{}},
+}};
+window.__model = model;
+const url = URL.createObjectURL(new Blob([code], {{ type: "text/javascript" }}));
+const widget = (await import(url)).default;
+const host = document.getElementById("host");
+const t0 = performance.now();
+widget.render({{ model, el: host }});
+host.getBoundingClientRect();  // force layout: the time includes it
+window.__renderMs = performance.now() - t0;
+window.__ready = true;
+</script></body></html>"""
+
+
+def largest_default_view() -> dict[str, object]:
+    base = torch.randn(100, 100, 100, 100)  # 10**8 elements, the worst case the defaults allow
+    return {"x": base, "xt": base.transpose(1, 3), "xs": base[:, ::3, 1::2]}
+
+
+def browser_timings(scene: dict[str, object], samples: int) -> dict[str, float]:
+    from playwright.sync_api import sync_playwright
+
+    html = page_html(scene)
+    with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
+        path = pathlib.Path(tmp) / "page.html"
+        path.write_text(html)
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        renders = []
+        for _ in range(5):
+            page.goto(path.as_uri())
+            page.wait_for_function("window.__ready === true")
+            renders.append(page.evaluate("window.__renderMs"))
+        hover = page.evaluate(
+            """(samples) => {
+              const nodes = [...document.querySelectorAll('[data-key],[data-cell]')];
+              const times = [];
+              for (let k = 0; k < samples; k++) {
+                const node = nodes[(k * 7919) % nodes.length];
+                const t0 = performance.now();
+                node.dispatchEvent(new MouseEvent('mouseover', {bubbles: true}));
+                document.body.getBoundingClientRect();  // include style/layout of the highlight
+                times.push(performance.now() - t0);
+              }
+              times.sort((a, b) => a - b);
+              return {median: times[Math.floor(times.length / 2)], max: times[times.length - 1],
+                      nodes: nodes.length};
+            }""",
+            samples,
+        )
+        browser.close()
+    return {
+        "render_ms_median": statistics.median(renders),
+        "render_ms_first": renders[0],
+        "hover_ms_median": hover["median"],
+        "hover_ms_max": hover["max"],
+        "cells": hover["nodes"],
+    }
+
+
+def screenshots(directory: pathlib.Path) -> list[pathlib.Path]:
+    from playwright.sync_api import sync_playwright
+
+    x = torch.arange(12.0).reshape(3, 4)
+    big = torch.arange(10**6, dtype=torch.float32).reshape(1000, 1000)
+    cases = {
+        "aliases": ({"x": x, "xt": x.t(), "cols": x[:, ::2]}, False),
+        "expand_unfold": (
+            {"row": x[0].expand(3, 4), "windows": torch.arange(10.0).unfold(0, 4, 2)},
+            False,
+        ),
+        "copies_dark": ({"x": x, "detached": x.detach(), "clone": x.clone()}, True),
+        "big_3d": ({"big": big, "v": big[::2, 1::3]}, False),
+        "hd_meta_xss": (
+            {
+                "<img src=x onerror=alert(1)>": torch.empty(4, 5, 6, device="meta"),
+                "bf16": torch.randn(2, 3, 4).to(torch.bfloat16),
+                "numpy_rev": np.arange(20.0).reshape(4, 5)[::-1, ::2],
+            },
+            False,
+        ),
+    }
+    directory.mkdir(parents=True, exist_ok=True)
+    written = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        for name, (tensors, dark) in cases.items():
+            html_path = directory / f"{name}.html"
+            html_path.write_text(page_html(build_scene(tensors), dark=dark))
+            page.goto(html_path.as_uri())
+            page.wait_for_function("window.__ready === true")
+            cell = page.query_selector("[data-key]")
+            if cell is not None:
+                cell.hover()
+            png = directory / f"{name}.png"
+            page.screenshot(path=str(png), full_page=True)
+            written.append(png)
+        browser.close()
+    return written
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--hover-samples", type=int, default=300)
+    parser.add_argument("--no-browser", action="store_true")
+    parser.add_argument("--screenshots", type=pathlib.Path)
+    args = parser.parse_args()
+
+    huge = torch.zeros(10**8)
+    cases = {
+        "1e8 contiguous": {"x": huge.view(10**4, 10**4)},
+        "100 contiguous": {"x": torch.zeros(10, 10)},
+        "1e8 strided view": {"v": huge.view(10**4, 10**4)[::3, 1::7].t()},
+        "100 strided view": {"v": torch.zeros(100).view(10, 10)[::3, 1::7].t()},
+    }
+    times = time_builds(cases, args.repeats)
+    print(f"scene build, median of {args.repeats} interleaved repeats")
+    for name, case in cases.items():
+        payload = len(json.dumps(build_scene(case)))
+        print(f"  {name:18s} {statistics.median(times[name]) * 1e3:8.2f} ms  {payload:8d} B")
+    for kind in ("contiguous", "strided view"):
+        ratio = statistics.median(times[f"1e8 {kind}"]) / statistics.median(times[f"100 {kind}"])
+        verdict = "ok" if ratio <= 3 else "OVER TARGET"
+        print(f"  ratio 1e8/100 ({kind}): {ratio:.2f}  (target <= 3: {verdict})")
+    meta = build_scene({"m": torch.empty(10**9, device="meta").view(1000, 1000, 1000)})
+    print(f"  1e9 meta (1000,1000,1000) payload: {len(json.dumps(meta))} B")
+
+    if not args.no_browser:
+        view = largest_default_view()
+        scene = build_scene(view)
+        timing = browser_timings(scene, args.hover_samples)
+        print(
+            f"browser (Chromium, largest default view: {len(json.dumps(scene))} B payload, "
+            f"{timing['cells']} hoverable cells)"
+        )
+        print(
+            f"  first render: median {timing['render_ms_median']:.1f} ms of 5 page loads "
+            f"(first load {timing['render_ms_first']:.1f} ms; target <= 150 ms)"
+        )
+        print(
+            f"  hover response: median {timing['hover_ms_median']:.2f} ms, "
+            f"max {timing['hover_ms_max']:.2f} ms (target median <= 16 ms)"
+        )
+    if args.screenshots:
+        for png in screenshots(args.screenshots):
+            print(f"screenshot: {png}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

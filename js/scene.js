@@ -1,0 +1,79 @@
+// Lookups over a scene (see stridewidget/_scene.py for the format) and the address formula.
+// No layout math beyond reading the scene: addresses come from Python (Layout.address).
+
+/** Logical index of cell (r, c) of a slice: lead + [rows[r]] + [cols[c]] where present. */
+export function logicalIndex(slice, r, c) {
+  const index = [...slice.lead];
+  if (slice.rows !== null) index.push(slice.rows[r]);
+  if (slice.cols !== null) index.push(slice.cols[c]);
+  return index;
+}
+
+/** Index maps used by rendering and hover. */
+export function indexScene(scene) {
+  const storages = new Map();
+  const tensors = new Map();
+  const logicalByCell = new Map(); // "s0:7" -> [{tensor, index, key}]
+  for (const storage of scene.storages ?? []) {
+    const position = new Map();
+    storage.cells.index.forEach((cell, i) => position.set(cell, i));
+    storages.set(storage.id, { storage, position });
+  }
+  for (const tensor of scene.tensors ?? []) {
+    tensors.set(tensor.id, tensor);
+    tensor.logical.slices.forEach((slice, s) => {
+      if (slice.kind !== "slice") return;
+      slice.addr.forEach((row, r) =>
+        row.forEach((address, c) => {
+          if (address === null) return;
+          const entry = { tensor, index: logicalIndex(slice, r, c), key: `${tensor.id}:${s}:${r}:${c}` };
+          const cellKey = `${tensor.storage}:${address}`;
+          if (!logicalByCell.has(cellKey)) logicalByCell.set(cellKey, []);
+          logicalByCell.get(cellKey).push(entry);
+        }),
+      );
+    });
+  }
+  return { storages, tensors, logicalByCell };
+}
+
+/** Display text of storage cell `cell` (null if not shown or no values). */
+export function cellText(indexed, storageId, cell) {
+  const entry = indexed.storages.get(storageId);
+  if (!entry) return null;
+  const i = entry.position.get(cell);
+  if (i === undefined || !entry.storage.cells.text) return null;
+  return entry.storage.cells.text[i];
+}
+
+const name = (tensor) => tensor.name;
+
+/**
+ * `x[1,2] → storage[off + 1·s0 + 2·s1] = storage[0 + 1·4 + 2·1] = storage[6] = 6.`
+ * The symbolic part names the terms; the numeric part substitutes them.
+ */
+export function addressFormula(indexed, tensor, index, address) {
+  const { strides, offset } = tensor.layout;
+  const symbolic = ["off", ...index.map((i, d) => `${i}·s${d}`)].join(" + ");
+  const numeric = [String(offset), ...index.map((i, d) => `${i}·${strides[d]}`)].join(" + ");
+  let text = `${name(tensor)}[${index.join(",")}] → storage[${symbolic}] = storage[${numeric}] = storage[${address}]`;
+  const value = cellText(indexed, tensor.storage, address);
+  if (value !== null) text += ` = ${value}`;
+  return text;
+}
+
+/** `storage[6] = 6. ← x[1,2], xt[2,1]` (the shown logical cells that read it). */
+export function storageFormula(indexed, storageId, cell) {
+  let text = `storage[${cell}]`;
+  const value = cellText(indexed, storageId, cell);
+  if (value !== null) text += ` = ${value}`;
+  const readers = indexed.logicalByCell.get(`${storageId}:${cell}`) ?? [];
+  if (readers.length) {
+    const shown = readers.slice(0, 8).map((r) => `${name(r.tensor)}[${r.index.join(",")}]`);
+    if (readers.length > 8) shown.push(`… ${readers.length - 8} more`);
+    text += ` ← ${shown.join(", ")}`;
+  } else {
+    text += " ← no shown element";
+  }
+  return text;
+}

@@ -1,0 +1,127 @@
+// stridewidget front end (anywidget ESM): storage grid(s), logical grid(s), stride arrows, facts,
+// hover linking both ways.  Bundled by esbuild into stridewidget/static/widget.js (npm run build).
+import "./widget.css";
+import { htmlEl } from "./dom.js";
+import { drawFacts } from "./facts.js";
+import { attachHover } from "./hover.js";
+import { drawLogical, swatch, tensorHeader } from "./logical.js";
+import { indexScene } from "./scene.js";
+import { drawArrows, drawStorage } from "./storage.js";
+
+let instances = 0;
+
+const EMPTY_SCENE = { storages: [], tensors: [] };
+
+function render({ model, el }) {
+  instances += 1;
+  const uid = `sw${instances}`; // keeps SVG pattern/marker ids unique per widget on a page
+  const root = htmlEl("div", "sw-root");
+  el.appendChild(root);
+
+  let current = { indexed: null, views: null, scene: EMPTY_SCENE, active: new Map() };
+  const status = htmlEl("div", "sw-status");
+  status.setAttribute("aria-live", "polite");
+  const idleStatus = "hover a cell: logical → storage address, storage → the elements that read it";
+  const setStatus = (text) => {
+    status.textContent = text ?? idleStatus;
+  };
+
+  const redrawArrows = (storageId) => {
+    const view = current.views?.storages.get(storageId);
+    if (!view) return;
+    const tensor = current.indexed.tensors.get(current.active.get(storageId));
+    drawArrows(view.arrows, tensor, view.positions);
+  };
+  const setActive = (tensorId) => {
+    const tensor = current.indexed?.tensors.get(tensorId);
+    if (!tensor || current.active.get(tensor.storage) === tensorId) return;
+    current.active.set(tensor.storage, tensorId);
+    redrawArrows(tensor.storage);
+    for (const card of root.querySelectorAll(`.sw-tensor[data-storage="${tensor.storage}"]`)) {
+      card.classList.toggle("sw-active", card.dataset.tensor === tensorId);
+    }
+  };
+
+  const draw = () => {
+    const scene = model.get("scene") ?? EMPTY_SCENE;
+    const indexed = indexScene(scene);
+    const wrapOverride = model.get("wrap");
+    const views = { storages: new Map(), storageCells: new Map(), logicalCells: new Map() };
+    const active = new Map();
+    root.replaceChildren();
+
+    const toolbar = htmlEl("div", "sw-toolbar");
+    const label = htmlEl("label", "sw-wrap-label", "storage row width ");
+    const input = htmlEl("input", "sw-wrap");
+    input.type = "number";
+    input.min = "1";
+    input.max = "256";
+    input.value = wrapOverride ?? "";
+    input.placeholder = "auto";
+    input.setAttribute("aria-label", "storage cells per row (empty: automatic)");
+    input.addEventListener("change", () => {
+      const n = Number.parseInt(input.value, 10);
+      model.set("wrap", Number.isFinite(n) && n > 0 ? Math.min(n, 256) : null);
+      model.save_changes();
+    });
+    label.appendChild(input);
+    toolbar.appendChild(label);
+    root.append(toolbar, status);
+    setStatus(null);
+
+    for (const storage of scene.storages ?? []) {
+      const block = htmlEl("section", "sw-storage-block");
+      const wrap = wrapOverride ?? storage.wrap;
+      const members = (scene.tensors ?? []).filter((t) => t.storage === storage.id);
+      const drawn = drawStorage(storage, scene.tensors ?? [], wrap, uid);
+      const legend = htmlEl("div", "sw-legend");
+      for (const tensor of members) {
+        const chip = htmlEl("span", "sw-chip");
+        chip.append(swatch(tensor, `${uid}-legend`), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name));
+        legend.appendChild(chip);
+      }
+      drawn.node.insertBefore(legend, drawn.node.children[1]);
+      views.storages.set(storage.id, drawn);
+      views.storageCells.set(storage.id, drawn.cells);
+      block.appendChild(drawn.node);
+
+      const cards = htmlEl("div", "sw-tensors");
+      for (const tensor of members) {
+        const card = htmlEl("div", "sw-tensor");
+        card.dataset.tensor = tensor.id;
+        card.dataset.storage = storage.id;
+        const header = tensorHeader(tensor, uid);
+        header.addEventListener("click", () => setActive(tensor.id));
+        const body = htmlEl("div", "sw-tensor-body");
+        const logical = drawLogical(tensor, indexed);
+        for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
+        body.append(logical.node, drawFacts(tensor));
+        card.append(header, body);
+        cards.appendChild(card);
+      }
+      block.appendChild(cards);
+      root.appendChild(block);
+      if (members.length) active.set(storage.id, members[0].id);
+    }
+    for (const name of scene.released ?? []) {
+      root.appendChild(htmlEl("div", "sw-released", `${name}: freed — the widget holds no reference to it`));
+    }
+    current = { indexed, views, scene, active: new Map() };
+    hover.reset();
+    for (const tensorId of active.values()) setActive(tensorId);
+  };
+
+  const hover = attachHover(root, model, () => current, { onStatus: setStatus, onActive: setActive });
+  model.on("change:scene", draw);
+  model.on("change:wrap", draw);
+  draw();
+
+  return () => {
+    hover.detach();
+    model.off("change:scene", draw);
+    model.off("change:wrap", draw);
+    root.remove();
+  };
+}
+
+export default { render };

@@ -1,0 +1,196 @@
+// The widget against scenes made by stridewidget._scene.build_scene (js/fixtures/*.json).
+import { afterEach, describe, expect, it } from "vitest";
+import aliases from "./fixtures/aliases.json";
+import copies from "./fixtures/copies.json";
+import expand from "./fixtures/expand.json";
+import hd from "./fixtures/hd.json";
+import meta from "./fixtures/meta.json";
+import xss from "./fixtures/xss.json";
+import { hover, mount } from "./testing.js";
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+const lcell = (el, tensorId, r, c, slice = 0) => el.querySelector(`[data-key="${tensorId}:${slice}:${r}:${c}"]`);
+const scell = (el, storageId, cell) => el.querySelector(`[data-storage="${storageId}"][data-cell="${cell}"]`);
+const highlighted = (el) => [...el.querySelectorAll(".sw-hl")];
+
+describe("rendering", () => {
+  it("draws one storage grid with every storage cell and the values", () => {
+    const { el } = mount(aliases);
+    expect(el.querySelectorAll(".sw-storage").length).toBe(1);
+    const cells = el.querySelectorAll("[data-cell]");
+    expect([...cells].map((c) => Number(c.dataset.cell))).toEqual([...Array(12).keys()]);
+    const texts = [...el.querySelectorAll(".sw-storage .sw-cell-text")].map((t) => t.textContent);
+    expect(texts).toEqual(aliases.storages[0].cells.text);
+  });
+
+  it("draws each tensor's logical grid with the values it reads", () => {
+    const { el } = mount(aliases);
+    // xt = x.t(): xt[r, c] reads storage[4c + r]
+    const xt = el.querySelector('.sw-tensor[data-tensor="t1"]');
+    const values = [...xt.querySelectorAll(".sw-logical-grid .sw-cell-text")].map((t) => t.textContent);
+    expect(values).toEqual(["0.", "4.", "8.", "1.", "5.", "9.", "2.", "6.", "10.", "3.", "7.", "11."]);
+    expect(xt.querySelectorAll("[data-key]").length).toBe(12);
+  });
+
+  it("greys cells a view never touches and marks cells read more than once", () => {
+    const { el } = mount(expand);
+    const untouched = [...el.querySelectorAll(".sw-untouched")].map((n) => Number(n.dataset.cell));
+    expect(untouched).toEqual([4, 5, 6, 7, 8, 9, 10, 11]);
+    const counts = [...el.querySelectorAll(".sw-count")].map((n) => n.textContent);
+    expect(counts).toEqual(["×3", "×3", "×3", "×3"]);
+  });
+
+  it("draws a stride arrow per dim and a loop for stride 0", () => {
+    const { el } = mount(expand);
+    const labels = [...el.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent);
+    expect(labels).toEqual(["dim 0: +0", "dim 1: +1"]);
+    const loop = el.querySelector('.sw-arrow[data-dim="0"] path').getAttribute("d");
+    expect(loop).toMatch(/^M .* C /); // a curve back to the same cell
+  });
+
+  it("switches the arrows to the tensor being hovered", () => {
+    const { el } = mount(aliases);
+    const labels = () => [...el.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent);
+    expect(labels()).toEqual(["dim 0: +4", "dim 1: +1"]);
+    hover(lcell(el, "t1", 0, 0));
+    expect(labels()).toEqual(["dim 0: +1", "dim 1: +4"]);
+  });
+
+  it("draws different storages separately (a clone is not a view)", () => {
+    const { el } = mount(copies);
+    const storages = el.querySelectorAll(".sw-storage-block");
+    expect(storages.length).toBe(2);
+    expect(storages[1].querySelector('.sw-tensor[data-tensor="t1"]')).not.toBeNull();
+  });
+
+  it("labels higher-dim slices and shows the facts panel", () => {
+    const { el } = mount(hd);
+    const labels = [...el.querySelectorAll(".sw-slice-label")].map((n) => n.textContent);
+    expect(labels).toEqual(["h[0, 0, :, :]", "h[0, 1, :, :]", "h[0, 2, :, :]", "h[1, 0, :, :]", "h[1, 1, :, :]", "h[1, 2, :, :]"]);
+    const facts = el.querySelector(".sw-facts").textContent;
+    expect(facts).toContain("(60, 20, 5, 1) elements");
+    expect(facts).toContain("✓ C-contiguous");
+    expect(el.querySelector(".sw-explain").textContent).toBe(hd.tensors[0].layout.explain);
+  });
+
+  it("collapses untouched runs of a huge meta tensor into gaps and shows indices, not values", () => {
+    const { el } = mount(meta);
+    const gaps = [...el.querySelectorAll(".sw-gap-label")].map((n) => n.textContent);
+    expect(gaps.length).toBeGreaterThan(0);
+    expect(gaps[0]).toMatch(/^⋯ [\d,]+ cells not shown \[/);
+    expect(el.querySelectorAll("[data-cell]").length).toBe(meta.storages[0].cells.index.length);
+    expect(el.querySelector(".sw-storage .sw-addr-text").textContent).toBe("@0");
+    const ellipses = [...el.querySelectorAll(".sw-index-label")].filter((n) => n.textContent === "⋯");
+    expect(ellipses.length).toBeGreaterThan(0);
+  });
+});
+
+describe("hover", () => {
+  it("logical -> storage: highlights the storage cell and shows the address formula", () => {
+    const { el, model } = mount(aliases);
+    hover(lcell(el, "t0", 1, 2));
+    expect(scell(el, "s0", 6).classList.contains("sw-hl")).toBe(true);
+    expect(el.querySelector(".sw-status").textContent).toBe(
+      "x[1,2] → storage[off + 1·s0 + 2·s1] = storage[0 + 1·4 + 2·1] = storage[6] = 6.",
+    );
+    expect(model.state.hovered).toEqual({ tensor: "t0", name: "x", index: [1, 2], storage: "s0", cell: 6 });
+    expect(model.save_changes).toHaveBeenCalledTimes(1);
+  });
+
+  it("logical -> aliasing cells of the other tensors over the same storage", () => {
+    const { el } = mount(aliases);
+    hover(lcell(el, "t0", 1, 2));
+    const keys = highlighted(el).map((n) => n.dataset.key ?? `cell ${n.dataset.cell}`);
+    // storage[6] is x[1,2], xt[2,1] and cols[1,1]
+    expect(keys.sort()).toEqual(["cell 6", "t0:0:1:2", "t1:0:2:1", "t2:0:1:1"]);
+  });
+
+  it("storage -> every logical cell that reads it, across tensors", () => {
+    const { el, model } = mount(expand);
+    hover(scell(el, "s0", 2));
+    const keys = highlighted(el).map((n) => n.dataset.key).filter(Boolean);
+    expect(keys.sort()).toEqual(["t0:0:0:2", "t0:0:1:2", "t0:0:2:2"]);
+    expect(el.querySelector(".sw-status").textContent).toBe("storage[2] = 2. ← row[0,2], row[1,2], row[2,2]");
+    expect(model.state.hovered).toEqual({ storage: "s0", cell: 2 });
+  });
+
+  it("moving on clears the old highlight; leaving clears all and sends null", () => {
+    const { el, model } = mount(aliases);
+    hover(lcell(el, "t0", 0, 0));
+    hover(lcell(el, "t0", 2, 3));
+    expect(scell(el, "s0", 0).classList.contains("sw-hl")).toBe(false);
+    expect(scell(el, "s0", 11).classList.contains("sw-hl")).toBe(true);
+    el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
+    expect(highlighted(el)).toEqual([]);
+    expect(model.state.hovered).toBeNull();
+  });
+
+  it("does not resend an unchanged hover", () => {
+    const { el, model } = mount(aliases);
+    hover(lcell(el, "t0", 0, 1));
+    hover(lcell(el, "t0", 0, 1));
+    expect(model.save_changes).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe("model changes", () => {
+  it("redraws on a new scene (refresh from Python)", () => {
+    const { el, model } = mount(aliases);
+    model.set("scene", expand);
+    expect(el.querySelectorAll(".sw-tensor").length).toBe(1);
+    expect(el.querySelectorAll(".sw-root").length).toBe(1);
+  });
+
+  it("wrap: the trait re-wraps the grid and the input sets the trait", () => {
+    const { el, model } = mount(aliases);
+    const rowY = () => new Set([...el.querySelectorAll("[data-cell]")].map((n) => n.getAttribute("y"))).size;
+    expect(rowY()).toBe(3); // suggested wrap 4: 12 cells in 3 rows
+    model.set("wrap", 6);
+    expect(rowY()).toBe(2);
+    const input = el.querySelector("input.sw-wrap");
+    expect(input.value).toBe("6");
+    input.value = "12";
+    input.dispatchEvent(new Event("change"));
+    expect(model.state.wrap).toBe(12);
+    expect(rowY()).toBe(1);
+    input.value = "";
+    input.dispatchEvent(new Event("change"));
+    expect(model.state.wrap).toBeNull();
+    expect(rowY()).toBe(3);
+  });
+});
+
+describe("safety", () => {
+  it("renders a tensor name with markup as text, never as HTML", () => {
+    const { el } = mount(xss);
+    expect(el.querySelector("img")).toBeNull();
+    const name = xss.tensors[0].name;
+    const names = [...el.querySelectorAll(".sw-name")].map((n) => n.textContent);
+    expect(names).toContain(name);
+    hover(lcell(el, "t0", 0, 2));
+    expect(el.querySelector(".sw-status").textContent.startsWith(`${name}[2] → storage[`)).toBe(true);
+    expect(el.querySelector("img")).toBeNull();
+  });
+});
+
+describe("cleanup", () => {
+  it("removes its DOM and every model listener", () => {
+    const { el, model, cleanup } = mount(aliases);
+    expect(model.listenerCount()).toBeGreaterThan(0);
+    cleanup();
+    expect(model.listenerCount()).toBe(0);
+    expect(el.children.length).toBe(0);
+  });
+
+  it("stops reacting to the pointer after cleanup", () => {
+    const { el, model, cleanup } = mount(aliases);
+    const cell = lcell(el, "t0", 0, 0);
+    cleanup();
+    el.appendChild(cell);
+    hover(cell);
+    expect(model.save_changes).not.toHaveBeenCalled();
+  });
+});

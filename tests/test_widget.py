@@ -1,0 +1,196 @@
+"""The Python side of the widget: traits, naming, weak references, refresh, mime bundle."""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import json
+import pathlib
+import weakref
+
+import numpy as np
+import pytest
+import torch
+
+import stridewidget as sw
+from stridewidget._widget import StrideWidget
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+def storage_texts(widget, storage=0):
+    return widget.scene["storages"][storage]["cells"]["text"]
+
+
+def test_positional_tensors_are_named_after_the_callers_variables():
+    x = torch.arange(6.0).reshape(2, 3)
+    w = sw.show(x, x.t(), y=x[:, ::2])
+    assert w.names == ["x", "t1", "y"]
+    assert [t["name"] for t in w.scene["tensors"]] == ["x", "t1", "y"]
+    assert sw.StrideWidget(x).names == ["x"]
+
+
+def test_a_name_taken_by_a_keyword_is_not_reused():
+    x = torch.zeros(3)
+    assert sw.show(x, x=x.clone()).names == ["t0", "x"]
+
+
+def test_widget_holds_no_strong_reference():
+    x = torch.zeros(1000)
+    alive = weakref.ref(x)
+    w = sw.show(x, view=x[::2])
+    del x
+    gc.collect()
+    assert alive() is None, "the widget kept the tensor alive"
+    assert w.refresh_if_changed() is True
+    assert w.scene["released"] == ["x", "view"]
+    assert "freed" in w.summary()
+    assert w.refresh_if_changed() is False
+
+
+def test_temporary_view_is_rebuilt_from_its_live_base():
+    x = torch.arange(12.0).reshape(3, 4)
+    w = sw.show(cols=x[:, ::2])  # the view itself dies at once
+    gc.collect()
+    assert w.refresh_if_changed() is False
+    x[0, 0] = 100.0  # write through the base: the shared version counter moves
+    assert w.refresh_if_changed() is True
+    assert storage_texts(w)[0] == "100."
+    live = w.tensors["cols"]
+    assert live.shape == (3, 2) and live.stride() == (4, 2)
+    assert live.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
+def test_write_through_a_view_refreshes_the_base_widget():
+    x = torch.zeros(2, 3)
+    w = sw.show(x)
+    view = x.t()
+    view.add_(1)
+    assert w.refresh_if_changed() is True
+    assert set(storage_texts(w)) == {"1."}
+
+
+def test_layout_change_is_noticed():
+    x = torch.zeros(4)
+    w = sw.show(x)
+    x.resize_(2, 2)
+    assert w.refresh_if_changed() is True
+    assert w.scene["tensors"][0]["layout"]["shape"] == [2, 2]
+
+
+def test_numpy_in_place_changes_are_noticed_through_the_shown_values():
+    a = np.zeros((3, 4))
+    w = sw.show(a, rev=a[::-1])
+    assert w.refresh_if_changed() is False
+    a[2, 1] = 7.5
+    assert w.refresh_if_changed() is True
+    assert "7.5" in storage_texts(w)
+    del a
+    gc.collect()
+    # rev was a view of a: with both gone, nothing keeps the memory
+    assert w.refresh_if_changed() is True
+    assert w.scene["released"] == ["a", "rev"]
+
+
+def test_numpy_view_rebuilt_from_its_base():
+    a = np.arange(20.0)
+    w = sw.show(r=a.reshape(4, 5)[::-1, 1::2])
+    gc.collect()
+    live = w.tensors["r"]
+    assert live is not None
+    np.testing.assert_array_equal(live, a.reshape(4, 5)[::-1, 1::2])
+    assert np.shares_memory(live, a)
+
+
+def test_hovered_trait_comes_from_the_front_end():
+    x = torch.zeros(2, 2)
+    w = sw.show(x)
+    seen = []
+    w.observe(lambda change: seen.append(change["new"]), names="hovered")
+    # what the comm delivers when the JS side calls model.set("hovered", ...); save_changes()
+    w.set_state(
+        {"hovered": {"tensor": "t0", "name": "x", "index": [1, 0], "storage": "s0", "cell": 2}}
+    )
+    assert w.hovered["index"] == [1, 0] and w.hovered["cell"] == 2
+    w.set_state({"hovered": None})
+    assert w.hovered is None
+    assert len(seen) == 2
+
+
+def test_wrap_is_a_synced_trait():
+    x = torch.zeros(3, 4)
+    w = sw.show(x, wrap=6)
+    assert w.wrap == 6
+    state = w.get_state()
+    assert state["wrap"] == 6 and state["scene"]["storages"][0]["wrap"] == 4
+    w.set_state({"wrap": 2})
+    assert w.wrap == 2
+
+
+def test_mimebundle_has_widget_view_text_and_static_html():
+    x = torch.arange(4.0)
+    w = sw.show(**{"<img src=x onerror=alert(1)>": x})
+    data, _metadata = w._repr_mimebundle_()
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == w.model_id
+    assert data["text/plain"] == w.summary()
+    assert "<img src=x onerror=alert(1)>" in data["text/plain"]
+    html = data["text/html"]
+    assert "<img" not in html  # the name is escaped in the static fallback
+    assert "&lt;img" in html
+    if importlib.util.find_spec("stridewidget._svg") is not None:
+        assert "<svg" in html
+
+
+def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_svg(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 1 and name == "_svg":
+            raise ImportError("simulated: _svg not importable")
+        return real_import(name, globals, locals, fromlist, level)
+
+    w = sw.show(**{"a<b>": torch.zeros(2)})
+    monkeypatch.setattr(builtins, "__import__", no_svg)
+    data, _ = w._repr_mimebundle_()
+    assert data["text/html"].startswith("<pre>") and "a&lt;b&gt;" in data["text/html"]
+
+
+def test_meta_and_huge_tensors_stay_small():
+    m = torch.empty(10**9, device="meta").view(1000, 1000, 1000)
+    w = sw.show(m, mt=m.transpose(0, 2))
+    assert len(json.dumps(w.get_state()["scene"])) < 200_000
+    assert w.scene["storages"][0]["has_values"] is False
+
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(TypeError, match="at least one tensor"):
+        StrideWidget()
+    with pytest.raises(TypeError, match="list"):
+        sw.show([1, 2, 3])
+    with pytest.raises(sw.LayoutError, match="sparse"):
+        sw.show(torch.zeros(3).to_sparse())
+
+
+def test_bundle_is_shipped_and_used():
+    assert (
+        StrideWidget._esm.__class__.__name__ == "FileContents"
+        or pathlib.Path(str(StrideWidget._esm)).is_file()
+    )
+    esm = (ROOT / "stridewidget" / "static" / "widget.js").read_text()
+    assert "export" in esm and "render" in esm
+    assert (ROOT / "stridewidget" / "static" / "widget.css").is_file()
+
+
+def test_vitest_fixtures_match_the_current_scene_format():
+    spec = importlib.util.spec_from_file_location(
+        "make_fixtures", ROOT / "js" / "fixtures" / "make_fixtures.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for name, scene in module.fixtures().items():
+        stored = (ROOT / "js" / "fixtures" / f"{name}.json").read_text()
+        assert stored == module.serialise(scene), (
+            f"js/fixtures/{name}.json is stale: run .venv/bin/python js/fixtures/make_fixtures.py"
+        )

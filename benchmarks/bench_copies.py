@@ -74,6 +74,13 @@ def measure(label: str, layer: torch.nn.Module, src: torch.Tensor, rounds: int, 
     print(f"\n{label}: {log.summary()}")
     for name, value in median.items():
         print(f"  {name:12s} {value:9.1f} µs   x{value / median['baseline']:.2f} of baseline")
+    ops = sum(len(event.ops) for event in log.events)
+    extra = median["tracked"] - median["baseline"]
+    print(
+        f"  {len(log.events)} events, {ops} ATen ops per forward: tracking adds {extra:.0f} µs "
+        f"= {extra / ops:.1f} µs per ATen op (bare modes alone: "
+        f"{(median['bare modes'] - median['baseline']) / ops:.1f} µs)"
+    )
     ratio = median["tracked"] / median["baseline"]
     print(
         f"  => tracked/baseline = {ratio:.2f}x (target < 3), "

@@ -206,8 +206,8 @@ class _Snapshot:
 def _arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:
     """Tensors and NumPy arrays in ``value``, looking into tuples, lists and dicts (3 levels).
 
-    Each object once (``F.multi_head_attention_forward(x, x, x, ...)`` has one input, not three).
-    Runs for every recorded call, so scalars are skipped without a call per item.
+    Runs for every recorded call, so scalars are skipped without a call per item.  An object
+    passed twice is listed twice (see :func:`_distinct`).
     """
     if isinstance(value, _ARRAY_TYPES):
         items: Any = (value,)
@@ -218,11 +218,15 @@ def _arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:
         items = value.values() if container is dict else value
     for item in items:
         if isinstance(item, _ARRAY_TYPES):
-            if all(item is not seen for seen in found):
-                found.append(item)
+            found.append(item)
         elif depth < 3 and type(item) in _CONTAINERS:
             _arrays_in(item, found, depth + 1)
     return found
+
+
+def _distinct(objects: list[Any]) -> list[Any]:
+    """Each object once: ``F.multi_head_attention_forward(x, x, x, ...)`` has one input."""
+    return list({id(obj): obj for obj in objects}.values()) if len(objects) > 1 else objects
 
 
 def _has_array(value: Any) -> bool:
@@ -584,8 +588,8 @@ class _Recorder:
     def record(
         self, call: str, inputs: Any, result: Any, pending: _Pending, filename: str, line: int
     ) -> None:
-        input_arrays = _arrays_in(inputs, [])
-        result_arrays = _arrays_in(result, [])
+        input_arrays = _distinct(_arrays_in(inputs, []))
+        result_arrays = _distinct(_arrays_in(result, []))
         input_snapshots = tuple(map(_Snapshot, input_arrays))
         output_snapshots = tuple(map(_Snapshot, result_arrays))
         input_extents = [s.extent for s in input_snapshots if s.extent is not None]

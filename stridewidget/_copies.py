@@ -446,7 +446,8 @@ class CopyLog:
         body = []
         for row in rows:
             cells = "".join(
-                f"<td style='text-align:left;font-family:monospace'>{escape(cell)}</td>"
+                "<td style='text-align:left;vertical-align:top;font-family:monospace;"
+                f"white-space:pre-line'>{escape(cell)}</td>"
                 for cell in row
             )
             tint = _KIND_TINT[row[2]]
@@ -539,7 +540,7 @@ def _layout_text(layouts: tuple[Layout | None, ...], compact: bool) -> str:
             shown.append(str(layout))
     if len(layouts) > 2:
         shown.append(f"+{len(layouts) - 2} more")
-    return "; ".join(shown)
+    return ("; " if compact else "\n").join(shown)
 
 
 def _format_bytes(n: int) -> str:

@@ -1,0 +1,297 @@
+// The as_strided playground (anywidget ESM): edit a view's size / stride / storage offset per dim,
+// load the five tricks and the seed article's versions of them, and see the view drawn by the
+// main widget's renderers.  All index math runs here (math.js), so it works in a static export.
+// Bundled into stridewidget/static/playground.js (+ playground.css) by `npm run build`.
+import "../widget.css";
+import "./playground.css";
+import { htmlEl } from "../dom.js";
+import { drawFacts } from "../facts.js";
+import { attachHover } from "../hover.js";
+import { drawLogical } from "../logical.js";
+import { indexScene } from "../scene.js";
+import { drawArrows, drawStorage } from "../storage.js";
+import { analyse, overlapText, tupleText } from "./math.js";
+import { presets } from "./presets.js";
+import { layoutWords, recognise } from "./recognise.js";
+import { playgroundScene } from "./scene.js";
+
+let instances = 0;
+
+/** The model's state as plain data. */
+export function readState(model) {
+  return {
+    baseShape: model.get("base_shape") ?? [],
+    baseStrides: model.get("base_strides") ?? [],
+    baseOffset: model.get("base_offset") ?? 0,
+    storageSize: model.get("storage_size") ?? 0,
+    dtype: model.get("dtype") ?? "",
+    itemsize: model.get("itemsize") ?? 1,
+    device: model.get("device") ?? "cpu",
+    cellText: model.get("cell_text") ?? [],
+    cellValue: model.get("cell_value") ?? [],
+    size: model.get("size") ?? [],
+    stride: model.get("stride") ?? [],
+    offset: model.get("offset") ?? 0,
+  };
+}
+
+/** The exact torch call for a setting (the same text as Playground.code in Python). */
+export function codeText({ size, stride, offset }) {
+  return `torch.as_strided(x, size=${tupleText(size)}, stride=${tupleText(stride)}, storage_offset=${offset})`;
+}
+
+/** What the playground says about a setting: refusal, or the op it is and its layout words. */
+export function verdict(state, badInput = null) {
+  if (badInput !== null) {
+    // Not a whole number: kept in the browser (never synced), refused like any other setting.
+    const refused = `as_strided: size, stride and storage_offset must be whole numbers (${badInput})`;
+    return { facts: null, refused, names: [], words: [], overlap: "" };
+  }
+  const facts = analyse(state.size, state.stride, state.offset, state.storageSize);
+  if (!facts.valid) return { facts: null, refused: facts.message, names: [], words: [], overlap: "" };
+  const base = { shape: state.baseShape, strides: state.baseStrides, offset: state.baseOffset };
+  const view = { size: state.size, stride: state.stride, offset: state.offset };
+  return {
+    facts,
+    refused: null,
+    names: recognise(base, view),
+    words: layoutWords(view, facts),
+    overlap: overlapText(facts.shared),
+  };
+}
+
+function explainText(result) {
+  const lines = [];
+  if (result.names.length) lines.push(`This is ${result.names[0]}${result.names[0] === "x" ? " itself" : ""}.`);
+  else lines.push("No standard op on x gives exactly this view.");
+  if (result.words.length) lines.push(`Layout: ${result.words.join(", ")}.`);
+  if (result.overlap) lines.push(result.overlap);
+  if (result.facts.hasOverlap === null) lines.push("Too many elements to check for overlap in the browser.");
+  return lines.join("\n");
+}
+
+function numberInput(value, label, onInput) {
+  const input = htmlEl("input", "pg-number");
+  input.type = "number";
+  input.step = "1";
+  input.value = String(value);
+  input.setAttribute("aria-label", label);
+  input.addEventListener("input", () => onInput(input.value === "" ? Number.NaN : Number(input.value), input));
+  return input;
+}
+
+function render({ model, el }) {
+  instances += 1;
+  const uid = `pg${instances}`;
+  const root = htmlEl("div", "sw-root pg-root");
+  el.appendChild(root);
+
+  const title = htmlEl("div", "pg-title");
+  const presetBar = htmlEl("div", "pg-presets");
+  const presetNote = htmlEl("p", "pg-note");
+  const controls = htmlEl("div", "pg-controls");
+  const message = htmlEl("div", "pg-message");
+  message.setAttribute("aria-live", "polite");
+  const codeRow = htmlEl("div", "pg-code-row");
+  const code = htmlEl("code", "pg-code");
+  const copy = htmlEl("button", "pg-button pg-copy", "copy");
+  copy.type = "button";
+  copy.addEventListener("click", () => navigator.clipboard?.writeText(code.textContent));
+  codeRow.append(code, copy);
+  const status = htmlEl("div", "sw-status pg-status");
+  const picture = htmlEl("div", "pg-picture");
+  root.append(title, presetBar, presetNote, controls, message, codeRow, status, picture);
+
+  let current = { indexed: null, views: null };
+  const idleStatus = "hover a cell: logical → storage address, storage → the elements that read it";
+  const setStatus = (text) => {
+    status.textContent = text ?? idleStatus;
+  };
+
+  // --- editing ----------------------------------------------------------------------------------
+  const badInputs = new Map(); // input label -> what was typed, while it is not a whole number
+  const commit = (changes) => {
+    for (const [key, value] of Object.entries(changes)) model.set(key, value);
+    model.save_changes();
+  };
+  /** Only whole numbers reach the model (and so Python); anything else is refused here. */
+  const accept = (input, value) => {
+    const label = input.getAttribute("aria-label");
+    input.setAttribute("aria-invalid", String(!Number.isSafeInteger(value)));
+    if (Number.isSafeInteger(value)) {
+      badInputs.delete(label);
+      return true;
+    }
+    badInputs.set(label, input.value === "" ? `${label} is empty` : `${label} is ${input.value}`);
+    draw();
+    return false;
+  };
+  const editDim = (key, d, value, input) => {
+    if (!accept(input, value)) return;
+    const list = [...model.get(key)];
+    list[d] = value;
+    commit({ [key]: list });
+    draw();
+  };
+
+  const buildControls = () => {
+    badInputs.clear();
+    const { size, stride, offset } = readState(model);
+    const table = htmlEl("table", "pg-dims");
+    const head = htmlEl("tr");
+    for (const text of ["dim", "size", "stride", ""]) head.appendChild(htmlEl("th", "", text));
+    table.appendChild(head);
+    size.forEach((n, d) => {
+      const row = htmlEl("tr", "pg-dim");
+      row.dataset.dim = d;
+      const cell = (child) => {
+        const td = htmlEl("td");
+        td.appendChild(child);
+        return td;
+      };
+      const sizeInput = numberInput(n, `size of dim ${d}`, (v, input) => editDim("size", d, v, input));
+      sizeInput.classList.add("pg-size");
+      sizeInput.min = "0";
+      const strideInput = numberInput(stride[d], `stride of dim ${d}`, (v, input) => editDim("stride", d, v, input));
+      strideInput.classList.add("pg-stride");
+      const remove = htmlEl("button", "pg-button pg-remove", "remove");
+      remove.type = "button";
+      remove.title = `remove dim ${d}`;
+      remove.addEventListener("click", () => {
+        const s = readState(model);
+        commit({ size: s.size.filter((_, k) => k !== d), stride: s.stride.filter((_, k) => k !== d) });
+        buildControls();
+      });
+      row.append(htmlEl("td", "pg-dim-label", String(d)), cell(sizeInput), cell(strideInput), cell(remove));
+      table.appendChild(row);
+    });
+    const add = htmlEl("button", "pg-button pg-add", "+ add dim");
+    add.type = "button";
+    add.addEventListener("click", () => {
+      const s = readState(model);
+      commit({ size: [...s.size, 1], stride: [...s.stride, 1] });
+      buildControls();
+    });
+    const offsetLabel = htmlEl("label", "pg-offset-label", "storage_offset ");
+    const offsetInput = numberInput(offset, "storage offset", (v, input) => {
+      if (!accept(input, v)) return;
+      commit({ offset: v });
+      draw();
+    });
+    offsetInput.classList.add("pg-offset");
+    offsetLabel.appendChild(offsetInput);
+    const side = htmlEl("div", "pg-side");
+    side.append(add, offsetLabel);
+    controls.replaceChildren(table, side);
+  };
+
+  const buildPresets = () => {
+    const state = readState(model);
+    const base = { shape: state.baseShape, strides: state.baseStrides, offset: state.baseOffset };
+    presetBar.replaceChildren();
+    const groups = [
+      ["start", "start:"],
+      ["trick", "tricks:"],
+      ["seed", "⚠ the seed article's versions:"],
+    ];
+    for (const [kind, caption] of groups) {
+      const group = htmlEl("div", "pg-preset-group");
+      group.appendChild(htmlEl("span", "pg-preset-caption", caption));
+      for (const preset of presets(base).filter((p) => p.kind === kind)) {
+        const button = htmlEl("button", `pg-button pg-preset pg-${kind}`, preset.label);
+        button.type = "button";
+        button.dataset.preset = preset.id;
+        if (!preset.settings) {
+          button.disabled = true;
+          button.title = preset.unavailable;
+        } else {
+          button.title = preset.note;
+          button.addEventListener("click", () => {
+            presetNote.textContent = preset.note;
+            commit({ size: [...preset.settings.size], stride: [...preset.settings.stride], offset: preset.settings.offset });
+            buildControls();
+          });
+        }
+        group.appendChild(button);
+      }
+      presetBar.appendChild(group);
+    }
+  };
+
+  // --- drawing ----------------------------------------------------------------------------------
+  const draw = () => {
+    const state = readState(model);
+    title.textContent =
+      `as_strided playground · x: ${state.dtype} shape ${tupleText(state.baseShape)}, ` +
+      `stride ${tupleText(state.baseStrides)}, offset ${state.baseOffset} · storage of ${state.storageSize} elements`;
+    code.textContent = codeText(state);
+    const result = verdict(state, badInputs.size ? [...badInputs.values()].join(", ") : null);
+    message.classList.toggle("pg-refused", result.refused !== null);
+    root.dataset.valid = String(result.refused === null);
+    if (result.refused !== null) {
+      message.textContent = `Refused (never sent to torch.as_strided): ${result.refused}`;
+    } else {
+      message.replaceChildren();
+      const lead = htmlEl("div", "pg-recognised");
+      if (result.names.length) {
+        lead.append("This is ", htmlEl("code", "pg-op", result.names[0]));
+        if (result.names[0] === "x") lead.append(" itself");
+        if (result.names.length > 1) lead.append(` (also ${result.names.slice(1, 3).join(", ")})`);
+      } else {
+        lead.textContent = "No standard op on x gives exactly this view.";
+      }
+      message.appendChild(lead);
+      if (result.words.length) message.appendChild(htmlEl("div", "pg-words", `Layout: ${result.words.join(", ")}.`));
+      if (result.overlap) message.appendChild(htmlEl("div", "pg-overlap", result.overlap));
+    }
+
+    const scene = playgroundScene(state, result.facts, result.facts ? explainText(result) : "");
+    const indexed = indexScene(scene);
+    const storage = scene.storages[0];
+    const drawn = drawStorage(storage, scene.tensors, storage.wrap, uid);
+    const viewTensor = indexed.tensors.get("t1");
+    drawArrows(drawn.arrows, viewTensor, drawn.positions); // none for a refused setting
+    const views = { storages: new Map([["s0", drawn]]), storageCells: new Map([["s0", drawn.cells]]), logicalCells: new Map() };
+    const parts = [drawn.node];
+    if (viewTensor) {
+      const card = htmlEl("div", "sw-tensor pg-view");
+      const header = htmlEl("div", "sw-tensor-header", `view = ${viewTensor.layout.text}`);
+      const body = htmlEl("div", "sw-tensor-body");
+      const logical = drawLogical(viewTensor, indexed);
+      for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
+      body.append(logical.node, drawFacts(viewTensor));
+      card.append(header, body);
+      parts.push(card);
+    }
+    picture.replaceChildren(...parts);
+    current = { indexed, views };
+    hover.reset();
+    setStatus(null);
+  };
+
+  const hover = attachHover(picture, model, () => current, { onStatus: setStatus, onActive: () => {} });
+
+  // Changes from Python (pg.size = ...) move the controls; our own edits only redraw.
+  const onSetting = () => {
+    const focused = controls.contains(document.activeElement);
+    const rows = controls.querySelectorAll(".pg-dim").length;
+    if (!focused || rows !== (model.get("size") ?? []).length) buildControls();
+    draw();
+  };
+  model.on("change:size", onSetting);
+  model.on("change:stride", onSetting);
+  model.on("change:offset", onSetting);
+  buildPresets();
+  buildControls();
+  draw();
+
+  return () => {
+    hover.detach();
+    model.off("change:size", onSetting);
+    model.off("change:stride", onSetting);
+    model.off("change:offset", onSetting);
+    root.remove();
+  };
+}
+
+export default { render };

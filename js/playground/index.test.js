@@ -1,0 +1,173 @@
+// The playground's DOM against a fake anywidget model: edits redraw and sync, refusals keep the
+// widget usable, presets load Python's settings, strings are text, cleanup removes everything.
+import { describe, expect, it, vi } from "vitest";
+import cases from "./cases.json";
+import widget, { codeText, verdict } from "./index.js";
+
+function fakeModel(initial) {
+  const state = { ...initial };
+  const handlers = new Map();
+  const emit = (name, ...args) => (handlers.get(name) ?? []).forEach((cb) => cb(...args));
+  return {
+    state,
+    get: (k) => state[k],
+    set: (k, v) => {
+      state[k] = v;
+      emit(`change:${k}`);
+    },
+    on: (name, cb) => handlers.set(name, [...(handlers.get(name) ?? []), cb]),
+    off: (name, cb) => handlers.set(name, (handlers.get(name) ?? []).filter((h) => h !== cb)),
+    save_changes: vi.fn(),
+    listenerCount: () => [...handlers.values()].reduce((n, l) => n + l.length, 0),
+  };
+}
+
+const base = cases.bases.find((b) => b.name === "contiguous 4x6");
+
+function setup(overrides = {}) {
+  const model = fakeModel({
+    base_shape: [4, 6],
+    base_strides: [6, 1],
+    base_offset: 0,
+    storage_size: 24,
+    dtype: "int64",
+    itemsize: 8,
+    device: "cpu",
+    cell_text: Array.from({ length: 24 }, (_, i) => String(i)),
+    cell_value: Array.from({ length: 24 }, (_, i) => i),
+    size: [4, 6],
+    stride: [6, 1],
+    offset: 0,
+    hovered: null,
+    ...overrides,
+  });
+  const el = document.createElement("div");
+  document.body.appendChild(el);
+  const cleanup = widget.render({ model, el });
+  return { model, el, cleanup };
+}
+
+const type = (input, value) => {
+  input.value = value;
+  input.dispatchEvent(new Event("input"));
+};
+const logicalTexts = (el) => [...el.querySelectorAll(".pg-view .sw-cell-text")].map((t) => t.textContent);
+
+describe("playground DOM", () => {
+  it("draws x itself and says so", () => {
+    const { el, cleanup } = setup();
+    expect(el.querySelector(".pg-message").textContent).toContain("This is x itself");
+    expect(el.querySelector(".pg-code").textContent).toBe("torch.as_strided(x, size=(4, 6), stride=(6, 1), storage_offset=0)");
+    expect(logicalTexts(el)).toEqual(Array.from({ length: 24 }, (_, i) => String(i)));
+    expect(el.querySelectorAll(".pg-dim")).toHaveLength(2);
+    cleanup();
+  });
+
+  it("a stride edit syncs, redraws and names the op", () => {
+    const { el, model, cleanup } = setup();
+    type(el.querySelector('.pg-dim[data-dim="1"] .pg-stride'), "0");
+    expect(model.state.stride).toEqual([6, 0]);
+    expect(model.save_changes).toHaveBeenCalled();
+    expect(el.querySelector(".pg-op").textContent).toBe("x[:, 0:1].expand(4, 6)");
+    expect(el.querySelector(".pg-overlap").textContent).toContain("storage[0] is read by (0, 0), (0, 1), (0, 2), (0, 3) and 2 more");
+    expect(logicalTexts(el)).toEqual(["0", "0", "0", "0", "0", "0", "6", "6", "6", "6", "6", "6", "12", "12", "12", "12", "12", "12", "18", "18", "18", "18", "18", "18"]);
+    // each of the four storage elements read six times carries the count
+    expect([...el.querySelectorAll(".sw-storage .sw-count")].map((t) => t.textContent)).toEqual(["×6", "×6", "×6", "×6"]);
+    cleanup();
+  });
+
+  it("refuses an out-of-bounds stride with Python's message and stays usable", () => {
+    const { el, model, cleanup } = setup();
+    type(el.querySelector('.pg-dim[data-dim="0"] .pg-stride'), "7");
+    const message = el.querySelector(".pg-message");
+    expect(message.classList.contains("pg-refused")).toBe(true);
+    expect(message.textContent).toContain(
+      "as_strided: index (3, 3) maps to storage element 24, but the storage has only 24 elements (valid: 0..23)",
+    );
+    expect(el.querySelector(".pg-view")).toBeNull();
+    expect(el.querySelectorAll(".sw-scell")).toHaveLength(24); // the storage is still drawn
+    type(el.querySelector('.pg-dim[data-dim="0"] .pg-stride'), "1");
+    type(el.querySelector('.pg-dim[data-dim="1"] .pg-stride'), "4");
+    expect(model.state.stride).toEqual([1, 4]);
+    expect(el.querySelector(".pg-message").classList.contains("pg-refused")).toBe(false);
+    cleanup();
+  });
+
+  it("keeps a non-number in the browser and refuses it", () => {
+    const { el, model, cleanup } = setup();
+    const calls = model.save_changes.mock.calls.length;
+    const input = el.querySelector(".pg-offset");
+    type(input, "");
+    expect(model.save_changes.mock.calls.length).toBe(calls);
+    expect(model.state.offset).toBe(0);
+    expect(input.getAttribute("aria-invalid")).toBe("true");
+    expect(el.querySelector(".pg-message").textContent).toContain("must be whole numbers (storage offset is empty)");
+    type(input, "2");
+    expect(model.state.offset).toBe(2);
+    expect(el.querySelector(".pg-message").textContent).toContain("index (3, 4) maps to storage element 24");
+    cleanup();
+  });
+
+  it("adds and removes dims", () => {
+    const { el, model, cleanup } = setup();
+    el.querySelector(".pg-add").click();
+    expect(model.state.size).toEqual([4, 6, 1]);
+    expect(el.querySelectorAll(".pg-dim")).toHaveLength(3);
+    el.querySelector('.pg-dim[data-dim="0"] .pg-remove').click();
+    expect(model.state.size).toEqual([6, 1]);
+    expect(model.state.stride).toEqual([1, 1]);
+    expect(el.querySelectorAll(".pg-dim")).toHaveLength(2);
+    cleanup();
+  });
+
+  it.each(Object.entries(base.presets))("preset %s loads Python's setting and verdict", (id, expected) => {
+    const { el, model, cleanup } = setup();
+    el.querySelector(`button[data-preset="${id}"]`).click();
+    expect([model.state.size, model.state.stride, model.state.offset]).toEqual([expected.size, expected.stride, expected.offset]);
+    expect(el.querySelector(".pg-message").classList.contains("pg-refused")).toBe(expected.refusal !== null);
+    expect(el.querySelector(".pg-note").textContent.length).toBeGreaterThan(20);
+    expect([...el.querySelectorAll(".pg-stride")].map((i) => Number(i.value))).toEqual(expected.stride);
+    cleanup();
+  });
+
+  it("follows settings changed from Python", () => {
+    const { el, model, cleanup } = setup();
+    model.set("size", [6, 4]);
+    model.set("stride", [1, 6]);
+    expect(el.querySelector(".pg-op").textContent).toBe("x.t()");
+    expect([...el.querySelectorAll(".pg-size")].map((i) => i.value)).toEqual(["6", "4"]);
+    cleanup();
+  });
+
+  it("hover on a logical cell highlights its storage cell and reports it", () => {
+    const { el, model, cleanup } = setup({ size: [6, 4], stride: [1, 6] });
+    const cell = el.querySelector('.pg-view .sw-lcell[data-r="1"][data-c="2"]');
+    cell.dispatchEvent(new MouseEvent("mouseover", { bubbles: true }));
+    expect(el.querySelector('.sw-scell[data-cell="13"]').classList.contains("sw-hl")).toBe(true);
+    expect(model.state.hovered).toMatchObject({ index: [1, 2], cell: 13 });
+    cleanup();
+  });
+
+  it("shows strings from Python as text, never as markup", () => {
+    const { el, cleanup } = setup({ dtype: "<img src=x onerror=alert(1)>", cell_text: Array(24).fill("<b>1</b>") });
+    expect(el.querySelector("img")).toBeNull();
+    expect(el.querySelector("b")).toBeNull();
+    expect(el.querySelector(".pg-title").textContent).toContain("<img src=x onerror=alert(1)>");
+    cleanup();
+  });
+
+  it("cleanup removes the DOM and every listener", () => {
+    const { el, model, cleanup } = setup();
+    expect(model.listenerCount()).toBe(3);
+    cleanup();
+    expect(model.listenerCount()).toBe(0);
+    expect(el.children).toHaveLength(0);
+  });
+
+  it("codeText and verdict are pure", () => {
+    expect(codeText({ size: [3], stride: [2], offset: 1 })).toBe("torch.as_strided(x, size=(3,), stride=(2,), storage_offset=1)");
+    const state = { baseShape: [4, 6], baseStrides: [6, 1], baseOffset: 0, storageSize: 24, size: [6, 4], stride: [1, 6], offset: 0 };
+    expect(verdict(state).names[0]).toBe("x.t()");
+    expect(verdict(state, "size of dim 0 is 1.5").refused).toMatch(/whole numbers \(size of dim 0 is 1.5\)/);
+  });
+});

@@ -1,0 +1,268 @@
+"""The ``as_strided`` playground: edit a view's size, stride and storage offset over a real storage.
+
+The widget's front end (``js/playground/``, bundled into ``static/playground.js``) does all the index
+math in the browser — bounds, overlap, the standard op a setting equals — so it also works in a static
+HTML export with no kernel; the storage values it shows are embedded once.  With a kernel, the
+current setting is synced back: :attr:`Playground.view` is the checked :func:`stridewidget.as_strided`
+view and :attr:`Playground.code` the ``torch.as_strided`` call to copy.  A setting that would leave
+the storage is refused by the same checks on both sides and never reaches ``torch.as_strided``.
+"""
+
+from __future__ import annotations
+
+import html
+import pathlib
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import anywidget
+import traitlets
+
+from ._errors import LayoutError
+from ._inspect import (
+    _describe,
+    _is_ndarray,
+    _is_tensor,
+    _numpy_storage_view,
+    as_strided,
+    inspect,
+    read_cells,
+)
+
+__all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
+
+_STATIC = pathlib.Path(__file__).parent / "static"
+
+#: Storage elements whose values are embedded in the page (the rest is drawn as a gap).
+MAX_EMBEDDED_CELLS = 512
+
+
+def _python_tuple(values: Sequence[int]) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _cell_texts(storage: Any, count: int, dtype: str) -> tuple[list[str], list[float | None]]:
+    from ._scene import _format  # one formatting rule for every renderer
+
+    raw = read_cells(storage, range(count))
+    if raw is None:  # meta tensors have no values
+        return [], []
+    texts, numbers = [], []
+    for item in raw.tolist():
+        text, number = _format(item, dtype)
+        texts.append(text)
+        numbers.append(number)
+    return texts, numbers
+
+
+def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
+    """A NumPy array over ``base``'s buffer with an already checked setting (no copy).
+
+    Built from an ``__array_interface__`` whose owner keeps ``base`` alive, as NumPy's own
+    ``as_strided`` does; writable exactly when ``base`` is.
+    """
+    np = sys.modules["numpy"]
+    layout = inspect(base)
+
+    class _Window:
+        def __init__(self) -> None:
+            self.base = base
+            self.__array_interface__ = {
+                "shape": tuple(size),
+                "typestr": base.dtype.str,
+                "data": (
+                    (layout.storage_address or 0) + offset * layout.itemsize,
+                    not base.flags.writeable,
+                ),
+                "strides": tuple(s * layout.itemsize for s in stride),
+                "version": 3,
+            }
+
+    return np.asarray(_Window())
+
+
+class Playground(anywidget.AnyWidget):
+    """Edit ``size``, ``stride`` and ``storage_offset`` over a tensor's storage and watch the view.
+
+    Build it with :func:`playground`.  The traits ``size``, ``stride`` and ``offset`` follow the
+    controls (and setting them from Python moves the controls); ``error`` is the refusal message
+    for the current setting, ``""`` when it is valid.
+    """
+
+    _esm = _STATIC / "playground.js"
+    _css = _STATIC / "playground.css"
+
+    # the base `x` and its storage (Python -> JS, set once)
+    base_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    base_strides = traitlets.List(traitlets.Int()).tag(sync=True)
+    base_offset = traitlets.Int(0).tag(sync=True)
+    storage_size = traitlets.Int(0).tag(sync=True)
+    dtype = traitlets.Unicode("").tag(sync=True)
+    itemsize = traitlets.Int(1).tag(sync=True)
+    device = traitlets.Unicode("cpu").tag(sync=True)
+    cell_text = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    cell_value = traitlets.List(traitlets.Float(allow_none=True)).tag(sync=True)
+    is_numpy = traitlets.Bool(False).tag(sync=True)
+    # the edited view (both ways)
+    size = traitlets.List(traitlets.Int()).tag(sync=True)
+    stride = traitlets.List(traitlets.Int()).tag(sync=True)
+    offset = traitlets.Int(0).tag(sync=True)
+    # Python's verdict on the current setting (the front end computes the same message itself)
+    error = traitlets.Unicode("").tag(sync=True)
+
+    def __init__(
+        self,
+        base: Any,
+        size: Sequence[int] | None = None,
+        stride: Sequence[int] | None = None,
+        storage_offset: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        layout = inspect(base)
+        if layout.unit != layout.itemsize:
+            raise LayoutError(
+                "playground: this NumPy view is not aligned to its item size, so its storage has "
+                "no element cells; pass the array that owns the memory instead"
+            )
+        if _is_ndarray(base):
+            torch = __import__("torch")
+            # The whole buffer as a 1-d tensor (zero copy): the checked view is built on it.
+            with warnings.catch_warnings():
+                # torch warns that the buffer view is read-only: the playground never writes
+                # through it, and `view` hands NumPy users read-only arrays for read-only bases.
+                warnings.simplefilter("ignore", UserWarning)
+                self._storage = torch.from_numpy(_numpy_storage_view(base, layout))
+        elif _is_tensor(base):
+            self._storage = base
+        else:  # pragma: no cover - inspect() already refused other objects
+            raise TypeError(
+                f"playground needs a torch.Tensor or numpy.ndarray, got {_describe(base)}"
+            )
+        self._base = base
+        count = min(layout.storage_size, MAX_EMBEDDED_CELLS)
+        texts, numbers = _cell_texts(base, count, layout.dtype)
+        size = list(layout.shape if size is None else size)
+        stride = list(layout.strides if stride is None else stride)
+        super().__init__(
+            base_shape=list(layout.shape),
+            base_strides=list(layout.strides),
+            base_offset=layout.offset,
+            storage_size=layout.storage_size,
+            dtype=layout.dtype,
+            itemsize=layout.itemsize,
+            device=layout.device,
+            cell_text=texts,
+            cell_value=numbers,
+            is_numpy=_is_ndarray(base),
+            size=[int(n) for n in size],
+            stride=[int(s) for s in stride],
+            offset=int(layout.offset if storage_offset is None else storage_offset),
+            **kwargs,
+        )
+        self._check()
+
+    @traitlets.observe("size", "stride", "offset")
+    def _on_setting(self, _change: Any) -> None:
+        self._check()
+
+    def _check(self) -> Any:
+        """The checked view for the current setting, or None; keeps ``error`` up to date."""
+        try:
+            view = as_strided(
+                self._storage, self.size, self.stride, self.offset, allow_overlap=True
+            )
+        except LayoutError as refusal:
+            self.error = str(refusal)
+            return None
+        self.error = ""
+        return view
+
+    @property
+    def view(self) -> Any:
+        """The view for the current setting (checked by :func:`stridewidget.as_strided`), or
+        ``None`` when the setting is refused (``error`` says why).  For a NumPy base, a NumPy
+        array sharing its memory."""
+        view = self._check()
+        if view is not None and self.is_numpy:
+            return _numpy_view(self._base, self.size, self.stride, self.offset)
+        return view
+
+    @property
+    def code(self) -> str:
+        """The ``torch.as_strided`` call that builds the current view from ``x`` (the base).
+
+        For a NumPy base, ``x`` stands for ``torch.from_numpy`` of the array that owns the memory.
+        """
+        return (
+            f"torch.as_strided(x, size={_python_tuple(self.size)}, "
+            f"stride={_python_tuple(self.stride)}, storage_offset={self.offset})"
+        )
+
+    def summary(self) -> str:
+        """One paragraph of text: the setting, and the verdict."""
+        head = (
+            f"as_strided playground over {self.dtype} storage of {self.storage_size} elements "
+            f"(x: shape {_python_tuple(self.base_shape)}, stride {_python_tuple(self.base_strides)}, "
+            f"offset {self.base_offset})\n{self.code}"
+        )
+        if self.error:
+            return f"{head}\nrefused: {self.error}"
+        view = self._check()
+        return f"{head}\n{inspect(view)}"
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _static_html(self) -> str:
+        """The picture without JavaScript: the shared renderer's SVG of x and the view."""
+        text = f"<pre>{html.escape(self.summary())}</pre>"
+        view = self._check()
+        if view is None:
+            return text
+        try:
+            from ._scene import build_scene
+            from ._svg import render_html
+        except ImportError:  # the SVG renderer is optional for the playground
+            return text
+        return text + render_html(build_scene({"x": self._storage, "view": view}))
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:  # closed widget
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data)
+        data["text/plain"] = self.summary()
+        data["text/html"] = self._static_html()
+        return data, metadata
+
+
+def playground(
+    base: Any = None,
+    size: Sequence[int] | None = None,
+    stride: Sequence[int] | None = None,
+    storage_offset: int | None = None,
+) -> Playground:
+    """An ``as_strided`` playground over ``base``'s storage (default: ``torch.arange(24).view(4, 6)``,
+    whose values are their storage indices).
+
+    ``size``, ``stride`` and ``storage_offset`` give the first setting (default: ``base``'s own).
+    Edit them in the widget, or set ``pg.size``, ``pg.stride``, ``pg.offset``; read the result as
+    ``pg.view`` (checked, ``None`` when refused) and the call to copy as ``pg.code``.
+
+    >>> import torch, stridewidget as sw
+    >>> pg = sw.playground(torch.arange(12.0).view(3, 4), size=(4, 3), stride=(1, 4))
+    >>> pg.code
+    'torch.as_strided(x, size=(4, 3), stride=(1, 4), storage_offset=0)'
+    >>> torch.equal(pg.view, torch.arange(12.0).view(3, 4).t())
+    True
+    >>> pg.stride = [1, 5]
+    >>> pg.view is None, pg.error.split(";")[0]
+    (True, 'as_strided: index (2, 2) maps to storage element 12, but the storage has only 12 elements (valid: 0..11)')
+    """
+    if base is None:
+        torch = __import__("torch")
+        base = torch.arange(24).view(4, 6)
+    return Playground(base, size=size, stride=stride, storage_offset=storage_offset)

@@ -1,0 +1,164 @@
+"""The as_strided playground's Python side, and the shared table its browser math is tested on."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import stridewidget as sw
+from stridewidget._playground import MAX_EMBEDDED_CELLS, Playground
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+import make_playground_cases
+
+
+def test_committed_case_table_is_what_python_computes_now():
+    """js/playground/cases.json must be regenerated whenever the inspector's answers change."""
+    committed = json.loads(make_playground_cases.OUTPUT.read_text())
+    assert committed == make_playground_cases.build_cases(), (
+        "js/playground/cases.json is stale: run `.venv/bin/python tests/make_playground_cases.py`"
+    )
+
+
+def test_case_table_covers_refusals_overlaps_and_every_trick():
+    cases = make_playground_cases.build_cases()
+    layouts = [layout for base in cases["bases"] for layout in base["layouts"]]
+    assert sum(1 for layout in layouts if layout["refusal"]) >= 40
+    assert sum(1 for layout in layouts if not layout["refusal"] and layout["has_overlap"]) >= 20
+    presets = cases["bases"][0]["presets"]
+    for name in ("broadcast", "sliding", "transpose", "merge", "checkerboard", "blocks"):
+        assert presets[name]["refusal"] is None
+    assert "maps to storage element 24" in presets["seed-merge"]["refusal"]
+    assert presets["seed-checkerboard"]["has_overlap"]  # the seed's checkerboard is no checkerboard
+
+
+def test_default_playground_is_a_small_arange_and_its_own_view():
+    pg = sw.playground()
+    assert (pg.base_shape, pg.base_strides, pg.storage_size) == ([4, 6], [6, 1], 24)
+    assert pg.cell_text == [str(i) for i in range(24)]
+    assert torch.equal(pg.view, torch.arange(24).view(4, 6))
+    assert pg.error == ""
+
+
+@pytest.mark.parametrize(
+    ("size", "stride", "reference"),
+    [
+        ((6, 4), (1, 6), lambda x: x.t()),
+        ((4, 6), (6, 0), lambda x: x[:, 0:1].expand(4, 6)),
+        ((4, 4, 3), (6, 1, 1), lambda x: x.unfold(1, 3, 1)),
+        ((2, 2, 2, 3), (6, 1, 12, 2), sw.tricks.checkerboard),
+    ],
+)
+def test_view_and_code_build_the_same_tensor(size, stride, reference):
+    x = torch.arange(24.0).view(4, 6)
+    pg = sw.playground(x, size=size, stride=stride, storage_offset=0)
+    expected = reference(x)
+    assert torch.equal(pg.view, expected)
+    assert sw.same_storage(pg.view, x)
+    from_code = eval(pg.code, {"torch": torch, "x": x})
+    assert torch.equal(from_code, expected) and from_code.stride() == expected.stride()
+
+
+def test_edits_from_either_side_update_the_verdict():
+    x = torch.arange(24).view(4, 6)
+    pg = sw.playground(x)
+    pg.set_state({"stride": [6, 2]})  # what a front-end edit does
+    assert pg.stride == [6, 2]
+    assert pg.view is None
+    assert pg.error.startswith("as_strided: index (3, 3) maps to storage element 24")
+    pg.size = [4, 3]
+    assert pg.error == "" and torch.equal(pg.view, x[:, ::2])
+
+
+def test_invalid_settings_never_reach_torch_as_strided(monkeypatch):
+    calls = []
+    real = torch.as_strided
+
+    def spy(*args, **kwargs):
+        calls.append(args[1:])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(torch, "as_strided", spy)
+    pg = sw.playground(
+        torch.arange(24).view(4, 6), size=(96, 224, 224), stride=(150528, 50176, 224)
+    )
+    assert pg.view is None
+    assert "but the storage has only 24 elements" in pg.error
+    pg.stride = [-1, 1, 1]
+    assert pg.view is None and "stride (-1, 1, 1) has a negative entry" in pg.error
+    pg.stride, pg.offset = [1, 1, 1], -3
+    assert pg.view is None and "storage_offset -3 is negative" in pg.error
+    pg.size, pg.stride, pg.offset = [2], [1], 0
+    assert pg.view.tolist() == [0, 1]
+    assert ((2,), (1,), 0) in calls
+    storage_size = 24
+    for size, stride, offset in calls:  # every setting torch saw was in bounds
+        assert offset >= 0 and min(stride, default=0) >= 0
+        assert offset + sum((n - 1) * s for n, s in zip(size, stride)) < storage_size
+
+
+def test_numpy_base_gives_numpy_views_of_the_whole_buffer():
+    owner = np.arange(12.0)
+    a = owner.reshape(3, 4)[1:]  # offset 4 into a 12-element buffer
+    pg = sw.playground(a, size=(3,), stride=(4,), storage_offset=1)
+    assert pg.storage_size == 12 and pg.base_offset == 4
+    view = pg.view
+    assert isinstance(view, np.ndarray) and view.tolist() == [1.0, 5.0, 9.0]
+    assert np.shares_memory(view, owner)
+    view[0] = -1.0  # a view, not a copy
+    assert owner[1] == -1.0
+
+
+def test_read_only_numpy_base_gives_read_only_views():
+    a = np.arange(6.0)
+    a.flags.writeable = False
+    view = sw.playground(a, size=(2, 3), stride=(1, 2)).view
+    assert view.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    assert not view.flags.writeable
+
+
+def test_big_storage_embeds_a_bounded_window():
+    x = torch.arange(10**6)
+    pg = sw.playground(x, size=(3, 3), stride=(10, 1))
+    assert len(pg.cell_text) == MAX_EMBEDDED_CELLS
+    assert pg.storage_size == 10**6
+    assert pg.view.tolist() == [[0, 1, 2], [10, 11, 12], [20, 21, 22]]
+
+
+def test_meta_tensor_has_no_values_but_a_layout():
+    pg = sw.playground(torch.empty(4, 6, device="meta"), size=(6, 4), stride=(1, 6))
+    assert pg.cell_text == [] and pg.error == ""
+    assert pg.view.shape == (6, 4)
+
+
+def test_not_a_tensor_is_a_clear_type_error():
+    with pytest.raises(
+        TypeError, match=r"takes a torch\.Tensor or numpy\.ndarray, got builtins\.list"
+    ):
+        sw.playground([1, 2, 3])
+
+
+def test_static_fallback_and_text_say_what_the_setting_is():
+    pg = sw.playground(torch.arange(24).view(4, 6), size=(4, 6), stride=(6, 0))
+    data, _ = pg._repr_mimebundle_()
+    assert "torch.as_strided(x, size=(4, 6), stride=(6, 0), storage_offset=0)" in data["text/plain"]
+    assert "overlapping" in data["text/plain"]
+    assert "<svg" in data["text/html"]
+    assert data["application/vnd.jupyter.widget-view+json"]["model_id"] == pg.model_id
+    pg.stride = [7, 1]
+    data, _ = pg._repr_mimebundle_()
+    assert "refused: as_strided: index (3, 3)" in data["text/plain"]
+    assert "<svg" not in data["text/html"]
+
+
+def test_playground_class_is_an_anywidget_with_its_bundle():
+    import anywidget
+
+    assert issubclass(Playground, anywidget.AnyWidget)
+    pg = sw.playground()
+    assert "export" in pg._esm and len(pg._esm) > 1000  # the built bundle, not a path

@@ -13,7 +13,9 @@ pattern and a letter mark (A, B, ...), so they stay apart for colour-blind reade
 
 from __future__ import annotations
 
+import hashlib
 import html
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,20 +36,20 @@ LINE_H = 18
 PAD = 10
 
 _STYLE = """
-.sw-svg text { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 11px; fill: #222; }
-.sw-svg .sw-title { font-size: 13px; font-weight: bold; }
-.sw-svg .sw-muted { fill: #666; }
-.sw-svg .sw-cell-bg { fill: #fff; stroke: #888; stroke-width: 1; }
-.sw-svg .sw-untouched .sw-cell-bg { fill: #e4e4e4; stroke: #bbb; stroke-dasharray: 3 2; }
-.sw-svg .sw-untouched text { fill: #888; }
-.sw-svg .sw-multi .sw-cell-bg { stroke: #000; stroke-width: 2; }
-.sw-svg .sw-gap-box { fill: #f4f4f4; stroke: #aaa; stroke-dasharray: 4 3; }
-.sw-svg .sw-strip-label { font-size: 9px; font-weight: bold; fill: #000; paint-order: stroke; stroke: #fff; stroke-width: 2px; }
-.sw-svg .sw-count { font-size: 10px; font-weight: bold; }
-.sw-svg .sw-arrow-line { fill: none; stroke-width: 1.6; }
-.sw-svg .sw-arrow-label { font-size: 10px; }
-.sw-svg .sw-arrow-label-bg { fill: #fff; opacity: 0.85; }
-.sw-svg .sw-ink-light { fill: #fff; }
+.sws-svg text { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 11px; fill: #222; }
+.sws-svg .sws-title { font-size: 13px; font-weight: bold; }
+.sws-svg .sws-muted { fill: #666; }
+.sws-svg .sws-cell-bg { fill: #fff; stroke: #888; stroke-width: 1; }
+.sws-svg .sws-untouched .sws-cell-bg { fill: #e4e4e4; stroke: #bbb; stroke-dasharray: 3 2; }
+.sws-svg .sws-untouched text { fill: #888; }
+.sws-svg .sws-multi .sws-cell-bg { stroke: #000; stroke-width: 2; }
+.sws-svg .sws-gap-box { fill: #f4f4f4; stroke: #aaa; stroke-dasharray: 4 3; }
+.sws-svg .sws-strip-label { font-size: 9px; font-weight: bold; fill: #000; paint-order: stroke; stroke: #fff; stroke-width: 2px; }
+.sws-svg .sws-count { font-size: 10px; font-weight: bold; }
+.sws-svg .sws-arrow-line { fill: none; stroke-width: 1.6; }
+.sws-svg .sws-arrow-label { font-size: 10px; }
+.sws-svg .sws-arrow-label-bg { fill: #fff; opacity: 0.85; }
+.sws-svg .sws-ink-light { fill: #fff; }
 """
 
 # ``render_html``'s wrapper: a white card, so the picture reads the same in light and dark themes.
@@ -262,9 +264,9 @@ def _storage_svg(
         f"storage {storage['id']} · {storage['dtype']} · {_group_digits(storage['size'])} elements "
         f"× {storage['itemsize']} B = {_group_digits(storage['nbytes'])} B · {storage['device']}"
     )
-    parts.append(_el("text", header, x=PAD, y=top + 14, class_="sw-title"))
+    parts.append(_el("text", header, x=PAD, y=top + 14, class_="sws-title"))
     names = "  ".join(f"{t['mark']} = {t['name']}" for t in members)
-    parts.append(_el("text", f"read by: {names}", x=PAD, y=top + 14 + LINE_H, class_="sw-muted"))
+    parts.append(_el("text", f"read by: {names}", x=PAD, y=top + 14 + LINE_H, class_="sws-muted"))
     # Room above the grid for the arcs of stride arrows that stay in one row (and stride-0 loops).
     probe, _, _ = _storage_items(storage, wrap, 0, 0)
     row_of = {item["cell"]: item["y"] for item in probe if item["kind"] == "cell"}
@@ -301,7 +303,7 @@ def _storage_svg(
                 x=left - 6,
                 y=y + 13,
                 text_anchor="end",
-                class_="sw-muted",
+                class_="sws-muted",
             )
         )
     positions: dict[int, dict[str, Any]] = {}
@@ -316,7 +318,7 @@ def _storage_svg(
             )
             w = wrap * CELL_W - 2
             parts.append(
-                '<g class="sw-gap">'
+                '<g class="sws-gap">'
                 + _el(
                     "rect",
                     x=item["x"],
@@ -324,7 +326,7 @@ def _storage_svg(
                     width=w,
                     height=GAP_H - 2,
                     rx=4,
-                    class_="sw-gap-box",
+                    class_="sws-gap-box",
                 )
                 + _el(
                     "text",
@@ -357,10 +359,10 @@ def _storage_cell(
     i, cell = item["i"], item["cell"]
     w, h = CELL_W - 2, CELL_H - 2
     readers = [(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
-    classes = ["sw-scell"] if readers else ["sw-scell", "sw-untouched"]
+    classes = ["sws-scell"] if readers else ["sws-scell", "sws-untouched"]
     max_count = max((count or 0 for _, count in readers), default=0)
     if max_count > 1:
-        classes.append("sw-multi")
+        classes.append("sws-multi")
     value = values[i] if values is not None else None
     fill = None if show_text or not readers else _scale_colour(value, value_range)
     body = [
@@ -369,7 +371,7 @@ def _storage_cell(
             width=w,
             height=h,
             rx=3,
-            class_="sw-cell-bg",
+            class_="sws-cell-bg",
             style=f"fill:{fill}" if fill else None,
         )
     ]
@@ -395,12 +397,12 @@ def _storage_cell(
                         x=k * piece + piece / 2,
                         y=STRIP_H - 2,
                         text_anchor="middle",
-                        class_="sw-strip-label",
+                        class_="sws-strip-label",
                     )
                 )
     if max_count > 1:
         body.append(
-            _el("text", f"×{max_count}", x=w - 3, y=h - 3, text_anchor="end", class_="sw-count")
+            _el("text", f"×{max_count}", x=w - 3, y=h - 3, text_anchor="end", class_="sws-count")
         )
     if show_text and texts is not None:
         shift = 6 if max_count > 1 else 0  # leave the corner to the count
@@ -477,11 +479,11 @@ def _arrows_svg(
             width = len(label) * 6.2 + 6
             box_x = lx - width / 2 if anchor == "middle" else lx - width + 3
             parts.append(
-                f'<g class="sw-arrow" data-tensor="{html.escape(tensor["id"])}" data-dim="{arrow["dim"]}">'
+                f'<g class="sws-arrow" data-tensor="{html.escape(tensor["id"])}" data-dim="{arrow["dim"]}">'
                 + _el(
                     "path",
                     d=d,
-                    class_="sw-arrow-line",
+                    class_="sws-arrow-line",
                     stroke=colour,
                     stroke_dasharray=dash,
                     marker_end=f"url(#{uid}-m{tensor['order']})",
@@ -493,9 +495,9 @@ def _arrows_svg(
                     width=width,
                     height=13,
                     rx=3,
-                    class_="sw-arrow-label-bg",
+                    class_="sws-arrow-label-bg",
                 )
-                + _el("text", label, x=lx, y=ly, text_anchor=anchor, class_="sw-arrow-label")
+                + _el("text", label, x=lx, y=ly, text_anchor=anchor, class_="sws-arrow-label")
                 + "</g>"
             )
     return parts
@@ -512,7 +514,7 @@ def _logical_svg(
             f"{tensor['mark']}  {tensor['name']}: {tensor['layout']['text']}",
             x=PAD + 20,
             y=top + 14,
-            class_="sw-title",
+            class_="sws-title",
         )
     )
     width = PAD + 20 + len(tensor["name"] + tensor["layout"]["text"]) * 8.2 + 40
@@ -522,7 +524,7 @@ def _logical_svg(
     fits = has_text and storage["text_width"] * CHAR_W <= LOGICAL_W - 4
     logical = tensor["logical"]
     if not logical["slices"]:
-        parts.append(_el("text", "empty tensor: no elements", x=PAD, y=y + 14, class_="sw-muted"))
+        parts.append(_el("text", "empty tensor: no elements", x=PAD, y=y + 14, class_="sws-muted"))
         return parts, width, y + LINE_H + 4
     left = PAD + INDEX_W
     for s, slice_ in enumerate(logical["slices"]):
@@ -532,7 +534,7 @@ def _logical_svg(
                 if slice_["dim"] is None
                 else f"⋮ {slice_['count']} slices along dim {slice_['dim']} not shown"
             )
-            parts.append(_el("text", text, x=left, y=y + 14, class_="sw-muted"))
+            parts.append(_el("text", text, x=left, y=y + 14, class_="sws-muted"))
             y += 20
             continue
         if logical["ndim"] > 2:
@@ -556,14 +558,14 @@ def _logical_svg(
                         x=xs[c] + w / 2,
                         y=y + 12,
                         text_anchor="middle",
-                        class_="sw-muted",
+                        class_="sws-muted",
                     )
                 )
             y += INDEX_H
         for r, row in enumerate(rows):
             if slice_["rows"] is not None and row is None:
                 parts.append(
-                    _el("text", "⋮", x=left - 6, y=y + 12, text_anchor="end", class_="sw-muted")
+                    _el("text", "⋮", x=left - 6, y=y + 12, text_anchor="end", class_="sws-muted")
                 )
                 y += ELLIPSIS_H
                 continue
@@ -575,7 +577,7 @@ def _logical_svg(
                         x=left - 6,
                         y=y + LOGICAL_H / 2 + 4,
                         text_anchor="end",
-                        class_="sw-muted",
+                        class_="sws-muted",
                     )
                 )
             for c, col in enumerate(cols):
@@ -587,7 +589,7 @@ def _logical_svg(
                             x=xs[c] + ELLIPSIS_W / 2,
                             y=y + LOGICAL_H / 2 + 4,
                             text_anchor="middle",
-                            class_="sw-muted",
+                            class_="sws-muted",
                         )
                     )
                     continue
@@ -623,7 +625,7 @@ def _logical_cell(
             width=w,
             height=h,
             rx=3,
-            class_="sw-cell-bg",
+            class_="sws-cell-bg",
             style=f"fill:{fill}" if fill else None,
         )
     ]
@@ -636,7 +638,7 @@ def _logical_cell(
                 x=w / 2 + 2,
                 y=h / 2 + 4,
                 text_anchor="middle",
-                class_="sw-muted",
+                class_="sws-muted",
             )
         )
     elif fits and text is not None:
@@ -646,9 +648,9 @@ def _logical_cell(
     if text is not None:
         tip += f" = {text}"
     body.append(_el("title", tip))
-    light = " sw-ink-light" if fill and _dark_scale(value, value_range) else ""
+    light = " sws-ink-light" if fill and _dark_scale(value, value_range) else ""
     return (
-        f'<g class="sw-lcell{light}" data-tensor="{html.escape(tensor["id"])}" data-slice="{s}" '
+        f'<g class="sws-lcell{light}" data-tensor="{html.escape(tensor["id"])}" data-slice="{s}" '
         f'data-r="{r}" data-c="{c}" data-addr="{address}" transform="translate({x},{y})">'
         + "".join(body)
         + "</g>"
@@ -669,7 +671,12 @@ def render_svg(*tensors: Any, **named: Any) -> str:
     """
     scene = scene_of(*tensors, **named)
     index = _Index(scene)
-    uid = "sw" + format(abs(hash(repr(scene.get("tensors", [])[:1]) + str(id(scene)))) % 10**8, "x")
+    # Pattern/marker ids must not clash between pictures on one page: derive them from the scene
+    # (same picture, same ids: harmless; any difference, different ids).
+    uid = (
+        "sw"
+        + hashlib.blake2b(json.dumps(scene, sort_keys=True).encode(), digest_size=5).hexdigest()
+    )
     parts: list[str] = []
     width = 240.0
     y = 4.0
@@ -690,14 +697,14 @@ def render_svg(*tensors: Any, **named: Any) -> str:
                 f"{name}: freed (the widget holds no reference)",
                 x=PAD,
                 y=y + 14,
-                class_="sw-muted",
+                class_="sws-muted",
             )
         )
         y += LINE_H
     height = y + 6
     title = "memory layout of " + ", ".join(t["name"] for t in scene.get("tensors", []))
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" class="sw-svg" role="img" width="{width:.0f}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sws-svg" role="img" width="{width:.0f}" '
         f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">'
         + _el("title", title)
         + f"<style>{_STYLE}</style>"

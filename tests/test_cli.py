@@ -1,0 +1,103 @@
+"""``python -m stridewidget EXPR [--html out.html] [--text]``."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import stridewidget as sw
+from stridewidget import __main__ as cli
+
+EXPR = "torch.arange(12.0).reshape(3, 4).t()"
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "stridewidget", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def need_vendor():
+    if all((cli.VENDOR / name).is_file() for name in cli._VENDOR_FILES):
+        return
+    message = "offline page assets missing: run scripts/fetch_static_assets.sh"
+    if os.environ.get("CI"):
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_prints_layout_explain_and_picture():
+    x = torch.arange(12.0).reshape(3, 4).t()
+    result = run(EXPR)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"x: {sw.inspect(x)}"
+    for line in sw.inspect(x).explain().splitlines():
+        assert f"  {line}" in lines
+    assert result.stdout.rstrip("\n").endswith(sw.render_text(x=x))
+
+
+def test_text_only_and_several_tensors(capsys):
+    a = torch.arange(6).reshape(2, 3)
+    assert (
+        cli.main(["--text", "(lambda a: {'a': a, 'b': a.t()})(torch.arange(6).reshape(2, 3))"]) == 0
+    )
+    assert capsys.readouterr().out == sw.render_text(a=a, b=a.t()) + "\n"
+
+
+def test_numpy_is_in_scope(capsys):
+    assert cli.main(["--text", "np.arange(8)[::-2]"]) == 0
+    assert str(sw.inspect(np.arange(8)[::-2])) in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("expr", "message"),
+    [("torch.zeros(", "not a Python expression"), ("1 + 1", "int"), ("[]", "empty sequence")],
+)
+def test_bad_input_is_a_clear_message(expr, message):
+    with pytest.raises(SystemExit, match=re.escape(message)):
+        cli.main([expr])
+
+
+def test_bad_input_is_one_line_not_a_traceback():
+    result = run("1 + 1")
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1
+
+
+def test_html_page_is_standalone_offline_and_escaped(tmp_path):
+    need_vendor()
+    out = tmp_path / "page.html"
+    evil = "<img src=x onerror=alert(1)>"
+    result = run(f"{{{evil!r}: torch.arange(6.0).reshape(2, 3)[:, ::2]}}", "--html", str(out))
+    assert result.returncode == 0, result.stderr
+    page = out.read_text()
+    # nothing is loaded from elsewhere: every script is inline
+    assert not re.search(r"<script[^>]*\bsrc=", page)
+    assert not re.search(r"<link[^>]*\bhref=", page)
+    # the name never appears as markup, only escaped
+    assert evil not in page
+    state_text = re.search(
+        r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>', page, re.S
+    ).group(1)
+    state = json.loads(state_text)["state"]
+    models = [m for m in state.values() if m["model_name"] == "AnyModel"]
+    assert len(models) == 1
+    scene = models[0]["state"]["scene"]
+    assert scene["tensors"][0]["name"] == evil
+    assert scene["tensors"][0]["layout"]["strides"] == [3, 2]
+    assert "export" in models[0]["state"]["_esm"]  # the widget's code travels with the page
+
+
+def test_missing_assets_say_how_to_get_them(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "VENDOR", tmp_path)
+    with pytest.raises(SystemExit, match=r"fetch_static_assets\.sh"):
+        cli.standalone_html({"x": torch.zeros(2)})

@@ -1,0 +1,146 @@
+"""IPython integration: formatter on/off, %load_ext, after-cell refresh, no strong references."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+import torch
+from IPython.core.interactiveshell import InteractiveShell
+from ipywidgets.widgets import widget as ipywidgets_widget
+
+import stridewidget as sw
+from stridewidget._display import refresh_live_widgets
+
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+
+
+@pytest.fixture
+def ip():
+    shell = InteractiveShell.instance()
+    yield shell
+    sw.disable(shell)
+
+
+def live_widgets() -> list:
+    return [w for w in ipywidgets_widget._instances.values() if isinstance(w, sw.StrideWidget)]
+
+
+def widget_of(model_id: str):
+    return ipywidgets_widget._instances[model_id]
+
+
+def test_enable_gives_widget_torch_text_and_svg_then_disable_restores(ip):
+    t = torch.arange(6.0).reshape(2, 3).t()
+    assert sorted(ip.display_formatter.format(t)[0]) == ["text/plain"]
+    sw.enable(ip)
+    data, _ = ip.display_formatter.format(t)
+    assert set(data) == {WIDGET_MIME, "text/plain", "text/html"}
+    assert data["text/plain"] == repr(t)
+    assert (
+        data["text/html"].startswith('<div class="stridewidget-fallback"')
+        and "<svg" in data["text/html"]
+    )
+    widget = widget_of(data[WIDGET_MIME]["model_id"])
+    assert widget.scene["tensors"][0]["layout"]["strides"] == list(t.stride())
+    sw.disable(ip)
+    assert ip.display_formatter.format(t)[0] == {"text/plain": repr(t)}
+
+
+def test_enable_twice_and_disable_restore_a_previous_formatter(ip):
+    formatter = ip.display_formatter.mimebundle_formatter
+    formatter.for_type_by_name("torch", "Tensor", lambda obj: {"text/plain": "mine"})
+    try:
+        sw.enable(ip)
+        sw.enable(ip)  # idempotent: still undone by one disable
+        assert WIDGET_MIME in ip.display_formatter.format(torch.zeros(1))[0]
+        sw.disable(ip)
+        assert ip.display_formatter.format(torch.zeros(1))[0]["text/plain"] == "mine"
+    finally:
+        formatter.pop("torch.Tensor", None)
+
+
+def test_load_ext_and_unload_ext(ip):
+    ip.run_line_magic("load_ext", "stridewidget")
+    assert WIDGET_MIME in ip.display_formatter.format(torch.zeros(2))[0]
+    ip.run_line_magic("unload_ext", "stridewidget")
+    assert sorted(ip.display_formatter.format(torch.zeros(2))[0]) == ["text/plain"]
+
+
+def test_numpy_only_when_asked(ip):
+    a = np.arange(4.0)
+    sw.enable(ip)
+    assert WIDGET_MIME not in ip.display_formatter.format(a)[0]
+    sw.enable(ip, numpy=True)
+    data, _ = ip.display_formatter.format(a)
+    assert WIDGET_MIME in data and data["text/plain"] == repr(a)
+
+
+def test_tensors_without_a_strided_layout_keep_their_plain_repr(ip):
+    sw.enable(ip)
+    sparse = torch.eye(3).to_sparse()
+    data, _ = ip.display_formatter.format(sparse)
+    assert data == {"text/plain": repr(sparse)}
+
+
+def test_widget_is_named_after_the_user_variable(ip):
+    sw.enable(ip)
+    ip.user_ns["weights"] = w = torch.ones(2)
+    data, _ = ip.display_formatter.format(w)
+    assert widget_of(data[WIDGET_MIME]["model_id"]).names == ["weights"]
+    del ip.user_ns["weights"]
+
+
+def test_write_through_a_view_refreshes_the_displayed_base_after_the_cell(ip):
+    sw.enable(ip)
+    ip.run_cell("import torch\nbase = torch.zeros(2, 3)")
+    data, _ = ip.display_formatter.format(ip.user_ns["base"])
+    widget = widget_of(data[WIDGET_MIME]["model_id"])
+    assert widget.scene["storages"][0]["cells"]["text"][:3] == ["0.", "0.", "0."]
+    ip.run_cell("base[0].fill_(7.0)")  # in place, through a view; the hook runs after the cell
+    assert widget.scene["storages"][0]["cells"]["text"][:3] == ["7.", "7.", "7."]
+    # unchanged tensors: no refresh
+    assert refresh_live_widgets() == 0
+    sw.disable(ip)
+    ip.run_cell("base.fill_(1.0)")  # hook gone: the widget keeps its old picture
+    assert widget.scene["storages"][0]["cells"]["text"][:1] == ["7."]
+    del ip.user_ns["base"]
+
+
+def test_displayed_tensors_are_not_kept_alive(ip):
+    sw.enable(ip)
+    t = torch.zeros(1000)
+    ref = weakref.ref(t)
+    data, _ = ip.display_formatter.format(t)
+    assert data[WIDGET_MIME]["model_id"] in ipywidgets_widget._instances
+    del t, data
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_failing_widget_does_not_break_the_hook(ip, monkeypatch):
+    sw.enable(ip)
+    x = torch.zeros(2)
+    good = sw.show(x=x)
+    bad = sw.show(y=torch.zeros(2))
+
+    def boom() -> bool:
+        raise RuntimeError("broken")
+
+    monkeypatch.setattr(bad, "refresh_if_changed", boom)
+    x.add_(1)
+    assert refresh_live_widgets() >= 1
+    assert good.scene["storages"][0]["cells"]["text"] == ["1.", "1."]
+    good.close()
+    bad.close()
+    assert good not in live_widgets()
+
+
+def test_enable_outside_ipython_says_what_to_use(monkeypatch):
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    with pytest.raises(RuntimeError, match="render_text"):
+        sw.enable()

@@ -490,3 +490,51 @@ def test_tensors_without_strides_are_recorded_without_a_layout():
     assert calls["torch.Tensor.to_dense"].inputs == (None,)
     assert calls["torch.Tensor.to_dense"].outputs[0] == sw.inspect(dense)
     assert nested.is_nested and "(no strides)" in repr(log)
+
+
+# Property: whatever chain of layout-changing calls runs, each event's kind agrees with storage
+# identity and with the ATen ops torch actually ran (seen by an independent counting mode).
+CHAIN_STEPS = {
+    "t": lambda t: t.t() if t.dim() == 2 else t.transpose(0, -1),
+    "flip": lambda t: t.flip(0),
+    "slice": lambda t: t[::2],
+    "narrow": lambda t: t.narrow(-1, 0, max(1, t.shape[-1] // 2)),
+    "reshape": lambda t: t.reshape(-1),
+    "flatten": lambda t: t.flatten(),
+    "contiguous": lambda t: t.contiguous(),
+    "clone": lambda t: t.clone(),
+    "unsqueeze": lambda t: t.unsqueeze(0),
+    "expand": lambda t: t.unsqueeze(0).expand(2, *t.shape),
+    "to64": lambda t: t.to(torch.float64),
+    "add": lambda t: t + 1,
+}
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_random_chains_kind_matches_storage_identity(seed):
+    generator = torch.Generator().manual_seed(seed)
+    names = list(CHAIN_STEPS)
+    picks = torch.randint(len(names), (6,), generator=generator).tolist()
+    current = torch.arange(24.0).reshape(2, 3, 4) if seed % 2 else torch.arange(24.0).reshape(4, 6)
+    for pick in picks:
+        step = CHAIN_STEPS[names[pick]]
+        with sw.track_copies() as log:
+            after = step(current)
+        with _CountOps() as counter:
+            step(current)
+        assert [op for e in log.events for op in e.ops] == counter.ops, names[pick]
+        event = log.events[-1]  # the call that returned `after` (expand is unsqueeze + expand)
+        assert event.outputs[0] == sw.inspect(after)
+        shares = sw.same_storage(after, current)
+        copied = any(op in COPYING for op in counter.ops)
+        if event.kind == "view":
+            assert shares and not copied, names[pick]
+        elif event.kind == "copy":
+            assert copied and not shares, names[pick]
+            assert log.total_bytes == nbytes(after)
+        else:
+            assert event.kind == "compute" and not copied and not shares, names[pick]
+        current = after
+
+
+COPYING = {"aten.clone", "aten.flip", "aten._to_copy"}

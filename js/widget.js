@@ -95,7 +95,9 @@ function render({ model, el }) {
         const body = htmlEl("div", "sw-tensor-body");
         const logical = drawLogical(tensor, indexed);
         for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
-        body.append(logical.node, drawFacts(tensor));
+        const logicalWrap = htmlEl("div", "sw-logical-wrap");
+        logicalWrap.appendChild(logical.node);
+        body.append(logicalWrap, drawFacts(tensor));
         card.append(header, body);
         cards.appendChild(card);
       }

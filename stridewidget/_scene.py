@@ -488,9 +488,19 @@ def _float_text(number: float) -> str:
         return "nan"
     if math.isinf(number):
         return "inf" if number > 0 else "-inf"
-    text = f"{number:.4g}"
-    if "e" not in text and "." not in text:
-        text += "."  # like torch and NumPy: "3." is a float, "3" an int
+    if number.is_integer() and abs(number) < 1e6:
+        # whole numbers in full (arange-style data must stay recognisable); "3." is a float
+        return f"{'-' if math.copysign(1.0, number) < 0 else ''}{abs(int(number))}."
+    text = _compact_g(number, 4)
+    return text if len(text) <= 6 else _compact_g(number, 3)  # cells hold about 6 characters
+
+
+def _compact_g(number: float, digits: int) -> str:
+    """``format(number, ".{digits}g")`` with a short exponent: 9.94e+05 -> 9.94e5."""
+    text = f"{number:.{digits}g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        text = f"{mantissa}e{int(exponent)}"
     return text
 
 
@@ -509,6 +519,10 @@ def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
         return [1 if lo <= c <= hi else 0 for c in cells]
     if layout.numel <= _ENUMERATE_LIMIT:
         return _enumerated_counts(layout, cells)
+    if layout.element_cells == 1:
+        nested = _nested_counts(layout, cells)
+        if nested is not None:
+            return nested
     counter = _PreimageCounter(layout)
     return [counter.cell(c) if lo <= c <= hi else 0 for c in cells]
 
@@ -529,6 +543,33 @@ def _enumerated_counts(layout: Layout, cells: list[int]) -> list[int | None]:
         addresses, wanted, side="left"
     )
     return [int(c) for c in counts]
+
+
+def _nested_counts(layout: Layout, cells: list[int]) -> list[int | None] | None:
+    """Exact counts, vectorised, when the strides are *nested*: each stride exceeds the reach of
+    all smaller ones (``|s_k| > sum(|s_j| * (n_j - 1))`` over smaller strides), as in every
+    slice/transpose/permute of a contiguous tensor.  Then a cell has at most one preimage per
+    stride-0 combination and greedy division finds it.  ``None`` when the strides are not nested.
+    """
+    import numpy as np
+
+    dims = sorted(
+        ((abs(s), n - 1) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0),
+        reverse=True,
+    )
+    reach = 0
+    for stride, bound in reversed(dims):
+        if stride <= reach:
+            return None
+        reach += stride * bound
+    multiplier = math.prod(n for n, s in zip(layout.shape, layout.strides) if s == 0 and n > 1)
+    remainder = np.asarray(cells, dtype=np.int64) - layout.span[0]
+    hit = (remainder >= 0) & (remainder <= reach)
+    for stride, bound in dims:
+        step = np.clip(remainder // stride, 0, bound)
+        remainder = remainder - step * stride
+    hit &= remainder == 0
+    return [multiplier if h else 0 for h in hit.tolist()]
 
 
 class _PreimageCounter:

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
-from stridewidget._scene import _PreimageCounter, build_scene
+from stridewidget._scene import _nested_counts, _PreimageCounter, build_scene
 
 
 def logical_cells(tensor_scene):
@@ -103,6 +103,46 @@ def test_preimage_counter_matches_enumeration(dims, offset, width):
     counter = _PreimageCounter(layout)
     for cell in range(layout.storage_size + 1):
         assert counter.cell(cell) == cells.count(cell)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 6), st.integers(-30, 30)), min_size=0, max_size=4),
+    st.integers(0, 3),
+)
+def test_nested_counts_match_enumeration_when_they_apply(dims, extra_offset):
+    shape = tuple(n for n, _ in dims)
+    strides = tuple(s for _, s in dims)
+    offset = extra_offset - sum(s * (n - 1) for n, s in dims if s < 0)
+    layout = Layout(shape, strides, offset=offset)
+    addresses = [offset]
+    for n, s in dims:
+        addresses = [a + i * s for a in addresses for i in range(n)]
+    cells = list(range(layout.storage_size + 2))
+    counts = _nested_counts(layout, cells)
+    if counts is None:
+        return
+    assert counts == [addresses.count(c) for c in cells]
+
+
+def test_nested_counts_apply_to_views_of_contiguous_tensors():
+    layout = Layout((5, 4, 3), (6, 30, 2), offset=1)  # a permuted, sliced (4, 5, 6)
+    assert _nested_counts(layout, [0, 1, 3]) is not None
+    assert _nested_counts(Layout((4, 3), (1, 1)), [0]) is None  # windows: not nested
+
+
+def test_big_and_small_floats_stay_compact():
+    values = [994001.0, 1.5e-7, -2.5e10, 123.456, -0.203125, 1234567.0, -0.0]
+    storage = build_scene({"x": torch.tensor(values, dtype=torch.float64)})["storages"][0]
+    assert storage["cells"]["text"] == [
+        "994001.",
+        "1.5e-7",
+        "-2.5e10",
+        "123.5",
+        "-0.203",
+        "1.23e6",  # 1.235e6 would be 7 characters: one digit less
+        "-0.",
+    ]
 
 
 def test_numpy_negative_strides_map_to_the_right_cells():

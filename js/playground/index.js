@@ -271,11 +271,28 @@ function render({ model, el }) {
 
   const hover = attachHover(picture, model, () => current, { onStatus: setStatus, onActive: () => {} });
 
-  // Changes from Python (pg.size = ...) move the controls; our own edits only redraw.
+  // Changes from Python (pg.stride = ...) move the controls.  An input already showing the
+  // model's value is left alone (our own edits: the cursor stays), and so is one holding a
+  // not-yet-valid entry the user is typing.
+  const syncInputs = () => {
+    const { size, stride, offset } = readState(model);
+    const rows = controls.querySelectorAll(".pg-dim");
+    if (rows.length !== size.length) {
+      buildControls();
+      return;
+    }
+    const show = (input, value) => {
+      if (badInputs.has(input.getAttribute("aria-label"))) return;
+      if (input.value === "" || Number(input.value) !== value) input.value = String(value);
+    };
+    rows.forEach((row, d) => {
+      show(row.querySelector(".pg-size"), size[d]);
+      show(row.querySelector(".pg-stride"), stride[d]);
+    });
+    show(controls.querySelector(".pg-offset"), offset);
+  };
   const onSetting = () => {
-    const focused = controls.contains(document.activeElement);
-    const rows = controls.querySelectorAll(".pg-dim").length;
-    if (!focused || rows !== (model.get("size") ?? []).length) buildControls();
+    syncInputs();
     draw();
   };
   model.on("change:size", onSetting);

@@ -130,12 +130,17 @@ describe("playground DOM", () => {
     cleanup();
   });
 
-  it("follows settings changed from Python", () => {
+  it("follows settings changed from Python, even in the input just edited", () => {
     const { el, model, cleanup } = setup();
+    const stride = el.querySelector('.pg-dim[data-dim="0"] .pg-stride');
+    stride.focus();
+    type(stride, "9");
+    expect(el.querySelector(".pg-message").classList.contains("pg-refused")).toBe(true);
     model.set("size", [6, 4]);
     model.set("stride", [1, 6]);
     expect(el.querySelector(".pg-op").textContent).toBe("x.t()");
     expect([...el.querySelectorAll(".pg-size")].map((i) => i.value)).toEqual(["6", "4"]);
+    expect([...el.querySelectorAll(".pg-stride")].map((i) => i.value)).toEqual(["1", "6"]);
     cleanup();
   });
 

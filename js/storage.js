@@ -152,6 +152,9 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
     ` · ${storage.dtype} · ${groupDigits(storage.size)} elements × ${storage.itemsize} B = ${groupDigits(storage.nbytes)} B · ${storage.device}`,
   );
   header.append(title, facts);
+  if (storage.same_memory?.length) {
+    header.appendChild(htmlEl("span", "sw-storage-facts", ` · same memory as ${storage.same_memory.join(", ")} (viewed as another dtype)`));
+  }
   node.appendChild(header);
 
   const members = tensors.filter((t) => t.storage === storage.id);

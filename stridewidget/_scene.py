@@ -31,6 +31,8 @@ Format (``SCENE_VERSION`` = 1)::
         "value_range": [lo, hi] | null,  # finite min/max of the shown values
         "text_width": 2,                 # longest shown text, in characters
         "tensors": ["t0", "t1"],         # tensor ids over this storage, in input order
+        "same_memory": [],               # other storages over the same bytes: views of it with
+                                         # another dtype (x.view(torch.int32)) count other cells
       }],
       "tensors": [{
         "id": "t0", "name": "x", "storage": "s0", "mark": "A",   # mark: colour-blind-safe label
@@ -61,6 +63,7 @@ Format (``SCENE_VERSION`` = 1)::
            "from_index": [0, 0], "to_index": [1, 0]},   # stride 0: from == to (draw a loop)
         ],
       }],
+      "released": ["y"],               # added by StrideWidget: names whose tensor was freed
       "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 8,
                  "max_storage_cells": 1024},
     }
@@ -162,11 +165,17 @@ def build_scene(
 
     storages = []
     tensor_dicts: list[dict[str, Any]] = [{} for _ in entries]
+    memories = [key[0] for key in groups]
     for storage_number, members in enumerate(groups.values()):
         storage_id = f"s{storage_number}"
         storages.append(
             _storage(storage_id, [entries[i] for i in members], members, max_storage_cells, wrap)
         )
+        storages[-1]["same_memory"] = [
+            f"s{other}"
+            for other, memory in enumerate(memories)
+            if memory == memories[storage_number] and other != storage_number
+        ]
         shown = storages[-1]["cells"]["index"]
         for i in members:
             entry = entries[i]
@@ -458,6 +467,9 @@ def _values(
         return None, None  # byte-misaligned NumPy views have no element cells to read
     if raw is None:
         return None, None
+    dtype_of_obj = getattr(obj, "dtype", None)
+    if raw.dtype.kind == "V" and getattr(dtype_of_obj, "itemsize", None) == raw.dtype.itemsize:
+        raw = raw.view(dtype_of_obj)  # structured records arrive as raw bytes: give them fields
     dtype = entries[0]["layout"].dtype
     texts = []
     values: list[float | None] = []
@@ -479,8 +491,11 @@ def _format(item: Any, dtype: str) -> tuple[str, float | None]:
         text += f"{_float_text(abs(item.imag))}j"
         magnitude = abs(item)
         return text, magnitude if math.isfinite(magnitude) else None
-    number = float(item)
-    return _float_text(number), number if math.isfinite(number) else None
+    if isinstance(item, float):
+        return _float_text(item), item if math.isfinite(item) else None
+    # structured records, datetimes, raw bytes...: text only, no colour scale
+    text = str(item)
+    return (text if len(text) <= 24 else text[:23] + "…"), None
 
 
 def _float_text(number: float) -> str:

@@ -164,6 +164,15 @@ def test_one_storage_per_distinct_storage_and_marks_are_distinct():
     assert len(set(marks)) == len(marks)
 
 
+def test_views_with_another_dtype_get_their_own_grid_over_the_same_memory():
+    x = torch.arange(4.0)
+    scene = build_scene({"x": x, "bits": x.view(torch.int32), "other": torch.zeros(2)})
+    assert [s["dtype"] for s in scene["storages"]] == ["float32", "int32", "float32"]
+    assert scene["storages"][0]["same_memory"] == ["s1"]
+    assert scene["storages"][1]["same_memory"] == ["s0"]
+    assert scene["storages"][2]["same_memory"] == []
+
+
 def test_stride_arrows_and_loop_for_stride_zero():
     x = torch.arange(4.0)
     scene = build_scene({"e": x.expand(3, 4)})
@@ -200,6 +209,16 @@ def test_values_are_formatted_per_dtype(dtype, values, texts):
     storage = build_scene({"x": x})["storages"][0]
     assert storage["cells"]["text"] == texts
     json.dumps(storage, allow_nan=False)  # nan/inf never reach the JSON numbers
+
+
+def test_values_without_a_number_are_text_only():
+    records = np.array([(1, 2.5)], dtype=[("a", "i4"), ("b", "f8")])
+    dates = np.array(["2020-01-02"], dtype="datetime64[D]")
+    scene = build_scene({"records": records, "dates": dates})
+    assert scene["storages"][0]["cells"]["text"] == [str(records.tolist()[0])]
+    assert scene["storages"][1]["cells"]["text"] == ["2020-01-02"]
+    assert scene["storages"][1]["cells"]["value"] == [None]
+    assert scene["storages"][1]["value_range"] is None
 
 
 def test_meta_and_pure_layouts_have_no_values():

@@ -111,6 +111,8 @@ class Playground(anywidget.AnyWidget):
     offset = traitlets.Int(0).tag(sync=True)
     # Python's verdict on the current setting (the front end computes the same message itself)
     error = traitlets.Unicode("").tag(sync=True)
+    # the hovered cell (JS -> Python), as StrideWidget's: {"index": [...], "cell": k, ...} or None
+    hovered = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)
 
     def __init__(
         self,

@@ -56,6 +56,14 @@ def shares_storage(view: torch.Tensor, x: torch.Tensor) -> bool:
     return view.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
 
 
+def built_without_allocating(make_view):
+    """Run a trick and check it allocated no tensor storage at all (a view, not a copy)."""
+    with tricks.PeakMemory() as memory:
+        view = make_view()
+    assert memory.peak == 0
+    return view
+
+
 def assert_view_equal(view: torch.Tensor, reference: torch.Tensor, x: torch.Tensor) -> None:
     assert view.shape == reference.shape
     assert torch.equal(view, reference)
@@ -70,7 +78,9 @@ def test_broadcast_equals_expand(x, data):
     size = [data.draw(st.integers(0, 3)) for _ in range(new_dims)]
     for n in x.shape:
         size.append(data.draw(st.sampled_from([n, -1, 3] if n == 1 else [n, -1])))
-    assert_view_equal(tricks.broadcast(x, size), x.expand(size), x)
+    assert_view_equal(
+        built_without_allocating(lambda: tricks.broadcast(x, size)), x.expand(size), x
+    )
 
 
 @SETTINGS
@@ -91,7 +101,7 @@ def test_sliding_window_equals_unfold(x, data):
     dim = data.draw(st.integers(-x.dim(), x.dim() - 1))
     size = data.draw(st.integers(0, x.shape[dim]))
     step = data.draw(st.integers(1, 4))
-    window = tricks.sliding_window(x, size, step=step, dim=dim)
+    window = built_without_allocating(lambda: tricks.sliding_window(x, size, step=step, dim=dim))
     assert_view_equal(window, x.unfold(dim, size, step), x)
     if step == 1:
         numpy_windows = np.lib.stride_tricks.sliding_window_view(x.numpy(), size, axis=dim)
@@ -108,7 +118,7 @@ def test_sliding_window_rejects_a_window_longer_than_the_dim():
 def test_transpose_equals_torch_transpose(x, data):
     dim0 = data.draw(st.integers(-x.dim(), x.dim() - 1))
     dim1 = data.draw(st.integers(-x.dim(), x.dim() - 1))
-    out = tricks.transpose(x, dim0, dim1)
+    out = built_without_allocating(lambda: tricks.transpose(x, dim0, dim1))
     reference = x.transpose(dim0, dim1)
     assert_view_equal(out, reference, x)
     assert out.stride() == reference.stride()
@@ -123,7 +133,7 @@ def test_merge_dims_is_a_view_exactly_when_flatten_is(x, data):
     reference = x.flatten(start, end)
     event("flatten is a view" if shares_storage(reference, x) else "flatten copies")
     if shares_storage(reference, x) and x.numel() > 0:
-        merged = tricks.merge_dims(x, start, end)
+        merged = built_without_allocating(lambda: tricks.merge_dims(x, start, end))
         assert_view_equal(merged, reference, x)
         # strides of size-1 dims are arbitrary; every other stride must match flatten's view
         for n, got, want in zip(merged.shape, merged.stride(), reference.stride()):
@@ -163,7 +173,7 @@ def even_2d_tensors(draw):
 @SETTINGS
 @given(x=even_2d_tensors())
 def test_checkerboard_phases_equal_step_two_slices(x):
-    board = tricks.checkerboard(x)
+    board = built_without_allocating(lambda: tricks.checkerboard(x))
     height, width = x.shape
     assert board.shape == (2, 2, height // 2, width // 2)
     assert shares_storage(board, x)
@@ -181,7 +191,7 @@ def test_blocks_equal_reshape_permute(x, data):
     if height == 0 or width == 0:
         return
     reference = x.reshape(height // bh, bh, width // bw, bw).permute(0, 2, 1, 3)
-    assert_view_equal(tricks.blocks(x, bh, bw), reference, x)
+    assert_view_equal(built_without_allocating(lambda: tricks.blocks(x, bh, bw)), reference, x)
 
 
 def test_blocks_and_checkerboard_reject_bad_shapes():

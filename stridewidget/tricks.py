@@ -261,7 +261,8 @@ def lrn(
     the same window and zero padding as :func:`torch.nn.functional.local_response_norm`.
     ``x**2`` is written once into a zero-padded buffer; the window sum reduces a
     :func:`sliding_window` view of it, so no ``size``-times-larger temporary is built.
-    Peak memory is the padded buffer plus one input-sized result.
+    Peak memory is the padded buffer plus one input-sized result (one more input-sized
+    temporary when ``x`` requires grad, as autograd needs fresh tensors).
 
     >>> import torch
     >>> x = torch.randn(2, 7, 3, 3)
@@ -277,11 +278,18 @@ def lrn(
         raise LayoutError(f"lrn: window size must be at least 1, got {size}")
     channels = x.shape[1]
     before, after = size // 2, (size - 1) // 2
-    padded_shape = (x.shape[0], channels + before + after, *x.shape[2:])
-    squares = x.new_zeros(padded_shape)
-    torch.mul(x, x, out=squares.narrow(1, before, channels))
+    records_grad = x.requires_grad and torch.is_grad_enabled()
+    if records_grad:
+        # out= and in-place writes cannot carry autograd history: pad a fresh x*x instead,
+        # which costs one more input-sized temporary.
+        squares = torch.nn.functional.pad(x * x, [0, 0] * (x.dim() - 2) + [before, after])
+    else:
+        squares = x.new_zeros((x.shape[0], channels + before + after, *x.shape[2:]))
+        torch.mul(x, x, out=squares.narrow(1, before, channels))
     window_sum = sliding_window(squares, size, dim=1).sum(dim=-1)
     del squares
+    if records_grad:
+        return x / window_sum.mul(alpha / size).add(k).pow(beta)
     # In place from here on: the denominator buffer becomes the output.
     denominator = window_sum.mul_(alpha / size).add_(k).pow_(beta)
     return torch.div(x, denominator, out=denominator)

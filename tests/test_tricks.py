@@ -240,6 +240,15 @@ def test_lrn_matches_local_response_norm(x, size, alpha, beta, k):
     torch.testing.assert_close(tricks.lrn(x, size, alpha, beta, k), expected, rtol=1e-5, atol=1e-7)
 
 
+@SETTINGS
+@given(x=lrn_inputs(), size=st.integers(1, 6))
+def test_lrn_gradient_matches_local_response_norm(x, size):
+    x = x.double().requires_grad_()
+    (ours,) = torch.autograd.grad(tricks.lrn(x, size, beta=0.6).square().sum(), x)
+    (reference,) = torch.autograd.grad(F.local_response_norm(x, size, beta=0.6).square().sum(), x)
+    torch.testing.assert_close(ours, reference, rtol=1e-7, atol=1e-10)
+
+
 def test_lrn_works_on_3d_and_5d_inputs():
     for shape in [(2, 6, 5), (2, 6, 3, 2, 2)]:
         x = torch.randn(*shape)

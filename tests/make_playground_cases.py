@@ -12,6 +12,9 @@ committed file, so the two sides can't drift.
   the layout each gives: the recogniser must name them.
 * ``presets``: the five tricks computed by torch / ``sw.tricks`` and the seed article's formulas
   run through ``sw.as_strided``: the presets must load exactly these settings.
+* ``names`` on every valid setting: what the browser's recogniser calls it (Node runs
+  ``js/playground/recognise.js``), each name evaluated by torch on ``x`` and kept only if it gives
+  exactly that view; ``wrong_names`` lists the others and must stay empty (tests check both).
 
 Run: ``.venv/bin/python tests/make_playground_cases.py`` (after changing the cases or the inspector).
 """
@@ -21,6 +24,8 @@ from __future__ import annotations
 import json
 import pathlib
 import random
+import shutil
+import subprocess
 from typing import Any
 
 import torch
@@ -81,6 +86,12 @@ OPS = {
         "x.flatten()",
         "x.flatten().unfold(0, 3, 1)",
         "x.flatten()[1::2]",
+        "x[:, 1::2]",
+        "x[1:3]",
+        "x[::2, 1:4:2]",
+        "x[1:, 2:4]",
+        "x[:, 3]",
+        "x[:, 3].expand(2, 4)",
         "x.view(2, 12)",
         "x.view(2, 2, 6)",
         "x.unfold(0, 2, 2).unfold(1, 2, 2)",
@@ -99,6 +110,7 @@ OPS = {
         "x.t()",
         "x[1]",
         "x[:, 3:4].expand(4, 6)",
+        "x[1:3, ::3]",
         "x.unfold(1, 3, 1)",
         "x.unfold(0, 2, 2).unfold(1, 2, 2)",
     ],
@@ -119,6 +131,8 @@ OPS = {
         "x.flatten()",
         "x.unfold(2, 2, 1)",
         "x.expand(5, 2, 3, 4)",
+        "x[:, 1:, ::2]",
+        "x[1]",
     ],
 }
 
@@ -166,6 +180,54 @@ def _verdict(x: torch.Tensor, size: Any, stride: Any, offset: int) -> dict[str, 
         counts=[[cell, n] for cell, n in enumerate(counts) if n],
     )
     return case
+
+
+#: Runs the browser's recogniser (js/playground/recognise.js) on the layouts given on stdin.
+_RECOGNISE_JS = """
+import { recognise } from "./js/playground/recognise.js";
+let input = "";
+process.stdin.on("data", (chunk) => (input += chunk));
+process.stdin.on("end", () => {
+  const { base, views } = JSON.parse(input);
+  process.stdout.write(JSON.stringify(views.map((view) => recognise(base, view))));
+});
+"""
+
+
+def _recogniser_names(base: dict[str, Any], views: list[dict[str, Any]]) -> list[list[str]]:
+    """What the browser's recogniser calls each view (Node runs the very module the page uses)."""
+    node = shutil.which("node")
+    if node is None:
+        raise RuntimeError("node is needed to run js/playground/recognise.js (install Node 20)")
+    result = subprocess.run(
+        [node, "--input-type=module", "-e", _RECOGNISE_JS],
+        input=json.dumps({"base": base, "views": views}),
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=True,
+    )
+    return json.loads(result.stdout)
+
+
+def _same_mapping(t: torch.Tensor, case: dict[str, Any]) -> bool:
+    if list(t.shape) != case["size"]:
+        return False
+    if t.numel() == 0:
+        return True
+    return t.storage_offset() == case["offset"] and all(
+        n == 1 or s == want for n, s, want in zip(t.shape, t.stride(), case["stride"])
+    )
+
+
+def _check_names(x: torch.Tensor, base: dict[str, Any], cases: list[dict[str, Any]]) -> None:
+    """Torch evaluates every name the recogniser gives: ``names`` are confirmed, ``wrong_names``
+    (which must stay empty) are not."""
+    valid = [case for case in cases if case.get("refusal") is None]
+    for case, names in zip(valid, _recogniser_names(base, valid)):
+        confirmed = [name for name in names if _same_mapping(eval(name, {"x": x}), case)]
+        case["names"] = confirmed
+        case["wrong_names"] = [name for name in names if name not in confirmed]
 
 
 def _random_settings(rng: random.Random, storage_size: int, count: int) -> list[tuple]:
@@ -238,14 +300,18 @@ def build_cases() -> dict[str, Any]:
             view = eval(op, {"x": x, "torch": torch})
             assert sw.same_storage(view, x), f"{op} must be a view of x"
             ops.append({"expr": op, **_setting(view)})
+        layouts = [_verdict(x, *setting) for setting in settings]
+        presets = _presets(x)
+        base = _base_dict(x)
+        _check_names(x, base, layouts + ops + list(presets.values()))
         bases.append(
             {
                 "name": name,
                 "expression": expression,
-                "base": _base_dict(x),
-                "layouts": [_verdict(x, *setting) for setting in settings],
+                "base": base,
+                "layouts": layouts,
                 "ops": ops,
-                "presets": _presets(x),
+                "presets": presets,
             }
         )
     return {

@@ -17,16 +17,20 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import make_playground_cases
 
 
-def test_committed_case_table_is_what_python_computes_now():
+@pytest.fixture(scope="module")
+def cases():
+    return make_playground_cases.build_cases()
+
+
+def test_committed_case_table_is_what_python_computes_now(cases):
     """js/playground/cases.json must be regenerated whenever the inspector's answers change."""
     committed = json.loads(make_playground_cases.OUTPUT.read_text())
-    assert committed == make_playground_cases.build_cases(), (
+    assert committed == cases, (
         "js/playground/cases.json is stale: run `.venv/bin/python tests/make_playground_cases.py`"
     )
 
 
-def test_case_table_covers_refusals_overlaps_and_every_trick():
-    cases = make_playground_cases.build_cases()
+def test_case_table_covers_refusals_overlaps_and_every_trick(cases):
     layouts = [layout for base in cases["bases"] for layout in base["layouts"]]
     assert sum(1 for layout in layouts if layout["refusal"]) >= 40
     assert sum(1 for layout in layouts if not layout["refusal"] and layout["has_overlap"]) >= 20
@@ -35,6 +39,19 @@ def test_case_table_covers_refusals_overlaps_and_every_trick():
         assert presets[name]["refusal"] is None
     assert "maps to storage element 24" in presets["seed-merge"]["refusal"]
     assert presets["seed-checkerboard"]["has_overlap"]  # the seed's checkerboard is no checkerboard
+
+
+def test_every_name_the_browser_gives_is_the_op_torch_builds(cases):
+    """Node runs the page's recogniser on every valid setting; torch evaluates each name."""
+    named = [
+        case
+        for base in cases["bases"]
+        for case in [*base["layouts"], *base["ops"], *base["presets"].values()]
+        if "names" in case
+    ]
+    assert sum(len(case["names"]) for case in named) >= 150
+    assert [case["wrong_names"] for case in named if case["wrong_names"]] == []
+    assert all(case["expr"] in case["names"] for base in cases["bases"] for case in base["ops"])
 
 
 def test_default_playground_is_a_small_arange_and_its_own_view():

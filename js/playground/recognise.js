@@ -24,7 +24,7 @@ function layout(expr, size, stride, offset) {
   return { expr, size, stride, offset };
 }
 
-/** Views of `x` that the ops below start from: x, x.flatten(), x[i], x[:, j:j+1]. */
+/** Views of `x` that the ops below start from: x, x.flatten(), x[i], x[:, j], x[:, j:j+1]. */
 function sources(base) {
   const x = layout("x", base.shape, base.strides, base.offset);
   const list = [x];
@@ -39,6 +39,9 @@ function sources(base) {
     }
   }
   if (base.shape.length === 2) {
+    for (let j = 0; j < Math.min(base.shape[1], MAX_SOURCE_INDEX); j += 1) {
+      list.push(layout(`x[:, ${j}]`, [base.shape[0]], [base.strides[0]], base.offset + j * base.strides[1]));
+    }
     for (let j = 0; j < Math.min(base.shape[1], MAX_SOURCE_INDEX); j += 1) {
       list.push(
         layout(`x[:, ${j}:${j + 1}]`, [base.shape[0], 1], base.strides, base.offset + j * base.strides[1]),
@@ -118,22 +121,51 @@ export function flattenLayout(source, start, end) {
   );
 }
 
-/** The 1-D slice `source[a:b:k]` that reads `view`, if there is one. */
+/** Work bound of the search for slice starts (the views drawn here are small). */
+const MAX_SLICE_WORK = 20_000;
+
+/** Python's text of one basic slice `a:b:k` over a dim of length n, shortest form. */
+function sliceText(start, count, step, n) {
+  const last = start + (count - 1) * step;
+  const open = last + 1 === n || (step > 1 && last + step >= n);
+  return `${start || ""}:${open ? "" : last + 1}${step > 1 ? `:${step}` : ""}`;
+}
+
+/**
+ * The basic slice `source[a:b:k, c:d:l, ...]` that reads `view`, if there is one: each dim's step
+ * is the view's stride over the source's, and the starts are found by a bounded search for
+ * sum(start_d * stride_d) == view.offset - source.offset.
+ */
 function sliceOf(source, view) {
-  if (source.size.length !== 1 || view.size.length !== 1 || source.stride[0] === 0) return null;
-  const [n] = source.size;
-  const [m] = view.size;
-  const s = source.stride[0];
-  if (m === 0) return null;
-  const start = (view.offset - source.offset) / s;
-  const step = m === 1 ? 1 : view.stride[0] / s;
-  if (!Number.isInteger(start) || !Number.isInteger(step) || start < 0 || step < 1) return null;
-  const last = start + (m - 1) * step;
-  if (last >= n) return null;
-  const stop = last + 1 === n || (step > 1 && last + step >= n) ? "" : String(last + 1);
-  const text = `${start || ""}:${stop}${step > 1 ? `:${step}` : ""}`;
-  if (text === ":") return null; // the whole source: identity, said elsewhere
-  return layout(`${source.expr}[${text}]`, view.size, view.stride, view.offset);
+  const nd = source.size.length;
+  if (view.size.length !== nd || nd === 0 || numel(view.size) === 0) return null;
+  const steps = [];
+  for (let d = 0; d < nd; d += 1) {
+    const s = source.stride[d];
+    if (s <= 0) return null;
+    const step = view.size[d] === 1 ? 1 : view.stride[d] / s;
+    if (!Number.isInteger(step) || step < 1) return null;
+    steps.push(step);
+  }
+  const starts = [];
+  let work = 0;
+  const search = (d, remainder) => {
+    if (d === nd) return remainder === 0;
+    const s = source.stride[d];
+    const highest = source.size[d] - 1 - (view.size[d] - 1) * steps[d];
+    for (let start = 0; start <= highest && start * s <= remainder; start += 1) {
+      work += 1;
+      if (work > MAX_SLICE_WORK) return false;
+      starts[d] = start;
+      if (search(d + 1, remainder - start * s)) return true;
+    }
+    return false;
+  };
+  if (!search(0, view.offset - source.offset)) return null;
+  const parts = starts.map((start, d) => sliceText(start, view.size[d], steps[d], source.size[d]));
+  while (parts.length && parts[parts.length - 1] === ":") parts.pop();
+  if (parts.length === 0) return null; // the whole source: identity, said elsewhere
+  return layout(`${source.expr}[${parts.join(", ")}]`, view.size, view.stride, view.offset);
 }
 
 /** Candidate layouts from one source that could equal `view` (cheap: driven by the view). */

@@ -1,6 +1,6 @@
 // The recogniser against layouts torch produced (js/playground/cases.json, from Python): every op
-// in the table is named, and every name the recogniser gives for a table layout that the table
-// also knows is one torch gives the same layout for.
+// in the table is named, and every name it gives for a table setting is one that torch, given that
+// name, builds exactly that view with (the generator evaluated each one).
 import { describe, expect, it } from "vitest";
 import cases from "./cases.json";
 import { analyse } from "./math.js";
@@ -17,6 +17,15 @@ describe.each(cases.bases.map((entry) => [entry.name, entry]))("base %s", (_, en
     // The name shown first is one torch confirmed, with this very layout.
     for (const name of names.filter((n) => known.has(n))) {
       expect(sameMapping(known.get(name), asView(op))).toBe(true);
+    }
+  });
+
+  it("gives exactly the names torch confirmed, for every valid setting in the table", () => {
+    const named = [...entry.layouts, ...entry.ops, ...Object.values(entry.presets)].filter((c) => c.names);
+    expect(named.length).toBeGreaterThan(20);
+    for (const c of named) {
+      expect(c.wrong_names).toEqual([]);
+      expect(recognise(entry.base, asView(c))).toEqual(c.names);
     }
   });
 

@@ -534,7 +534,8 @@ print("fixed [0, 1] == x[0::2, 1::2]:", board[0, 1].tolist())
 tiles = sw.tricks.blocks(board_input, 2, 2)
 assert torch.equal(tiles, board_input.reshape(2, 2, 2, 2).permute(0, 2, 1, 3))
 assert not sw.inspect(tiles).has_overlap and sw.same_storage(tiles, board_input)
-sw.show(board_input, seed=seed_board, fixed=board, tiles=tiles)
+display(sw.show(board_input, seed=seed_board, fixed=board))
+sw.show(board_input, tiles=tiles)
 
 # %% [markdown]
 ## 7. Bounds checking and "safety helpers"

@@ -1,0 +1,1 @@
+"""Browser tests (Chromium + Playwright); fixtures in conftest.py."""

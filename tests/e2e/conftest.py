@@ -1,0 +1,203 @@
+"""Shared fixtures for the browser tests: Debian's Chromium driven by Playwright (Python), offline.
+
+* ``/usr/bin/chromium`` (``playwright install`` does not work here).  A missing browser is a
+  failure when the ``CI`` environment variable is set, a skip (with the reason) otherwise.
+* Every request that is not ``file:``/``data:``/``blob:`` or to our own 127.0.0.1 server is
+  aborted and recorded in ``page.external_requests``: pages must work without the internet.
+* ``lab_server``: a JupyterLab server on 127.0.0.1 only (random port, random token, private config
+  and runtime dirs), shared by the session and stopped at its end.
+* Screenshots go to ``artifacts/screenshots/`` (git-ignored), console logs next to them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import secrets
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+ARTIFACTS = pathlib.Path(os.environ.get("E2E_ARTIFACTS", ROOT / "artifacts"))
+SCREENSHOTS = ARTIFACTS / "screenshots"
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+]
+LOCAL = ("file:", "data:", "blob:", "about:", "http://127.0.0.1", "ws://127.0.0.1")
+
+
+def require_or_skip(ok: bool, reason: str) -> None:
+    """Skip locally, fail in CI: a browser layer that silently does not run is not a pass."""
+    if ok:
+        return
+    if os.environ.get("CI"):
+        pytest.fail(f"{reason} (CI is set: browser tests must run)")
+    pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator:
+    require_or_skip(
+        pathlib.Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
+    )
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        # Playwright adds --headless and a fresh temporary profile itself.
+        chromium = playwright.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS
+        )
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture
+def page(browser, request) -> Iterator:
+    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    external: list[str] = []
+
+    def offline(route) -> None:
+        url = route.request.url
+        if url.startswith(LOCAL):
+            route.continue_()
+            return
+        external.append(url)
+        route.abort()  # no internet here: fail fast instead of hanging
+
+    context.route("**/*", offline)
+    tab = context.new_page()
+    tab.external_requests = external  # type: ignore[attr-defined]
+    tab.console_log = []  # type: ignore[attr-defined]
+    tab.on("console", lambda message: tab.console_log.append(f"{message.type}: {message.text}"))
+    tab.on("pageerror", lambda error: tab.console_log.append(f"pageerror: {error}"))
+    yield tab
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    (SCREENSHOTS / f"{request.node.name}.console.txt").write_text("\n".join(tab.console_log))
+    context.close()
+
+
+def screenshot(page, name: str, **kwargs) -> pathlib.Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), **kwargs)
+    return path
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory) -> Iterator[dict]:
+    """A JupyterLab server on 127.0.0.1: ``{"url", "token", "root"}``; put notebooks in ``root``."""
+    root = tmp_path_factory.mktemp("lab-root")
+    home = tmp_path_factory.mktemp("lab-home")
+    settings = home / "settings"
+    # a quiet, deterministic UI: no news toast, every cell rendered (no virtual scrolling)
+    for extension, body in {
+        "@jupyterlab/apputils-extension/notification": {"fetchNews": "false"},
+        "@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"},
+    }.items():
+        path = settings / f"{extension}.jupyterlab-settings"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(body))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(home / "config"),
+        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
+        "IPYTHONDIR": str(home / "ipython"),
+        "JUPYTER_PLATFORM_DIRS": "1",
+    }
+    command = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        "--no-browser",
+        f"--port={port}",
+        "--ServerApp.ip=127.0.0.1",
+        f"--IdentityProvider.token={token}",
+        f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to run code in the kernel
+        f"--LabApp.workspaces_dir={home / 'workspaces'}",
+        f"--LabApp.user_settings_dir={settings}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        command.append("--allow-root")  # containers
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = open(ARTIFACTS / "jupyterlab-server.log", "w")  # noqa: SIM115 - closed in finally
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=1)
+                break
+            except OSError:
+                if process.poll() is not None:
+                    raise RuntimeError(
+                        "jupyter lab exited; see artifacts/jupyterlab-server.log"
+                    ) from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError("jupyter lab did not start in 90 s") from None
+                time.sleep(0.25)
+        yield {"url": url, "token": token, "root": root}
+    finally:
+        process.terminate()  # our own child only
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+KERNEL_EVAL = """async (code) => {
+  const kernel = window.jupyterapp.shell.currentWidget.sessionContext.session.kernel;
+  const future = kernel.requestExecute({ code, store_history: false, silent: false });
+  let out = null;
+  future.onIOPub = (msg) => {
+    const t = msg.header.msg_type;
+    if (t === "execute_result") out = msg.content.data["text/plain"];
+    else if (t === "stream") out = (out ?? "") + msg.content.text;
+    else if (t === "error") out = "ERROR " + msg.content.ename + ": " + msg.content.evalue;
+  };
+  await future.done;
+  return out;
+}"""
+
+
+def kernel_eval(page, code: str) -> str | None:
+    """Run ``code`` in the open notebook's kernel like a cell (not silent: after-cell hooks run)."""
+    return page.evaluate(KERNEL_EVAL, code)
+
+
+def poll_kernel(page, code: str, expected: str, timeout: float = 15.0) -> str | None:
+    """Evaluate ``code`` until its repr is ``expected`` (hover -> kernel is asynchronous)."""
+    deadline = time.monotonic() + timeout
+    value = None
+    while time.monotonic() < deadline:
+        value = kernel_eval(page, code)
+        if value == expected:
+            return value
+        time.sleep(0.2)
+    return value

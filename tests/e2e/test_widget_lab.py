@@ -1,0 +1,68 @@
+"""(1) The widget in a live JupyterLab: hover links both ways and reaches the kernel; an in-place
+write through a view refreshes the displayed widgets after the cell."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+from playwright.sync_api import expect
+
+from .conftest import kernel_eval, poll_kernel, screenshot
+
+HIGHLIGHTED = re.compile(r"(^|\s)sw-hl(\s|$)")
+CELLS = [
+    "import torch, stridewidget as sw\n%load_ext stridewidget\nbase = torch.arange(12.0).reshape(3, 4)\nbase",
+    "w = sw.show(base, bt=base.t())\nw",
+]
+
+
+def test_hover_reaches_kernel_and_in_place_write_refreshes(lab_server, page):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(notebook, lab_server["root"] / "widget_e2e.ipynb")
+    page.goto(f"{lab_server['url']}/lab/tree/widget_e2e.ipynb?token={lab_server['token']}&reset")
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=120_000,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    roots = page.locator(".jp-OutputArea-output .sw-root")
+    expect(roots).to_have_count(2, timeout=90_000)
+    shown_by_formatter, shown_by_show = roots.nth(0), roots.nth(1)
+    # `%load_ext` + a bare tensor: the widget, not torch's text
+    expect(shown_by_formatter.locator(".sw-lcell")).to_have_count(12)
+
+    # logical -> storage: base[1, 2] lives at storage[6] (row-major, offset 0)
+    shown_by_show.locator('.sw-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
+    storage_cell = shown_by_show.locator('.sw-scell[data-storage="s0"][data-cell="6"]')
+    expect(storage_cell).to_have_class(HIGHLIGHTED)
+    # the same storage cell is bt[2, 1]: the aliasing logical cell lights up too
+    expect(
+        shown_by_show.locator('.sw-lcell[data-tensor="t1"][data-r="2"][data-c="1"]')
+    ).to_have_class(HIGHLIGHTED)
+    expect(shown_by_show.locator('.sw-scell[data-storage="s0"][data-cell="7"]')).not_to_have_class(
+        HIGHLIGHTED
+    )
+    expect(shown_by_show.locator(".sw-status")).to_contain_text("storage[6]")
+    expected = "{'tensor': 't0', 'name': 'base', 'index': [1, 2], 'storage': 's0', 'cell': 6}"
+    assert poll_kernel(page, "w.hovered", expected) == expected
+    screenshot(page, "lab_hover")
+
+    # in place, through a view (base[1] is a view of base): after the cell both widgets redraw
+    kernel_eval(page, "base[1].fill_(-5.0)")
+    for root in (shown_by_formatter, shown_by_show):
+        expect(root).to_contain_text("-5.", timeout=20_000)
+    # the redrawn widget still links hover, now with the new value
+    shown_by_show.locator('.sw-lcell[data-tensor="t1"][data-r="0"][data-c="1"]').hover()
+    expect(shown_by_show.locator(".sw-status")).to_contain_text("storage[4] = -5.")
+    shown_by_formatter.locator('.sw-lcell[data-r="0"][data-c="0"]').hover()
+    expect(shown_by_formatter.locator(".sw-status")).to_contain_text("storage[0] = 0.")
+    screenshot(page, "lab_after_inplace_write")
+    assert kernel_eval(page, "print(w.scene['storages'][0]['cells']['text'][4:8])").strip() == (
+        "['-5.', '-5.', '-5.', '-5.']"
+    )

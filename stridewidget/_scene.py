@@ -90,8 +90,10 @@ _CONTEXT_CELLS = 2
 _MIN_GAP = 4
 #: A suggested storage row is never wider than this many cells.
 _MAX_WRAP = 20
-#: States visited by the exact touch counter before it gives up on one cell (count -> None).
-_COUNT_WORK_LIMIT = 20_000
+#: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None).
+_COUNT_WORK_LIMIT = 300_000
+#: Overlapping views whose span is at most this many cells get every count from one histogram.
+_HISTOGRAM_SPAN_LIMIT = 4_000_000
 #: Tensors up to this many elements get their touch counts by enumerating every address.
 _ENUMERATE_LIMIT = 200_000
 #: Names longer than this are cut (a name is a label, not a payload).
@@ -538,6 +540,8 @@ def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
         nested = _nested_counts(layout, cells)
         if nested is not None:
             return nested
+    if hi - lo + 1 <= _HISTOGRAM_SPAN_LIMIT:
+        return _histogram_counts(layout, cells)
     counter = _PreimageCounter(layout)
     return [counter.cell(c) if lo <= c <= hi else 0 for c in cells]
 
@@ -587,14 +591,46 @@ def _nested_counts(layout: Layout, cells: list[int]) -> list[int | None] | None:
     return [multiplier if h else 0 for h in hit.tolist()]
 
 
+def _histogram_counts(layout: Layout, cells: list[int]) -> list[int | None]:
+    """Exact counts from the histogram of all addresses over the span, built dim by dim.
+
+    Adding a dim of size ``n`` and stride ``s`` turns the histogram ``h`` into
+    ``h'[k] = sum(h[k - i*s] for i < n)``: a window sum along each residue class mod ``s``, which
+    cumulative sums give in O(span).  So the cost is O(ndim * span), whatever the element count —
+    the right tool for big overlapping views (sliding windows) over a modest span.
+    """
+    import numpy as np
+
+    dims = [(abs(s), n) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0]
+    if layout.element_cells > 1:
+        dims.append((1, layout.element_cells))
+    multiplier = math.prod(n for n, s in zip(layout.shape, layout.strides) if s == 0 and n > 1)
+    histogram = np.ones(1, dtype=np.int64)
+    for stride, n in dims:
+        length = histogram.size + stride * (n - 1)
+        rows = -(-length // stride)
+        padded = np.zeros(rows * stride, dtype=np.int64)
+        padded[: histogram.size] = histogram
+        running = np.cumsum(padded.reshape(rows, stride), axis=0)
+        window = running.copy()
+        window[n:] -= running[:-n]
+        histogram = window.reshape(-1)[:length]
+    offsets = np.asarray(cells, dtype=np.int64) - layout.span[0]
+    inside = (offsets >= 0) & (offsets < histogram.size)
+    counts = np.zeros(offsets.size, dtype=np.int64)
+    counts[inside] = histogram[offsets[inside]] * multiplier
+    return [int(c) for c in counts]
+
+
 class _PreimageCounter:
     """Counts the logical indices whose element covers a storage cell, exactly, for big views.
 
     The count is the number of solutions of a bounded knapsack (``sum(i_k * |s_k|) == target``,
     ``0 <= i_k < n_k``), searched from the largest stride down with only the ``i_k`` that keep the
     rest reachable, and memoised per ``(level, remainder)`` — the counting twin of
-    :func:`stridewidget._overlap.bounded_knapsack`.  Stride-0 dims multiply the count.  Gives
-    ``None`` for a cell when the search exceeds its work limit.
+    :func:`stridewidget._overlap.bounded_knapsack`.  Stride-0 dims multiply the count.  For views
+    whose span is too big for :func:`_histogram_counts`.  The work budget is shared by all cells of
+    one tensor; cells left when it runs out get ``None`` (unknown).
     """
 
     def __init__(self, layout: Layout) -> None:
@@ -612,11 +648,11 @@ class _PreimageCounter:
         for k in range(len(dims) - 1, -1, -1):
             self.reach[k] = self.reach[k + 1] + self.strides[k] * self.bounds[k]
         self.memo: dict[tuple[int, int], int] = {}
+        self.work = 0
 
     def cell(self, cell: int) -> int | None:
         total = 0
         for shift in range(self.width):
-            self.work = 0
             try:
                 total += self._count(0, cell - shift - self.base)
             except _TooMuchWork:
@@ -634,12 +670,12 @@ class _PreimageCounter:
         key = (level, remainder)
         if key in self.memo:
             return self.memo[key]
-        self.work += 1
-        if self.work > _COUNT_WORK_LIMIT:
-            raise _TooMuchWork
         rest = self.reach[level + 1]
         high = min(bound, remainder // stride)
         low = max(0, -((rest - remainder) // stride))
+        self.work += 1 + max(high - low + 1, 0)
+        if self.work > _COUNT_WORK_LIMIT:
+            raise _TooMuchWork
         count = sum(self._count(level + 1, remainder - stride * i) for i in range(low, high + 1))
         self.memo[key] = count
         return count

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
-from stridewidget._scene import _nested_counts, _PreimageCounter, build_scene
+from stridewidget._scene import _histogram_counts, _nested_counts, _PreimageCounter, build_scene
 
 
 def logical_cells(tensor_scene):
@@ -143,6 +143,32 @@ def test_big_and_small_floats_stay_compact():
         "1.23e6",  # 1.235e6 would be 7 characters: one digit less
         "-0.",
     ]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 6), st.integers(-9, 9)), min_size=0, max_size=4),
+    st.integers(1, 3),
+)
+def test_histogram_counts_match_enumeration(dims, width):
+    shape = tuple(n for n, _ in dims)
+    strides = tuple(s for _, s in dims)
+    offset = -sum(s * (n - 1) for n, s in dims if s < 0)
+    layout = Layout(shape, strides, offset=offset, itemsize=4 * width, unit=4)
+    addresses = [offset]
+    for n, s in dims:
+        addresses = [a + i * s for a in addresses for i in range(n)]
+    covered = [a + j for a in addresses for j in range(width)]
+    cells = list(range(-1, layout.storage_size + 2))
+    assert _histogram_counts(layout, cells) == [covered.count(c) for c in cells]
+
+
+def test_huge_overlapping_views_get_exact_counts_quickly():
+    windows = torch.empty(10**6, device="meta").unfold(0, 1000, 1)  # ~1e9 elements
+    scene = build_scene({"w": windows})
+    shown = scene["storages"][0]["cells"]["index"]
+    expected = [min(c + 1, 1000, 10**6 - c) for c in shown]  # windows covering cell c
+    assert scene["tensors"][0]["touch"] == expected
 
 
 def test_numpy_negative_strides_map_to_the_right_cells():

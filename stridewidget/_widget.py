@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import html
 import inspect as inspect_module
+import os
 import pathlib
 import sys
 import weakref
@@ -25,7 +26,7 @@ from ._scene import build_scene
 __all__ = ["StrideWidget", "show"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
-_PACKAGE_DIR = str(pathlib.Path(__file__).parent)
+_PACKAGE_DIR = str(pathlib.Path(__file__).parent) + os.sep
 
 
 class _Held:

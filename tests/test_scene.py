@@ -280,6 +280,26 @@ def test_payload_is_bounded_for_huge_tensors(make):
         assert tensor["layout"]["numel"] == math.prod(view.shape)
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(1, 2000), min_size=1, max_size=6),
+    st.randoms(use_true_random=False),
+)
+def test_payload_is_bounded_for_random_huge_views(sizes, rng):
+    while math.prod(sizes) > 10**9:
+        sizes[sizes.index(max(sizes))] //= 2
+    base = torch.empty(math.prod(sizes), device="meta").view(*sizes)
+    order = list(range(len(sizes)))
+    rng.shuffle(order)
+    view = base.permute(*order)
+    view = view[tuple(slice(rng.randint(0, 1), None, rng.randint(1, 3)) for _ in sizes)]
+    if rng.random() < 0.3:
+        view = view.unsqueeze(0).expand(rng.randint(1, 1000), *view.shape)
+    scene = build_scene({"base": base, "view": view})
+    assert len(json.dumps(scene, allow_nan=False)) < 300_000
+    assert all(len(s["cells"]["index"]) <= 1024 for s in scene["storages"])
+
+
 def test_large_live_tensor_counts_touches_without_enumerating():
     x = torch.zeros(10**6)
     view = x.view(1000, 1000)[::2, 1::3]

@@ -1457,7 +1457,45 @@ hwc_small = torch.arange(12.0).reshape(2, 2, 3)
 sw.show(hwc=hwc_small, chw=hwc_small.permute(2, 0, 1))
 
 # %% [markdown]
-## 7. Elementwise ops keep the layout; `flip` copies
+## 7. Layers and non-contiguous inputs
+
+The second seed says `x.view(B, -1)` after a convolution whose weights are non-contiguous
+("loaded from ONNX") leaves `x` non-contiguous and slows the next `nn.Linear`, and makes it a
+golden rule that every input to `nn.Linear` must be contiguous. Measured: a channels-last weight
+does make the convolution's output channels-last — and then `view` *raises*, it does not pass a
+non-contiguous tensor on; `flatten` copies. `nn.Linear` takes a non-contiguous input as it is,
+gives the same result, and allocates only its output.
+
+# %%
+# [B18] [B19] a conv with channels-last weights, and nn.Linear on a non-contiguous input
+conv = torch.nn.Conv2d(3, 8, kernel_size=3)
+conv_channels_last = torch.nn.Conv2d(3, 8, kernel_size=3)
+conv_channels_last.load_state_dict(conv.state_dict())
+conv_channels_last = conv_channels_last.to(memory_format=torch.channels_last)
+assert not conv_channels_last.weight.is_contiguous()
+images = torch.randn(2, 3, 8, 8)
+with torch.no_grad():
+    out = conv_channels_last(images)
+    torch.testing.assert_close(out, conv(images), rtol=1e-5, atol=1e-5)
+assert out.is_contiguous(memory_format=torch.channels_last) and not out.is_contiguous()
+try:
+    out.view(out.size(0), -1)
+    raise AssertionError("the line above should raise")
+except RuntimeError as error:
+    print("out.view(B, -1):", str(error).split("(")[0].strip())
+flat, flatten_bytes = allocated(lambda: torch.flatten(out, 1))
+assert flat.is_contiguous() and flatten_bytes == out.nbytes  # flatten copied
+
+linear = torch.nn.Linear(6, 4)
+columns = torch.randn(6, 5).t()  # (5, 6), non-contiguous
+with torch.no_grad():
+    result, linear_bytes = allocated(lambda: linear(columns))
+    torch.testing.assert_close(result, linear(columns.contiguous()), rtol=1e-6, atol=1e-6)
+assert linear_bytes == result.nbytes  # the output only: the input was not copied
+print("nn.Linear on a non-contiguous input allocates", linear_bytes, "bytes = its output")
+
+# %% [markdown]
+## 8. Elementwise ops keep the layout; `flip` copies
 
 The seed lists `flip` among operations that break contiguity and says `Normalize`-style
 arithmetic on a non-contiguous input returns a non-contiguous output. `flip` copies (its output
@@ -1503,6 +1541,8 @@ print(
 | D9 | call `.contiguous()` on a transposed `q` before `matmul` | wrong on the CPU: it never saves a copy (2-d: adds one; 4-d: moves it); GPU-only beyond that | `[D3] [D9]` |
 | D10 | HWC→CHW `permute` is non-contiguous; `.view(1,-1)` fails; `.contiguous().view` works | right; `reshape` does the same copy, and `conv2d` takes the view directly | `[D10] [B16]` |
 | B16 | `torch.stack` returns a contiguous batch | right; so `.contiguous()` per image before it is a wasted copy | `[D10] [B16]` |
+| B18 | `x.view(B, -1)` after a conv with non-contiguous weights leaves `x` non-contiguous | partly: channels-last weights give a channels-last output, and `view` then raises; `flatten` copies | `[B18] [B19]` |
+| B19 | every input to `nn.Linear` must be contiguous | wrong: it takes strided input as is, same result, no copy | `[B18] [B19]` |
 | B15 | `Normalize` on a non-contiguous input returns a non-contiguous output | partly: for dense (permuted) inputs; gapped inputs give a contiguous output | `[B15] [D4]` |
 | D4 | `flip` breaks contiguity | wrong: `flip` copies; the result is contiguous | `[B15] [D4]` |
 """

@@ -97,6 +97,8 @@ OPS = {
         "x.unfold(0, 2, 2).unfold(1, 2, 2)",
         "x.unfold(0, 2, 2).unfold(1, 3, 3)",
         "x.unfold(0, 2, 2).unfold(1, 2, 2).permute(2, 3, 0, 1)",
+        "sw.tricks.checkerboard(x)",
+        "sw.tricks.blocks(x, 2, 3)",
     ],
     "transposed 4x6": [
         "x",
@@ -225,7 +227,7 @@ def _check_names(x: torch.Tensor, base: dict[str, Any], cases: list[dict[str, An
     (which must stay empty) are not."""
     valid = [case for case in cases if case.get("refusal") is None]
     for case, names in zip(valid, _recogniser_names(base, valid)):
-        confirmed = [name for name in names if _same_mapping(eval(name, {"x": x}), case)]
+        confirmed = [name for name in names if _same_mapping(eval(name, {"x": x, "sw": sw}), case)]
         case["names"] = confirmed
         case["wrong_names"] = [name for name in names if name not in confirmed]
 
@@ -297,7 +299,7 @@ def build_cases() -> dict[str, Any]:
         settings = list(HAND_PICKED) + _random_settings(rng, storage_size, 30)
         ops = []
         for op in OPS[name]:
-            view = eval(op, {"x": x, "torch": torch})
+            view = eval(op, {"x": x, "torch": torch, "sw": sw})
             assert sw.same_storage(view, x), f"{op} must be a view of x"
             ops.append({"expr": op, **_setting(view)})
         layouts = [_verdict(x, *setting) for setting in settings]

@@ -200,13 +200,20 @@ function candidates(source, view, isBase) {
     }
   }
   if (nd === 2 && view.size.length === 4 && view.size[2] > 0 && view.size[3] > 0) {
+    // stridewidget's own names first where they apply (they need exact tiling), then torch's
+    const [H, W] = source.size;
     const [bh, bw] = [view.size[2], view.size[3]];
     const rows = unfoldLayout(source, 0, bh, bh);
     const blocks = rows && unfoldLayout(rows, 1, bw, bw);
+    if (blocks && isBase && H % bh === 0 && W % bw === 0) {
+      out.push({ ...blocks, expr: `sw.tricks.blocks(x, ${bh}, ${bw})` });
+    }
     if (blocks) out.push(blocks);
     const pairs = unfoldLayout(source, 0, 2, 2);
     const grid = pairs && unfoldLayout(pairs, 1, 2, 2);
-    if (grid) out.push(permuted(grid, [2, 3, 0, 1], `${grid.expr}.permute(2, 3, 0, 1)`));
+    const board = grid && permuted(grid, [2, 3, 0, 1], `${grid.expr}.permute(2, 3, 0, 1)`);
+    if (board && isBase && H % 2 === 0 && W % 2 === 0) out.push({ ...board, expr: "sw.tricks.checkerboard(x)" });
+    if (board) out.push(board);
   }
   if (isBase) {
     for (let start = 0; start < nd; start += 1) {

@@ -46,8 +46,8 @@ describe("the tricks by name", () => {
     ["broadcast", "x[:, 0:1].expand(4, 6)"],
     ["sliding", "x.unfold(1, 3, 1)"],
     ["merge", "x.flatten()"],
-    ["checkerboard", "x.unfold(0, 2, 2).unfold(1, 2, 2).permute(2, 3, 0, 1)"],
-    ["blocks", "x.unfold(0, 2, 2).unfold(1, 2, 2)"],
+    ["checkerboard", "sw.tricks.checkerboard(x)"],
+    ["blocks", "sw.tricks.blocks(x, 2, 2)"],
   ])("%s is %s", (preset, expr) => {
     expect(first(base.presets[preset])).toBe(expr);
   });

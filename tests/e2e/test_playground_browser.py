@@ -154,13 +154,25 @@ def test_static_export_edits_without_a_kernel(tab, tmp_path):
     ]
     assert "Overlaps itself" in root.locator(".pg-overlap").inner_text()
     root.locator('button[data-preset="checkerboard"]').click()
-    assert (
-        root.locator(".pg-op").inner_text()
-        == "x.unfold(0, 2, 2).unfold(1, 2, 2).permute(2, 3, 0, 1)"
-    )
+    assert root.locator(".pg-op").inner_text() == "sw.tricks.checkerboard(x)"
     expected = sw.tricks.checkerboard(torch.arange(24).view(4, 6)).flatten().tolist()
     assert _logical_values(root) == [str(v) for v in expected]
     _shot(tab, "playground_static_checkerboard")
+
+    # hover linking: a logical cell lights up the storage element it reads, with the formula
+    root.locator('.pg-view .sw-lcell[data-slice="1"][data-r="1"][data-c="2"]').hover()
+    lit = root.locator(".sw-scell.sw-hl")
+    assert lit.count() == 1 and lit.get_attribute("data-cell") == str(
+        expected[6 * 1 + 3 * 1 + 2]
+    )  # view[0, 1, 1, 2]
+    assert "storage[" in root.locator(".pg-status").inner_text()
+
+    # the theme follows the page: a dark page gets a dark widget
+    tab.emulate_media(color_scheme="dark")
+    background = root.evaluate("e => getComputedStyle(e).backgroundColor")
+    channels = [int(c) for c in background[background.index("(") + 1 : -1].split(",")[:3]]
+    assert sum(channels) < 150, background
+    _shot(tab, "playground_static_dark")
     assert tab.errors == []
 
 

@@ -5,6 +5,7 @@ import copies from "./fixtures/copies.json";
 import expand from "./fixtures/expand.json";
 import hd from "./fixtures/hd.json";
 import meta from "./fixtures/meta.json";
+import wide from "./fixtures/wide.json";
 import xss from "./fixtures/xss.json";
 import { hover, mount } from "./testing.js";
 
@@ -85,6 +86,26 @@ describe("rendering", () => {
     expect(el.querySelector(".sw-storage .sw-addr-text").textContent).toBe("@0");
     const ellipses = [...el.querySelectorAll(".sw-index-label")].filter((n) => n.textContent === "⋯");
     expect(ellipses.length).toBeGreaterThan(0);
+  });
+});
+
+describe("values", () => {
+  it("uses a colour scale when the values do not fit, ordered by value", () => {
+    const { el } = mount(wide);
+    expect(el.querySelectorAll(".sw-storage .sw-cell-text").length).toBe(0);
+    const fills = [...el.querySelectorAll("[data-cell]")].map((n) => n.getAttribute("style"));
+    expect(fills.every((f) => /^fill:rgb\(/.test(f))).toBe(true);
+    expect(new Set(fills).size).toBe(4);
+    expect(el.querySelector(".sw-scale-note").textContent).toContain("colour scale");
+    // the hover formula still shows the exact text
+    hover(scell(el, "s0", 3));
+    expect(el.querySelector(".sw-status").textContent).toBe(`storage[3] = ${wide.storages[0].cells.text[3]} ← w[3]`);
+  });
+
+  it("lists tensors the widget no longer holds", () => {
+    const { el } = mount({ ...aliases, released: ["gone<b>"] });
+    expect(el.querySelector(".sw-released").textContent).toBe("gone<b>: freed — the widget holds no reference to it");
+    expect(el.querySelector("b")).toBeNull();
   });
 });
 

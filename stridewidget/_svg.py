@@ -474,7 +474,8 @@ def _arrows_svg(
                 bend = lanes_right - ARROW_LANE * (side + 1)
                 d = f"M {x1} {y1} C {bend} {y1}, {bend} {y2}, {x2} {y2}"
                 anchor = "end"
-                lx, ly = bend + 0.25 * (min(x1, x2) - bend) - 4, (y1 + y2) / 2 + 4
+                # one text line per arrow, so labels of arrows with equal ends never overlap
+                lx, ly = bend - 3, min(y1, y2) + 14 + 14 * side
                 side += 1
             width = len(label) * 6.2 + 6
             box_x = lx - width / 2 if anchor == "middle" else lx - width + 3

@@ -43,10 +43,12 @@ def _python_tuple(values: Sequence[int]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
 
 
-def _cell_texts(storage: Any, count: int, dtype: str) -> tuple[list[str], list[float | None]]:
+def _cell_texts(
+    storage: Any, start: int, count: int, dtype: str
+) -> tuple[list[str], list[float | None]]:
     from ._scene import _format  # one formatting rule for every renderer
 
-    raw = read_cells(storage, range(count))
+    raw = read_cells(storage, range(start, start + count))
     if raw is None:  # meta tensors have no values
         return [], []
     texts, numbers = [], []
@@ -102,6 +104,8 @@ class Playground(anywidget.AnyWidget):
     dtype = traitlets.Unicode("").tag(sync=True)
     itemsize = traitlets.Int(1).tag(sync=True)
     device = traitlets.Unicode("cpu").tag(sync=True)
+    # values of storage elements [cell_start, cell_start + len(cell_text)), formatted as elsewhere
+    cell_start = traitlets.Int(0).tag(sync=True)
     cell_text = traitlets.List(traitlets.Unicode()).tag(sync=True)
     cell_value = traitlets.List(traitlets.Float(allow_none=True)).tag(sync=True)
     is_numpy = traitlets.Bool(False).tag(sync=True)
@@ -143,8 +147,12 @@ class Playground(anywidget.AnyWidget):
                 f"playground needs a torch.Tensor or numpy.ndarray, got {_describe(base)}"
             )
         self._base = base
+        # The embedded window: from where x starts (its own elements first), moved back so that
+        # it stays inside the storage.
         count = min(layout.storage_size, MAX_EMBEDDED_CELLS)
-        texts, numbers = _cell_texts(base, count, layout.dtype)
+        low = layout.span[0] if layout.span is not None else layout.offset
+        start = max(0, min(low, layout.storage_size - count))
+        texts, numbers = _cell_texts(base, start, count, layout.dtype)
         size = list(layout.shape if size is None else size)
         stride = list(layout.strides if stride is None else stride)
         super().__init__(
@@ -155,6 +163,7 @@ class Playground(anywidget.AnyWidget):
             dtype=layout.dtype,
             itemsize=layout.itemsize,
             device=layout.device,
+            cell_start=start,
             cell_text=texts,
             cell_value=numbers,
             is_numpy=_is_ndarray(base),

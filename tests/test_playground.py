@@ -147,6 +147,16 @@ def test_big_storage_embeds_a_bounded_window():
     assert pg.view.tolist() == [[0, 1, 2], [10, 11, 12], [20, 21, 22]]
 
 
+def test_embedded_window_starts_where_x_lives_in_a_big_storage():
+    big = torch.arange(10**6)
+    x = big[500_000:500_024].view(4, 6)
+    pg = sw.playground(x)
+    assert pg.cell_start == 500_000 and pg.cell_text[:2] == ["500000", "500001"]
+    assert len(pg.cell_text) == MAX_EMBEDDED_CELLS
+    tail = sw.playground(big[-3:])  # near the end: the window moves back inside the storage
+    assert tail.cell_start == 10**6 - MAX_EMBEDDED_CELLS and tail.cell_text[-1] == "999999"
+
+
 def test_meta_tensor_has_no_values_but_a_layout():
     pg = sw.playground(torch.empty(4, 6, device="meta"), size=(6, 4), stride=(1, 6))
     assert pg.cell_text == [] and pg.error == ""

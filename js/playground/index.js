@@ -27,6 +27,7 @@ export function readState(model) {
     dtype: model.get("dtype") ?? "",
     itemsize: model.get("itemsize") ?? 1,
     device: model.get("device") ?? "cpu",
+    cellStart: model.get("cell_start") ?? 0,
     cellText: model.get("cell_text") ?? [],
     cellValue: model.get("cell_value") ?? [],
     size: model.get("size") ?? [],

@@ -176,3 +176,24 @@ describe("playground DOM", () => {
     expect(verdict(state, "size of dim 0 is 1.5").refused).toMatch(/whole numbers \(size of dim 0 is 1.5\)/);
   });
 });
+
+describe("a window of a big storage", () => {
+  it("draws the embedded window where x lives, the rest as gaps, with the right values", () => {
+    const start = 500000;
+    const { el, cleanup } = setup({
+      base_offset: start,
+      storage_size: 1000000,
+      cell_start: start,
+      cell_text: Array.from({ length: 32 }, (_, i) => String(start + i)),
+      cell_value: Array.from({ length: 32 }, (_, i) => start + i),
+      size: [2, 3],
+      stride: [6, 1],
+      offset: start + 1,
+    });
+    expect(el.querySelectorAll(".sw-scell")).toHaveLength(32);
+    expect(el.querySelector(".sw-scell").getAttribute("data-cell")).toBe(String(start));
+    expect(el.querySelectorAll(".sw-gap-box")).toHaveLength(2); // before and after the window
+    expect(logicalTexts(el)).toEqual(["500001", "500002", "500003", "500007", "500008", "500009"]);
+    cleanup();
+  });
+});

@@ -7,6 +7,8 @@ import { address, isChannelsLast, isDense, numel, span, touches, tupleText } fro
 /** Torch-print-like elision (the limits of _scene.build_scene's defaults). */
 export const LIMITS = { edge_items: 3, threshold: 256, max_dim_items: 32, max_slices: 12 };
 const MAX_WRAP = 32;
+/** Storage elements drawn when the page has no values (meta tensors). */
+const MAX_DRAWN_CELLS = 512;
 
 function shownIndices(n, elide) {
   if (!elide || n <= 2 * LIMITS.edge_items + 1) return [...Array(n).keys()];
@@ -118,10 +120,18 @@ function touchesOf(counts, cells, size, stride, offset) {
 export function playgroundScene(state, facts, explain) {
   const { storageSize, cellText, cellValue } = state;
   const hasValues = cellText.length > 0;
-  const shown = Math.min(storageSize, hasValues ? cellText.length : 512);
-  const cells = [...Array(shown).keys()];
-  const segments = shown > 0 ? [{ kind: "cells", start: 0, stop: shown }] : [];
-  if (storageSize > shown) segments.push({ kind: "gap", start: shown, stop: storageSize, in_span: false });
+  // The embedded window [start, start + shown); the rest of the storage is drawn as gaps.
+  const shown = Math.min(storageSize, hasValues ? cellText.length : MAX_DRAWN_CELLS);
+  const start = Math.max(0, Math.min(state.cellStart ?? 0, storageSize - shown));
+  const cells = Array.from({ length: shown }, (_, i) => start + i);
+  const reach = facts ? facts.span : null;
+  const inSpan = (lo, hi) => reach !== null && reach[0] <= hi && lo <= reach[1];
+  const segments = [];
+  if (start > 0) segments.push({ kind: "gap", start: 0, stop: start, in_span: inSpan(0, start - 1) });
+  if (shown > 0) segments.push({ kind: "cells", start, stop: start + shown });
+  if (storageSize > start + shown) {
+    segments.push({ kind: "gap", start: start + shown, stop: storageSize, in_span: inSpan(start + shown, storageSize - 1) });
+  }
   const finite = hasValues ? cellValue.slice(0, shown).filter((v) => v !== null) : [];
   const base = { shape: state.baseShape, strides: state.baseStrides, offset: state.baseOffset };
   const storage = {

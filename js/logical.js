@@ -4,7 +4,7 @@ import { cellText } from "./scene.js";
 import { htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
 
 export const LOGICAL_GEOMETRY = {
-  cellW: 42,
+  cellW: 46,
   cellH: 26,
   ellipsisW: 20,
   ellipsisH: 16,
@@ -42,7 +42,7 @@ export function swatch(tensor, uid) {
 export function drawLogical(tensor, indexed, g = LOGICAL_GEOMETRY) {
   const storageEntry = indexed.storages.get(tensor.storage);
   const storage = storageEntry?.storage;
-  const fits = storage && storage.cells.text !== null && storage.text_width <= Math.floor((g.cellW - 2) / g.charW);
+  const fits = storage && storage.cells.text !== null && storage.text_width <= Math.floor((g.cellW - 4) / g.charW);
   const cells = new Map();
   const svg = svgEl("svg", { class: "sw-logical-grid", role: "img" });
   svg.appendChild(svgEl("title", {}, `${tensor.name}: logical view, shape (${tensor.logical.shape.join(", ")})`));

@@ -69,76 +69,73 @@ function strideLabel(stride) {
   return stride >= 0 ? `+${stride}` : `−${-stride}`;
 }
 
-/** The arrows of one tensor: element 0 → its neighbour along each dim. */
-export function drawArrows(group, tensor, positions, geometry = STORAGE_GEOMETRY) {
+/**
+ * The arrows of one tensor: element 0 → its neighbour along each dim.  On the grid each arrow
+ * carries a small "d<k>" badge; the full labels ("dim 0: +4") go in `legend` (HTML), where they
+ * never collide with cells or with each other.
+ */
+export function drawArrows(group, legend, tensor, positions, geometry = STORAGE_GEOMETRY) {
   group.replaceChildren();
-  if (!tensor) return;
+  legend.replaceChildren();
+  if (!tensor || tensor.arrows.length === 0) return;
   const { cellW, cellH } = geometry;
+  const origin = tensor.arrows[0];
+  legend.appendChild(
+    htmlEl("span", "sw-arrow-intro", `stride arrows of ${tensor.name}, from ${tensor.name}[${origin.from_index.join(",")}] = storage[${origin.from}]: `),
+  );
   tensor.arrows.forEach((arrow, k) => {
+    const label = `dim ${arrow.dim}: ${strideLabel(arrow.stride)}`;
     const from = positions.get(arrow.from);
     const to = positions.get(arrow.to);
-    if (!from || !to) return;
-    const label = `dim ${arrow.dim}: ${strideLabel(arrow.stride)}`;
+    const entry = htmlEl("span", "sw-arrow-label", label);
+    entry.dataset.dim = arrow.dim;
+    legend.appendChild(entry);
+    if (!from || !to) {
+      legend.appendChild(htmlEl("span", "sw-arrow-note", " (its target is not shown)"));
+      return;
+    }
     const g = svgEl("g", { class: "sw-arrow", "data-dim": arrow.dim });
-    let labelX;
-    let labelY;
+    let badgeX;
+    let badgeY;
+    let d;
     if (arrow.from === arrow.to) {
       // stride 0: a loop on the cell
       const cx = from.x + cellW / 2;
       const top = from.y;
-      const r = 7 + 3 * k;
-      g.appendChild(
-        svgEl("path", {
-          d: `M ${cx - 5} ${top} C ${cx - 5 - r} ${top - 2 * r - 6}, ${cx + 5 + r} ${top - 2 * r - 6}, ${cx + 5} ${top}`,
-          class: "sw-arrow-line",
-          "marker-end": `url(#${group.dataset.marker})`,
-        }),
-      );
-      labelX = cx;
-      labelY = top - 2 * r - 8;
+      const r = 10 + 3 * k;
+      d = `M ${cx - 6} ${top} C ${cx - 6 - r} ${top - 2 * r - 8}, ${cx + 6 + r} ${top - 2 * r - 8}, ${cx + 6} ${top}`;
+      badgeX = cx - r - 12;
+      badgeY = top - r - 2;
     } else if (from.y === to.y) {
       // same row: an arc above
       const x1 = from.x + cellW / 2;
       const x2 = to.x + cellW / 2;
       const lift = 14 + 9 * k + Math.min(24, Math.abs(x2 - x1) / 8);
       const top = from.y;
-      g.appendChild(
-        svgEl("path", {
-          d: `M ${x1} ${top} Q ${(x1 + x2) / 2} ${top - 2 * lift}, ${x2} ${top}`,
-          class: "sw-arrow-line",
-          "marker-end": `url(#${group.dataset.marker})`,
-        }),
-      );
-      labelX = (x1 + x2) / 2;
-      labelY = top - lift - 2;
+      d = `M ${x1} ${top} Q ${(x1 + x2) / 2} ${top - 2 * lift}, ${x2} ${top}`;
+      badgeX = (x1 + x2) / 2;
+      badgeY = top - lift;
     } else {
-      // another row: a curve out to the left side of the grid and back
+      // another row: a curve out into the channel left of the grid and back
       const x1 = from.x + 4;
       const y1 = from.y + cellH / 2;
       const x2 = to.x + 4;
       const y2 = to.y + cellH / 2;
-      const bend = Math.min(x1, x2) - 30 - 12 * k;
-      g.appendChild(
-        svgEl("path", {
-          d: `M ${x1} ${y1} C ${bend} ${y1}, ${bend} ${y2}, ${x2} ${y2}`,
-          class: "sw-arrow-line",
-          "marker-end": `url(#${group.dataset.marker})`,
-        }),
-      );
-      labelX = bend + 2;
-      labelY = (y1 + y2) / 2 + 4;
+      const bend = Math.min(x1, x2) - 34 - 14 * k;
+      d = `M ${x1} ${y1} C ${bend} ${y1}, ${bend} ${y2}, ${x2} ${y2}`;
+      badgeX = bend + 8;
+      badgeY = (y1 + y2) / 2;
     }
-    const text = svgEl("text", { x: labelX, y: labelY, class: "sw-arrow-label", "text-anchor": "middle" }, label);
-    const width = label.length * 6.2 + 6;
-    g.appendChild(svgEl("rect", { x: labelX - width / 2, y: labelY - 10, width, height: 13, rx: 3, class: "sw-arrow-label-bg" }));
-    g.appendChild(text);
+    g.appendChild(svgEl("path", { d, class: "sw-arrow-line", "marker-end": `url(#${group.dataset.marker})` }));
+    g.appendChild(svgEl("rect", { x: badgeX - 10, y: badgeY - 7, width: 20, height: 13, rx: 6, class: "sw-arrow-badge-bg" }));
+    g.appendChild(svgEl("text", { x: badgeX, y: badgeY + 3.5, class: "sw-arrow-badge", "text-anchor": "middle" }, `d${arrow.dim}`));
     group.appendChild(g);
   });
 }
 
 /**
  * One storage: header (dtype, size, which tensors) and the grid SVG.
- * Returns {node, cells: Map(cell -> <g>), positions, arrows: <g>}.
+ * Returns {node, cells: Map(cell -> <rect>), positions, arrows: <g>, arrowLegend: <div>}.
  */
 export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOMETRY) {
   const { cellW, cellH, stripH, labelW } = geometry;
@@ -248,10 +245,16 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
   const arrows = svgEl("g", { class: "sw-arrows" });
   arrows.dataset.marker = markerId;
   svg.appendChild(arrows);
-  node.appendChild(svg);
+  const arrowLegend = htmlEl("div", "sw-arrow-legend");
+  node.append(arrowLegend, svg);
   if (!showText && texts !== null) {
     const [lo, hi] = storage.value_range ?? [null, null];
-    node.appendChild(htmlEl("div", "sw-scale-note", `values too wide for the cells: colour scale ${lo} … ${hi} (viridis), hover for values`));
+    const note = htmlEl("div", "sw-scale-note", "values too wide for the cells: colour scale ");
+    const bar = htmlEl("span", "sw-scale-bar");
+    bar.setAttribute("style", `background:linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map((t) => scaleColour(t, [0, 1])).join(", ")})`);
+    const short = (v) => (v === null ? "?" : String(Number(v.toPrecision(4))));
+    note.append(htmlEl("span", "sw-scale-end", short(lo)), bar, htmlEl("span", "sw-scale-end", short(hi)), document.createTextNode(" (viridis) — hover a cell for its value"));
+    node.appendChild(note);
   }
-  return { node, cells, positions: layout.positions, arrows };
+  return { node, cells, positions: layout.positions, arrows, arrowLegend };
 }

@@ -30,7 +30,7 @@ function render({ model, el }) {
     const view = current.views?.storages.get(storageId);
     if (!view) return;
     const tensor = current.indexed.tensors.get(current.active.get(storageId));
-    drawArrows(view.arrows, tensor, view.positions);
+    drawArrows(view.arrows, view.arrowLegend, tensor, view.positions);
   };
   const setActive = (tensorId) => {
     const tensor = current.indexed?.tensors.get(tensorId);

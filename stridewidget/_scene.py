@@ -508,8 +508,11 @@ def _float_text(number: float) -> str:
     if number.is_integer() and abs(number) < 1e6:
         # whole numbers in full (arange-style data must stay recognisable); "3." is a float
         return f"{'-' if math.copysign(1.0, number) < 0 else ''}{abs(int(number))}."
-    text = _compact_g(number, 4)
-    return text if len(text) <= 6 else _compact_g(number, 3)  # cells hold about 6 characters
+    for digits in (4, 3, 2):  # cells hold about 6 characters: fewer digits before wider cells
+        text = _compact_g(number, digits)
+        if len(text) <= 6:
+            break
+    return text
 
 
 def _compact_g(number: float, digits: int) -> str:

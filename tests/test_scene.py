@@ -132,7 +132,7 @@ def test_nested_counts_apply_to_views_of_contiguous_tensors():
 
 
 def test_big_and_small_floats_stay_compact():
-    values = [994001.0, 1.5e-7, -2.5e10, 123.456, -0.203125, 1234567.0, -0.0]
+    values = [994001.0, 1.5e-7, -2.5e10, 123.456, -0.203125, 1234567.0, -0.0, -0.01234]
     storage = build_scene({"x": torch.tensor(values, dtype=torch.float64)})["storages"][0]
     assert storage["cells"]["text"] == [
         "994001.",
@@ -142,6 +142,7 @@ def test_big_and_small_floats_stay_compact():
         "-0.203",
         "1.23e6",  # 1.235e6 would be 7 characters: one digit less
         "-0.",
+        "-0.012",  # -0.01234 and -0.0123 are too wide
     ]
 
 

@@ -5,7 +5,7 @@
 * Every request that is not ``file:``/``data:``/``blob:`` or to our own 127.0.0.1 server is
   aborted and recorded in ``page.external_requests``: pages must work without the internet.
 * ``lab_server``: a JupyterLab server on 127.0.0.1 only (random port, random token, private config
-  and runtime dirs), shared by the session and stopped at its end.
+  and runtime dirs), shared by a test module and stopped at its end.
 * Screenshots go to ``artifacts/screenshots/`` (git-ignored), console logs next to them.
 """
 
@@ -50,7 +50,9 @@ def require_or_skip(ok: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
-@pytest.fixture(scope="session")
+# Module scope, not session: Playwright's sync API allows one running instance at a time, and
+# other test modules may start their own.
+@pytest.fixture(scope="module")
 def browser() -> Iterator:
     require_or_skip(
         pathlib.Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install -y chromium"
@@ -104,7 +106,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def lab_server(tmp_path_factory) -> Iterator[dict]:
     """A JupyterLab server on 127.0.0.1: ``{"url", "token", "root"}``; put notebooks in ``root``."""
     root = tmp_path_factory.mktemp("lab-root")

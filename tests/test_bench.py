@@ -12,7 +12,7 @@ import torch
 
 from stridewidget import bench
 from stridewidget.bench._cases import BenchContext, Case, Variant
-from stridewidget.bench._harness import measure_variant, run
+from stridewidget.bench._harness import measure_variants, run
 from stridewidget.bench._memory import measure_memory
 
 CPU = torch.device("cpu")
@@ -20,8 +20,11 @@ CPU = torch.device("cpu")
 
 @pytest.fixture(scope="module")
 def quick_results() -> dict:
-    """One in-process quick run of every case on CPU (about 15 s on an idle 2-core machine)."""
-    return run("cpu", quick=True, progress=False)
+    """One in-process quick run of every case on CPU.
+
+    Its 8 MiB bandwidth buffers fit in cache: these tests check results and counts, not speed.
+    """
+    return run("cpu", quick=True, progress=False, big_bytes=8 * 2**20)
 
 
 def _variant(results: dict, case: str, name_start: str) -> dict:
@@ -44,7 +47,15 @@ def test_every_case_runs_ceiling_first(quick_results: dict) -> None:
 def test_schema(quick_results: dict) -> None:
     results = json.loads(json.dumps(quick_results))  # JSON-able, and survives a round trip
     assert results["schema"] == bench.SCHEMA_VERSION
-    for key in ("device", "device_name", "torch_version", "num_threads", "threading", "peak_gbps"):
+    for key in (
+        "device",
+        "device_name",
+        "torch_version",
+        "num_threads",
+        "threading",
+        "peak_gbps",
+        "peak_gbps_end",
+    ):
         assert key in results
     assert results["threading"] == (
         "single-threaded"
@@ -75,6 +86,7 @@ def test_every_variant_matches_its_reference_and_is_timed(quick_results: dict) -
 def test_peak_and_fractions_are_consistent(quick_results: dict) -> None:
     ceiling = _variant(quick_results, "ceiling", "dst.copy_")
     assert quick_results["peak_gbps"] == ceiling["gbps"]
+    assert quick_results["peak_gbps_end"] > 0
     assert ceiling["fraction_of_peak"] == pytest.approx(1.0)
     for case in quick_results["cases"]:
         for v in case["variants"]:
@@ -89,6 +101,7 @@ def test_peak_and_fractions_are_consistent(quick_results: dict) -> None:
 
 def test_counted_bytes_and_memory_follow_the_shapes(quick_results: dict) -> None:
     big = quick_results["big_buffer_bytes"]
+    assert big == 8 * 2**20
     side = math.isqrt(big // 4)
     square = side * side * 4
     # The ceiling copy reads its source once and writes its destination once.
@@ -112,10 +125,12 @@ def test_counted_bytes_and_memory_follow_the_shapes(quick_results: dict) -> None
 def test_a_wrong_variant_is_reported_and_not_timed() -> None:
     x = torch.arange(6.0)
     wrong = Variant("off by one", lambda: x + 1, expected=x, reads=[x])
-    record = measure_variant(wrong, CPU, quick=True, num_threads=1, label="test")
+    right = Variant("plus one", lambda: x + 1, expected=x + 1, reads=[x])
+    record, timed = measure_variants([wrong, right], CPU, quick=True, num_threads=1, label="test")
     assert record["matches_reference"] is False
     assert record["max_abs_error"] == 1.0
     assert record["median_s"] is None and record["gbps"] is None
+    assert timed["matches_reference"] is True and timed["median_s"] > 0
 
 
 def test_bytes_moved_counts_distinct_storage_once() -> None:

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Any
 
 from ._cases import CASES, BenchContext, Case, Variant
-from ._harness import SCHEMA_VERSION, VARIANT_KEYS, bytes_moved, format_table, run
+from ._harness import (
+    SCHEMA_VERSION,
+    VARIANT_KEYS,
+    bytes_moved,
+    find_variant,
+    format_table,
+    run,
+    time_ratio,
+)
 from ._plot import plot_case, save_plots
 
 __all__ = [
@@ -29,11 +37,13 @@ __all__ = [
     "Case",
     "Variant",
     "bytes_moved",
+    "find_variant",
     "format_table",
     "load_results",
     "plot_case",
     "run",
     "save_plots",
+    "time_ratio",
 ]
 
 

@@ -133,6 +133,15 @@ def layout_bandwidth(ctx: BenchContext) -> Case:
             writes=[out_same],
         )
     )
+    variants.append(
+        Variant(
+            "add x + 1 (new output)",
+            lambda: x + 1,
+            expected=x + 1,
+            reads=[x],
+            note="includes allocating the output",
+        )
+    )
     transposed = x.t()
     variants.append(
         Variant(
@@ -146,7 +155,7 @@ def layout_bandwidth(ctx: BenchContext) -> Case:
     )
     variants.append(
         Variant(
-            "add x.t() + 1 (new output keeps x.t()'s strides)",
+            "add x.t() + 1 (new output, keeps x.t()'s strides)",
             lambda: transposed + 1,
             expected=x.t().contiguous() + 1,
             reads=[transposed],

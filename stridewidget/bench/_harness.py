@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import gc
+import os
 import platform
 import warnings
 from collections.abc import Iterable, Sequence
@@ -20,7 +21,7 @@ from torch.utils._pytree import tree_leaves
 from .._inspect import OverlapWarning, inspect, same_storage
 from ._cases import CASES, BenchContext, Case, Variant
 from ._memory import measure_memory
-from ._timing import time_callable, triton_available
+from ._timing import time_interleaved, triton_available
 
 SCHEMA_VERSION = "stridewidget.bench/1"
 
@@ -95,6 +96,14 @@ def device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine()
 
 
+def _load_average() -> float | None:
+    # 1-minute load average (runnable processes); None where the OS has none (Windows).
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def _tensors(value: Any) -> list[torch.Tensor]:
     return [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
 
@@ -131,15 +140,16 @@ def _check(result: Any, variant: Variant) -> tuple[bool, float | None]:
     return matches, max(errors) if errors else None
 
 
-def measure_variant(
-    variant: Variant, device: torch.device, *, quick: bool, num_threads: int, label: str
-) -> dict[str, Any]:
-    """Check one variant against its reference, then measure memory, bytes and time."""
+def check_variant(variant: Variant, device: torch.device) -> dict[str, Any]:
+    """Run one variant once: compare it with its reference, count its new memory and bytes moved.
+
+    Returns the variant's record with the timing fields still ``None``.
+    """
     memory, result = measure_memory(variant.fn, device)
     matches, max_error = _check(result, variant)
     moved = bytes_moved(variant, result)
     del result
-    record: dict[str, Any] = {
+    return {
         "name": variant.name,
         "note": variant.note,
         "matches_reference": matches,
@@ -155,14 +165,26 @@ def measure_variant(
         "retained_bytes": memory.retained_bytes,
         "cuda_peak_extra_bytes": memory.cuda_peak_bytes,
     }
-    if not matches:
-        # A wrong answer's speed means nothing: it is reported, not timed.
-        return record
-    stats = time_callable(variant.fn, device, quick=quick, num_threads=num_threads, label=label)
-    record.update(median_s=stats.median_s, iqr_s=stats.iqr_s, runs=stats.runs, timer=stats.method)
-    if moved > 0:
-        record["gbps"] = moved / stats.median_s / 1e9
-    return record
+
+
+def measure_variants(
+    variants: Sequence[Variant], device: torch.device, *, quick: bool, num_threads: int, label: str
+) -> list[dict[str, Any]]:
+    """Check every variant, then time the ones that matched their reference, interleaved.
+
+    A wrong answer's speed means nothing: such a variant is reported but not timed.
+    """
+    records = [check_variant(variant, device) for variant in variants]
+    timed = [i for i, record in enumerate(records) if record["matches_reference"]]
+    stats = time_interleaved(
+        [variants[i].fn for i in timed], device, quick=quick, num_threads=num_threads, label=label
+    )
+    for i, stat in zip(timed, stats):
+        record = records[i]
+        record.update(median_s=stat.median_s, iqr_s=stat.iqr_s, runs=stat.runs, timer=stat.method)
+        if record["bytes_moved"] > 0:
+            record["gbps"] = record["bytes_moved"] / stat.median_s / 1e9
+    return records
 
 
 def _progress(total: int, enabled: bool):
@@ -182,13 +204,16 @@ def run(
     cases: Sequence[str] | None = None,
     num_threads: int | None = None,
     progress: bool = True,
+    big_bytes: int | None = None,
 ) -> dict[str, Any]:
     """Run the benchmark cases and return the results as a JSON-able dict.
 
     The ceiling case (a large contiguous copy) always runs first: its GB/s is ``peak_gbps``, and
-    every other variant reports ``fraction_of_peak`` against it.
+    every other variant reports ``fraction_of_peak`` against it. ``big_bytes`` overrides the size of
+    the bandwidth buffers (by default 2x (quick) or 4x the last-level cache, at least 32 / 128 MiB);
+    smaller buffers fit in cache, so only tests that check results, not speed, should set it.
 
-    >>> results = run("cpu", quick=True, cases=["expand_repeat"], progress=False)
+    >>> results = run("cpu", quick=True, cases=["expand_repeat"], progress=False, big_bytes=2**22)
     >>> [case["name"] for case in results["cases"]]
     ['ceiling', 'expand_repeat']
     >>> all(v["matches_reference"] for c in results["cases"] for v in c["variants"])
@@ -205,7 +230,8 @@ def run(
     threads = torch.get_num_threads()
     cache = last_level_cache_bytes(torch_device)
     # Past the last-level cache so bandwidth cases read DRAM/HBM: 2x in quick runs, 4x otherwise.
-    big_bytes = max((2 if quick else 4) * cache, (32 if quick else 128) * 2**20)
+    if big_bytes is None:
+        big_bytes = max((2 if quick else 4) * cache, (32 if quick else 128) * 2**20)
     context = BenchContext(device=torch_device, quick=quick, big_bytes=big_bytes)
     results: dict[str, Any] = {
         "schema": SCHEMA_VERSION,
@@ -220,9 +246,13 @@ def run(
         "timer": "triton.testing.do_bench"
         if torch_device.type == "cuda" and triton_available()
         else "torch.utils.benchmark.Timer",
+        # Other processes on the machine skew timings; the load average says how busy it was.
+        "load_average_start": _load_average(),
+        "load_average_end": None,
         "last_level_cache_bytes": cache,
         "big_buffer_bytes": big_bytes,
         "peak_gbps": None,
+        "peak_gbps_end": None,
         "cases": [],
     }
     bar = _progress(total=len(wanted), enabled=progress)
@@ -241,6 +271,17 @@ def run(
                     torch.cuda.empty_cache()
                 if bar is not None:
                     bar.update(1)
+            # The ceiling again at the end: on a shared machine the two differ, and by how much
+            # says how far to trust absolute numbers (ratios within one case are steadier).
+            (recheck,) = measure_variants(
+                CASES["ceiling"](context).variants,
+                torch_device,
+                quick=quick,
+                num_threads=threads,
+                label="ceiling",
+            )
+            results["peak_gbps_end"] = recheck["gbps"]
+            results["load_average_end"] = _load_average()
     finally:
         if bar is not None:
             bar.close()
@@ -251,10 +292,9 @@ def run(
 def _run_case(
     case: Case, results: dict[str, Any], device: torch.device, quick: bool, threads: int
 ) -> dict[str, Any]:
-    records = [
-        measure_variant(variant, device, quick=quick, num_threads=threads, label=case.name)
-        for variant in case.variants
-    ]
+    records = measure_variants(
+        case.variants, device, quick=quick, num_threads=threads, label=case.name
+    )
     if case.name == "ceiling" and records[0]["gbps"] is not None:
         results["peak_gbps"] = records[0]["gbps"]
     peak = results["peak_gbps"]
@@ -306,10 +346,14 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
     wanted = set(cases) if cases is not None else None
     peak = results.get("peak_gbps")
     peak_text = f"{peak:.1f} GB/s" if peak else "unknown"
+    load = results.get("load_average_start")
+    if results.get("peak_gbps_end"):
+        peak_text += f" (again at the end: {results['peak_gbps_end']:.1f} GB/s)"
     header = (
         f"{results['device_name']} ({results['device']}, {results['threading']}), torch "
         f"{results['torch_version']}, {'quick' if results['quick'] else 'full'} run; "
         f"peak (contiguous copy) {peak_text}"
+        + (f"; load average {load:.1f} at the start" if load is not None else "")
     )
     columns = f"{'variant':<48} {'median':>9} {'IQR':>9} {'moved':>9} {'GB/s':>7} {'%peak':>6} {'new mem':>9} ok"
     lines = [header]
@@ -328,3 +372,45 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
                 f"{_format_bytes(v['peak_extra_bytes']):>9} {'yes' if v['matches_reference'] else 'NO'}"
             )
     return "\n".join(lines)
+
+
+def find_variant(results: dict[str, Any], case: str, name_start: str) -> dict[str, Any]:
+    """The one variant record of ``case`` whose name starts with ``name_start``.
+
+    >>> results = {"cases": [{"name": "copy", "variants": [{"name": "x.clone()"}]}]}
+    >>> find_variant(results, "copy", "x.clone")["name"]
+    'x.clone()'
+    """
+    found = [
+        variant
+        for record in results["cases"]
+        if record["name"] == case
+        for variant in record["variants"]
+        if variant["name"].startswith(name_start)
+    ]
+    if len(found) != 1:
+        names = [v["name"] for c in results["cases"] if c["name"] == case for v in c["variants"]]
+        raise KeyError(
+            f"{len(found)} variants of case {case!r} start with {name_start!r}; its variants: {names}"
+        )
+    return found[0]
+
+
+def time_ratio(results: dict[str, Any], case: str, slower: str, faster: str) -> float | None:
+    """Median time of variant ``slower`` divided by that of ``faster`` (same case, same run).
+
+    ``None`` when either was not timed (wrong result, or the case was not run).
+
+    >>> results = {"cases": [{"name": "c", "variants": [{"name": "a", "median_s": 3.0},
+    ...                                                  {"name": "b", "median_s": 1.5}]}]}
+    >>> time_ratio(results, "c", "a", "b")
+    2.0
+    """
+    try:
+        numerator = find_variant(results, case, slower)["median_s"]
+        denominator = find_variant(results, case, faster)["median_s"]
+    except KeyError:
+        return None
+    if numerator is None or denominator is None:
+        return None
+    return numerator / denominator

@@ -1,5 +1,16 @@
 // stridewidget front end (anywidget ESM): storage grid(s), logical grid(s), stride arrows, facts,
 // hover linking both ways.  Bundled by esbuild into stridewidget/static/widget.js (npm run build).
+//
+// Stable DOM for tests and for the static export (browser tests select on these):
+//   .sw-root                      one per rendered widget
+//   .sw-status                    hover formula line
+//   .sw-storage[data-storage=s0]  one per storage; its cells: rect.sw-scell[data-storage][data-cell]
+//   .sw-tensor[data-tensor=t0]    one card per tensor; its cells:
+//                                 rect.sw-lcell[data-tensor][data-slice][data-r][data-c][data-addr]
+//   .sw-hl / .sw-hl-source        highlighted cells (source = the hovered one)
+//   .sw-untouched, .sw-count      cells no shown tensor reads; "×n" read counts
+//   .sw-arrow-label               "dim k: +s" stride legend; .sw-arrow[data-dim] arrows on the grid
+//   input.sw-wrap                 storage row width (sets the `wrap` trait)
 import "./widget.css";
 import { htmlEl } from "./dom.js";
 import { drawFacts } from "./facts.js";

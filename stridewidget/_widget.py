@@ -297,7 +297,10 @@ class StrideWidget(anywidget.AnyWidget):
             from ._svg import render_html
         except ImportError:
             return f"<pre>{html.escape(self.summary())}</pre>"
-        return render_html(self.scene)
+        scene = self.scene
+        if self.wrap is not None:  # the static picture follows the user's row width too
+            scene = {**scene, "storages": [{**st, "wrap": self.wrap} for st in scene["storages"]]}
+        return render_html(scene)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)

@@ -141,6 +141,19 @@ def test_mimebundle_has_widget_view_text_and_static_html():
         assert "<svg" in html
 
 
+def test_static_html_follows_the_wrap_trait(monkeypatch):
+    import stridewidget._svg as svg
+
+    seen = []
+    monkeypatch.setattr(svg, "render_html", lambda scene: seen.append(scene) or "<svg></svg>")
+    w = sw.show(torch.zeros(3, 4))
+    w._repr_mimebundle_()
+    w.wrap = 6
+    w._repr_mimebundle_()
+    assert [scene["storages"][0]["wrap"] for scene in seen] == [4, 6]
+    assert w.scene["storages"][0]["wrap"] == 4  # the scene itself keeps the suggestion
+
+
 def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(monkeypatch):
     import builtins
 

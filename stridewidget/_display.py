@@ -14,6 +14,7 @@ displayed base.  The hook holds widgets only through ipywidgets' own registry of
 from __future__ import annotations
 
 import contextlib
+import warnings
 from typing import Any
 
 __all__ = ["disable", "enable", "load_ipython_extension", "unload_ipython_extension"]
@@ -76,7 +77,7 @@ def refresh_live_widgets() -> int:
     """Refresh every open widget whose tensors changed since it was drawn; returns how many did.
 
     Runs after each cell once :func:`enable` was called.  A widget whose refresh fails is left as
-    it is: a display hook must never break the user's next cell.
+    it is, with a warning: a display hook must never break the user's next cell.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.zeros(2, 2)
@@ -98,8 +99,13 @@ def refresh_live_widgets() -> int:
             continue
         try:
             refreshed += bool(widget.refresh_if_changed())
-        except Exception:
-            continue
+        except Exception as error:  # a broken widget must not break the user's next cell
+            warnings.warn(
+                f"stridewidget: could not refresh a displayed widget ({error!r}); "
+                "call its .refresh() to see the error",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     return refreshed
 
 

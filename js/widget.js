@@ -17,7 +17,8 @@ import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
 import { indexScene } from "./scene.js";
-import { drawArrows, drawStorage } from "./storage.js";
+import { drawArrows } from "./arrows.js";
+import { drawStorage } from "./storage.js";
 
 let instances = 0;
 
@@ -41,7 +42,7 @@ function render({ model, el }) {
     const view = current.views?.storages.get(storageId);
     if (!view) return;
     const tensor = current.indexed.tensors.get(current.active.get(storageId));
-    drawArrows(view.arrows, view.arrowLegend, tensor, view.positions);
+    drawArrows(view.arrows, tensor, view.positions, { legend: view.arrowLegend });
   };
   const setActive = (tensorId) => {
     const tensor = current.indexed?.tensors.get(tensorId);

@@ -308,10 +308,11 @@ def _logical(ax: Any, tensor: Mapping[str, Any], index: _Index, top: float) -> t
     return right, y
 
 
-def plot(*tensors: Any, ax: Any = None, **named: Any) -> Any:
+def plot(*tensors: Any, ax: Any = None, wrap: int | None = None, **named: Any) -> Any:
     """Draw the storage grid(s), stride arrows and logical grid(s) with matplotlib; returns the figure.
 
-    Takes what :func:`stridewidget.render_svg` takes (tensors, arrays, Layouts, a scene, a widget).
+    Takes what :func:`stridewidget.render_svg` takes (tensors, arrays, Layouts, a scene, a widget,
+    ``wrap``).
     With ``ax`` the picture goes into that axes (its limits and aspect are set); otherwise a new
     figure sized to the picture is made.
 
@@ -323,7 +324,7 @@ def plot(*tensors: Any, ax: Any = None, **named: Any) -> Any:
     >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("B dim"))
     ['B dim 0: +1', 'B dim 1: +4']
     """
-    scene = scene_of(*tensors, **named)
+    scene = scene_of(*tensors, wrap=wrap, **named)
     index = _Index(scene)
     if ax is None:
         from matplotlib.figure import Figure

@@ -63,10 +63,12 @@ _HTML_STYLE = (
 # --- input ----------------------------------------------------------------------------------------
 
 
-def scene_of(*tensors: Any, **named: Any) -> dict[str, Any]:
+def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, Any]:
     """The scene to draw: a scene dict or a widget as is, else :func:`build_scene` of the tensors.
 
-    Positional tensors are named ``t0``, ``t1``, ...; keyword ones keep their names.
+    Positional tensors are named ``t0``, ``t1``, ...; keyword ones keep their names.  ``wrap``
+    (storage cells per row) overrides the scene's suggestion; a widget's own ``wrap`` is used
+    when it has one.
 
     >>> import torch
     >>> scene = scene_of(torch.zeros(2, 3), y=torch.ones(3))
@@ -74,14 +76,25 @@ def scene_of(*tensors: Any, **named: Any) -> dict[str, Any]:
     ['t0', 'y']
     >>> scene_of(scene) == scene
     True
+    >>> scene_of(scene, wrap=2)["storages"][0]["wrap"]
+    2
     """
+    if wrap is not None and (not isinstance(wrap, int) or isinstance(wrap, bool) or wrap < 1):
+        raise ValueError(f"wrap must be a positive int (storage cells per row), got {wrap!r}")
     if len(tensors) == 1 and not named:
         only = tensors[0]
+        given = None
         if isinstance(only, Mapping) and "storages" in only and "tensors" in only:
-            return dict(only)
-        scene = getattr(only, "scene", None)  # a StrideWidget (duck-typed: no anywidget import)
-        if isinstance(scene, Mapping) and "storages" in scene:
-            return dict(scene)
+            given = only
+        elif isinstance(getattr(only, "scene", None), Mapping):  # a StrideWidget (duck-typed)
+            given = only.scene
+            if wrap is None:
+                wrap = getattr(only, "wrap", None)
+        if given is not None:
+            scene = dict(given)
+            if wrap is not None:
+                scene["storages"] = [{**st, "wrap": wrap} for st in scene.get("storages", [])]
+            return scene
     if not tensors and not named:
         raise TypeError(
             "nothing to draw: pass tensors/arrays (render_svg(x), render_svg(a=x, b=x.t())), "
@@ -94,7 +107,7 @@ def scene_of(*tensors: Any, **named: Any) -> dict[str, Any]:
     if clash:
         raise TypeError(f"names {sorted(clash)} are used both positionally and as keywords")
     mapping.update(named)
-    return build_scene(mapping)
+    return build_scene(mapping, wrap=wrap)
 
 
 class _Index:
@@ -658,11 +671,13 @@ def _logical_cell(
     )
 
 
-def render_svg(*tensors: Any, **named: Any) -> str:
+def render_svg(*tensors: Any, wrap: int | None = None, **named: Any) -> str:
     """A standalone SVG of the storage grid(s), the stride arrows and each tensor's logical grid.
 
     Takes tensors/arrays/:class:`~stridewidget.Layout` objects (positional ones are named ``t0``,
     ``t1``, ...), a scene from :func:`~stridewidget._scene.build_scene`, or a ``StrideWidget``.
+    ``wrap`` sets the storage cells per row (default: the scene's choice, rows of ``C`` for a
+    contiguous ``(R, C)`` base).
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(6.0).reshape(2, 3)
@@ -670,7 +685,7 @@ def render_svg(*tensors: Any, **named: Any) -> str:
     >>> svg.startswith("<svg") and "dim 1: +3" in svg and "xt[2, 1] → storage[5] = 5." in svg
     True
     """
-    scene = scene_of(*tensors, **named)
+    scene = scene_of(*tensors, wrap=wrap, **named)
     index = _Index(scene)
     # Pattern/marker ids must not clash between pictures on one page: derive them from the scene
     # (same picture, same ids: harmless; any difference, different ids).
@@ -716,7 +731,7 @@ def render_svg(*tensors: Any, **named: Any) -> str:
     )
 
 
-def render_html(*tensors: Any, **named: Any) -> str:
+def render_html(*tensors: Any, wrap: int | None = None, **named: Any) -> str:
     """Static HTML: the inline SVG plus each tensor's facts and ``explain()`` — no JS, no kernel.
 
     This is the ``text/html`` fallback in the widget's mime bundle (nbviewer, GitHub, nbconvert
@@ -727,7 +742,7 @@ def render_html(*tensors: Any, **named: Any) -> str:
     >>> "<img" in page, "&lt;img src=x onerror=alert(1)&gt;" in page
     (False, True)
     """
-    scene = scene_of(*tensors, **named)
+    scene = scene_of(*tensors, wrap=wrap, **named)
     facts = []
     for tensor in scene.get("tensors", []):
         layout = tensor["layout"]
@@ -884,7 +899,7 @@ def _logical_text(tensor: Mapping[str, Any], index: _Index) -> list[str]:
     return lines
 
 
-def render_text(*tensors: Any, **named: Any) -> str:
+def render_text(*tensors: Any, wrap: int | None = None, **named: Any) -> str:
     """A terminal picture: each tensor's layout line (CuTe-like ``shape:strides``), its stride
     arrows, the storage strip with each cell's readers (``A``, ``B×2``; ``·`` = untouched) and the
     logical grid(s).
@@ -900,7 +915,7 @@ def render_text(*tensors: Any, **named: Any) -> str:
         [0.  1.  2.]
         [0.  1.  2.]
     """
-    scene = scene_of(*tensors, **named)
+    scene = scene_of(*tensors, wrap=wrap, **named)
     index = _Index(scene)
     lines: list[str] = []
     for tensor in scene.get("tensors", []):

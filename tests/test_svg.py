@@ -206,3 +206,26 @@ def test_html_fallback_has_facts_and_explain():
     assert html.escape(layout.explain().splitlines()[0]) in page
     assert "F-contiguous" in page
     assert page.startswith('<div class="stridewidget-fallback"')
+
+
+def test_wrap_sets_the_storage_row_width_for_tensors_scenes_and_widgets():
+    x = torch.arange(12.0).reshape(3, 4)
+
+    def row_starts(svg: str) -> set[int]:
+        root = parse(svg)
+        cells = [
+            (float(g.get("transform").split("(")[1].split(",")[0]), int(g.get("data-cell")))
+            for g in groups(root, "sws-scell")
+        ]
+        left = min(x for x, _ in cells)
+        return {cell for x, cell in cells if x == left}
+
+    assert row_starts(sw.render_svg(x=x)) == {0, 4, 8}  # rows of C for a contiguous (R, C) base
+    assert row_starts(sw.render_svg(x=x, wrap=6)) == {0, 6}
+    assert row_starts(sw.render_svg(build_scene({"x": x}), wrap=3)) == {0, 3, 6, 9}
+    widget = sw.StrideWidget(x=x, wrap=2)
+    assert row_starts(sw.render_svg(widget)) == set(range(0, 12, 2))
+    widget.close()
+    assert "rows of 6" in sw.render_text(x=x, wrap=6)
+    with pytest.raises(ValueError, match="positive int"):
+        sw.render_svg(x=x, wrap=0)

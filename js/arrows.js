@@ -65,8 +65,11 @@ export function drawArrows(group, tensor, positions, { legend = null, geometry =
       badgeY = (y1 + y2) / 2;
     }
     g.appendChild(svgEl("path", { d, class: "sw-arrow-line", "marker-end": `url(#${group.dataset.marker})` }));
-    g.appendChild(svgEl("rect", { x: badgeX - 10, y: badgeY - 7, width: 20, height: 13, rx: 6, class: "sw-arrow-badge-bg" }));
-    g.appendChild(svgEl("text", { x: badgeX, y: badgeY + 3.5, class: "sw-arrow-badge", "text-anchor": "middle" }, `d${arrow.dim}`));
+    // without a legend the badge carries the whole label
+    const badge = legend ? `d${arrow.dim}` : label;
+    const badgeW = badge.length * 6 + 8;
+    g.appendChild(svgEl("rect", { x: badgeX - badgeW / 2, y: badgeY - 7, width: badgeW, height: 13, rx: 6, class: "sw-arrow-badge-bg" }));
+    g.appendChild(svgEl("text", { x: badgeX, y: badgeY + 3.5, class: "sw-arrow-badge", "text-anchor": "middle" }, badge));
     group.appendChild(g);
   });
 }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import { drawArrows } from "./arrows.js";
+import { svgEl } from "./dom.js";
 import { layoutStorage, STORAGE_GEOMETRY } from "./storage.js";
 import { addressFormula, indexScene, storageFormula } from "./scene.js";
 import aliases from "./fixtures/aliases.json";
@@ -35,5 +37,24 @@ describe("formulas", () => {
     );
     expect(storageFormula(indexed, "s0", 3)).toBe("storage[3] = 3. ← x[0,3], xt[3,0]");
     expect(storageFormula(indexed, "s0", 1)).toBe("storage[1] = 1. ← x[0,1], xt[1,0]");
+  });
+});
+
+describe("drawArrows", () => {
+  const tensor = aliases.tensors[1]; // xt: strides (1, 4)
+  const { positions } = layoutStorage(aliases.storages[0], 4);
+
+  it("puts short badges on the grid and the labels in the legend", () => {
+    const group = svgEl("g");
+    const legend = document.createElement("div");
+    drawArrows(group, tensor, positions, { legend });
+    expect([...group.querySelectorAll(".sw-arrow-badge")].map((n) => n.textContent)).toEqual(["d0", "d1"]);
+    expect([...legend.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent)).toEqual(["dim 0: +1", "dim 1: +4"]);
+  });
+
+  it("without a legend, the badges carry the whole label", () => {
+    const group = svgEl("g");
+    drawArrows(group, tensor, positions);
+    expect([...group.querySelectorAll(".sw-arrow-badge")].map((n) => n.textContent)).toEqual(["dim 0: +1", "dim 1: +4"]);
   });
 });

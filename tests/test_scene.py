@@ -301,6 +301,23 @@ def test_payload_is_bounded_for_random_huge_views(sizes, rng):
     assert all(len(s["cells"]["index"]) <= 1024 for s in scene["storages"])
 
 
+def test_only_the_shown_cells_are_read(monkeypatch):
+    import stridewidget._scene as scene_module
+
+    reads = []
+    real = scene_module.read_cells
+
+    def spy(obj, indices):
+        reads.append(list(indices))
+        return real(obj, indices)
+
+    monkeypatch.setattr(scene_module, "read_cells", spy)
+    x = torch.zeros(10**7)
+    scene = build_scene({"x": x.view(1000, 10**4), "t": x.view(1000, 10**4).t()})
+    assert reads == [scene["storages"][0]["cells"]["index"]]  # one read, of the shown cells
+    assert len(reads[0]) <= 1024
+
+
 def test_large_live_tensor_counts_touches_without_enumerating():
     x = torch.zeros(10**6)
     view = x.view(1000, 1000)[::2, 1::3]

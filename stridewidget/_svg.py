@@ -35,22 +35,33 @@ CHAR_W = 6.7  # monospace 11 px
 LINE_H = 18
 PAD = 10
 
-_STYLE = """
-.sws-svg text { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 11px; fill: #222; }
-.sws-svg .sws-title { font-size: 13px; font-weight: bold; }
-.sws-svg .sws-muted { fill: #666; }
-.sws-svg .sws-cell-bg { fill: #fff; stroke: #888; stroke-width: 1; }
-.sws-svg .sws-untouched .sws-cell-bg { fill: #e4e4e4; stroke: #bbb; stroke-dasharray: 3 2; }
-.sws-svg .sws-untouched text { fill: #888; }
-.sws-svg .sws-multi .sws-cell-bg { stroke: #000; stroke-width: 2; }
-.sws-svg .sws-gap-box { fill: #f4f4f4; stroke: #aaa; stroke-dasharray: 4 3; }
-.sws-svg .sws-strip-label { font-size: 9px; font-weight: bold; fill: #000; paint-order: stroke; stroke: #fff; stroke-width: 2px; }
-.sws-svg .sws-count { font-size: 10px; font-weight: bold; }
-.sws-svg .sws-arrow-line { fill: none; stroke-width: 1.6; }
-.sws-svg .sws-arrow-label { font-size: 10px; }
-.sws-svg .sws-arrow-label-bg { fill: #fff; opacity: 0.85; }
-.sws-svg .sws-ink-light { fill: #fff; }
-"""
+# Styling as presentation attributes, not a <style> sheet: HTML sanitizers (notebook viewers)
+# drop <style> elements, and a rect without a fill would turn black.
+_FONT = {
+    "font_family": "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace",
+    "font_size": 11,
+    "fill": "#222",
+}
+_PRESENTATION: dict[str, dict[str, Any]] = {
+    "sws-title": {"font_size": 13, "font_weight": "bold"},
+    "sws-muted": {"fill": "#666"},
+    "sws-gap-box": {"fill": "#f4f4f4", "stroke": "#aaa", "stroke_dasharray": "4 3"},
+    "sws-strip-label": {
+        "font_size": 9,
+        "font_weight": "bold",
+        "fill": "#000",
+        "paint_order": "stroke",
+        "stroke": "#fff",
+        "stroke_width": 2,
+    },
+    "sws-count": {"font_size": 10, "font_weight": "bold"},
+    "sws-arrow-line": {"fill": "none", "stroke_width": 1.6},
+    "sws-arrow-label": {"font_size": 10},
+    "sws-arrow-label-bg": {"fill": "#fff", "opacity": 0.85},
+}
+_CELL_BG = {"fill": "#fff", "stroke": "#888", "stroke_width": 1}
+_UNTOUCHED_BG = {"fill": "#e4e4e4", "stroke": "#bbb", "stroke_width": 1, "stroke_dasharray": "3 2"}
+_MULTI_BG = {"fill": "#fff", "stroke": "#000", "stroke_width": 2}
 
 # ``render_html``'s wrapper: a white card, so the picture reads the same in light and dark themes.
 _HTML_STYLE = (
@@ -164,15 +175,11 @@ def _scale_colour(value: float | None, value_range: Any) -> str | None:
     return f"rgb({mix[0]},{mix[1]},{mix[2]})"
 
 
-def _dark_scale(value: float | None, value_range: Any) -> bool:
-    """Whether a scale colour is dark enough to need light text."""
-    if value is None or not value_range:
-        return False
-    lo, hi = value_range
-    return (0.5 if hi <= lo else (value - lo) / (hi - lo)) <= 0.6
-
-
 # --- SVG building ---------------------------------------------------------------------------------
+
+
+def _dashed(attributes: Mapping[str, Any]) -> dict[str, Any]:
+    return {k.replace("_", "-"): v for k, v in attributes.items()}
 
 
 def _attrs(attributes: Mapping[str, Any]) -> str:
@@ -184,7 +191,11 @@ def _attrs(attributes: Mapping[str, Any]) -> str:
 
 
 def _el(tag: str, text: str | None = None, /, **attributes: Any) -> str:
-    """One SVG element; attribute names use ``_`` for ``-`` and a trailing ``_`` for keywords."""
+    """One SVG element; attribute names use ``_`` for ``-`` and a trailing ``_`` for keywords.
+
+    A ``class_`` brings its presentation attributes (``_PRESENTATION``); explicit ones win.
+    """
+    attributes = {**_PRESENTATION.get(attributes.get("class_", ""), {}), **attributes}
     attrs = _attrs({k.rstrip("_").replace("_", "-"): v for k, v in attributes.items()})
     if text is None:
         return f"<{tag}{attrs}/>"
@@ -356,6 +367,11 @@ def _storage_svg(
             _storage_cell(uid, storage, members, item, show_text, texts, values, value_range)
         )
     parts.extend(_arrows_svg(uid, members, positions, left - ROW_LABEL_W + 8))
+    if texts is not None and not show_text and value_range:
+        lo, hi = value_range
+        note = f"values too wide for the cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
+        parts.append(_el("text", note, x=left, y=bottom + 8, class_="sws-muted"))
+        bottom += LINE_H
     return parts, width, bottom
 
 
@@ -378,6 +394,7 @@ def _storage_cell(
         classes.append("sws-multi")
     value = values[i] if values is not None else None
     fill = None if show_text or not readers else _scale_colour(value, value_range)
+    look = _MULTI_BG if max_count > 1 else _CELL_BG if readers else _UNTOUCHED_BG
     body = [
         _el(
             "rect",
@@ -385,7 +402,7 @@ def _storage_cell(
             height=h,
             rx=3,
             class_="sws-cell-bg",
-            style=f"fill:{fill}" if fill else None,
+            **{**look, "fill": fill or look["fill"]},
         )
     ]
     if readers:
@@ -426,6 +443,7 @@ def _storage_cell(
                 x=w / 2 - shift,
                 y=STRIP_H + (h - STRIP_H) / 2 + 4,
                 text_anchor="middle",
+                fill=None if readers else "#888",
             )
         )
     tip = [f"storage[{cell}]"]
@@ -640,7 +658,7 @@ def _logical_cell(
             height=h,
             rx=3,
             class_="sws-cell-bg",
-            style=f"fill:{fill}" if fill else None,
+            **{**_CELL_BG, "fill": fill or "#fff"},
         )
     ]
     body.append(_el("rect", width=4, height=h, fill=f"url(#{uid}-p{tensor['order']})"))
@@ -662,9 +680,8 @@ def _logical_cell(
     if text is not None:
         tip += f" = {text}"
     body.append(_el("title", tip))
-    light = " sws-ink-light" if fill and _dark_scale(value, value_range) else ""
     return (
-        f'<g class="sws-lcell{light}" data-tensor="{html.escape(tensor["id"])}" data-slice="{s}" '
+        f'<g class="sws-lcell" data-tensor="{html.escape(tensor["id"])}" data-slice="{s}" '
         f'data-r="{r}" data-c="{c}" data-addr="{address}" transform="translate({x},{y})">'
         + "".join(body)
         + "</g>"
@@ -721,9 +738,8 @@ def render_svg(*tensors: Any, wrap: int | None = None, **named: Any) -> str:
     title = "memory layout of " + ", ".join(t["name"] for t in scene.get("tensors", []))
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sws-svg" role="img" width="{width:.0f}" '
-        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}">'
+        f'height="{height:.0f}" viewBox="0 0 {width:.0f} {height:.0f}"{_attrs(_dashed(_FONT))}>'
         + _el("title", title)
-        + f"<style>{_STYLE}</style>"
         + _el("rect", width="100%", height="100%", fill="#fff")
         + _pattern_defs(uid, list(scene.get("tensors", [])))
         + "".join(parts)

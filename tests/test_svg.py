@@ -229,3 +229,26 @@ def test_wrap_sets_the_storage_row_width_for_tensors_scenes_and_widgets():
     assert "rows of 6" in sw.render_text(x=x, wrap=6)
     with pytest.raises(ValueError, match="positive int"):
         sw.render_svg(x=x, wrap=0)
+
+
+def test_styling_survives_sanitizers_that_drop_style_elements():
+    """No <style> sheet: every filled shape carries its own fill (a sanitized rect is not black)."""
+    x = torch.arange(20.0).reshape(4, 5)[1:, ::2]
+    root = parse(sw.render_svg(x=x, e=torch.arange(3.0).expand(2, 3)))
+    assert not list(root.iter(f"{SVG}style"))
+    rects = list(root.iter(f"{SVG}rect"))
+    assert rects and all(r.get("fill") for r in rects)
+    untouched = [g for g in groups(root, "sws-scell") if "sws-untouched" in g.get("class")]
+    assert untouched and all(g.find(f"{SVG}rect").get("fill") == "#e4e4e4" for g in untouched)
+
+
+def test_values_too_wide_for_cells_get_a_colour_scale_and_a_legend():
+    r = torch.tensor([[0.123456, -7.654321], [3.141593, 100.5]])
+    root = parse(sw.render_svg(r=r))
+    fills = {g.find(f"{SVG}rect").get("fill") for g in groups(root, "sws-scell")}
+    assert len(fills) == 4  # four different values, four colours
+    legend = [e.text for e in root.iter(f"{SVG}text") if "colour = value" in (e.text or "")]
+    assert legend and "-7.654" in legend[0] and "100.5" in legend[0]
+    # the exact value is still there, in the tooltip
+    titles = [g.find(f"{SVG}title").text for g in groups(root, "sws-lcell")]
+    assert any(t.endswith("= 3.142") for t in titles)

@@ -1,4 +1,4 @@
-"""``python -m stridewidget EXPR [--html out.html] [--text]``: a tensor's layout from the command line.
+"""``python -m stridewidget EXPR [--html out.html] [--text] [--wrap N]``: a tensor's layout from the command line.
 
 ``EXPR`` is **your own Python code**, evaluated like ``python -c`` would run it (with ``torch``,
 ``np``/``numpy`` and ``sw`` in scope): only pass expressions you would run yourself.  It may give
@@ -95,7 +95,9 @@ def _inline_script(source: str) -> str:
     return f"<script>{source}</script>"
 
 
-def standalone_html(tensors: Mapping[str, Any], title: str = "stridewidget") -> str:
+def standalone_html(
+    tensors: Mapping[str, Any], title: str = "stridewidget", wrap: int | None = None
+) -> str:
     """A self-contained HTML page with the interactive widget for ``tensors`` (no kernel, offline).
 
     >>> import torch
@@ -108,7 +110,7 @@ def standalone_html(tensors: Mapping[str, Any], title: str = "stridewidget") -> 
     from ._svg import render_text
     from ._widget import StrideWidget
 
-    widget = StrideWidget(**tensors)
+    widget = StrideWidget(wrap=wrap, **tensors)
     # drop_defaults=False: anywidget's `_esm`/`_css` are trait defaults and would be left out.
     state = dependency_state([widget], drop_defaults=False)
     data = embed_data(views=[widget], drop_defaults=False, state=state)
@@ -155,6 +157,9 @@ def _parser() -> argparse.ArgumentParser:
         "--html", metavar="OUT.html", type=pathlib.Path, help="write a standalone interactive page"
     )
     parser.add_argument("--text", action="store_true", help="print only the text picture")
+    parser.add_argument(
+        "--wrap", metavar="N", type=int, help="storage cells per row (default: automatic)"
+    )
     return parser
 
 
@@ -181,9 +186,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: {layout}")
             print("  " + layout.explain().replace("\n", "\n  "))
         print()
-    print(render_text(**tensors))
+    if args.wrap is not None and args.wrap < 1:
+        raise SystemExit(
+            f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
+        )
+    print(render_text(wrap=args.wrap, **tensors))
     if args.html is not None:
-        page = standalone_html(tensors, title=f"stridewidget: {args.expr}")
+        page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)
         args.html.write_text(page, encoding="utf-8")
         print(f"\nwrote {args.html} ({len(page.encode()) / 1e6:.1f} MB, works offline)")
     return 0

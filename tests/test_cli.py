@@ -101,3 +101,13 @@ def test_missing_assets_say_how_to_get_them(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "VENDOR", tmp_path)
     with pytest.raises(SystemExit, match=r"fetch_static_assets\.sh"):
         cli.standalone_html({"x": torch.zeros(2)})
+
+
+def test_wrap_sets_the_storage_row_width(capsys):
+    x = torch.arange(12.0).reshape(3, 4)
+    assert cli.main(["--text", "--wrap", "6", "torch.arange(12.0).reshape(3, 4)"]) == 0
+    out = capsys.readouterr().out
+    assert out == sw.render_text(x=x, wrap=6) + "\n"
+    assert "rows of 6" in out
+    with pytest.raises(SystemExit, match="positive"):
+        cli.main(["--wrap", "0", "torch.zeros(2)"])

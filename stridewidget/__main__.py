@@ -167,7 +167,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m stridewidget`` and the ``stridewidget`` script.
 
     >>> main(["torch.zeros(2, 3)[:, 1]"])  # doctest: +ELLIPSIS
-    x: float32 (2,):(3,) +1 · storage 6 · strided
+    x: float32 (2):(3) +1 · storage 6 · strided
     ...
     0
     """

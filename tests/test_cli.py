@@ -111,3 +111,12 @@ def test_wrap_sets_the_storage_row_width(capsys):
     assert "rows of 6" in out
     with pytest.raises(SystemExit, match="positive"):
         cli.main(["--wrap", "0", "torch.zeros(2)"])
+
+
+def test_docstring_examples_run():
+    """pytest's --doctest-modules skips files named __main__.py: run this module's examples here."""
+    import doctest
+
+    need_vendor()  # standalone_html's example writes a page
+    result = doctest.testmod(cli, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 4 and result.failed == 0

@@ -1,15 +1,21 @@
-"""(3) ``nbconvert --execute --to html`` without widget state: every widget output falls back to
-its static SVG (``text/html`` of the mime bundle) — no JS, no kernel — with names escaped."""
+"""(3) ``nbconvert --execute --to html``: without widget state every widget output falls back to
+its static SVG (``text/html`` of the mime bundle) — no JS, no kernel — with names escaped; with
+widget state the interactive widget renders (its CDN scripts answered from local copies)."""
 
 from __future__ import annotations
 
+import pathlib
+import re
 import subprocess
 import sys
 
+import anywidget
 import nbformat
 from playwright.sync_api import expect
 
-from .conftest import screenshot
+from stridewidget import __main__ as cli
+
+from .conftest import require_or_skip, screenshot
 
 EVIL = '<img src=x onerror="window.__pwned = 1">'
 CELLS = [
@@ -19,24 +25,27 @@ CELLS = [
 ]
 
 
-def test_nbconvert_without_widget_state_shows_the_svg_fallback(page, tmp_path):
+def convert(tmp_path, name: str, *options: str):
     notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(c) for c in CELLS])
     notebook.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
         "language": "python",
     }
-    source = tmp_path / "fallback.ipynb"
+    source = tmp_path / f"{name}.ipynb"
     nbformat.write(notebook, source)
     subprocess.run(
         [
             sys.executable, "-m", "nbconvert", "--to", "html", "--execute", str(source),
-            "--ExecutePreprocessor.store_widget_state=False",
-            "--output-dir", str(tmp_path), "--output", "fallback",
+            *options, "--output-dir", str(tmp_path), "--output", name,
         ],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
-    page.goto((tmp_path / "fallback.html").as_uri())
+    return (tmp_path / f"{name}.html").as_uri()
+
+
+def test_nbconvert_without_widget_state_shows_the_svg_fallback(page, tmp_path):
+    page.goto(convert(tmp_path, "fallback", "--ExecutePreprocessor.store_widget_state=False"))
     fallbacks = page.locator(".stridewidget-fallback")
     expect(fallbacks).to_have_count(3, timeout=30_000)
     assert page.locator(".sw-root").count() == 0  # no widget state: no live widget
@@ -54,3 +63,43 @@ def test_nbconvert_without_widget_state_shows_the_svg_fallback(page, tmp_path):
     assert page.evaluate("window.__pwned") is None
     fallbacks.nth(0).locator('.sws-lcell[data-r="1"][data-c="2"]').hover()
     screenshot(page, "nbconvert_svg_fallback", full_page=True)
+
+
+# nbconvert's page loads these from CDNs; here they come from the same local copies the
+# standalone export inlines (scripts/fetch_static_assets.sh) and from the installed anywidget.
+CDN = [
+    (re.compile(r"/require(\.min)?\.js$"), lambda: cli.VENDOR / "require.js"),
+    (re.compile(r"/@jupyter-widgets/html-manager@[^/]+/dist/embed-amd\.js$"),
+     lambda: cli.VENDOR / "html-manager-embed-amd.js"),
+    (re.compile(r"/anywidget@[^/]+/dist/index(\.js)?$"),
+     lambda: pathlib.Path(anywidget.__file__).parent / "nbextension" / "index.js"),
+]  # fmt: skip
+
+
+def test_nbconvert_with_widget_state_renders_the_interactive_widget(page, tmp_path):
+    require_or_skip(
+        all((cli.VENDOR / name).is_file() for name in cli._VENDOR_FILES),
+        "offline page assets missing: run scripts/fetch_static_assets.sh",
+    )
+    served: list[str] = []
+
+    def from_local_copies(route) -> None:
+        for pattern, path in CDN:
+            if pattern.search(route.request.url):
+                served.append(route.request.url)
+                route.fulfill(path=str(path()), content_type="application/javascript")
+                return
+        route.fallback()  # everything else: the fixture's offline rule
+
+    page.route(re.compile(r"^https://"), from_local_copies)
+    page.goto(convert(tmp_path, "with_state"))
+    roots = page.locator(".sw-root")
+    expect(roots).to_have_count(3, timeout=30_000)
+    assert page.locator(".stridewidget-fallback").count() == 0  # the widget replaced it
+    second = roots.nth(1)
+    second.locator('.sw-lcell[data-tensor="t1"][data-r="2"][data-c="1"]').hover()  # x.t()[2, 1]
+    expect(second.locator(".sw-status")).to_contain_text("storage[6] = 6.")
+    expect(second).to_contain_text(EVIL)
+    assert page.evaluate("window.__pwned") is None
+    assert len(served) == 3, served
+    screenshot(page, "nbconvert_with_widget_state", full_page=True)

@@ -17,7 +17,14 @@ import contextlib
 import warnings
 from typing import Any
 
-__all__ = ["disable", "enable", "load_ipython_extension", "unload_ipython_extension"]
+__all__ = [
+    "disable",
+    "enable",
+    "ensure_refresh_hook",
+    "load_ipython_extension",
+    "refresh_live_widgets",
+    "unload_ipython_extension",
+]
 
 # Registered by name so that enabling never imports torch (or NumPy) itself.
 _TYPES = {"torch": ("torch", "Tensor"), "numpy": ("numpy", "ndarray")}
@@ -113,6 +120,32 @@ def _post_run_cell(_result: Any = None) -> None:
     refresh_live_widgets()
 
 
+def ensure_refresh_hook(ip: Any = None) -> bool:
+    """Make live widgets re-read their tensors after every cell; False outside IPython.
+
+    Idempotent.  :func:`enable` calls it; a widget shown without ``%load_ext`` can call it too, so
+    that an in-place write in a later cell shows up in it.  :func:`disable` removes the hook.
+
+    >>> from IPython.core.interactiveshell import InteractiveShell
+    >>> ip = InteractiveShell.instance()
+    >>> ensure_refresh_hook(ip), ensure_refresh_hook(ip)
+    (True, True)
+    >>> ip.events.callbacks["post_run_cell"].count(_post_run_cell)
+    1
+    >>> import stridewidget as sw; sw.disable(ip)
+    >>> _post_run_cell in ip.events.callbacks["post_run_cell"]
+    False
+    """
+    if ip is None:
+        try:
+            ip = _shell(None)
+        except RuntimeError:  # plain Python: there are no cells to hook
+            return False
+    if _post_run_cell not in ip.events.callbacks["post_run_cell"]:
+        ip.events.register("post_run_cell", _post_run_cell)
+    return True
+
+
 def enable(ip: Any = None, *, numpy: bool = False) -> None:
     """Show ``torch.Tensor`` (and with ``numpy=True`` also ``numpy.ndarray``) results as the widget.
 
@@ -130,7 +163,7 @@ def enable(ip: Any = None, *, numpy: bool = False) -> None:
     ['text/plain']
     """
     ip = _shell(ip)
-    state = _STATE.setdefault(id(ip), {"previous": {}, "hooked": False})
+    state = _STATE.setdefault(id(ip), {"previous": {}})
     formatter = ip.display_formatter.mimebundle_formatter
     bundle = _bundle_for(ip)
     for kind in ("torch", "numpy") if numpy else ("torch",):
@@ -139,9 +172,7 @@ def enable(ip: Any = None, *, numpy: bool = False) -> None:
             # pop() with a dotted name takes deferred and resolved entries alike
             state["previous"][kind] = formatter.pop(f"{module}.{name}", None)
         formatter.for_type_by_name(module, name, bundle)
-    if not state["hooked"]:
-        ip.events.register("post_run_cell", _post_run_cell)
-        state["hooked"] = True
+    ensure_refresh_hook(ip)
 
 
 def disable(ip: Any = None) -> None:
@@ -154,6 +185,8 @@ def disable(ip: Any = None) -> None:
     >>> sw.disable(InteractiveShell.instance())  # not enabled: nothing to undo
     """
     ip = _shell(ip)
+    with contextlib.suppress(ValueError):  # not hooked (or already removed by the user)
+        ip.events.unregister("post_run_cell", _post_run_cell)
     state = _STATE.pop(id(ip), None)
     if state is None:
         return
@@ -163,9 +196,6 @@ def disable(ip: Any = None) -> None:
         formatter.pop(f"{module}.{name}", None)
         if previous is not None:
             formatter.for_type_by_name(module, name, previous)
-    if state["hooked"]:
-        with contextlib.suppress(ValueError):  # already removed by the user
-            ip.events.unregister("post_run_cell", _post_run_cell)
 
 
 def load_ipython_extension(ip: Any) -> None:

@@ -145,3 +145,26 @@ def test_enable_outside_ipython_says_what_to_use(monkeypatch):
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     with pytest.raises(RuntimeError, match="render_text"):
         sw.enable()
+
+
+def test_refresh_hook_without_load_ext_for_widgets_shown_with_show(ip):
+    from stridewidget._display import ensure_refresh_hook
+
+    ip.run_cell("import torch, stridewidget as sw\nv = torch.zeros(3)\nw = sw.show(v=v)")
+    assert ensure_refresh_hook(ip)
+    ip.run_cell("v[1:].fill_(2.0)")
+    assert ip.user_ns["w"].scene["storages"][0]["cells"]["text"] == ["0.", "2.", "2."]
+    # the formatter was never enabled: tensors keep their plain repr
+    assert sorted(ip.display_formatter.format(ip.user_ns["v"])[0]) == ["text/plain"]
+    ip.user_ns["w"].close()
+    for name in ("v", "w"):
+        del ip.user_ns[name]
+
+
+def test_refresh_hook_outside_ipython_is_a_no_op(monkeypatch):
+    import IPython
+
+    from stridewidget._display import ensure_refresh_hook
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: None)
+    assert ensure_refresh_hook() is False

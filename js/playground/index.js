@@ -9,7 +9,8 @@ import { drawFacts } from "../facts.js";
 import { attachHover } from "../hover.js";
 import { drawLogical } from "../logical.js";
 import { indexScene } from "../scene.js";
-import { drawArrows, drawStorage } from "../storage.js";
+import { drawArrows } from "../arrows.js";
+import { drawStorage } from "../storage.js";
 import { analyse, overlapText, tupleText } from "./math.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
@@ -251,7 +252,8 @@ function render({ model, el }) {
     const storage = scene.storages[0];
     const drawn = drawStorage(storage, scene.tensors, storage.wrap, uid);
     const viewTensor = indexed.tensors.get("t1");
-    drawArrows(drawn.arrows, viewTensor, drawn.positions); // none for a refused setting
+    // labels in the legend above the grid (no collisions); no arrows for a refused setting
+    drawArrows(drawn.arrows, viewTensor, drawn.positions, { legend: drawn.arrowLegend });
     const views = { storages: new Map([["s0", drawn]]), storageCells: new Map([["s0", drawn.cells]]), logicalCells: new Map() };
     const parts = [drawn.node];
     if (viewTensor) {

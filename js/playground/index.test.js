@@ -197,3 +197,17 @@ describe("a window of a big storage", () => {
     cleanup();
   });
 });
+
+describe("edge bases", () => {
+  it.each([
+    ["a 0-d tensor", { base_shape: [], base_strides: [], storage_size: 1, cell_text: ["5."], cell_value: [5], size: [], stride: [] }],
+    ["an empty storage", { base_shape: [0], base_strides: [1], storage_size: 0, cell_text: [], cell_value: [], size: [0], stride: [1] }],
+    ["a meta tensor (no values)", { cell_text: [], cell_value: [] }],
+  ])("%s draws without errors and stays editable", (_, overrides) => {
+    const { el, model, cleanup } = setup(overrides);
+    expect(el.querySelector(".pg-message").classList.contains("pg-refused")).toBe(false);
+    el.querySelector(".pg-add").click();
+    expect(model.state.size.length).toBe(overrides.size ? overrides.size.length + 1 : 3);
+    cleanup();
+  });
+});

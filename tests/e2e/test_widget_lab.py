@@ -66,3 +66,46 @@ def test_hover_reaches_kernel_and_in_place_write_refreshes(lab_server, page):
     assert kernel_eval(page, "print(w.scene['storages'][0]['cells']['text'][4:8])").strip() == (
         "['-5.', '-5.', '-5.', '-5.']"
     )
+
+
+LUMINANCE = """(el) => {
+  const [r, g, b] = getComputedStyle(el).color.match(/[\\d.]+/g).map(Number);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+}"""
+
+
+def test_widget_follows_the_dark_theme(lab_server, page):
+    notebook = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import torch, stridewidget as sw\nsw.show(x=torch.arange(6.0).reshape(2, 3))"
+            )
+        ]
+    )
+    notebook.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(notebook, lab_server["root"] / "theme_e2e.ipynb")
+    page.goto(f"{lab_server['url']}/lab/tree/theme_e2e.ipynb?token={lab_server['token']}&reset")
+    page.wait_for_function(
+        "() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=120_000,
+    )
+    page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    root = page.locator(".jp-OutputArea-output .sw-root")
+    expect(root).to_have_count(1, timeout=90_000)
+    light_text = root.locator(".sw-status").evaluate(LUMINANCE)
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})"
+    )
+    page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+    page.wait_for_timeout(500)  # theme CSS variables settle
+    dark_text = root.locator(".sw-status").evaluate(LUMINANCE)
+    screenshot(page, "lab_dark_theme")
+    # dark theme: light text (and the other way round), not the light theme's dark text
+    assert light_text < 0.5 < dark_text, (light_text, dark_text)
+    page.evaluate(
+        "() => window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Light'})"
+    )

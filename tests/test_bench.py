@@ -122,6 +122,18 @@ def test_counted_bytes_and_memory_follow_the_shapes(quick_results: dict) -> None
     assert explicit["peak_extra_bytes"] == 2 * square
 
 
+def test_copy_tracker_names_the_copies(quick_results: dict) -> None:
+    explicit = _variant(quick_results, "contiguity", "y.contiguous() + 1")
+    assert explicit["copies"] == ["torch.Tensor.contiguous"]
+    side = math.isqrt(quick_results["big_buffer_bytes"] // 4)
+    assert explicit["copied_bytes"] == side * side * 4
+    # No hidden copy when matmul gets a transposed operand, nor when expand broadcasts.
+    assert _variant(quick_results, "contiguity", "matmul a @ b.t() (")["copies"] == []
+    assert _variant(quick_results, "expand_repeat", "seed002 (1,512).expand")["copies"] == []
+    repeat = _variant(quick_results, "expand_repeat", "seed002 (1,512).repeat")
+    assert repeat["copied_bytes"] == 1024 * 512 * 4
+
+
 def test_a_wrong_variant_is_reported_and_not_timed() -> None:
     x = torch.arange(6.0)
     wrong = Variant("off by one", lambda: x + 1, expected=x, reads=[x])

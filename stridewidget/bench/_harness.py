@@ -18,6 +18,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
+from .._copies import track_copies
 from .._inspect import OverlapWarning, inspect, same_storage
 from ._cases import CASES, BenchContext, Case, Variant
 from ._memory import measure_memory
@@ -41,6 +42,8 @@ VARIANT_KEYS = (
     "peak_extra_bytes",
     "retained_bytes",
     "cuda_peak_extra_bytes",
+    "copies",
+    "copied_bytes",
 )
 
 
@@ -145,7 +148,9 @@ def check_variant(variant: Variant, device: torch.device) -> dict[str, Any]:
 
     Returns the variant's record with the timing fields still ``None``.
     """
-    memory, result = measure_memory(variant.fn, device)
+    # track_copies (stridewidget's copy tracker) names the calls that copied data, and how much.
+    with track_copies() as log:
+        memory, result = measure_memory(variant.fn, device)
     matches, max_error = _check(result, variant)
     moved = bytes_moved(variant, result)
     del result
@@ -164,6 +169,8 @@ def check_variant(variant: Variant, device: torch.device) -> dict[str, Any]:
         "peak_extra_bytes": memory.peak_bytes,
         "retained_bytes": memory.retained_bytes,
         "cuda_peak_extra_bytes": memory.cuda_peak_bytes,
+        "copies": [event.call for event in log.copies],
+        "copied_bytes": log.total_bytes,
     }
 
 
@@ -332,7 +339,8 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
     """The results as a fixed-width text table, one row per variant.
 
     >>> variant = dict(name="x.clone()", median_s=2e-3, iqr_s=1e-4, bytes_moved=2**27, gbps=67.1,
-    ...                fraction_of_peak=0.5, peak_extra_bytes=2**26, matches_reference=True)
+    ...                fraction_of_peak=0.5, peak_extra_bytes=2**26, copied_bytes=2**26,
+    ...                matches_reference=True)
     >>> results = dict(device_name="CPU", device="cpu", threading="single-threaded",
     ...                torch_version="2.x", quick=True, peak_gbps=134.2,
     ...                cases=[dict(name="copy", title="Copy methods", variants=[variant])])
@@ -340,8 +348,8 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
     CPU (cpu, single-threaded), torch 2.x, quick run; peak (contiguous copy) 134.2 GB/s
     <BLANKLINE>
     [copy] Copy methods
-    variant  median  IQR  moved  GB/s  %peak  new mem ok
-    x.clone()  2 ms  100 µs  128 MiB  67.1  50%  64 MiB yes
+    variant  median  IQR  moved  GB/s  %peak  new mem copied ok
+    x.clone()  2 ms  100 µs  128 MiB  67.1  50%  64 MiB 64 MiB yes
     """
     wanted = set(cases) if cases is not None else None
     peak = results.get("peak_gbps")
@@ -355,7 +363,10 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
         f"peak (contiguous copy) {peak_text}"
         + (f"; load average {load:.1f} at the start" if load is not None else "")
     )
-    columns = f"{'variant':<48} {'median':>9} {'IQR':>9} {'moved':>9} {'GB/s':>7} {'%peak':>6} {'new mem':>9} ok"
+    columns = (
+        f"{'variant':<48} {'median':>9} {'IQR':>9} {'moved':>9} {'GB/s':>7} {'%peak':>6} "
+        f"{'new mem':>9} {'copied':>9} ok"
+    )
     lines = [header]
     for case in results["cases"]:
         if wanted is not None and case["name"] not in wanted:
@@ -369,7 +380,8 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
             lines.append(
                 f"{v['name'][:48]:<48} {_format_seconds(v['median_s']):>9} {_format_seconds(v['iqr_s']):>9} "
                 f"{_format_bytes(v['bytes_moved']):>9} {gbps:>7} {frac:>6} "
-                f"{_format_bytes(v['peak_extra_bytes']):>9} {'yes' if v['matches_reference'] else 'NO'}"
+                f"{_format_bytes(v['peak_extra_bytes']):>9} {_format_bytes(v.get('copied_bytes')):>9} "
+                f"{'yes' if v['matches_reference'] else 'NO'}"
             )
     return "\n".join(lines)
 

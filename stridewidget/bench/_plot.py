@@ -6,6 +6,9 @@ from pathlib import Path
 from typing import Any
 
 from matplotlib.figure import Figure
+from matplotlib.ticker import NullFormatter
+
+from ._harness import _format_bytes, _format_seconds
 
 
 def plot_case(case: dict[str, Any], peak_gbps: float | None, *, subtitle: str = "") -> Figure:
@@ -46,16 +49,21 @@ def plot_case(case: dict[str, Any], peak_gbps: float | None, *, subtitle: str = 
             axes.set_xscale("log")
         axes.set_xlabel("median time (s), bars: IQR")
     for position, value, variant in zip(positions, values, variants):
-        if value:
-            axes.annotate(
-                _bar_label(variant),
-                (value, position),
-                xytext=(4, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize="x-small",
-            )
-    axes.margins(x=0.25)
+        if variant["median_s"] is None:
+            continue
+        # Right of the bar and of its error bar, so the two never overlap.
+        end = value + (variant["iqr_s"] or 0.0 if case["metric"] != "gbps" else 0.0)
+        text = _bar_label(variant) if value else f"{_bar_label(variant)}, no bytes moved"
+        axes.annotate(
+            text,
+            (end, position),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="x-small",
+        )
+    axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.margins(x=0.3)
     axes.set_yticks(list(positions), labels, fontsize="small")
     axes.invert_yaxis()
     axes.set_title(f"{case['title']}\n{subtitle}" if subtitle else case["title"], fontsize="medium")
@@ -63,10 +71,9 @@ def plot_case(case: dict[str, Any], peak_gbps: float | None, *, subtitle: str = 
 
 
 def _bar_label(variant: dict[str, Any]) -> str:
-    median = variant["median_s"]
-    time_text = f"{median * 1e3:.3g} ms" if median >= 1e-3 else f"{median * 1e6:.3g} µs"
+    text = _format_seconds(variant["median_s"])
     extra = variant.get("peak_extra_bytes")
-    return time_text if extra is None else f"{time_text}, +{extra / 2**20:.3g} MiB new"
+    return text if extra is None else f"{text}, +{_format_bytes(extra)} new"
 
 
 def save_plots(results: dict[str, Any], path: str | Path) -> list[Path]:

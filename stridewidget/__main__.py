@@ -49,7 +49,12 @@ def evaluate(expression: str) -> dict[str, Any]:
         code = compile(expression, "<command line>", "eval")
     except SyntaxError as error:
         raise SystemExit(f"stridewidget: EXPR is not a Python expression: {error.msg}") from None
-    result = eval(code, scope)  # the user's own command-line code, see the module docstring
+    try:
+        result = eval(code, scope)  # the user's own command-line code, see the module docstring
+    except Exception as error:  # the user's code failed: say so in one line, not our traceback
+        raise SystemExit(
+            f"stridewidget: evaluating EXPR raised {type(error).__name__}: {error}"
+        ) from None
     if isinstance(result, Mapping):
         return {str(name): value for name, value in result.items()}
     if isinstance(result, Sequence) and not isinstance(result, (str, bytes)):

@@ -59,7 +59,13 @@ def test_numpy_is_in_scope(capsys):
 
 @pytest.mark.parametrize(
     ("expr", "message"),
-    [("torch.zeros(", "not a Python expression"), ("1 + 1", "int"), ("[]", "empty sequence")],
+    [
+        ("torch.zeros(", "not a Python expression"),
+        ("1 + 1", "int"),
+        ("[]", "empty sequence"),
+        ("undefined_name", "evaluating EXPR raised NameError"),
+        ("torch.eye(3).to_sparse()", "sparse"),
+    ],
 )
 def test_bad_input_is_a_clear_message(expr, message):
     with pytest.raises(SystemExit, match=re.escape(message)):

@@ -14,7 +14,7 @@ import { drawStorage } from "../storage.js";
 import { analyse, overlapText, tupleText } from "./math.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
-import { playgroundScene } from "./scene.js";
+import { baseTouchCounts, playgroundScene } from "./scene.js";
 
 let instances = 0;
 
@@ -105,6 +105,7 @@ function render({ model, el }) {
   root.append(title, presetBar, presetNote, controls, message, codeRow, status, picture);
 
   let current = { indexed: null, views: null };
+  let baseCounts; // x's touch counts: x is fixed for the widget's life, so counted once
   const idleStatus = "hover a cell: logical → storage address, storage → the elements that read it";
   const setStatus = (text) => {
     status.textContent = text ?? idleStatus;
@@ -247,7 +248,8 @@ function render({ model, el }) {
       if (result.overlap) message.appendChild(htmlEl("div", "pg-overlap", result.overlap));
     }
 
-    const scene = playgroundScene(state, result.facts, result.facts ? explainText(result) : "");
+    if (baseCounts === undefined) baseCounts = baseTouchCounts(state);
+    const scene = playgroundScene(state, result.facts, result.facts ? explainText(result) : "", baseCounts);
     const indexed = indexScene(scene);
     const storage = scene.storages[0];
     const drawn = drawStorage(storage, scene.tensors, storage.wrap, uid);

@@ -159,10 +159,14 @@ export function forEachIndex(size, stride, offset, fn) {
   }
 }
 
+/** Spans up to this many elements are tallied in a typed array (fast); longer ones in a Map. */
+const TALLY_SPAN_LIMIT = 1 << 22;
+
 /**
- * How often each storage element is read, and the logical indices that share an element.
- * Exact by enumeration up to ENUMERATION_LIMIT elements; beyond that `exact` is false and
- * only the cheap exact facts (stride 0, dense) decide `hasOverlap` (null when undecided).
+ * How often each storage element is read (`counts`: Map element -> count), and the logical
+ * indices that share an element (`shared`: up to `keepIndices` indices each).  Exact by
+ * enumeration up to ENUMERATION_LIMIT elements; beyond that `exact` is false and only the cheap
+ * exact facts (stride 0, dense) decide `hasOverlap` (null when undecided).
  */
 export function touches(size, stride, offset, { keepIndices = 4 } = {}) {
   const total = numel(size);
@@ -172,18 +176,31 @@ export function touches(size, stride, offset, { keepIndices = 4 } = {}) {
     return { exact: false, counts: null, touched: null, hasOverlap, shared: [] };
   }
   const counts = new Map();
-  const first = new Map();
-  forEachIndex(size, stride, offset, (index, position) => {
-    counts.set(position, (counts.get(position) ?? 0) + 1);
-    const seen = first.get(position);
-    if (seen === undefined) first.set(position, [index.slice()]);
-    else if (seen.length < keepIndices) seen.push(index.slice());
-  });
-  const shared = [];
-  for (const [cell, count] of counts) {
-    if (count > 1) shared.push({ cell, count, indices: first.get(cell) });
+  const reach = span(size, stride, offset);
+  if (reach !== null && reach[1] - reach[0] < TALLY_SPAN_LIMIT) {
+    const [lo, hi] = reach;
+    const tally = new Uint32Array(hi - lo + 1);
+    forEachIndex(size, stride, offset, (_, position) => {
+      tally[position - lo] += 1;
+    });
+    tally.forEach((count, k) => {
+      if (count) counts.set(lo + k, count);
+    });
+  } else {
+    forEachIndex(size, stride, offset, (_, position) => counts.set(position, (counts.get(position) ?? 0) + 1));
   }
-  shared.sort((a, b) => a.cell - b.cell);
+  const groups = new Map();
+  for (const [cell, count] of counts) {
+    if (count > 1) groups.set(cell, { cell, count, indices: [] });
+  }
+  if (groups.size) {
+    // a second walk collects the first few indices of each shared element
+    forEachIndex(size, stride, offset, (index, position) => {
+      const group = groups.get(position);
+      if (group && group.indices.length < keepIndices) group.indices.push(index.slice());
+    });
+  }
+  const shared = [...groups.values()].sort((a, b) => a.cell - b.cell);
   return { exact: true, counts, touched: counts.size, hasOverlap: shared.length > 0, shared };
 }
 

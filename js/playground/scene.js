@@ -114,10 +114,21 @@ function touchesOf(counts, cells, size, stride, offset) {
 }
 
 /**
- * The scene for the current setting: one storage, the base `x` (order 0) and the view (order 1).
- * `facts` is math.analyse() of a valid setting, or null when the setting is refused.
+ * How often x reads each storage element: null when x is dense (each element of its span once,
+ * no need to enumerate), else the counts (null beyond the enumeration limit).  x never changes
+ * in a playground, so the caller computes this once.
  */
-export function playgroundScene(state, facts, explain) {
+export function baseTouchCounts(state) {
+  if (isDense(state.baseShape, state.baseStrides)) return null;
+  return touches(state.baseShape, state.baseStrides, state.baseOffset).counts;
+}
+
+/**
+ * The scene for the current setting: one storage, the base `x` (order 0) and the view (order 1).
+ * `facts` is math.analyse() of a valid setting, or null when the setting is refused;
+ * `baseCounts` is baseTouchCounts(state).
+ */
+export function playgroundScene(state, facts, explain, baseCounts = baseTouchCounts(state)) {
   const { storageSize, cellText, cellValue } = state;
   const hasValues = cellText.length > 0;
   // The embedded window [start, start + shown); the rest of the storage is drawn as gaps.
@@ -150,7 +161,6 @@ export function playgroundScene(state, facts, explain) {
     text_width: hasValues ? Math.max(0, ...cellText.slice(0, shown).map((t) => t.length)) : 0,
     tensors: facts ? ["t0", "t1"] : ["t0"],
   };
-  const baseTouch = touches(base.shape, base.strides, base.offset);
   const x = {
     id: "t0",
     name: "x",
@@ -159,7 +169,7 @@ export function playgroundScene(state, facts, explain) {
     order: 0,
     layout: { text: `x: shape ${tupleText(base.shape)}, stride ${tupleText(base.strides)}, offset ${base.offset}` },
     logical: logicalWindow(base.shape, base.strides, base.offset),
-    touch: touchesOf(baseTouch.counts, cells, base.shape, base.strides, base.offset),
+    touch: touchesOf(baseCounts, cells, base.shape, base.strides, base.offset),
     arrows: arrows(base.shape, base.strides, base.offset),
   };
   const tensors = [x];

@@ -112,7 +112,7 @@ def standalone_html(
     """
     from ipywidgets.embed import dependency_state, embed_data
 
-    from ._svg import render_text
+    from ._svg import render_html, render_text
     from ._widget import StrideWidget
 
     widget = StrideWidget(wrap=wrap, **tensors)
@@ -120,6 +120,7 @@ def standalone_html(
     state = dependency_state([widget], drop_defaults=False)
     data = embed_data(views=[widget], drop_defaults=False, state=state)
     picture = render_text(widget)
+    fallback = render_html(widget)  # for browsers with JavaScript off
     widget.close()
     view_tags = "".join(
         f'<script type="application/vnd.jupyter.widget-view+json">{_script_json(view)}</script>'
@@ -140,6 +141,7 @@ def standalone_html(
         + "</script></head><body>"
         + f'<h1 style="font-size:18px">{html.escape(title)}</h1>'
         + f'<div class="stridewidget-page">{view_tags}</div>'
+        + f"<noscript>{fallback}</noscript>"
         + "<details><summary>as text</summary>"
         + f'<pre class="stridewidget-text">{html.escape(picture)}</pre></details>'
         + "</body></html>\n"

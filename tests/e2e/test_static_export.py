@@ -87,3 +87,23 @@ def test_static_page_shows_hostile_names_as_text(export, page):
     assert page.locator("img").count() == 0
     assert page.evaluate("window.__pwned") is None
     screenshot(page, "static_export_hostile_name")
+
+
+def test_static_page_without_javascript_shows_the_svg_picture(export, browser):
+    uri, _ = export("torch.arange(6.0).reshape(2, 3).t()")
+    context = browser.new_context(
+        java_script_enabled=False, viewport={"width": 1000, "height": 700}
+    )
+    try:
+        tab = context.new_page()
+        tab.goto(uri)
+        fallback = tab.locator(".stridewidget-fallback")
+        expect(fallback).to_have_count(1)
+        expect(fallback.locator(".sws-lcell")).to_have_count(6)
+        expect(fallback.locator('.sws-lcell[data-r="2"][data-c="1"] title')).to_have_text(
+            "x[2, 1] → storage[5] = 5."
+        )
+        assert tab.locator(".sw-root").count() == 0
+        screenshot(tab, "static_export_no_javascript")
+    finally:
+        context.close()

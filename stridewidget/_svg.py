@@ -366,7 +366,9 @@ def _storage_svg(
         parts.append(
             _storage_cell(uid, storage, members, item, show_text, texts, values, value_range)
         )
-    parts.extend(_arrows_svg(uid, members, positions, left - ROW_LABEL_W + 8))
+    arrow_parts, arrows_right = _arrows_svg(uid, members, positions, left - ROW_LABEL_W + 8)
+    parts.extend(arrow_parts)
+    width = max(width, arrows_right + PAD)
     if texts is not None and not show_text and value_range:
         lo, hi = value_range
         note = f"values too wide for the cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
@@ -471,10 +473,11 @@ def _arrows_svg(
     members: list[Mapping[str, Any]],
     positions: Mapping[int, Mapping[str, Any]],
     lanes_right: float,
-) -> list[str]:
+) -> tuple[list[str], float]:
     """Each tensor's stride arrows (element 0 → its neighbour along each dim) in its colour."""
     parts = []
     prefix_marks = len(members) > 1
+    rightmost = 0.0  # of the labels, so the picture is wide enough for them
     arc = 0  # arcs above the grid, stacked in lanes
     side = 0  # curves left of the row labels (arrows between rows), stacked outwards
     for tensor in members:
@@ -485,19 +488,21 @@ def _arrows_svg(
             if start is None or end is None:
                 continue
             label = _arrow_label(arrow, tensor["mark"] if prefix_marks else "")
-            anchor = "middle"
             if start["y"] == end["y"]:
-                lift = ARROW_LANE * (arc + 1)
+                lift = ARROW_LANE * (arc + 1) + 4
                 top = start["y"]
+                control = top - lift / 0.75  # puts the curve's apex at `top - lift`
                 if arrow["from"] == arrow["to"]:  # stride 0: a loop on the cell
                     cx = start["x"] + CELL_W / 2
-                    d = f"M {cx - 6} {top} C {cx - 14} {top - lift - 4}, {cx + 14} {top - lift - 4}, {cx + 6} {top}"
-                    lx = cx
+                    d = f"M {cx - 6} {top} C {cx - 14} {control}, {cx + 14} {control}, {cx + 6} {top}"
+                    right = cx + 12
                 else:  # same row: an arc above
                     x1, x2 = start["x"] + CELL_W / 2, end["x"] + CELL_W / 2
-                    d = f"M {x1} {top} C {x1} {top - lift - 4}, {x2} {top - lift - 4}, {x2} {top}"
-                    lx = (x1 + x2) / 2
-                ly = top - lift + 1
+                    d = f"M {x1} {top} C {x1} {control}, {x2} {control}, {x2} {top}"
+                    right = max(x1, x2) + 4
+                # beside the apex, not on it: the label must not hide its own arc
+                anchor = "start"
+                lx, ly = right + 2, top - lift + 4
                 arc += 1
             else:  # another row: out to the left (below the row labels) and back
                 x1, y1 = start["x"] + 2, start["y"] + CELL_H - 9
@@ -509,7 +514,8 @@ def _arrows_svg(
                 lx, ly = bend - 3, min(y1, y2) + 14 + 14 * side
                 side += 1
             width = len(label) * 6.2 + 6
-            box_x = lx - width / 2 if anchor == "middle" else lx - width + 3
+            box_x = lx - 3 if anchor == "start" else lx - width + 3
+            rightmost = max(rightmost, box_x + width)
             parts.append(
                 f'<g class="sws-arrow" data-tensor="{html.escape(tensor["id"])}" data-dim="{arrow["dim"]}">'
                 + _el(
@@ -532,7 +538,7 @@ def _arrows_svg(
                 + _el("text", label, x=lx, y=ly, text_anchor=anchor, class_="sws-arrow-label")
                 + "</g>"
             )
-    return parts
+    return parts, rightmost
 
 
 def _logical_svg(

@@ -252,3 +252,15 @@ def test_values_too_wide_for_cells_get_a_colour_scale_and_a_legend():
     # the exact value is still there, in the tooltip
     titles = [g.find(f"{SVG}title").text for g in groups(root, "sws-lcell")]
     assert any(t.endswith("= 3.142") for t in titles)
+
+
+def test_arrow_labels_fit_inside_the_picture():
+    x = torch.arange(12.0).reshape(3, 4)
+    for named in ({"x": x[:, 2:]}, {"a": x, "b": x.t(), "c": x[:, ::2]}):
+        root = parse(sw.render_svg(**named))
+        width = float(root.get("width"))
+        for g in groups(root, "sws-arrow"):
+            box = g.find(f"{SVG}rect")
+            assert (
+                float(box.get("x")) >= 0 and float(box.get("x")) + float(box.get("width")) <= width
+            )

@@ -129,12 +129,17 @@ function render({ model, el }) {
     draw();
     return false;
   };
+  // A changed value redraws through the model's change event; an unchanged one (typed again
+  // after a refused entry) only has to clear that refusal.
   const editDim = (key, d, value, input) => {
     if (!accept(input, value)) return;
     const list = [...model.get(key)];
+    if (list[d] === value) {
+      draw();
+      return;
+    }
     list[d] = value;
     commit({ [key]: list });
-    draw();
   };
 
   const buildControls = () => {
@@ -178,8 +183,8 @@ function render({ model, el }) {
     const offsetLabel = htmlEl("label", "pg-offset-label", "storage_offset ");
     const offsetInput = numberInput(offset, "storage offset", (v, input) => {
       if (!accept(input, v)) return;
-      commit({ offset: v });
-      draw();
+      if (model.get("offset") === v) draw();
+      else commit({ offset: v });
     });
     offsetInput.classList.add("pg-offset");
     offsetLabel.appendChild(offsetInput);

@@ -141,14 +141,14 @@ export function refusal(size, stride, offset, storageSize) {
   return null;
 }
 
-/** Calls fn(index, address) for every logical index in row-major order. */
+/** Calls fn(index, address, ordinal) for every logical index, in row-major order. */
 export function forEachIndex(size, stride, offset, fn) {
   const total = numel(size);
   if (total === 0) return;
   const index = size.map(() => 0);
   let position = offset;
   for (let k = 0; k < total; k += 1) {
-    fn(index, position);
+    fn(index, position, k);
     for (let d = size.length - 1; d >= 0; d -= 1) {
       index[d] += 1;
       position += stride[d];
@@ -159,14 +159,24 @@ export function forEachIndex(size, stride, offset, fn) {
   }
 }
 
-/** Spans up to this many elements are tallied in a typed array (fast); longer ones in a Map. */
-const TALLY_SPAN_LIMIT = 1 << 22;
+/** The logical index with row-major ordinal k. */
+function unravel(size, k) {
+  const index = size.map(() => 0);
+  for (let d = size.length - 1, rest = k; d >= 0; d -= 1) {
+    index[d] = rest % size[d];
+    rest = Math.floor(rest / size[d]);
+  }
+  return index;
+}
+
+/** Spans up to this many elements are tallied in typed arrays (fast); longer ones in Maps. */
+const TALLY_SPAN_LIMIT = 1 << 20;
 
 /**
  * How often each storage element is read (`counts`: Map element -> count), and the logical
- * indices that share an element (`shared`: up to `keepIndices` indices each).  Exact by
- * enumeration up to ENUMERATION_LIMIT elements; beyond that `exact` is false and only the cheap
- * exact facts (stride 0, dense) decide `hasOverlap` (null when undecided).
+ * indices that share an element (`shared`: up to `keepIndices` indices each), in one walk.
+ * Exact by enumeration up to ENUMERATION_LIMIT elements; beyond that `exact` is false and only
+ * the cheap exact facts (stride 0, dense) decide `hasOverlap` (null when undecided).
  */
 export function touches(size, stride, offset, { keepIndices = 4 } = {}) {
   const total = numel(size);
@@ -175,30 +185,38 @@ export function touches(size, stride, offset, { keepIndices = 4 } = {}) {
     const hasOverlap = zeroStride ? true : isDense(size, stride) ? false : null;
     return { exact: false, counts: null, touched: null, hasOverlap, shared: [] };
   }
+  const reach = span(size, stride, offset) ?? [0, -1];
+  const lo = reach[0];
+  const length = reach[1] - lo + 1;
+  const typed = length <= TALLY_SPAN_LIMIT;
+  // per storage element: how many reads, and the ordinal of the first one
+  const tally = typed ? new Uint32Array(length) : new Map();
+  const first = typed ? new Int32Array(length) : new Map();
+  const groups = new Map();
+  forEachIndex(size, stride, offset, (index, position, ordinal) => {
+    const slot = position - lo;
+    const count = (typed ? tally[slot] : (tally.get(slot) ?? 0)) + 1;
+    if (typed) tally[slot] = count;
+    else tally.set(slot, count);
+    if (count === 1) {
+      if (typed) first[slot] = ordinal;
+      else first.set(slot, ordinal);
+    } else if (count === 2) {
+      const firstIndex = unravel(size, typed ? first[slot] : first.get(slot));
+      groups.set(position, { cell: position, count, indices: [firstIndex, index.slice()].slice(0, keepIndices) });
+    } else {
+      const group = groups.get(position);
+      group.count = count;
+      if (group.indices.length < keepIndices) group.indices.push(index.slice());
+    }
+  });
   const counts = new Map();
-  const reach = span(size, stride, offset);
-  if (reach !== null && reach[1] - reach[0] < TALLY_SPAN_LIMIT) {
-    const [lo, hi] = reach;
-    const tally = new Uint32Array(hi - lo + 1);
-    forEachIndex(size, stride, offset, (_, position) => {
-      tally[position - lo] += 1;
-    });
-    tally.forEach((count, k) => {
-      if (count) counts.set(lo + k, count);
+  if (typed) {
+    tally.forEach((count, slot) => {
+      if (count) counts.set(lo + slot, count);
     });
   } else {
-    forEachIndex(size, stride, offset, (_, position) => counts.set(position, (counts.get(position) ?? 0) + 1));
-  }
-  const groups = new Map();
-  for (const [cell, count] of counts) {
-    if (count > 1) groups.set(cell, { cell, count, indices: [] });
-  }
-  if (groups.size) {
-    // a second walk collects the first few indices of each shared element
-    forEachIndex(size, stride, offset, (index, position) => {
-      const group = groups.get(position);
-      if (group && group.indices.length < keepIndices) group.indices.push(index.slice());
-    });
+    [...tally.keys()].sort((a, b) => a - b).forEach((slot) => counts.set(lo + slot, tally.get(slot)));
   }
   const shared = [...groups.values()].sort((a, b) => a.cell - b.cell);
   return { exact: true, counts, touched: counts.size, hasOverlap: shared.length > 0, shared };

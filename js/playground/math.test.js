@@ -3,7 +3,7 @@
 // touch counts).
 import { describe, expect, it } from "vitest";
 import cases from "./cases.json";
-import { address, analyse, forEachIndex, overlapText, refusal, tupleText } from "./math.js";
+import { address, analyse, forEachIndex, overlapText, refusal, touches, tupleText } from "./math.js";
 
 const all = cases.bases.flatMap((entry) =>
   entry.layouts.map((layout) => ({ base: entry.base, name: entry.name, ...layout })),
@@ -71,6 +71,16 @@ describe("small pieces", () => {
         "storage[1] is read by (0, 1), (1, 1); storage[2] is read by (0, 2), (1, 2). " +
         "In-place writes through this view would hit them more than once.",
     );
+  });
+  it("tallies spans too long for a typed array in a Map, with the same answers", () => {
+    const far = 3_000_000; // span > 2^20: the Map path
+    const near = 30; // the same shape of reads, small span: the typed-array path
+    const big = touches([2, 2, 3], [far, 0, 1], 5);
+    const small = touches([2, 2, 3], [near, 0, 1], 5);
+    const shift = (cell) => (cell >= 5 + far ? cell - far + near : cell);
+    expect([...big.counts].map(([cell, n]) => [shift(cell), n])).toEqual([...small.counts]);
+    expect(big.shared.map((g) => ({ ...g, cell: shift(g.cell) }))).toEqual(small.shared);
+    expect(small.shared[0]).toEqual({ cell: 5, count: 2, indices: [[0, 0, 0], [0, 1, 0]] });
   });
   it("does not enumerate huge views but still decides the easy overlaps", () => {
     expect(analyse([1000, 1000], [0, 1], 0, 1000)).toMatchObject({ exact: false, hasOverlap: true });

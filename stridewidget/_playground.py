@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import html
 import pathlib
-import sys
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -22,9 +21,7 @@ import traitlets
 
 from ._errors import LayoutError
 from ._inspect import (
-    _describe,
     _is_ndarray,
-    _is_tensor,
     _numpy_storage_view,
     as_strided,
     inspect,
@@ -65,7 +62,8 @@ def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: i
     Built from an ``__array_interface__`` whose owner keeps ``base`` alive, as NumPy's own
     ``as_strided`` does; writable exactly when ``base`` is.
     """
-    np = sys.modules["numpy"]
+    import numpy as np
+
     layout = inspect(base)
 
     class _Window:
@@ -108,7 +106,6 @@ class Playground(anywidget.AnyWidget):
     cell_start = traitlets.Int(0).tag(sync=True)
     cell_text = traitlets.List(traitlets.Unicode()).tag(sync=True)
     cell_value = traitlets.List(traitlets.Float(allow_none=True)).tag(sync=True)
-    is_numpy = traitlets.Bool(False).tag(sync=True)
     # the edited view (both ways)
     size = traitlets.List(traitlets.Int()).tag(sync=True)
     stride = traitlets.List(traitlets.Int()).tag(sync=True)
@@ -132,20 +129,18 @@ class Playground(anywidget.AnyWidget):
                 "playground: this NumPy view is not aligned to its item size, so its storage has "
                 "no element cells; pass the array that owns the memory instead"
             )
-        if _is_ndarray(base):
-            torch = __import__("torch")
+        self._is_numpy = _is_ndarray(base)
+        if self._is_numpy:
+            import torch
+
             # The whole buffer as a 1-d tensor (zero copy): the checked view is built on it.
             with warnings.catch_warnings():
                 # torch warns that the buffer view is read-only: the playground never writes
                 # through it, and `view` hands NumPy users read-only arrays for read-only bases.
                 warnings.simplefilter("ignore", UserWarning)
                 self._storage = torch.from_numpy(_numpy_storage_view(base, layout))
-        elif _is_tensor(base):
+        else:  # a torch.Tensor: inspect() refused everything else
             self._storage = base
-        else:  # pragma: no cover - inspect() already refused other objects
-            raise TypeError(
-                f"playground needs a torch.Tensor or numpy.ndarray, got {_describe(base)}"
-            )
         self._base = base
         # The embedded window: from where x starts (its own elements first), moved back so that
         # it stays inside the storage.
@@ -166,7 +161,6 @@ class Playground(anywidget.AnyWidget):
             cell_start=start,
             cell_text=texts,
             cell_value=numbers,
-            is_numpy=_is_ndarray(base),
             size=[int(n) for n in size],
             stride=[int(s) for s in stride],
             offset=int(layout.offset if storage_offset is None else storage_offset),
@@ -196,7 +190,7 @@ class Playground(anywidget.AnyWidget):
         ``None`` when the setting is refused (``error`` says why).  For a NumPy base, a NumPy
         array sharing its memory."""
         view = self._check()
-        if view is not None and self.is_numpy:
+        if view is not None and self._is_numpy:
             return _numpy_view(self._base, self.size, self.stride, self.offset)
         return view
 
@@ -274,6 +268,7 @@ def playground(
     (True, 'as_strided: index (2, 2) maps to storage element 12, but the storage has only 12 elements (valid: 0..11)')
     """
     if base is None:
-        torch = __import__("torch")
+        import torch
+
         base = torch.arange(24).view(4, 6)
     return Playground(base, size=size, stride=stride, storage_offset=storage_offset)

@@ -11,7 +11,7 @@ import { drawLogical } from "../logical.js";
 import { indexScene } from "../scene.js";
 import { drawArrows } from "../arrows.js";
 import { drawStorage } from "../storage.js";
-import { analyse, overlapText, tupleText } from "./math.js";
+import { analyse, numel, overlapText, pastTheEnd, tupleText } from "./math.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
 import { baseTouchCounts, playgroundScene } from "./scene.js";
@@ -47,15 +47,24 @@ export function verdict(state, badInput = null) {
   if (badInput !== null) {
     // Not a whole number: kept in the browser (never synced), refused like any other setting.
     const refused = `as_strided: size, stride and storage_offset must be whole numbers (${badInput})`;
-    return { facts: null, refused, names: [], words: [], overlap: "" };
+    return { facts: null, refused, escape: "", names: [], words: [], overlap: "" };
   }
-  const facts = analyse(state.size, state.stride, state.offset, state.storageSize);
-  if (!facts.valid) return { facts: null, refused: facts.message, names: [], words: [], overlap: "" };
+  const { size, stride, offset, storageSize } = state;
+  const facts = analyse(size, stride, offset, storageSize);
+  if (!facts.valid) {
+    let escape = "";
+    if ([...size, ...stride, offset].every((v) => v >= 0)) {
+      const past = pastTheEnd(size, stride, offset, storageSize);
+      if (past) escape = `${past} of the ${numel(size)} logical indices map past the end of the storage (element ${storageSize - 1} is its last).`;
+    }
+    return { facts: null, refused: facts.message, escape, names: [], words: [], overlap: "" };
+  }
   const base = { shape: state.baseShape, strides: state.baseStrides, offset: state.baseOffset };
   const view = { size: state.size, stride: state.stride, offset: state.offset };
   return {
     facts,
     refused: null,
+    escape: "",
     names: recognise(base, view),
     words: layoutWords(view, facts),
     overlap: overlapText(facts.shared),
@@ -237,7 +246,8 @@ function render({ model, el }) {
     message.classList.toggle("pg-refused", result.refused !== null);
     root.dataset.valid = String(result.refused === null);
     if (result.refused !== null) {
-      message.textContent = `Refused (never sent to torch.as_strided): ${result.refused}`;
+      message.replaceChildren(htmlEl("div", "pg-refusal", `Refused (never sent to torch.as_strided): ${result.refused}`));
+      if (result.escape) message.appendChild(htmlEl("div", "pg-escape", result.escape));
     } else {
       message.replaceChildren();
       const lead = htmlEl("div", "pg-recognised");

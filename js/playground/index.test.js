@@ -84,6 +84,9 @@ describe("playground DOM", () => {
     expect(message.textContent).toContain(
       "as_strided: index (3, 3) maps to storage element 24, but the storage has only 24 elements (valid: 0..23)",
     );
+    expect(el.querySelector(".pg-escape").textContent).toBe(
+      "3 of the 24 logical indices map past the end of the storage (element 23 is its last).",
+    );
     expect(el.querySelector(".pg-view")).toBeNull();
     expect(el.querySelectorAll(".sw-scell")).toHaveLength(24); // the storage is still drawn
     type(el.querySelector('.pg-dim[data-dim="0"] .pg-stride'), "1");

@@ -222,6 +222,19 @@ export function touches(size, stride, offset, { keepIndices = 4 } = {}) {
   return { exact: true, counts, touched: counts.size, hasOverlap: shared.length > 0, shared };
 }
 
+/**
+ * How many logical indices of a setting with non-negative entries map to storage element
+ * storageSize or beyond (null when the view is too big to enumerate).
+ */
+export function pastTheEnd(size, stride, offset, storageSize) {
+  if (numel(size) > ENUMERATION_LIMIT) return null;
+  let count = 0;
+  forEachIndex(size, stride, offset, (_, position) => {
+    if (position >= storageSize) count += 1;
+  });
+  return count;
+}
+
 /** Everything the playground says about one setting, computed without a kernel. */
 export function analyse(size, stride, offset, storageSize) {
   const message = refusal(size, stride, offset, storageSize);

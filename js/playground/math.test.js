@@ -3,7 +3,7 @@
 // touch counts).
 import { describe, expect, it } from "vitest";
 import cases from "./cases.json";
-import { address, analyse, forEachIndex, overlapText, refusal, touches, tupleText } from "./math.js";
+import { address, analyse, forEachIndex, overlapText, pastTheEnd, refusal, touches, tupleText } from "./math.js";
 
 const all = cases.bases.flatMap((entry) =>
   entry.layouts.map((layout) => ({ base: entry.base, name: entry.name, ...layout })),
@@ -48,6 +48,19 @@ describe("facts of valid settings: the same as sw.Layout", () => {
     } else {
       expect(facts.shared).toEqual([]);
     }
+  });
+});
+
+describe("indices past the end", () => {
+  const refused = all.filter((c) => c.refusal && c.refusal.includes("maps to storage element"));
+  it.each(refused.map((c) => [label(c), c]))("%s: the first bad index Python names is among them", (_, c) => {
+    const past = pastTheEnd(c.size, c.stride, c.offset, c.base.storage_size);
+    expect(past).toBeGreaterThan(0);
+    let brute = 0;
+    forEachIndex(c.size, c.stride, c.offset, (_, position) => {
+      brute += position >= c.base.storage_size ? 1 : 0;
+    });
+    expect(past).toBe(brute);
   });
 });
 

@@ -93,7 +93,9 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     python_says = sw.playground(torch.arange(24).view(4, 6), stride=(6, 2)).error
     message = root.locator(".pg-message")
     assert "pg-refused" in message.get_attribute("class")
-    assert message.inner_text() == f"Refused (never sent to torch.as_strided): {python_says}"
+    refusal = root.locator(".pg-refusal").inner_text()
+    assert refusal == f"Refused (never sent to torch.as_strided): {python_says}"
+    assert root.locator(".pg-escape").inner_text().startswith("3 of the 24 logical indices")
     assert root.locator(".pg-view").count() == 0
     _shot(page, "playground_static_refused")
 
@@ -164,7 +166,7 @@ def test_jupyterlab_edit_reaches_pg_view(lab_server, page):
 
     # a refused setting: the same message on both sides, pg.view is None
     _stride_input(root, 0).fill("9")
-    page_message = root.locator(".pg-message").inner_text()
+    page_message = root.locator(".pg-refusal").inner_text()
     assert poll_kernel(page, "pg.view is None", "True") == "True"
     python_error = kernel_eval(page, "print(pg.error)").strip()
     assert page_message == f"Refused (never sent to torch.as_strided): {python_error}"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import warnings
+import weakref
 from typing import Any
 
 __all__ = [
@@ -28,6 +29,9 @@ __all__ = [
 
 # Registered by name so that enabling never imports torch (or NumPy) itself.
 _TYPES = {"torch": ("torch", "Tensor"), "numpy": ("numpy", "ndarray")}
+
+# Widgets whose refresh failed once: skipped afterwards (weakly held).
+_BROKEN: weakref.WeakSet = weakref.WeakSet()
 
 # Per shell: what we registered (and what was there before us, to put it back on disable).
 _STATE: dict[int, dict[str, Any]] = {}
@@ -84,7 +88,7 @@ def refresh_live_widgets() -> int:
     """Refresh every open widget whose tensors changed since it was drawn; returns how many did.
 
     Runs after each cell once :func:`enable` was called.  A widget whose refresh fails is left as
-    it is, with a warning: a display hook must never break the user's next cell.
+    it is, with one warning: a display hook must never break the user's next cell.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.zeros(2, 2)
@@ -104,9 +108,12 @@ def refresh_live_widgets() -> int:
     for widget in list(ipywidgets_widget._instances.values()):
         if not isinstance(widget, StrideWidget):
             continue
+        if widget in _BROKEN:
+            continue
         try:
             refreshed += bool(widget.refresh_if_changed())
         except Exception as error:  # a broken widget must not break the user's next cell
+            _BROKEN.add(widget)  # say it once, not after every cell
             warnings.warn(
                 f"stridewidget: could not refresh a displayed widget ({error!r}); "
                 "call its .refresh() to see the error",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import warnings
 import weakref
 
 import numpy as np
@@ -134,6 +135,11 @@ def test_a_failing_widget_does_not_break_the_hook(ip, monkeypatch):
     with pytest.warns(RuntimeWarning, match="broken"):
         assert refresh_live_widgets() >= 1
     assert good.scene["storages"][0]["cells"]["text"] == ["1.", "1."]
+    x.add_(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # said once: no second warning
+        assert refresh_live_widgets() >= 1
+    assert good.scene["storages"][0]["cells"]["text"] == ["2.", "2."]
     good.close()
     bad.close()
     assert good not in live_widgets()

@@ -85,6 +85,15 @@ export function expandLayout(source, size) {
   return layout(`${source.expr}.expand(${args(size)})`, size, stride, source.offset);
 }
 
+/** torch's Tensor.diagonal(offset) of a 2-d source: one stride, the sum of both. */
+export function diagonalLayout(source, k) {
+  const [H, W] = source.size;
+  const [s0, s1] = source.stride;
+  const length = Math.max(0, k >= 0 ? Math.min(H, W - k) : Math.min(H + k, W));
+  const start = k >= 0 ? source.offset + k * s1 : source.offset - k * s0;
+  return layout(`${source.expr}.diagonal(${k === 0 ? "" : k})`, [length], [s0 + s1], start);
+}
+
 /** torch's Tensor.unfold(dim, size, step). */
 export function unfoldLayout(source, dim, size, step) {
   const n = source.size[dim];
@@ -186,6 +195,12 @@ function candidates(source, view, isBase) {
   if (nd >= 3 && nd <= 4) {
     for (const order of permutations([...Array(nd).keys()])) {
       out.push(permuted(source, order, `${source.expr}.permute(${args(order)})`));
+    }
+  }
+  if (nd === 2 && view.size.length === 1) {
+    const [H, W] = source.size;
+    for (let k = -(H - 1); k <= W - 1; k += 1) {
+      out.push(diagonalLayout(source, k));
     }
   }
   const expanded = expandLayout(source, view.size);

@@ -270,6 +270,9 @@ def _presets(x: torch.Tensor) -> dict[str, Any]:
     ndim = x.dim()
     if ndim == 2:
         rows, cols = x.shape
+        out["column"] = trick(x[:, 1])
+        # the seed: torch.as_strided(x, size=(5,), stride=(2,)) for x[:, 1] of a (5, 2) x
+        out["seed-column"] = seed((rows,), (cols,))
         out["broadcast"] = trick(x[:, 0:1].expand(rows, cols))
         # the seed: torch.as_strided(original, size=(3, 4), stride=(1, 0)) on a column
         out["seed-broadcast"] = seed((rows, cols), (1, 0), x[:, 0:1])

@@ -29,6 +29,26 @@ export function presets(base) {
     preset("base", "x itself", "start", "The base tensor's own layout.", setting([...shape], [...strides], offset)),
   );
 
+  // 0. the seed's opening example: a column as a strided view (stride as a memory map)
+  if (two && W >= 2) {
+    list.push(
+      preset(
+        "column",
+        "column 1",
+        "trick",
+        `x[:, 1]: one element per row, so the stride is the row stride ${s0}, starting at x[0, 1] = storage[${offset + s1}].`,
+        setting([H], [s0], offset + s1),
+      ),
+      preset(
+        "seed-column",
+        "seed: column 1",
+        "seed",
+        `The seed's as_strided(x, size=(${H},), stride=(${W},)) for "the odd column" x[:, 1] forgets storage_offset=1: it starts at x[0, 0] and reads column 0.`,
+        setting([H], [W], offset),
+      ),
+    );
+  }
+
   // 1. broadcast
   if (two) {
     list.push(

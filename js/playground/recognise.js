@@ -28,9 +28,6 @@ function layout(expr, size, stride, offset) {
 function sources(base) {
   const x = layout("x", base.shape, base.strides, base.offset);
   const list = [x];
-  if (base.shape.length > 1 && isContiguous(base.shape, base.strides)) {
-    list.push(layout("x.flatten()", [numel(base.shape)], [1], base.offset));
-  }
   if (base.shape.length >= 1) {
     for (let i = 0; i < Math.min(base.shape[0], MAX_SOURCE_INDEX); i += 1) {
       list.push(
@@ -47,6 +44,10 @@ function sources(base) {
         layout(`x[:, ${j}:${j + 1}]`, [base.shape[0], 1], base.strides, base.offset + j * base.strides[1]),
       );
     }
+  }
+  // last: an index or slice of x itself reads better than one of its flattened storage
+  if (base.shape.length > 1 && isContiguous(base.shape, base.strides)) {
+    list.push(layout("x.flatten()", [numel(base.shape)], [1], base.offset));
   }
   return list;
 }

@@ -51,6 +51,10 @@ describe("the tricks by name", () => {
   ])("%s is %s", (preset, expr) => {
     expect(first(base.presets[preset])).toBe(expr);
   });
+  it("the seed's column 1 is column 0", () => {
+    expect(first(base.presets.column)).toBe("x[:, 1]");
+    expect(first(base.presets["seed-column"])).toBe("x[:, 0]");
+  });
   it("the seed's broken views are no standard op", () => {
     expect(recognise(base.base, base.presets["seed-broadcast"])).toEqual([]);
     expect(recognise(base.base, base.presets["seed-checkerboard"])).toEqual([]);

@@ -839,19 +839,16 @@ def _storage_text(storage: Mapping[str, Any], members: list[Mapping[str, Any]]) 
         + ("" if texts is not None else " · no values (meta / layout only)")
     ]
 
-    def flush(start: int, cells: list[int], positions: list[int]) -> None:
+    def row(start: int, positions: list[int]) -> None:
+        """One storage row: its values line (when there are values), then its readers line."""
         pad = " " * (width * (start % wrap))
         head = _group_digits(start - start % wrap).rjust(label_width)
-        values = pad + "".join(
-            (texts[p] if texts is not None else "").rjust(width) for p in positions
-        )
-        if texts is not None:
-            lines.append(f"  {head} |{values}")
-        lines.append(
-            f"  {'':>{label_width}} |" + pad + "".join(marks_of[p].rjust(width) for p in positions)
-            if texts is not None
-            else f"  {head} |" + pad + "".join(marks_of[p].rjust(width) for p in positions)
-        )
+        marks = pad + "".join(marks_of[p].rjust(width) for p in positions)
+        if texts is None:
+            lines.append(f"  {head} |{marks}")
+            return
+        lines.append(f"  {head} |" + pad + "".join(texts[p].rjust(width) for p in positions))
+        lines.append(f"  {'':>{label_width}} |{marks}")
 
     position = 0
     for segment in storage["segments"]:
@@ -863,17 +860,16 @@ def _storage_text(storage: Mapping[str, Any], members: list[Mapping[str, Any]]) 
                 f"[{_group_digits(segment['start'])} … {_group_digits(segment['stop'] - 1)}] ⋯"
             )
             continue
-        row_cells: list[int] = []
+        start = segment["start"]
         row_positions: list[int] = []
         for cell in range(segment["start"], segment["stop"]):
-            if row_cells and cell % wrap == 0:
-                flush(row_cells[0], row_cells, row_positions)
-                row_cells, row_positions = [], []
-            row_cells.append(cell)
+            if row_positions and cell % wrap == 0:
+                row(start, row_positions)
+                start, row_positions = cell, []
             row_positions.append(position)
             position += 1
-        if row_cells:
-            flush(row_cells[0], row_cells, row_positions)
+        if row_positions:
+            row(start, row_positions)
     return lines
 
 

@@ -180,13 +180,11 @@ class StrideWidget(anywidget.AnyWidget):
         threshold: int = 256,
         **named_tensors: Any,
     ) -> None:
-        super().__init__()
         if not tensors and not named_tensors:
             raise TypeError(
                 "StrideWidget needs at least one tensor or array: StrideWidget(x) or "
                 "StrideWidget(a=x, b=x.t())"
             )
-        self._build_options = {"edge_items": edge_items, "threshold": threshold}
         named: dict[str, Any] = {}
         guesses = _caller_names(tensors)
         for position, (obj, guess) in enumerate(zip(tensors, guesses)):
@@ -195,10 +193,19 @@ class StrideWidget(anywidget.AnyWidget):
                 name += "'"
             named[name] = obj
         named.update(named_tensors)
-        # _Held inspects each object: a clear LayoutError/TypeError now, not at the first refresh
-        self._held = [_Held(name, obj) for name, obj in named.items()]
+        # _Held inspects each object: a clear LayoutError/TypeError now, before a comm is opened,
+        # so bad input leaves no half-built widget in ipywidgets' registry.
+        held = [_Held(name, obj) for name, obj in named.items()]
+        super().__init__()
+        self._build_options = {"edge_items": edge_items, "threshold": threshold}
+        self._held = held
         self.wrap = wrap
         self.refresh()
+        # In IPython, re-read after every cell, so an in-place write in a later cell shows here
+        # even without %load_ext (a no-op in plain Python).
+        from ._display import ensure_refresh_hook
+
+        ensure_refresh_hook()
 
     # --- reading the tensors --------------------------------------------------------------------
     @property

@@ -207,3 +207,14 @@ def test_vitest_fixtures_match_the_current_scene_format():
         assert stored == module.serialise(scene), (
             f"js/fixtures/{name}.json is stale: run .venv/bin/python js/fixtures/make_fixtures.py"
         )
+
+
+def test_bad_input_leaves_no_half_built_widget():
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    with pytest.raises(sw.LayoutError, match="sparse COO"):
+        sw.StrideWidget(torch.zeros(3).to_sparse())
+    with pytest.raises(TypeError, match="at least one tensor"):
+        sw.StrideWidget()
+    assert set(_instances) == before

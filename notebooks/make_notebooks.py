@@ -787,7 +787,7 @@ else:
 | A5 | `as_strided(x, (n-w+1, w), (1, 1))` is a sliding-window view | partly: only for stride-1 inputs | `[A5]` |
 | A5 | `unfold` produces a lot of copies | wrong for `Tensor.unfold` (a view); right for `F.unfold` (im2col) | `[A5]` |
 | A6 | `as_strided(matrix, (6,4), (1,6))` is a transpose | partly: only for a contiguous `(4, 6)` input | `[A6]` |
-| A6 | the strided transpose is more efficient in chains | partly: raw `as_strided` saves a fraction of a microsecond per call here (timing cell, not asserted); both are views, equally fast to use, and its hard-coded strides are wrong on other inputs | `[A6]` timing |
+| A6 | the strided transpose is more efficient in chains | wrong: both are views; per call they are within a fraction of a microsecond and the order flips between runs here (timing cell, not asserted); its hard-coded strides are wrong on other inputs | `[A6]` timing |
 | A7 | `(32,3,224,224)` as `(96,224,224)` with strides `(3*224*224, 224*224, 224)` | wrong: out of bounds; the first stride is `224*224` | `[A7]` |
 | A8 | `as_strided(x, (2,H/2,W/2), (2W,2,2))` is a checkerboard split | wrong: elements repeat, half are never read | `[A8]` |
 | A10 | `validate_view` via `storage().data_ptr()` | partly: checks storage identity, with a deprecated API | `[A11] [A10]` |
@@ -796,7 +796,7 @@ else:
 | A12 | the custom `StridedFunction` makes `as_strided` autograd-compatible | wrong: its gradient has the wrong shape; `as_strided` is already differentiable | `[A12]` |
 | A14 | `lrn_strided` is an optimized LRN | wrong: channel stride 1 and `norm[:, :, radius]` raise or give wrong values | `[A14]` |
 | A14 | the strided LRN uses 60% less memory | wrong: `windows**2` is ≥ 5x the input; `sw.tricks.lrn` stays ≈ 2.1x | `[A14]` memory |
-| A14 | the strided LRN is 3-5x faster on CPU, 8-12x on GPU | partly: the seed's code raises; a working window LRN (`sw.tricks.lrn`) is several times faster than the loop on this CPU (timing cell, not asserted); the GPU figure is GPU-only | `[A14]` timing |
+| A14 | the strided LRN is 3-5x faster on CPU, 8-12x on GPU | partly: the seed's code raises; a working window LRN (`sw.tricks.lrn`) ran 2.3-4.5x faster than the loop in runs on this CPU (timing cell, not asserted); the GPU figure is GPU-only | `[A14]` timing |
 | A9 | GPU alignment/fusion notes; `empty_cache()` cleans up views | GPU-only (not run here); `empty_cache()` frees only unused cached blocks | `[A9]` |
 """
 

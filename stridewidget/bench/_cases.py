@@ -95,7 +95,11 @@ def ceiling(ctx: BenchContext) -> Case:
                 "dst.copy_(src)", lambda: dst.copy_(src), expected=src, reads=[src], writes=[dst]
             )
         ],
-        notes=["peak GB/s of this run = bytes moved (read src + write dst) / median time"],
+        notes=[
+            "peak GB/s of this run = bytes moved (read src + write dst) / median time",
+            "read-mostly kernels (a sum) can beat it: a copy also reads each destination cache "
+            "line before writing it (write-allocate), traffic the counted bytes leave out",
+        ],
     )
 
 
@@ -393,7 +397,7 @@ def local_response_norm(ctx: BenchContext) -> Case:
     shape = (2, 32, 28, 28) if ctx.quick else (8, 64, 56, 56)
     x = ctx.randn(*shape)
     expected = F.local_response_norm(x, 5)
-    tol = {"rtol": 1e-5, "atol": 1e-6}
+    tol = {"rtol": 1e-4, "atol": 1e-5}
     return Case(
         name="lrn",
         title=f"Local response norm, size 5, input {shape}",
@@ -617,7 +621,11 @@ def conv_layout(ctx: BenchContext) -> Case:
     x_transposed = x.transpose(2, 3).contiguous().transpose(2, 3)
     expected = model(x)
     params = list(model.parameters())
-    tol = {"rtol": 1e-3, "atol": 1e-3}
+    # cuDNN convolutions run in TF32 by default (torch.backends.cudnn.allow_tf32), and NCHW and
+    # channels-last pick different algorithms; a wrong layout would be off by O(1), not 1e-2.
+    tol = (
+        {"rtol": 2e-2, "atol": 2e-2} if ctx.device.type == "cuda" else {"rtol": 1e-3, "atol": 1e-3}
+    )
     variants = [
         Variant("NCHW contiguous input", lambda: model(x), expected, [x, *params], **tol),
         Variant(

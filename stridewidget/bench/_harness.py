@@ -73,7 +73,8 @@ def last_level_cache_bytes(device: torch.device) -> int:
     True
     """
     if device.type == "cuda":
-        return int(torch.cuda.get_device_properties(device).L2_cache_size)
+        # L2_cache_size is missing from older torch builds; 50 MiB is an H100's L2.
+        return int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 50 * 2**20))
     sizes = []
     for size_file in Path("/sys/devices/system/cpu/cpu0/cache").glob("index*/size"):
         text = size_file.read_text().strip()
@@ -371,7 +372,9 @@ def format_table(results: dict[str, Any], cases: Iterable[str] | None = None) ->
     for case in results["cases"]:
         if wanted is not None and case["name"] not in wanted:
             continue
-        lines += ["", f"[{case['name']}] {case['title']}", columns]
+        lines += ["", f"[{case['name']}] {case['title']}"]
+        lines += [f"  note: {note}" for note in case.get("notes", [])]
+        lines.append(columns)
         for v in case["variants"]:
             gbps = f"{v['gbps']:.1f}" if v["gbps"] is not None else "-"
             frac = (

@@ -50,10 +50,11 @@ __all__ = [
 def load_results(path: str | Path) -> dict[str, Any]:
     """Read a results JSON written by ``python -m stridewidget.bench --json``; check its schema tag.
 
-    >>> import tempfile, os
-    >>> path = os.path.join(tempfile.mkdtemp(), "r.json")
-    >>> _ = Path(path).write_text('{"schema": "stridewidget.bench/1", "cases": []}')
-    >>> load_results(path)["cases"]
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = Path(folder) / "r.json"
+    ...     _ = path.write_text('{"schema": "stridewidget.bench/1", "cases": []}')
+    ...     load_results(path)["cases"]
     []
     """
     data = json.loads(Path(path).read_text())

@@ -117,6 +117,11 @@ def bytes_moved(variant: Variant, result: Any) -> int:
 
     Reads count the distinct storage elements a view touches (``sw.inspect(t).touched``), so an
     expanded row counts once, not once per repetition.
+
+    >>> row = torch.ones(1, 256)
+    >>> wide = row.expand(1000, 256)            # reads 256 floats, not 256 000
+    >>> bytes_moved(Variant("x * 2", lambda: wide * 2, None, reads=[wide]), wide * 2)
+    1025024
     """
     read = sum(inspect(t).touched * t.element_size() for t in variant.reads)
     written = sum(t.numel() * t.element_size() for t in variant.writes)
@@ -148,6 +153,11 @@ def check_variant(variant: Variant, device: torch.device) -> dict[str, Any]:
     """Run one variant once: compare it with its reference, count its new memory and bytes moved.
 
     Returns the variant's record with the timing fields still ``None``.
+
+    >>> x = torch.arange(4.0)
+    >>> record = check_variant(Variant("clone", x.clone, expected=x, reads=[x]), torch.device("cpu"))
+    >>> record["matches_reference"], record["bytes_moved"], record["peak_extra_bytes"], record["copies"]
+    (True, 32, 16, ['torch.Tensor.clone'])
     """
     # track_copies (stridewidget's copy tracker) names the calls that copied data, and how much.
     with track_copies() as log:
@@ -181,6 +191,14 @@ def measure_variants(
     """Check every variant, then time the ones that matched their reference, interleaved.
 
     A wrong answer's speed means nothing: such a variant is reported but not timed.
+
+    >>> x = torch.arange(4.0)
+    >>> right = Variant("x + 1", lambda: x + 1, expected=x + 1, reads=[x])
+    >>> wrong = Variant("x + 2", lambda: x + 2, expected=x + 1, reads=[x])
+    >>> [(r["matches_reference"], r["median_s"] is not None)
+    ...  for r in measure_variants([right, wrong], torch.device("cpu"), quick=True, num_threads=1,
+    ...                            label="demo")]
+    [(True, True), (False, False)]
     """
     records = [check_variant(variant, device) for variant in variants]
     timed = [i for i, record in enumerate(records) if record["matches_reference"]]

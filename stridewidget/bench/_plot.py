@@ -80,6 +80,15 @@ def save_plots(results: dict[str, Any], path: str | Path) -> list[Path]:
     """Write one PNG per case next to ``path``: ``out.png`` becomes ``out-<case>.png``.
 
     Returns the paths written.
+
+    >>> import tempfile, os
+    >>> case = {"name": "demo", "title": "Demo", "metric": "gbps", "variants": [
+    ...     {"name": "a", "median_s": 1e-3, "iqr_s": 0.0, "gbps": 2.0, "matches_reference": True}]}
+    >>> results = {"device_name": "CPU", "threading": "single-threaded", "torch_version": "2.x",
+    ...            "peak_gbps": 4.0, "cases": [case]}
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     [p.name for p in save_plots(results, os.path.join(folder, "out.png"))]
+    ['out-demo.png']
     """
     path = Path(path)
     stem = path.with_suffix("")

@@ -128,11 +128,13 @@ def layout_bandwidth(ctx: BenchContext) -> Case:
     variants += [sum_variant(f"x[:, ::{k}]", x[:, ::k]) for k in gaps]
 
     out_same = torch.empty_like(x)
+    plus_one = x + 1
+    transposed_plus_one = x.t().contiguous() + 1
     variants.append(
         Variant(
             "add x + 1 -> contiguous out",
             lambda: torch.add(x, 1, out=out_same),
-            expected=x + 1,
+            expected=plus_one,
             reads=[x],
             writes=[out_same],
         )
@@ -141,7 +143,7 @@ def layout_bandwidth(ctx: BenchContext) -> Case:
         Variant(
             "add x + 1 (new output)",
             lambda: x + 1,
-            expected=x + 1,
+            expected=plus_one,
             reads=[x],
             note="includes allocating the output",
         )
@@ -151,7 +153,7 @@ def layout_bandwidth(ctx: BenchContext) -> Case:
         Variant(
             "add x.t() + 1 -> contiguous out",
             lambda: torch.add(transposed, 1, out=out_same),
-            expected=x.t().contiguous() + 1,
+            expected=transposed_plus_one,
             reads=[transposed],
             writes=[out_same],
             note="reads along columns: a transposing copy",
@@ -161,7 +163,7 @@ def layout_bandwidth(ctx: BenchContext) -> Case:
         Variant(
             "add x.t() + 1 (new output, keeps x.t()'s strides)",
             lambda: transposed + 1,
-            expected=x.t().contiguous() + 1,
+            expected=transposed_plus_one,
             reads=[transposed],
             note="TensorIterator gives the output the input's memory order",
         )

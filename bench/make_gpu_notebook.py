@@ -107,7 +107,7 @@ def as_text(ratios):
     )
 
 
-def show_png(figure, dpi=55):
+def show_png(figure, dpi=65):
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png", dpi=dpi)
     display(Image(data=buffer.getvalue()))

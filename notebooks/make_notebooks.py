@@ -775,6 +775,56 @@ else:
     print("no CUDA device here: the GPU notes are not checked in this run")
 
 # %% [markdown]
+## 12. Playground: edit size, stride and offset yourself
+
+`sw.playground(x)` opens an editor over `x`'s storage: one number input per dim for size and
+stride, the storage offset, add/remove a dim, and one button per trick above — the five tricks
+done right (plus the opening "column" example) and the seed article's versions of them (dashed
+buttons). On every edit the widget
+redraws the storage grid (cells read more than once carry `×n`), the logical grid and the facts,
+and says in words which standard op the setting is (`x.t()`, `x.unfold(1, 3, 1)`,
+`x[:, 0:1].expand(4, 6)`, ...), which logical indices share a storage element, or why the
+setting is refused. All of that runs in the browser, so it also works in a static HTML export of
+this notebook, without a kernel. With a kernel, `pg.view` is the checked view for the current
+setting and `pg.code` the `torch.as_strided(...)` call to copy.
+
+Below, the playground is left on the seed's checkerboard (`size (2, H//2, W//2)`,
+`stride (2*W, 2, 2)`); without JavaScript its output shows the same picture as a static SVG.
+
+# %%
+x = torch.arange(24).view(4, 6)
+pg = sw.playground(x, size=(2, 2, 3), stride=(2 * 6, 2, 2))  # the seed's checkerboard, H=4, W=6
+seed_view = pg.view
+assert seed_view is not None and sw.inspect(seed_view).has_overlap  # in bounds, but elements repeat
+assert not any(torch.equal(seed_view[0], x[a::2, b::2]) for a in (0, 1) for b in (0, 1))
+print(pg.code)
+pg
+
+# %% [markdown]
+Settings made in Python move the controls too. The right checkerboard is a 4-d view whose phase
+dims step one element and whose sub-grid dims step two; `pg.code` rebuilds exactly `pg.view`:
+
+# %%
+pg.size, pg.stride = [2, 2, 2, 3], [6, 1, 12, 2]
+assert torch.equal(pg.view, sw.tricks.checkerboard(x))
+assert all(torch.equal(pg.view[a, b], x[a::2, b::2]) for a in (0, 1) for b in (0, 1))
+rebuilt = eval(pg.code)
+assert torch.equal(rebuilt, pg.view) and rebuilt.stride() == pg.view.stride()
+print(pg.code)
+
+# %% [markdown]
+A setting that leaves the storage is refused before `torch.as_strided` sees it — here the seed's
+batch merge scaled to `x` (the merged dim given the outer stride 6 instead of 1). `pg.view` is
+`None`, `pg.error` names the first bad index, and the widget stays usable:
+
+# %%
+pg.size, pg.stride = [24], [6]
+assert pg.view is None
+print(pg.error)
+pg.size, pg.stride = [24], [1]
+assert torch.equal(pg.view, x.flatten())
+
+# %% [markdown]
 ## Seed claims checked in this notebook
 
 | id | seed claim | verdict | shown in cell |

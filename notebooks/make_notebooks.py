@@ -910,32 +910,24 @@ def measure(x, op):
 
 def print_table(x):
     print(f"input: shape {tuple(x.shape)}, strides {x.stride()}, contiguous {x.is_contiguous()}")
-    header = [
-        "operation",
-        "same object",
-        "shares storage",
-        "same data_ptr",
-        "strides",
-        "contiguous",
-        "new bytes / x.nbytes",
-    ]
-    print(
-        f"{header[0]:50}"
-        + "".join(f"{h:>16}" for h in header[1:5])
-        + f"{header[5]:>12}{header[6]:>22}"
-    )
+    print("columns: same Python object · shares x's storage · same data_ptr · result strides ·")
+    print("         contiguous · new storage bytes while it ran, in units of x.nbytes")
+    keys = ["same object", "shares storage", "same data_ptr", "strides", "contiguous"]
+    labels = ["same obj", "shares", "same ptr", "strides", "contig", "new bytes"]
+    widths = [9, 8, 9, 11, 7, 10]
+    print(f"{'operation':50}" + "".join(f"{h:>{w}}" for h, w in zip(labels, widths)))
+
+    def cell(value):
+        return ("yes" if value else "no") if isinstance(value, bool) else str(value)
+
     rows = {}
     for name, op in OPERATIONS.items():
         rows[name] = row = measure(x, op)
         if row is None:
-            print(f"{name:50}{'raises RuntimeError':>16}")
+            print(f"{name:50}{'raises RuntimeError':>24}")
             continue
-        cells = [row[h] for h in header[1:]]
-        print(
-            f"{name:50}"
-            + "".join(f"{c!s:>16}" for c in cells[:4])
-            + f"{cells[4]!s:>12}{cells[5]:>22.1f}"
-        )
+        cells = [cell(row[k]) for k in keys] + [f"{row['new bytes / x.nbytes']:.1f}"]
+        print(f"{name:50}" + "".join(f"{c:>{w}}" for c, w in zip(cells, widths)))
     return rows
 
 

@@ -1647,9 +1647,28 @@ def build(name: str) -> Path:
         kernel_name="python3",
         resources={"metadata": {"path": str(HERE)}},
     ).execute()
+    keep_static_pictures(notebook)
     path = HERE / f"{name}.ipynb"
     nbformat.write(notebook, path)
     return path
+
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def keep_static_pictures(notebook: nbformat.NotebookNode) -> None:
+    """Save each widget output as its static SVG (``text/html``) and text, not as a live view.
+
+    A saved widget view points at a model that only exists while its kernel runs: JupyterLab then
+    shows "model not found", and nbconvert/nbviewer draw nothing unless they can fetch the widget
+    code from a CDN.  The static picture in the same bundle shows everywhere; running the cell
+    again brings the live widget back.  nbval never compares the widget view, so the check of a
+    fresh run is unchanged.
+    """
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []):
+            output.get("data", {}).pop(WIDGET_VIEW, None)
+    notebook.metadata.pop("widgets", None)
 
 
 def main(argv: list[str]) -> None:

@@ -6,8 +6,8 @@
 # <tag> is "cuda-<gpu name>" (lower case, spaces as dashes), e.g. cuda-nvidia-h100-80gb-hbm3.
 #
 # Usage, from a checkout with stridewidget installed (pip install -e .) and a CUDA build of torch:
-#   bench/run_on_gpu.sh            # full sizes (a few minutes)
-#   bench/run_on_gpu.sh --quick    # small sizes (under a minute)
+#   benchmarks/run_on_gpu.sh            # full sizes (a few minutes)
+#   benchmarks/run_on_gpu.sh --quick    # small sizes (under a minute)
 # Extra arguments go to python -m stridewidget.bench (e.g. --cases copy layout).
 # If triton is importable, timings use triton.testing.do_bench (CUDA events, L2 flushed between runs);
 # otherwise torch.utils.benchmark.Timer, which synchronises the GPU around every measurement.

@@ -1,6 +1,6 @@
 """Build, execute and save ``notebooks/05_gpu_benchmarks.ipynb`` from the cells below.
 
-    cd /work/main && .venv/bin/python bench/make_gpu_notebook.py
+    cd /work/main && .venv/bin/python notebooks/make_gpu_notebook.py
 
 Cells tagged ``nbval-ignore-output`` print timings (or verdicts computed from timings); nbval
 still runs them. Every other output must come back identical on a fresh run, and every claim
@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-NOTEBOOK = Path(__file__).resolve().parent.parent / "notebooks" / "05_gpu_benchmarks.ipynb"
+NOTEBOOK = Path(__file__).resolve().parent / "05_gpu_benchmarks.ipynb"
 IGNORE = ["nbval-ignore-output"]
 
 CELLS: list[tuple[str, str, list[str]]] = []
@@ -47,7 +47,7 @@ fraction of that ceiling it reaches.
   of a case *interleaved* (round after round, a short block of each), so a burst of load slows
   them alike, and the verdicts use those side-by-side ratios.
 * **Stored:** every `notebooks/results/*.json` is loaded and compared. A person with a CUDA
-  machine adds one by running `bench/run_on_gpu.sh`; rerunning this notebook then fills in the
+  machine adds one by running `benchmarks/run_on_gpu.sh`; rerunning this notebook then fills in the
   GPU columns and verdicts.
 * **Checked:** memory and arithmetic claims are `assert`s. Timing cells are tagged
   `nbval-ignore-output` (nbval runs them but does not compare their numbers). Each seed claim
@@ -174,7 +174,7 @@ md("""
 Every results file in `notebooks/results/`. `cpu-full-1thread.json` and `cpu-full-2threads.json`
 are full-size runs on this 2-core CPU (`python -m stridewidget.bench --device cpu --threads N
 --json …`); the CPU verdicts below use the single-threaded one. `cuda-*.json` files come from
-`bench/run_on_gpu.sh`. The ratios below are each computed inside one run (side by side), so they
+`benchmarks/run_on_gpu.sh`. The ratios below are each computed inside one run (side by side), so they
 can be compared across machines even when absolute speeds differ.
 """)
 
@@ -193,7 +193,7 @@ for name, r in stored.items():
     print(f"{name}: {r['device_name']}, {r['threading']}, torch {r['torch_version']}, "
           f"{'quick' if r['quick'] else 'full'} sizes, ceiling {r['peak_gbps']:.1f} GB/s{drift}")
 if not gpu_runs:
-    print("no CUDA results stored yet: run bench/run_on_gpu.sh on a GPU machine")
+    print("no CUDA results stored yet: run benchmarks/run_on_gpu.sh on a GPU machine")
 """,
     IGNORE,
 )

@@ -16,7 +16,6 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-import anywidget
 import traitlets
 
 from ._errors import LayoutError
@@ -27,6 +26,7 @@ from ._inspect import (
     inspect,
     read_cells,
 )
+from ._widget import StaticFallbackWidget
 
 __all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
 
@@ -83,7 +83,7 @@ def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: i
     return np.asarray(_Window())
 
 
-class Playground(anywidget.AnyWidget):
+class Playground(StaticFallbackWidget):
     """Edit ``size``, ``stride`` and ``storage_offset`` over a tensor's storage and watch the view.
 
     Build it with :func:`playground`.  The traits ``size``, ``stride`` and ``offset`` follow the
@@ -232,16 +232,6 @@ class Playground(anywidget.AnyWidget):
         except ImportError:  # the SVG renderer is optional for the playground
             return text
         return text + render_html(build_scene({"x": self._storage, "view": view}))
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:  # closed widget
-            return None
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        data["text/plain"] = self.summary()
-        data["text/html"] = self._static_html()
-        return data, metadata
 
 
 def playground(

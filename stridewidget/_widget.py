@@ -129,7 +129,32 @@ def _caller_names(objects: tuple[Any, ...]) -> list[str | None]:
     return names
 
 
-class StrideWidget(anywidget.AnyWidget):
+class StaticFallbackWidget(anywidget.AnyWidget):
+    """An AnyWidget whose output also carries a static picture and a text summary.
+
+    Subclasses provide ``summary() -> str`` and ``_static_html() -> str``.  The live view stays
+    first; ``text/html`` is what nbviewer, GitHub and nbconvert without widget state show, and
+    ``text/plain`` what a terminal shows.
+    """
+
+    def summary(self) -> str:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def _static_html(self) -> str:  # pragma: no cover - every subclass overrides it
+        raise NotImplementedError
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        if bundle is None:  # closed widget
+            return None
+        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
+        data = dict(data)
+        data["text/plain"] = self.summary()
+        data["text/html"] = self._static_html()
+        return data, metadata
+
+
+class StrideWidget(StaticFallbackWidget):
     """Storage grid, logical grid(s) and stride arrows of live tensors, with hover linking.
 
     ``StrideWidget(*tensors, **named_tensors)`` takes ``torch.Tensor``, ``numpy.ndarray`` or
@@ -308,16 +333,6 @@ class StrideWidget(anywidget.AnyWidget):
         if self.wrap is not None:  # the static picture follows the user's row width too
             scene = {**scene, "storages": [{**st, "wrap": self.wrap} for st in scene["storages"]]}
         return render_html(scene)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:  # closed widget
-            return None
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        data["text/plain"] = self.summary()
-        data["text/html"] = self._static_html()
-        return data, metadata
 
 
 def _fingerprint(obj: Any, scene: dict[str, Any], name: str) -> bytes | None:

@@ -2,25 +2,9 @@
 // widget usable, presets load Python's settings, strings are text, cleanup removes everything.
 import { describe, expect, it, vi } from "vitest";
 import cases from "./cases.json";
+import { fakeModel } from "../testing.js";
 import widget, { codeText, verdict } from "./index.js";
 
-function fakeModel(initial) {
-  const state = { ...initial };
-  const handlers = new Map();
-  const emit = (name, ...args) => (handlers.get(name) ?? []).forEach((cb) => cb(...args));
-  return {
-    state,
-    get: (k) => state[k],
-    set: (k, v) => {
-      state[k] = v;
-      emit(`change:${k}`);
-    },
-    on: (name, cb) => handlers.set(name, [...(handlers.get(name) ?? []), cb]),
-    off: (name, cb) => handlers.set(name, (handlers.get(name) ?? []).filter((h) => h !== cb)),
-    save_changes: vi.fn(),
-    listenerCount: () => [...handlers.values()].reduce((n, l) => n + l.length, 0),
-  };
-}
 
 const base = cases.bases.find((b) => b.name === "contiguous 4x6");
 

@@ -1,6 +1,6 @@
 // The playground's DOM against a fake anywidget model: edits redraw and sync, refusals keep the
 // widget usable, presets load Python's settings, strings are text, cleanup removes everything.
-import { describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import cases from "./cases.json";
 import { fakeModel } from "../testing.js";
 import widget, { codeText, verdict } from "./index.js";

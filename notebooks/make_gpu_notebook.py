@@ -14,7 +14,9 @@ import subprocess
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
+
+# This script runs from notebooks/ (its own folder is on sys.path): share the execute-and-save step.
+from make_notebooks import execute_and_save
 
 NOTEBOOK = Path(__file__).resolve().parent / "05_gpu_benchmarks.ipynb"
 IGNORE = ["nbval-ignore-output"]
@@ -740,20 +742,7 @@ def build() -> Path:
         if tags:
             cell.metadata["tags"] = tags
         notebook.cells.append(cell)
-    notebook.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    notebook.metadata["language_info"] = {"name": "python"}
-    NotebookClient(
-        notebook,
-        timeout=240,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(NOTEBOOK.parent)}},
-    ).execute()
-    nbformat.write(notebook, NOTEBOOK)
-    return NOTEBOOK
+    return execute_and_save(notebook, NOTEBOOK, timeout=240)
 
 
 if __name__ == "__main__":

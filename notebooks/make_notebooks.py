@@ -1635,6 +1635,14 @@ def expand(source: str) -> str:
 
 def build(name: str) -> Path:
     notebook = nbformat.v4.new_notebook(cells=parse_cells(expand(NOTEBOOKS[name])))
+    return execute_and_save(notebook, HERE / f"{name}.ipynb", CELL_TIMEOUT_S)
+
+
+def execute_and_save(notebook: nbformat.NotebookNode, path: Path, timeout: int) -> Path:
+    """Run every cell with nbclient in ``notebooks/`` and save the notebook with its outputs.
+
+    Shared by this script and ``make_gpu_notebook.py`` (notebook 05).
+    """
     notebook.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
@@ -1643,12 +1651,11 @@ def build(name: str) -> Path:
     notebook.metadata["language_info"] = {"name": "python"}
     NotebookClient(
         notebook,
-        timeout=CELL_TIMEOUT_S,
+        timeout=timeout,
         kernel_name="python3",
         resources={"metadata": {"path": str(HERE)}},
     ).execute()
     keep_static_pictures(notebook)
-    path = HERE / f"{name}.ipynb"
     nbformat.write(notebook, path)
     return path
 

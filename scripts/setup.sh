@@ -23,14 +23,6 @@ extra=notebooks
 echo "== installing stridewidget[$extra] (editable)"
 pip install -e ".[$extra]"
 
-# Offline copies of require.js and the widget HTML manager, inlined by `python -m stridewidget
-# --html` so that exported pages work without a CDN (fetched from the npm registry, checksummed).
-if command -v npm >/dev/null; then
-  scripts/fetch_static_assets.sh
-else
-  echo "note: npm not found; 'python -m stridewidget EXPR --html' needs scripts/fetch_static_assets.sh" >&2
-fi
-
 if [ "$what" = test ]; then
   echo "== npm ci"
   npm ci --no-audit --no-fund --loglevel=error

@@ -6,29 +6,21 @@ one tensor/array, a tuple/list of them, or a dict of name → tensor.
 
 Prints each tensor's layout line (``str(sw.inspect(x))``), its ``explain()`` and the text picture
 (storage strip with markers, logical grid); ``--text`` prints only the picture.  ``--html out.html``
-also writes a standalone page with the interactive widget — widget state embedded with
-``ipywidgets.embed``, the widget bundle, require.js and the widget HTML manager all inlined — that
-works offline and without a kernel.  The two third-party scripts come from
-``stridewidget/_vendor/`` (``scripts/fetch_static_assets.sh`` puts them there at setup time);
-nothing is downloaded when a page is written or opened.
+also writes a standalone page with the interactive widget (:func:`stridewidget._page.widget_page`:
+the widget's own bundle, its state and a small host script, all inlined; tens of KB) that works
+offline and without a kernel, from any install: nothing is fetched when a page is written or opened.
 """
 
 from __future__ import annotations
 
 import argparse
 import html
-import json
 import pathlib
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 __all__ = ["evaluate", "main", "standalone_html"]
-
-VENDOR = pathlib.Path(__file__).parent / "_vendor"
-_VENDOR_FILES = ("require.js", "html-manager-embed-amd.js")
-# anywidget's AMD bundle registers itself anonymously; the page defines it under its module name.
-_ANYWIDGET_DEFINE = 'define(["@jupyter-widgets/base"]'
 
 
 def evaluate(expression: str) -> dict[str, Any]:
@@ -64,42 +56,6 @@ def evaluate(expression: str) -> dict[str, Any]:
     return {"x": result}
 
 
-def _vendor_script(name: str) -> str:
-    path = VENDOR / name
-    if not path.is_file():
-        raise SystemExit(
-            f"stridewidget: {path} is missing, so no offline page can be written. Run "
-            "scripts/fetch_static_assets.sh once (needs npm) to fetch the widget HTML manager "
-            "and require.js."
-        )
-    return path.read_text(encoding="utf-8")
-
-
-def _anywidget_amd() -> str:
-    import anywidget
-
-    source = (pathlib.Path(anywidget.__file__).parent / "nbextension" / "index.js").read_text(
-        encoding="utf-8"
-    )
-    if source.count(_ANYWIDGET_DEFINE) != 1:
-        raise SystemExit(
-            "stridewidget: this anywidget version's AMD bundle has an unexpected shape; "
-            "cannot inline it (please report it with `pip show anywidget`)"
-        )
-    return source.replace(_ANYWIDGET_DEFINE, 'define("anywidget", ["@jupyter-widgets/base"]')
-
-
-def _script_json(data: Any) -> str:
-    """JSON safe inside a ``<script>`` element (no ``</script>`` or ``<!--`` can end it)."""
-    return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def _inline_script(source: str) -> str:
-    if "</script" in source.lower():
-        raise ValueError("an inlined script contains '</script'; it cannot be inlined safely")
-    return f"<script>{source}</script>"
-
-
 def standalone_html(
     tensors: Mapping[str, Any], title: str = "stridewidget", wrap: int | None = None
 ) -> str:
@@ -107,45 +63,29 @@ def standalone_html(
 
     >>> import torch
     >>> page = standalone_html({"x": torch.arange(6.0).reshape(2, 3)}, title="<demo>")
-    >>> "application/vnd.jupyter.widget-state+json" in page, "<title>&lt;demo&gt;</title>" in page
+    >>> "application/vnd.stridewidget.view+json" in page, "<title>&lt;demo&gt;</title>" in page
     (True, True)
     """
-    from ipywidgets.embed import dependency_state, embed_data
-
+    from ._page import widget_page
     from ._svg import render_html, render_text
     from ._widget import StrideWidget
 
     widget = StrideWidget(wrap=wrap, **tensors)
-    # drop_defaults=False: anywidget's `_esm`/`_css` are trait defaults and would be left out.
-    state = dependency_state([widget], drop_defaults=False)
-    data = embed_data(views=[widget], drop_defaults=False, state=state)
     picture = render_text(widget)
     fallback = render_html(widget)  # for browsers with JavaScript off
-    widget.close()
-    view_tags = "".join(
-        f'<script type="application/vnd.jupyter.widget-view+json">{_script_json(view)}</script>'
-        for view in data["view_specs"]
-    )
-    return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{html.escape(title)}</title>"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        "<style>body{font-family:system-ui,sans-serif;margin:16px;color:#222;background:#fff}"
-        "pre{background:#f6f6f6;padding:8px;overflow-x:auto}</style>"
-        + _inline_script(_vendor_script("require.js"))
-        + _inline_script(_vendor_script("html-manager-embed-amd.js"))
-        + _inline_script(_anywidget_amd())
-        + '<script type="application/vnd.jupyter.widget-state+json">'
-        + _script_json(data["manager_state"])
-        + "</script></head><body>"
-        + f'<h1 style="font-size:18px">{html.escape(title)}</h1>'
-        + f'<div class="stridewidget-page">{view_tags}</div>'
-        + f"<noscript>{fallback}</noscript>"
-        + "<details><summary>as text</summary>"
-        + f'<pre class="stridewidget-text">{html.escape(picture)}</pre></details>'
-        + "</body></html>\n"
-    )
+    try:
+        return widget_page(
+            widget,
+            title=title,
+            before=f'<h1 style="font-size:18px">{html.escape(title)}</h1>',
+            after=(
+                f"<noscript>{fallback}</noscript>"
+                "<details><summary>as text</summary>"
+                f'<pre class="stridewidget-text">{html.escape(picture)}</pre></details>'
+            ),
+        )
+    finally:
+        widget.close()
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -201,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.html is not None:
         page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)
         args.html.write_text(page, encoding="utf-8")
-        print(f"\nwrote {args.html} ({len(page.encode()) / 1e6:.1f} MB, works offline)")
+        print(f"\nwrote {args.html} ({len(page.encode()) / 1e3:.0f} kB, works offline)")
     return 0
 
 

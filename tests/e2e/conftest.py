@@ -7,14 +7,18 @@
 * ``lab_server``: a JupyterLab server on 127.0.0.1 only (random port, random token, private config
   and runtime dirs), shared by a test module and stopped at its end.
 * Screenshots go to ``artifacts/screenshots/`` (git-ignored), console logs next to them.
+* ``cdn_copies``: local, checksummed copies of the scripts an nbconvert page with widget state
+  loads from CDNs (the package itself needs none of them: its pages host the widget themselves).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import pathlib
 import secrets
+import shutil
 import socket
 import subprocess
 import sys
@@ -91,6 +95,59 @@ def page(browser, request) -> Iterator:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     (SCREENSHOTS / f"{request.node.name}.console.txt").write_text("\n".join(tab.console_log))
     context.close()
+
+
+# npm spec, file inside the package, pinned sha256: what nbconvert's page loads from unpkg/jsdelivr.
+CDN_FILES = {
+    "require.js": (
+        "requirejs@2.3.8",
+        "require.js",
+        "c1fc6b1d53af7522f78d664922abb32acac64ed0ecccb8f907f1e6fc7262563a",
+    ),
+    "html-manager-embed-amd.js": (
+        "@jupyter-widgets/html-manager@1.0.15",
+        "dist/embed-amd.js",
+        "ca87dff57c70ffb2658794fde0eab0e27e5f5472a1f5df7ab2b08e1039fc4b72",
+    ),
+}
+CDN_CACHE = ROOT / ".tmp" / "cdn"
+
+
+def _sha256(path: pathlib.Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="session")
+def cdn_copies(tmp_path_factory) -> dict[str, pathlib.Path]:
+    """File name → local copy of a CDN script (``npm pack`` once, then cached in ``.tmp/cdn``).
+
+    Only the nbconvert-with-widget-state test needs these: it checks the standard widget HTML
+    manager draws our widget.  Fetched from the npm registry (tarballs only) and checked against
+    pinned SHA-256 sums; without npm it fails in CI and skips locally.
+    """
+    CDN_CACHE.mkdir(parents=True, exist_ok=True)
+    copies = {}
+    for name, (spec, inner, digest) in CDN_FILES.items():
+        path = CDN_CACHE / name
+        if not (path.is_file() and _sha256(path) == digest):
+            require_or_skip(shutil.which("npm") is not None, "npm is missing: cannot fetch " + spec)
+            work = tmp_path_factory.mktemp("npm-pack")
+            packed = subprocess.run(
+                ["npm", "pack", "--silent", spec],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            require_or_skip(packed.returncode == 0, f"npm pack {spec} failed: {packed.stderr}")
+            tarball = work / packed.stdout.strip().splitlines()[-1]
+            subprocess.run(["tar", "xzf", tarball, "-C", work, f"package/{inner}"], check=True)
+            shutil.copyfile(work / "package" / inner, path)
+            if _sha256(path) != digest:
+                path.unlink()
+                pytest.fail(f"{spec} {inner} does not match its pinned sha256")
+        copies[name] = path
+    return copies
 
 
 def screenshot(page, name: str, **kwargs) -> pathlib.Path:

@@ -13,9 +13,7 @@ import anywidget
 import nbformat
 from playwright.sync_api import expect
 
-from stridewidget import __main__ as cli
-
-from .conftest import require_or_skip, screenshot
+from .conftest import screenshot
 
 EVIL = '<img src=x onerror="window.__pwned = 1">'
 CELLS = [
@@ -65,29 +63,25 @@ def test_nbconvert_without_widget_state_shows_the_svg_fallback(page, tmp_path):
     screenshot(page, "nbconvert_svg_fallback", full_page=True)
 
 
-# nbconvert's page loads these from CDNs; here they come from the same local copies the
-# standalone export inlines (scripts/fetch_static_assets.sh) and from the installed anywidget.
+# nbconvert's page loads these from CDNs; here they come from checksummed local copies
+# (conftest's cdn_copies) and from the installed anywidget.
 CDN = [
-    (re.compile(r"/require(\.min)?\.js$"), lambda: cli.VENDOR / "require.js"),
+    (re.compile(r"/require(\.min)?\.js$"), lambda copies: copies["require.js"]),
     (re.compile(r"/@jupyter-widgets/html-manager@[^/]+/dist/embed-amd\.js$"),
-     lambda: cli.VENDOR / "html-manager-embed-amd.js"),
+     lambda copies: copies["html-manager-embed-amd.js"]),
     (re.compile(r"/anywidget@[^/]+/dist/index(\.js)?$"),
-     lambda: pathlib.Path(anywidget.__file__).parent / "nbextension" / "index.js"),
+     lambda copies: pathlib.Path(anywidget.__file__).parent / "nbextension" / "index.js"),
 ]  # fmt: skip
 
 
-def test_nbconvert_with_widget_state_renders_the_interactive_widget(page, tmp_path):
-    require_or_skip(
-        all((cli.VENDOR / name).is_file() for name in cli._VENDOR_FILES),
-        "offline page assets missing: run scripts/fetch_static_assets.sh",
-    )
+def test_nbconvert_with_widget_state_renders_the_interactive_widget(page, tmp_path, cdn_copies):
     served: list[str] = []
 
     def from_local_copies(route) -> None:
         for pattern, path in CDN:
             if pattern.search(route.request.url):
                 served.append(route.request.url)
-                route.fulfill(path=str(path()), content_type="application/javascript")
+                route.fulfill(path=str(path(cdn_copies)), content_type="application/javascript")
                 return
         route.fallback()  # everything else: the fixture's offline rule
 

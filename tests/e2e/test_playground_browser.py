@@ -13,9 +13,9 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from stridewidget import __main__ as cli
+from stridewidget._page import widget_page
 
-from .conftest import kernel_eval, poll_kernel, require_or_skip, screenshot
+from .conftest import kernel_eval, poll_kernel, screenshot
 
 pytestmark = pytest.mark.browser
 
@@ -29,27 +29,8 @@ def _page_errors(page) -> list[str]:
 
 
 def _standalone_page(widget, title: str) -> str:
-    """A page with the widget's state embedded and every script inlined (offline, no kernel).
-
-    Uses the pieces of ``python -m stridewidget --html`` (stridewidget/__main__.py).
-    """
-    from ipywidgets.embed import dependency_state, embed_data
-
-    state = dependency_state([widget], drop_defaults=False)  # keep anywidget's _esm/_css
-    data = embed_data(views=[widget], drop_defaults=False, state=state)
-    views = "".join(
-        f'<script type="application/vnd.jupyter.widget-view+json">{cli._script_json(view)}</script>'
-        for view in data["view_specs"]
-    )
-    return (
-        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title}</title>'
-        + cli._inline_script(cli._vendor_script("require.js"))
-        + cli._inline_script(cli._vendor_script("html-manager-embed-amd.js"))
-        + cli._inline_script(cli._anywidget_amd())
-        + '<script type="application/vnd.jupyter.widget-state+json">'
-        + cli._script_json(data["manager_state"])
-        + f"</script></head><body>{views}</body></html>"
-    )
+    """The page ``python -m stridewidget --html`` writes, for this widget (offline, no kernel)."""
+    return widget_page(widget, title=title)
 
 
 def _logical_values(root) -> list[str]:
@@ -64,11 +45,6 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     import torch
 
     import stridewidget as sw
-
-    require_or_skip(
-        all((cli.VENDOR / name).is_file() for name in cli._VENDOR_FILES),
-        "offline page assets missing: run scripts/fetch_static_assets.sh",
-    )
 
     pg = sw.playground()
     html = tmp_path / "playground.html"

@@ -1,5 +1,6 @@
 """(2) ``python -m stridewidget EXPR --html`` page: the interactive widget with no kernel and no
-network — the same picture as the scene says, hover linking, escaped names."""
+network — the same picture as the scene says, hover linking, the row-width control, escaped names,
+the page's theme."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from stridewidget import __main__ as cli
-
-from .conftest import require_or_skip, screenshot
+from .conftest import screenshot
 
 HIGHLIGHTED = re.compile(r"(^|\s)sw-hl(\s|$)")
 EVIL = '<img src=x onerror="window.__pwned = 1">'
@@ -21,11 +20,6 @@ EVIL = '<img src=x onerror="window.__pwned = 1">'
 
 @pytest.fixture
 def export(tmp_path):
-    require_or_skip(
-        all((cli.VENDOR / name).is_file() for name in cli._VENDOR_FILES),
-        "offline page assets missing: run scripts/fetch_static_assets.sh",
-    )
-
     def write(expr: str) -> tuple[str, dict]:
         out = tmp_path / "page.html"
         result = subprocess.run(
@@ -36,15 +30,14 @@ def export(tmp_path):
         )
         assert result.returncode == 0, result.stderr
         page = out.read_text()
-        state = json.loads(
+        view = json.loads(
             re.search(
-                r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>',
+                r'<script type="application/vnd\.stridewidget\.view\+json">(.*?)</script>',
                 page,
                 re.S,
             ).group(1)
         )
-        scene = next(m for m in state["state"].values() if m["model_name"] == "AnyModel")
-        return out.as_uri(), scene["state"]["scene"]
+        return out.as_uri(), view["state"]["scene"]
 
     return write
 
@@ -74,8 +67,47 @@ def test_static_page_renders_offline_and_links_hover(export, page):
     root.locator('.sw-scell[data-cell="5"]').hover()
     expect(root.locator(".sw-lcell.sw-hl")).to_have_count(1)
     screenshot(page, "static_export_hover", full_page=True)
+    # the row-width control works without a kernel: the page's own model holds the new value
+    rows_before = root.locator(".sw-storage .sw-scell").evaluate_all(
+        "els => new Set(els.map(e => e.getAttribute('y'))).size"
+    )
+    root.locator("input.sw-wrap").fill("3")
+    root.locator("input.sw-wrap").dispatch_event("change")
+    expect(root.locator(".sw-scell")).to_have_count(len(scene["storages"][0]["cells"]["index"]))
+    assert page.evaluate("globalThis.stridewidgetViews[0].get('wrap')") == 3
+    rows_after = root.locator(".sw-storage .sw-scell").evaluate_all(
+        "els => new Set(els.map(e => e.getAttribute('y'))).size"
+    )
+    assert rows_after > rows_before
     assert page.external_requests == []  # nothing was fetched from the network
     assert not [line for line in page.console_log if line.startswith(("error", "pageerror"))]
+
+
+LUMINANCE = """(el) => {
+  const [r, g, b] = getComputedStyle(el).color.match(/[\\d.]+/g).map(Number);
+  return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+}"""
+
+
+def test_static_page_follows_the_os_unless_the_page_names_its_theme(export, page):
+    uri, _ = export("torch.arange(6.0).reshape(2, 3)")
+    page.emulate_media(color_scheme="light")
+    page.goto(uri)
+    status = page.locator(".sw-root .sw-status")
+    expect(status).to_have_count(1, timeout=30_000)
+    assert status.evaluate(LUMINANCE) < 0.5  # dark text on a light page
+    page.emulate_media(color_scheme="dark")
+    assert status.evaluate(LUMINANCE) > 0.5
+    screenshot(page, "static_export_os_dark")
+    # a host that marks its theme (marimo's .light / .dark, VS Code's body classes) beats the OS
+    for host_class, text_is_light in (("light", False), ("vscode-light", False), ("dark", True)):
+        page.evaluate(f"document.body.className = {host_class!r}")
+        assert (status.evaluate(LUMINANCE) > 0.5) is text_is_light, host_class
+    page.evaluate("document.body.className = ''")
+    page.emulate_media(color_scheme="light")
+    # VS Code's variables, when the host defines them, win over the palette
+    page.evaluate("document.body.style.setProperty('--vscode-editor-foreground', 'rgb(255, 0, 0)')")
+    assert status.evaluate("e => getComputedStyle(e).color") == "rgb(255, 0, 0)"
 
 
 def test_static_page_shows_hostile_names_as_text(export, page):

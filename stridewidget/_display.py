@@ -7,8 +7,10 @@ Once enabled, ``display(t)`` and a bare ``t`` at the end of a cell show a
 
 After every cell, live widgets re-read their tensors if one was modified in place
 (:meth:`StrideWidget.refresh_if_changed`), so writing through a view visibly changes the
-displayed base.  The hook holds widgets only through ipywidgets' own registry of open widgets
-(a closed widget is dropped), and the widgets hold their tensors weakly.
+displayed base.  The hook reaches widgets only through the widget module's weak registry
+(:func:`stridewidget._widget.live_widgets`: a closed or forgotten widget drops out), and the
+widgets hold their tensors weakly.  The hook stays while anything needs it: :func:`enable`, or a
+widget made by ``sw.show``; :func:`disable` withdraws only what :func:`enable` added.
 """
 
 from __future__ import annotations
@@ -35,6 +37,10 @@ _BROKEN: weakref.WeakSet = weakref.WeakSet()
 
 # Per shell: what we registered (and what was there before us, to put it back on disable).
 _STATE: dict[int, dict[str, Any]] = {}
+
+# Per shell: why the after-cell refresh hook is installed ("enable", "widgets"); it goes when
+# no reason is left.
+_HOOK_REASONS: dict[int, set[str]] = {}
 
 
 def _shell(ip: Any) -> Any:
@@ -87,7 +93,7 @@ def _bundle_for(ip: Any) -> Any:
 def refresh_live_widgets() -> int:
     """Refresh every open widget whose tensors changed since it was drawn; returns how many did.
 
-    Runs after each cell once :func:`enable` was called.  A widget whose refresh fails is left as
+    Runs after each IPython cell (see :func:`ensure_refresh_hook`).  A widget whose refresh fails is left as
     it is, with one warning: a display hook must never break the user's next cell.
 
     >>> import torch, stridewidget as sw
@@ -98,16 +104,10 @@ def refresh_live_widgets() -> int:
     >>> refresh_live_widgets() >= 1, w.scene["storages"][0]["cells"]["text"][:2]
     (True, ['1.', '1.'])
     """
-    from ipywidgets.widgets import widget as ipywidgets_widget
-
-    from ._widget import StrideWidget
+    from ._widget import live_widgets
 
     refreshed = 0
-    # ipywidgets keeps every open widget in this registry (closed ones are removed): those
-    # are the ones a notebook can still show.
-    for widget in list(ipywidgets_widget._instances.values()):
-        if not isinstance(widget, StrideWidget):
-            continue
+    for widget in live_widgets():
         if widget in _BROKEN:
             continue
         try:
@@ -127,30 +127,39 @@ def _post_run_cell(_result: Any = None) -> None:
     refresh_live_widgets()
 
 
-def ensure_refresh_hook(ip: Any = None) -> bool:
+def ensure_refresh_hook(ip: Any = None, *, reason: str = "widgets") -> bool:
     """Make live widgets re-read their tensors after every cell; False outside IPython.
 
-    Idempotent.  :func:`enable` calls it; a widget shown without ``%load_ext`` can call it too, so
-    that an in-place write in a later cell shows up in it.  :func:`disable` removes the hook.
+    Idempotent.  ``reason`` says who needs the hook: :func:`enable` passes ``"enable"``, every new
+    widget ``"widgets"`` (so an in-place write in a later cell shows up in it).  The hook is
+    removed once no reason is left (:func:`disable` withdraws ``"enable"`` only).
 
     >>> from IPython.core.interactiveshell import InteractiveShell
     >>> ip = InteractiveShell.instance()
-    >>> ensure_refresh_hook(ip), ensure_refresh_hook(ip)
+    >>> ensure_refresh_hook(ip, reason="enable"), ensure_refresh_hook(ip, reason="enable")
     (True, True)
     >>> ip.events.callbacks["post_run_cell"].count(_post_run_cell)
     1
-    >>> import stridewidget as sw; sw.disable(ip)
-    >>> _post_run_cell in ip.events.callbacks["post_run_cell"]
-    False
     """
     if ip is None:
         try:
             ip = _shell(None)
-        except RuntimeError:  # plain Python: there are no cells to hook
+        except RuntimeError:  # plain Python, marimo: there are no IPython cells to hook
             return False
+    _HOOK_REASONS.setdefault(id(ip), set()).add(reason)
     if _post_run_cell not in ip.events.callbacks["post_run_cell"]:
         ip.events.register("post_run_cell", _post_run_cell)
     return True
+
+
+def _withdraw_refresh_hook(ip: Any, reason: str) -> None:
+    reasons = _HOOK_REASONS.get(id(ip), set())
+    reasons.discard(reason)
+    if reasons:
+        return
+    _HOOK_REASONS.pop(id(ip), None)
+    with contextlib.suppress(ValueError):  # not hooked (or already removed by the user)
+        ip.events.unregister("post_run_cell", _post_run_cell)
 
 
 def enable(ip: Any = None, *, numpy: bool = False) -> None:
@@ -179,21 +188,21 @@ def enable(ip: Any = None, *, numpy: bool = False) -> None:
             # pop() with a dotted name takes deferred and resolved entries alike
             state["previous"][kind] = formatter.pop(f"{module}.{name}", None)
         formatter.for_type_by_name(module, name, bundle)
-    ensure_refresh_hook(ip)
+    ensure_refresh_hook(ip, reason="enable")
 
 
 def disable(ip: Any = None) -> None:
-    """Undo :func:`enable`: tensors get their plain repr back, the after-cell refresh stops.
+    """Undo :func:`enable`: tensors get their plain repr back.
 
-    Whatever formatter was registered for these types before :func:`enable` is put back.
+    Whatever formatter was registered for these types before :func:`enable` is put back.  The
+    after-cell refresh stays if widgets from ``sw.show`` need it, and stops otherwise.
 
     >>> import stridewidget as sw
     >>> from IPython.core.interactiveshell import InteractiveShell
     >>> sw.disable(InteractiveShell.instance())  # not enabled: nothing to undo
     """
     ip = _shell(ip)
-    with contextlib.suppress(ValueError):  # not hooked (or already removed by the user)
-        ip.events.unregister("post_run_cell", _post_run_cell)
+    _withdraw_refresh_hook(ip, "enable")
     state = _STATE.pop(id(ip), None)
     if state is None:
         return

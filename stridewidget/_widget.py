@@ -7,25 +7,30 @@ the bundle ``static/widget.js`` built from ``js/`` (``npm run build``).
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import html
 import inspect as inspect_module
+import itertools
 import os
 import pathlib
 import sys
 import weakref
+from types import FrameType
 from typing import Any
 
 import anywidget
+import executing
 import traitlets
 
 from ._inspect import _is_ndarray, _is_tensor, inspect, read_cells
 from ._layout import Layout
 from ._scene import build_scene
 
-__all__ = ["StrideWidget", "show"]
+__all__ = ["StrideWidget", "live_widgets", "show"]
 
 _STATIC = pathlib.Path(__file__).parent / "static"
+_SERIALS = itertools.count()
 _PACKAGE_DIR = str(pathlib.Path(__file__).parent) + os.sep
 
 
@@ -105,28 +110,85 @@ def _version(obj: Any) -> int | None:
         return None
 
 
-def _caller_names(objects: tuple[Any, ...]) -> list[str | None]:
-    """Names the caller's code uses for ``objects`` (by identity), to label positional tensors."""
+# A label longer than this reads worse than the generic one (the user can still name it).
+_MAX_SOURCE_LABEL = 40
+
+
+def _user_frame() -> FrameType | None:
+    """The innermost frame outside this package: the user's code that called us."""
     frame = sys._getframe(1)
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         frame = frame.f_back
+    return frame
+
+
+def _source_labels(frame: FrameType, count: int) -> list[str | None]:
+    """The source text of the positional arguments of the call ``frame`` is making into us.
+
+    ``sw.show(a[::2], y)`` gives ``["a[::2]", "y"]``.  Uses the ``executing`` library (the one
+    IPython's tracebacks use), which finds the exact call node of the frame's current
+    instruction; anything it cannot pin down (no source, ``*args``) gives ``None``s.
+    """
+    unknown: list[str | None] = [None] * count
+    try:
+        node = executing.Source.executing(frame).node
+    except Exception:  # executing never promises a node: no source, odd bytecode, ...
+        return unknown
+    if not isinstance(node, ast.Call) or len(node.args) != count:
+        return unknown
+    if any(isinstance(arg, ast.Starred) for arg in node.args):
+        return unknown
+    labels = [ast.unparse(arg) for arg in node.args]
+    return [label if len(label) <= _MAX_SOURCE_LABEL else None for label in labels]
+
+
+def _caller_names(objects: tuple[Any, ...]) -> list[str | None]:
+    """Labels for positional tensors: the caller's source text, else a variable bound to them.
+
+    The source text is exact (``sw.show(a[::2])`` → ``a[::2]``; ``y = w; sw.show(y)`` → ``y``);
+    the lookup by identity is the fallback where there is no source (``exec`` of a string, some
+    REPLs).
+    """
+    frame = _user_frame()
     if frame is None:
         return [None] * len(objects)
+    names = _source_labels(frame, len(objects))
+    if all(name is not None for name in names):
+        return names
     local_scope = frame.f_locals
-    names: list[str | None] = []
-    for obj in objects:
-        found = None
+    for position, obj in enumerate(objects):
+        if names[position] is not None:
+            continue
         for scope in (local_scope, frame.f_globals):
             found = next((k for k, v in scope.items() if v is obj and not k.startswith("_")), None)
             if found is not None:
+                names[position] = found
                 break
-        names.append(found)
     if sys.version_info < (3, 13) and frame.f_code.co_flags & inspect_module.CO_OPTIMIZED:
         # Before PEP 667, f_locals of a function frame is a snapshot dict cached on the frame:
         # it would keep the caller's tensors alive after `del x`.  Emptying the snapshot is safe
         # (the next f_locals access re-reads the real locals).
         local_scope.clear()
     return names
+
+
+# Every StrideWidget not yet closed, held weakly: a widget the front end still shows is kept alive
+# by its comm (ipywidgets, marimo), one nobody can see any more just drops out.
+_LIVE: weakref.WeakSet[StrideWidget] = weakref.WeakSet()
+
+
+def live_widgets() -> list[StrideWidget]:
+    """The StrideWidgets that are alive and not closed, oldest first.
+
+    >>> import torch, stridewidget as sw
+    >>> w = sw.show(x=torch.zeros(2))
+    >>> w in live_widgets()
+    True
+    >>> w.close()
+    >>> w in live_widgets()
+    False
+    """
+    return sorted(_LIVE, key=lambda widget: widget._serial)
 
 
 class StaticFallbackWidget(anywidget.AnyWidget):
@@ -190,8 +252,10 @@ class StrideWidget(StaticFallbackWidget):
     False
     """
 
-    _esm = _STATIC / "widget.js"
-    _css = _STATIC / "widget.css"
+    # The bundle's text, not its path: for a path anywidget connects every widget to a
+    # class-wide file watcher that keeps the widget alive forever, even after close().
+    _esm = (_STATIC / "widget.js").read_text(encoding="utf-8")
+    _css = (_STATIC / "widget.css").read_text(encoding="utf-8")
 
     scene = traitlets.Dict().tag(sync=True)
     hovered = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)
@@ -226,11 +290,18 @@ class StrideWidget(StaticFallbackWidget):
         self._held = held
         self.wrap = wrap
         self.refresh()
+        self._serial = next(_SERIALS)
+        _LIVE.add(self)
         # In IPython, re-read after every cell, so an in-place write in a later cell shows here
-        # even without %load_ext (a no-op in plain Python).
+        # even without %load_ext (a no-op elsewhere: call refresh() there, e.g. in marimo).
         from ._display import ensure_refresh_hook
 
-        ensure_refresh_hook()
+        ensure_refresh_hook(reason="widgets")
+
+    def close(self) -> None:
+        """Close the front-end views; the widget leaves the live registry (no more refreshes)."""
+        _LIVE.discard(self)
+        super().close()
 
     # --- reading the tensors --------------------------------------------------------------------
     @property

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import warnings
 import weakref
@@ -10,10 +11,10 @@ import numpy as np
 import pytest
 import torch
 from IPython.core.interactiveshell import InteractiveShell
-from ipywidgets.widgets import widget as ipywidgets_widget
 
 import stridewidget as sw
-from stridewidget._display import refresh_live_widgets
+from stridewidget._display import _post_run_cell, ensure_refresh_hook, refresh_live_widgets
+from stridewidget._widget import live_widgets
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -25,12 +26,12 @@ def ip():
     sw.disable(shell)
 
 
-def live_widgets() -> list:
-    return [w for w in ipywidgets_widget._instances.values() if isinstance(w, sw.StrideWidget)]
-
-
 def widget_of(model_id: str):
-    return ipywidgets_widget._instances[model_id]
+    return next(w for w in live_widgets() if w.model_id == model_id)
+
+
+def hooked(ip) -> bool:
+    return _post_run_cell in ip.events.callbacks["post_run_cell"]
 
 
 def test_enable_gives_widget_torch_text_and_svg_then_disable_restores(ip):
@@ -105,9 +106,48 @@ def test_write_through_a_view_refreshes_the_displayed_base_after_the_cell(ip):
     # unchanged tensors: no refresh
     assert refresh_live_widgets() == 0
     sw.disable(ip)
-    ip.run_cell("base.fill_(1.0)")  # hook gone: the widget keeps its old picture
-    assert widget.scene["storages"][0]["cells"]["text"][:1] == ["7."]
+    # new tensors get their plain repr back, a widget already on screen keeps following its tensor
+    assert sorted(ip.display_formatter.format(ip.user_ns["base"])[0]) == ["text/plain"]
+    ip.run_cell("base.fill_(1.0)")
+    assert widget.scene["storages"][0]["cells"]["text"][:1] == ["1."]
+    widget.close()
+    ip.run_cell("base.fill_(2.0)")  # closed: left out of the refresh
+    assert widget.scene["storages"][0]["cells"]["text"][:1] == ["1."]
     del ip.user_ns["base"]
+
+
+def test_enable_then_disable_keeps_refreshing_a_widget_from_show(ip):
+    """The issue's case: sw.show(); enable(); disable() used to remove the hook the widget needed."""
+    ip.run_cell("import torch, stridewidget as sw\nv = torch.zeros(3)\nw = sw.show(v=v)")
+    sw.enable(ip)
+    sw.disable(ip)
+    assert hooked(ip)
+    ip.run_cell("v.fill_(3.0)")
+    assert ip.user_ns["w"].scene["storages"][0]["cells"]["text"] == ["3.", "3.", "3."]
+    ip.user_ns["w"].close()
+    for name in ("v", "w"):
+        del ip.user_ns[name]
+
+
+def test_disable_removes_only_the_hook_enable_added():
+    from stridewidget import _display
+
+    shell = InteractiveShell.instance()
+    saved = _display._HOOK_REASONS.pop(id(shell), None)  # as if no widget was ever shown here
+    with contextlib.suppress(ValueError):
+        shell.events.unregister("post_run_cell", _post_run_cell)
+    try:
+        sw.enable(shell)
+        assert hooked(shell)
+        sw.disable(shell)
+        assert not hooked(shell)  # enable added it, nothing else needs it: gone
+        ensure_refresh_hook(shell, reason="widgets")
+        sw.enable(shell)
+        sw.disable(shell)
+        assert hooked(shell)  # widgets need it: stays
+    finally:
+        if saved is not None:
+            _display._HOOK_REASONS[id(shell)] = saved
 
 
 def test_displayed_tensors_are_not_kept_alive(ip):
@@ -115,7 +155,7 @@ def test_displayed_tensors_are_not_kept_alive(ip):
     t = torch.zeros(1000)
     ref = weakref.ref(t)
     data, _ = ip.display_formatter.format(t)
-    assert data[WIDGET_MIME]["model_id"] in ipywidgets_widget._instances
+    assert widget_of(data[WIDGET_MIME]["model_id"]).names == ["tensor"]  # not in user_ns
     del t, data
     gc.collect()
     assert ref() is None
@@ -154,10 +194,8 @@ def test_enable_outside_ipython_says_what_to_use(monkeypatch):
 
 
 def test_refresh_hook_without_load_ext_for_widgets_shown_with_show(ip):
-    from stridewidget._display import ensure_refresh_hook
-
     ip.run_cell("import torch, stridewidget as sw\nv = torch.zeros(3)\nw = sw.show(v=v)")
-    assert ensure_refresh_hook(ip)
+    assert hooked(ip)  # sw.show installed it
     ip.run_cell("v[1:].fill_(2.0)")
     assert ip.user_ns["w"].scene["storages"][0]["cells"]["text"] == ["0.", "2.", "2."]
     # the formatter was never enabled: tensors keep their plain repr
@@ -170,7 +208,20 @@ def test_refresh_hook_without_load_ext_for_widgets_shown_with_show(ip):
 def test_refresh_hook_outside_ipython_is_a_no_op(monkeypatch):
     import IPython
 
-    from stridewidget._display import ensure_refresh_hook
-
     monkeypatch.setattr(IPython, "get_ipython", lambda: None)
     assert ensure_refresh_hook() is False
+
+
+def test_the_registry_holds_widgets_weakly_and_drops_closed_ones():
+    shown = sw.show(x=torch.zeros(2))
+    other = sw.show(y=torch.zeros(2))
+    assert live_widgets()[-2:] == [shown, other]  # oldest first
+    other.close()  # ipywidgets lets go of a closed widget; the registry must not hold it either
+    assert other not in live_widgets()
+    ref = weakref.ref(other)
+    del other
+    gc.collect()
+    assert ref() is None
+    assert shown in live_widgets()
+    shown.close()
+    assert shown not in live_widgets()

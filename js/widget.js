@@ -19,6 +19,7 @@ import { drawLogical, swatch, tensorHeader } from "./logical.js";
 import { indexScene } from "./scene.js";
 import { drawArrows } from "./arrows.js";
 import { drawStorage } from "./storage.js";
+import { followHostScheme } from "./theme.js";
 
 let instances = 0;
 
@@ -29,6 +30,7 @@ function render({ model, el }) {
   const uid = `sw${instances}`; // keeps SVG pattern/marker ids unique per widget on a page
   const root = htmlEl("div", "sw-root");
   el.appendChild(root);
+  const stopFollowingScheme = followHostScheme(root, el);
 
   let current = { indexed: null, views: null, scene: EMPTY_SCENE, active: new Map() };
   const status = htmlEl("div", "sw-status");
@@ -131,6 +133,7 @@ function render({ model, el }) {
   draw();
 
   return () => {
+    stopFollowingScheme();
     hover.detach();
     model.off("change:scene", draw);
     model.off("change:wrap", draw);

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -163,11 +164,42 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def lab_server(tmp_path_factory) -> Iterator[dict]:
-    """A JupyterLab server on 127.0.0.1: ``{"url", "token", "root"}``; put notebooks in ``root``."""
-    root = tmp_path_factory.mktemp("lab-root")
-    home = tmp_path_factory.mktemp("lab-home")
+def _wait_until_up(process: subprocess.Popen, url: str, log_name: str, what: str) -> None:
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(url, timeout=1)
+            return
+        except OSError:
+            if process.poll() is not None:
+                raise RuntimeError(f"{what} exited; see artifacts/{log_name}") from None
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{what} did not start in 90 s") from None
+            time.sleep(0.25)
+
+
+@contextlib.contextmanager
+def _server(command: list[str], env: dict, log_name: str, ready_url: str, what: str) -> Iterator:
+    """Run ``command`` (our own child process) until the block ends; its output goes to a log."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    log = open(ARTIFACTS / log_name, "w")  # noqa: SIM115 - closed in finally
+    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        _wait_until_up(process, ready_url, log_name, what)
+        yield
+    finally:
+        process.terminate()  # our own child only
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def _jupyter_server(tmp_path_factory, module: str, app: str) -> Iterator[dict]:
+    """A Jupyter server (``python -m {module}``) on 127.0.0.1: ``{"url", "token", "root"}``."""
+    root = tmp_path_factory.mktemp(f"{module}-root")
+    home = tmp_path_factory.mktemp(f"{module}-home")
     settings = home / "settings"
     # a quiet, deterministic UI: no news toast, every cell rendered (no virtual scrolling)
     for extension, body in {
@@ -188,46 +220,63 @@ def lab_server(tmp_path_factory) -> Iterator[dict]:
     command = [
         sys.executable,
         "-m",
-        "jupyterlab",
+        module,
         "--no-browser",
         f"--port={port}",
         "--ServerApp.ip=127.0.0.1",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-        "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to run code in the kernel
-        f"--LabApp.workspaces_dir={home / 'workspaces'}",
-        f"--LabApp.user_settings_dir={settings}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        f"--{app}.expose_app_in_browser=True",  # window.jupyterapp, to run code in the kernel
+        f"--{app}.workspaces_dir={home / 'workspaces'}",
+        f"--{app}.user_settings_dir={settings}",
     ]
+    if module == "jupyterlab":
+        command += [
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:
         command.append("--allow-root")  # containers
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    log = open(ARTIFACTS / "jupyterlab-server.log", "w")  # noqa: SIM115 - closed in finally
-    process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=1)
-                break
-            except OSError:
-                if process.poll() is not None:
-                    raise RuntimeError(
-                        "jupyter lab exited; see artifacts/jupyterlab-server.log"
-                    ) from None
-                if time.monotonic() > deadline:
-                    raise TimeoutError("jupyter lab did not start in 90 s") from None
-                time.sleep(0.25)
+    with _server(
+        command, env, f"{module}-server.log", f"{url}/api/status?token={token}", f"jupyter {module}"
+    ):
         yield {"url": url, "token": token, "root": root}
-    finally:
-        process.terminate()  # our own child only
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+
+
+@pytest.fixture(scope="module")
+def lab_server(tmp_path_factory) -> Iterator[dict]:
+    """A JupyterLab server on 127.0.0.1: ``{"url", "token", "root"}``; put notebooks in ``root``."""
+    yield from _jupyter_server(tmp_path_factory, "jupyterlab", "LabApp")
+
+
+@pytest.fixture(scope="module")
+def notebook_server(tmp_path_factory) -> Iterator[dict]:
+    """A Jupyter Notebook 7 server, like :func:`lab_server`; notebooks open at ``/notebooks/``."""
+    yield from _jupyter_server(tmp_path_factory, "notebook", "JupyterNotebookApp")
+
+
+@contextlib.contextmanager
+def marimo_app(tmp_path, source: str) -> Iterator[str]:
+    """``marimo run`` of the app ``source`` on 127.0.0.1 (headless, no token); yields its URL."""
+    app = tmp_path / "app.py"
+    app.write_text(source)
+    port = _free_port()
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(tmp_path)}
+    command = [
+        sys.executable,
+        "-m",
+        "marimo",
+        "run",
+        str(app),
+        "--headless",
+        "--host=127.0.0.1",
+        f"--port={port}",
+        "--no-token",
+    ]
+    url = f"http://127.0.0.1:{port}"
+    with _server(command, env, "marimo-server.log", f"{url}/health", "marimo run"):
+        yield url
 
 
 KERNEL_EVAL = """async (code) => {

@@ -12,7 +12,14 @@ import torch
 
 from stridewidget import bench
 from stridewidget.bench._cases import BenchContext, Case, Variant
-from stridewidget.bench._harness import measure_variants, run
+from stridewidget.bench._harness import (
+    QUICK_BUFFER_CAP,
+    default_buffer_bytes,
+    format_table,
+    last_level_cache_bytes,
+    measure_variants,
+    run,
+)
 from stridewidget.bench._memory import measure_memory
 
 CPU = torch.device("cpu")
@@ -233,3 +240,21 @@ def test_quick_run_on_cuda() -> None:
     assert all(
         v["cuda_peak_extra_bytes"] is not None for c in results["cases"] for v in c["variants"]
     )
+
+
+@pytest.mark.parametrize("cache_mib", [1, 8, 32, 300, 1024])
+def test_quick_buffers_are_capped_and_full_ones_outgrow_the_cache(cache_mib: int) -> None:
+    cache = cache_mib * 2**20
+    quick = default_buffer_bytes(cache, quick=True)
+    assert quick == min(2 * cache, QUICK_BUFFER_CAP)  # 2x a 300 MiB cache was 600 MiB before
+    full = default_buffer_bytes(cache, quick=False)
+    assert full >= 4 * cache and full >= 128 * 2**20
+
+
+def test_a_quick_run_says_when_its_buffers_fit_in_cache(quick_results: dict) -> None:
+    cache = last_level_cache_bytes(CPU)
+    assert quick_results["last_level_cache_bytes"] == cache
+    assert quick_results["buffers_exceed_cache"] == (cache < 8 * 2**20)
+    assert quick_results["peak_gbps"] > 0  # the ceiling is still measured, at the capped size
+    note = "fit in the"
+    assert (note in format_table(quick_results)) == (not quick_results["buffers_exceed_cache"])

@@ -612,7 +612,7 @@ def resnet_stem(device: torch.device) -> nn.Module:
 
 def conv_layout(ctx: BenchContext) -> Case:
     """Case 7: the same conv stack on NCHW, channels-last and permuted input."""
-    batch, side = (2, 112) if ctx.quick else (8, 224)
+    batch, side = (1, 64) if ctx.quick else (8, 224)
     torch.manual_seed(0)
     model = resnet_stem(ctx.device)
     model_channels_last = resnet_stem(ctx.device).to(memory_format=torch.channels_last)

@@ -87,9 +87,10 @@ def time_interleaved(
     """Time several callables side by side: rounds of one block of each, in turn.
 
     Each callable is warmed up once, its block size (calls per timed block) is chosen so a block
-    takes about 1 ms (quick) or 2 ms, then rounds run until the round limit (11 quick, 41 full) or
-    the time budget (2 s quick, 30 s full; never fewer than 5 rounds). The median and IQR are over
-    the rounds' per-call times. On CUDA with Triton, each callable goes to ``do_bench`` instead.
+    takes about 1 ms (quick) or 2 ms, then rounds run until the round limit (7 quick, 41 full) or
+    the time budget (1 s quick, 30 s full; never fewer than 3 rounds quick, 5 full). The median
+    and IQR are over the rounds' per-call times. On CUDA with Triton, each callable goes to
+    ``do_bench`` instead.
 
     >>> fast, slow = time_interleaved([lambda: torch.ones(10).sum(), lambda: torch.ones(10**6).sum()],
     ...                               torch.device("cpu"), quick=True, num_threads=1)
@@ -102,8 +103,10 @@ def time_interleaved(
         return [_time_with_do_bench(fn, quick=quick) for fn in fns]
     # Short blocks: on a shared machine other processes take the CPU for a few milliseconds at a
     # time; a 1-2 ms block is rarely hit, so the median over rounds stays clean.
-    block_s, max_rounds, budget_s = (0.001, 11, 2.0) if quick else (0.002, 41, 30.0)
-    min_rounds = 5
+    # Quick runs are for CI and a first look (about a minute in all): fewer, shorter rounds.
+    block_s, min_rounds, max_rounds, budget_s, calibrations = (
+        (0.001, 3, 7, 1.0, 1) if quick else (0.002, 5, 41, 30.0, 3)
+    )
     timers = [
         Timer(
             stmt="fn()",
@@ -117,7 +120,7 @@ def time_interleaved(
     numbers = []
     for timer in timers:
         timer.timeit(1)  # warm-up: first-call costs (lazy init, page faults of cached buffers)
-        once = min(timer.timeit(1).median for _ in range(3))
+        once = min(timer.timeit(1).median for _ in range(calibrations))
         numbers.append(max(1, int(block_s / max(once, 1e-9))))
     per_call: list[list[float]] = [[] for _ in fns]
     start = time.perf_counter()

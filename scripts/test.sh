@@ -24,6 +24,6 @@ step "python unit + property tests, doctests" \
   "$PY" -m pytest -q tests --ignore=tests/e2e --doctest-modules stridewidget
 step "tutorial notebooks (nbval)" \
   "$PY" -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
-step "browser tests (Chromium + Playwright: JupyterLab, static export, nbconvert)" \
+step "browser tests (Chromium + Playwright: JupyterLab, Notebook 7, marimo, static export, wheel, nbconvert)" \
   "$PY" -m pytest -q -rs tests/e2e
 echo; echo "All layers passed."

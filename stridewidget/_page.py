@@ -35,6 +35,13 @@ def script_json(data: Any) -> str:
     return json.dumps(data).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 
+def _inline(tag: str, text: str, attributes: str = "") -> str:
+    """``text`` as the content of a ``<tag>`` element; refused if it could end the element early."""
+    if f"</{tag}" in text.lower():  # our own bundles; a minifier could in principle write one
+        raise ValueError(f"cannot inline text containing '</{tag}' into a <{tag}> element")
+    return f"<{tag}{attributes}>{text}</{tag}>"
+
+
 def _static_text(name: str) -> str:
     return (_STATIC / name).read_text(encoding="utf-8")
 
@@ -80,9 +87,6 @@ def widget_page(
         f'<div class="stridewidget-view"><script type="{VIEW_MIME}">{script_json(payload)}</script></div>'
         for payload in payloads
     )
-    host = _static_text("host.js")
-    if "</script" in host.lower():  # a minifier could in principle write one
-        raise ValueError("static/host.js contains '</script' and cannot be inlined")
     return (
         "<!DOCTYPE html>\n"
         '<html lang="en"><head><meta charset="utf-8">'
@@ -91,11 +95,11 @@ def widget_page(
         '<meta name="color-scheme" content="light dark">'
         "<style>body{font-family:system-ui,sans-serif;margin:16px}"
         "pre{padding:8px;overflow-x:auto}</style>"
-        + "".join(f"<style>{css}</style>" for css in styles if css)
+        + "".join(_inline("style", css) for css in styles if css)
         + "</head><body>"
         + before
         + views
         + after
-        + f'<script type="module">{host}</script>'
+        + _inline("script", _static_text("host.js"), ' type="module"')
         + "</body></html>\n"
     )

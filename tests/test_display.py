@@ -225,3 +225,16 @@ def test_the_registry_holds_widgets_weakly_and_drops_closed_ones():
     assert shown in live_widgets()
     shown.close()
     assert shown not in live_widgets()
+
+
+def test_labels_come_from_the_cell_source_in_ipython(ip):
+    ip.run_cell(
+        "import torch, stridewidget as sw\na = torch.arange(8)\nw = sw.show(a[::2])\n"
+        "y = a\nv = sw.show(y)"
+    )
+    assert ip.user_ns["w"].names == ["a[::2]"]
+    assert ip.user_ns["v"].names == ["y"]  # the alias the call uses, not the first one found
+    for name in ("w", "v"):
+        ip.user_ns[name].close()
+    for name in ("a", "y", "w", "v"):
+        del ip.user_ns[name]

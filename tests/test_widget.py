@@ -6,6 +6,7 @@ import gc
 import importlib.util
 import json
 import pathlib
+import re
 import weakref
 
 import numpy as np
@@ -246,3 +247,29 @@ def test_bad_input_leaves_no_half_built_widget():
         sw.StrideWidget()
     assert set(_instances) == before
     assert live_widgets() == live_before
+
+
+def test_page_refuses_what_is_not_a_widget_and_text_that_would_end_its_element():
+    from stridewidget import _page
+
+    with pytest.raises(TypeError, match=r"takes anywidget widgets.*got Tensor"):
+        _page.widget_page(torch.zeros(2))
+    with pytest.raises(ValueError, match="</script"):
+        _page._inline("script", "let s = '</SCRIPT>';")
+
+
+def test_page_holds_each_view_with_its_own_state():
+    from stridewidget import _page
+
+    x = torch.arange(6.0)
+    first, second = sw.show(x=x), sw.show(y=x[::2], wrap=2)
+    page = _page.widget_page(first, second)
+    payloads = [
+        json.loads(text)
+        for text in re.findall(
+            r'<script type="application/vnd\.stridewidget\.view\+json">(.*?)</script>', page
+        )
+    ]
+    assert [p["state"]["scene"] for p in payloads] == [first.scene, second.scene]
+    assert [p["state"]["wrap"] for p in payloads] == [None, 2]
+    assert page.count(first.get_state()["_css"]) == 1  # one stylesheet for two views

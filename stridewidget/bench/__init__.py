@@ -1,7 +1,7 @@
 """Benchmark harness: layout-sensitive operations timed and sized on your own hardware.
 
-Run ``python -m stridewidget.bench --quick`` (about a minute on two CPU cores) or without ``--quick``
-for full sizes; ``--device cuda`` on a GPU. Each variant is first checked against a reference result,
+Run ``python -m stridewidget.bench --quick`` (about 20 s of CPU time: buffers capped at 16 MiB,
+short timing) or without ``--quick`` for full sizes (buffers 4x the last-level cache); ``--device cuda`` on a GPU. Each variant is first checked against a reference result,
 then its new memory is measured, then it is timed (``torch.utils.benchmark`` or, on CUDA with Triton,
 ``triton.testing.do_bench``). The first case, a large contiguous copy, sets the run's peak GB/s; every
 variant reports its counted bytes moved, GB/s and fraction of that peak.

@@ -141,7 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.html is not None:
         page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)
         args.html.write_text(page, encoding="utf-8")
-        print(f"\nwrote {args.html} ({len(page.encode()) / 1e3:.0f} kB, works offline)")
+        print(f"\nwrote {args.html} ({len(page.encode()) / 1e6:.1f} MB, works offline)")
     return 0
 
 

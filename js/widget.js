@@ -13,13 +13,13 @@
 //   input.sw-wrap                 storage row width (sets the `wrap` trait)
 import "./widget.css";
 import { htmlEl } from "./dom.js";
+import { followHostScheme } from "./theme.js";
 import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
 import { indexScene } from "./scene.js";
 import { drawArrows } from "./arrows.js";
 import { drawStorage } from "./storage.js";
-import { followHostScheme } from "./theme.js";
 
 let instances = 0;
 
@@ -29,8 +29,8 @@ function render({ model, el }) {
   instances += 1;
   const uid = `sw${instances}`; // keeps SVG pattern/marker ids unique per widget on a page
   const root = htmlEl("div", "sw-root");
-  el.appendChild(root);
   const stopFollowingScheme = followHostScheme(root, el);
+  el.appendChild(root);
 
   let current = { indexed: null, views: null, scene: EMPTY_SCENE, active: new Map() };
   const status = htmlEl("div", "sw-status");

@@ -103,11 +103,13 @@ an int, got '"><script>'; build scenes with stridewidget._scene.build_scene
         for i, slice_ in enumerate(_list(logical.get("slices"), f"{where}.logical.slices")):
             here = f"{where}.logical.slices[{i}]"
             slice_ = _mapping(slice_, here)
-            _ints(slice_.get("lead", []), f"{here}.lead")
-            if slice_.get("kind") == "gap":
+            if slice_.get("kind") == "gap":  # a thinned-out gap (dim null) has no lead
                 _int(slice_.get("dim"), f"{here}.dim", optional=True)
                 _int(slice_.get("count"), f"{here}.count")
+                if slice_.get("lead") is not None:
+                    _ints(slice_["lead"], f"{here}.lead")
                 continue
+            _ints(slice_.get("lead"), f"{here}.lead")
             for key in ("rows", "cols"):
                 if slice_.get(key) is not None:
                     _ints(slice_[key], f"{here}.{key}", optional_items=True)

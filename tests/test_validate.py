@@ -60,3 +60,11 @@ def test_strings_in_a_hand_made_scene_are_escaped():
     scene["tensors"][0]["name"] = HOSTILE
     svg = sw.render_svg(scene)
     assert "<script" not in svg and "&lt;script" in svg
+
+
+def test_a_scene_with_thinned_slices_passes():
+    # more slices than max_slices: one gap with no lead stands for the thinned-out ones
+    scene = build_scene({"x": torch.zeros(3, 3, 3, 1, 1)}, max_slices=2)
+    gaps = [s for s in scene["tensors"][0]["logical"]["slices"] if s.get("kind") == "gap"]
+    assert any(gap["lead"] is None for gap in gaps)
+    assert sw.render_svg(scene).startswith("<svg")

@@ -119,14 +119,10 @@ _UNREADABLE_DTYPES = frozenset(
     {"float4_e2m1fn_x2", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16"}
     | {f"{kind}{bits}" for kind in ("int", "uint") for bits in range(1, 8)}
 )
-#: Integer dtype of a quantized tensor's stored codes (sub-byte codes are packed into bytes).
-_QUANTIZED_CODES = {
-    "quint8": "uint8",
-    "qint8": "int8",
-    "qint32": "int32",
-    "quint4x2": "uint8",
-    "quint2x4": "uint8",
-}
+#: Integer dtype of a quantized tensor's stored codes.
+_QUANTIZED_CODES = {"quint8": "uint8", "qint8": "int8", "qint32": "int32"}
+#: Quantized dtypes that pack several codes into a byte: strides count codes, storage bytes.
+_PACKED_QUANTIZED = {"quint4x2": 2, "quint2x4": 4}
 
 
 def _is_fake(t: Any) -> bool:
@@ -182,6 +178,13 @@ def _torch_storage(t: Any) -> Any:
 
 def _torch_layout(t: Any) -> Layout:
     storage = _torch_storage(t)
+    dtype = str(t.dtype).removeprefix("torch.")
+    if dtype in _PACKED_QUANTIZED:
+        raise LayoutError(
+            f"cannot inspect a {dtype} tensor: it packs {_PACKED_QUANTIZED[dtype]} codes into each "
+            "byte, so its strides count codes but its storage counts bytes and no storage cell "
+            "holds one element; inspect its packed bytes `t.int_repr()` instead."
+        )
     itemsize = t.element_size()
     notes = []
     if t.is_conj():
@@ -201,7 +204,7 @@ def _torch_layout(t: Any) -> Layout:
         offset=t.storage_offset(),
         itemsize=itemsize,
         storage_size=storage.nbytes() // itemsize,
-        dtype=str(t.dtype).removeprefix("torch."),
+        dtype=dtype,
         device=str(t.device),
         notes=tuple(notes),
         storage_address=storage_address or None,

@@ -497,3 +497,13 @@ def test_as_strided_refuses_non_integer_arguments_like_torch(args, error, messag
     if error is TypeError:  # torch refuses them too
         with pytest.raises((TypeError, RuntimeError)):
             torch.as_strided(x, *args)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint4x2, torch.quint2x4], ids=str)
+def test_packed_quantized_dtypes_are_refused_not_called_out_of_bounds(dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized creation is deprecated in torch 2.13
+        packed = torch.quantize_per_tensor(torch.randn(12), 0.25, 3, dtype)
+    assert packed.untyped_storage().nbytes() < packed.numel()  # several codes per byte
+    with pytest.raises(sw.LayoutError, match=r"packs \d codes into each byte.*int_repr"):
+        sw.inspect(packed)

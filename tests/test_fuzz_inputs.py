@@ -235,3 +235,66 @@ def test_fake_functional_and_wrapper_tensors_draw():
         return t
 
     torch.func.functionalize(body)(torch.randn(4))
+
+
+# --- arguments: anything a user might pass gets a result or a clear refusal ----------------------
+
+ODD_VALUES = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.integers(-3, 12),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=3),
+    st.none(),
+    st.booleans(),
+    st.builds(np.int64, st.integers(-3, 12)),
+    st.builds(torch.tensor, st.integers(-3, 12)),
+)
+ODD_SEQUENCES = st.one_of(st.lists(ODD_VALUES, max_size=3), st.tuples(), ODD_VALUES)
+
+
+def _result_or_refusal(call) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", sw.OverlapWarning)
+        try:
+            result = call()
+        except (sw.LayoutError, TypeError) as refusal:
+            _clear(refusal)
+            return
+    if isinstance(result, torch.Tensor):  # a checked view: inside its storage, never a copy
+        lay = sw.inspect(result)
+        assert lay.in_bounds and sw.same_storage(result, X)
+
+
+X = torch.arange(24.0).reshape(4, 6)
+
+
+@FUZZ
+@given(ODD_SEQUENCES, ODD_SEQUENCES, st.one_of(st.none(), ODD_VALUES))
+def test_fuzz_as_strided_arguments(size, stride, offset):
+    _result_or_refusal(lambda: sw.as_strided(X, size, stride, offset, allow_overlap=True))
+
+
+@FUZZ
+@given(
+    st.sampled_from(["sliding_window", "transpose", "merge_dims", "blocks", "broadcast"]),
+    ODD_VALUES,
+    ODD_VALUES,
+)
+def test_fuzz_trick_arguments(name, first, second):
+    trick = getattr(sw.tricks, name)
+    if name == "broadcast":
+        _result_or_refusal(lambda: trick(X, (first, second, 6)))
+    else:
+        _result_or_refusal(lambda: trick(X, first, second))
+
+
+@FUZZ
+@given(ODD_SEQUENCES)
+def test_fuzz_layout_address_arguments(index):
+    lay = sw.inspect(X)
+    try:
+        cell = lay.address(index)
+    except (TypeError, IndexError) as refusal:
+        _clear(refusal)
+        return
+    assert 0 <= cell < lay.storage_size

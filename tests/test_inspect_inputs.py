@@ -456,15 +456,17 @@ def test_tensor_inside_functionalize_is_inspected_by_its_metadata():
     assert "functional" in lay.notes and "functionalize" in lay.explain() and "no values" in text
 
 
-class _NoModuleMeta(type):
-    def __getattribute__(cls, name):
-        if name == "__module__":
-            raise AttributeError(name)
-        return super().__getattribute__(name)
+def _object_without_module():
+    """An instance whose class has no ``__module__`` (built here: pytest's doctest collection
+    would trip over such a class at module level)."""
 
+    class NoModuleMeta(type):
+        def __getattribute__(cls, name):
+            if name == "__module__":
+                raise AttributeError(name)
+            return super().__getattribute__(name)
 
-class _NoModule(metaclass=_NoModuleMeta):
-    pass
+    return NoModuleMeta("_NoModule", (), {})()
 
 
 def test_errors_for_odd_arguments_are_clear():
@@ -472,7 +474,7 @@ def test_errors_for_odd_arguments_are_clear():
     with pytest.raises(TypeError, match="index must be ints"):
         sw.Layout((4,), (1,)).address(1.5)
     with pytest.raises(TypeError, match=r"takes a torch\.Tensor or numpy\.ndarray, got _NoModule"):
-        sw.inspect(_NoModule())
+        sw.inspect(_object_without_module())
     with pytest.raises(TypeError, match=r"got builtins\.list.*torch\.as_tensor"):
         sw.show(a=[1, 2])
     assert sw.OverlapWarning is __import__("stridewidget._inspect").OverlapWarning

@@ -11,7 +11,7 @@ import importlib
 from typing import Any
 
 from ._errors import LayoutError
-from ._inspect import as_strided, inspect, overlap, same_storage
+from ._inspect import OverlapWarning, as_strided, inspect, overlap, same_storage
 from ._layout import Layout
 
 __version__ = "0.1.0"
@@ -38,6 +38,7 @@ _LAZY = {
 __all__ = [
     "Layout",
     "LayoutError",
+    "OverlapWarning",
     "__version__",
     "as_strided",
     "inspect",

@@ -48,6 +48,8 @@ def evaluate(expression: str) -> dict[str, Any]:
             f"stridewidget: evaluating EXPR raised {type(error).__name__}: {error}"
         ) from None
     if isinstance(result, Mapping):
+        if not result:
+            raise SystemExit("stridewidget: EXPR gave an empty dict: nothing to show")
         return {str(name): value for name, value in result.items()}
     if isinstance(result, Sequence) and not isinstance(result, (str, bytes)):
         if not result:
@@ -140,7 +142,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(render_text(wrap=args.wrap, **tensors))
     if args.html is not None:
         page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)
-        args.html.write_text(page, encoding="utf-8")
+        try:
+            args.html.write_text(page, encoding="utf-8")
+        except OSError as error:  # missing folder, a folder, no permission: one line, no traceback
+            reason = error.strerror or type(error).__name__
+            raise SystemExit(f"stridewidget: cannot write --html {args.html}: {reason}") from None
         print(f"\nwrote {args.html} ({len(page.encode()) / 1e6:.1f} MB, works offline)")
     return 0
 

@@ -7,6 +7,7 @@ Nothing here reads a tensor's values, synchronizes a device or copies data, exce
 from __future__ import annotations
 
 import math
+import operator
 import sys
 import warnings
 from collections.abc import Hashable, Sequence
@@ -16,7 +17,16 @@ from ._errors import LayoutError
 from ._layout import Layout
 from ._overlap import ranges_overlap
 
-__all__ = ["as_strided", "inspect", "overlap", "read_cells", "same_storage", "storage_key"]
+__all__ = [
+    "OverlapWarning",
+    "as_index",
+    "as_strided",
+    "inspect",
+    "overlap",
+    "read_cells",
+    "same_storage",
+    "storage_key",
+]
 
 
 class OverlapWarning(UserWarning):
@@ -47,7 +57,44 @@ def _is_ndarray(x: Any) -> bool:
 
 def _describe(x: Any) -> str:
     kind = type(x)
-    return f"{kind.__module__}.{kind.__qualname__}"
+    module = getattr(kind, "__module__", None)
+    name = getattr(kind, "__qualname__", None) or getattr(kind, "__name__", "object")
+    return f"{module}.{name}" if isinstance(module, str) else str(name)
+
+
+#: Largest stride, size or offset torch accepts (``int64_t``).
+_INT64_MAX = 2**63 - 1
+
+
+def as_index(value: Any, what: str) -> int:
+    """``value`` as a Python int, accepting exactly what ``operator.index`` accepts (ints, NumPy
+    integers, 0-d integer tensors), like torch's own size/stride arguments.
+
+    >>> as_index(3, "size"), as_index(__import__("numpy").int64(3), "size")
+    (3, 3)
+    >>> as_index(2.5, "window size")
+    Traceback (most recent call last):
+      ...
+    TypeError: window size must be an int, got 2.5 (float)
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{what} must be an int, got {value!r} (bool)")
+    try:
+        number = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})") from None
+    if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
+        raise LayoutError(f"{what} {number} does not fit in a 64-bit int (torch's limit)")
+    return number
+
+
+def _as_indices(values: Any, what: str) -> tuple[int, ...]:
+    """A sequence of ints; a string is refused (``"34"`` is not the size ``(3, 4)``)."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(
+            f"{what} must be a sequence of ints such as (3, 4), got {values!r} ({_describe(values)})"
+        )
+    return tuple(as_index(v, f"{what} entry") for v in values)
 
 
 _NON_STRIDED_ADVICE = {
@@ -66,6 +113,45 @@ _NON_STRIDED_ADVICE = {
 
 
 # --- torch ----------------------------------------------------------------------------------------
+
+#: dtypes whose single elements torch cannot read (no indexing kernel): drawn without values.
+_UNREADABLE_DTYPES = frozenset(
+    {"float4_e2m1fn_x2", "bits1x8", "bits2x4", "bits4x2", "bits8", "bits16"}
+    | {f"{kind}{bits}" for kind in ("int", "uint") for bits in range(1, 8)}
+)
+#: Integer dtype of a quantized tensor's stored codes.
+_QUANTIZED_CODES = {"quint8": "uint8", "qint8": "int8", "qint32": "int32"}
+#: Quantized dtypes that pack several codes into a byte: strides count codes, storage bytes.
+_PACKED_QUANTIZED = {"quint4x2": 2, "quint2x4": 4}
+
+
+def _is_fake(t: Any) -> bool:
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake_tensor is not None and isinstance(t, fake_tensor.FakeTensor)
+
+
+def _has_no_memory(storage: Any) -> bool:
+    """A storage made by ``_make_wrapper_subclass`` (TwoTensor, DTensor...) or functionalization:
+    sizes only, its data lives in inner tensors."""
+    try:
+        storage.data_ptr()
+    except RuntimeError:  # "Attempted to access the data pointer on an invalid python storage"
+        return True
+    return False
+
+
+def _no_data_reason(t: Any, storage: Any) -> str | None:
+    """The note saying why ``t``'s values cannot be read (``None`` when they can)."""
+    torch = _torch()
+    if t.device.type == "meta":
+        return "meta"
+    if _is_fake(t):
+        return "fake"
+    if _has_no_memory(storage):
+        return "functional" if torch._is_functional_tensor(t) else "wrapper-subclass"
+    if str(t.dtype).removeprefix("torch.") in _UNREADABLE_DTYPES:
+        return "unreadable-dtype"
+    return None
 
 
 def _torch_storage(t: Any) -> Any:
@@ -92,6 +178,13 @@ def _torch_storage(t: Any) -> Any:
 
 def _torch_layout(t: Any) -> Layout:
     storage = _torch_storage(t)
+    dtype = str(t.dtype).removeprefix("torch.")
+    if dtype in _PACKED_QUANTIZED:
+        raise LayoutError(
+            f"cannot inspect a {dtype} tensor: it packs {_PACKED_QUANTIZED[dtype]} codes into each "
+            "byte, so its strides count codes but its storage counts bytes and no storage cell "
+            "holds one element; inspect its packed bytes `t.int_repr()` instead."
+        )
     itemsize = t.element_size()
     notes = []
     if t.is_conj():
@@ -100,16 +193,18 @@ def _torch_layout(t: Any) -> Layout:
         notes.append("neg")
     if t.is_quantized:
         notes.append("quantized")
-    if t.device.type == "meta":
-        notes.append("meta")
-    storage_address = storage.data_ptr() if t.device.type != "meta" else None
+    no_data = _no_data_reason(t, storage)
+    if no_data is not None:
+        notes.append(no_data)
+    # Fake, functional and wrapper-subclass storages have no memory of their own to point at.
+    storage_address = storage.data_ptr() if no_data in (None, "unreadable-dtype") else None
     return Layout(
         shape=tuple(t.shape),
         strides=tuple(t.stride()),
         offset=t.storage_offset(),
         itemsize=itemsize,
         storage_size=storage.nbytes() // itemsize,
-        dtype=str(t.dtype).removeprefix("torch."),
+        dtype=dtype,
         device=str(t.device),
         notes=tuple(notes),
         storage_address=storage_address or None,
@@ -132,6 +227,9 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
     owner = a
     while getattr(owner, "base", None) is not None:
         owner = owner.base
+    if _is_tensor(owner):  # `t.numpy()`: the tensor's storage is the memory block
+        storage = owner.untyped_storage()
+        return storage.data_ptr(), storage.nbytes()
     if isinstance(owner, np.ndarray):
         if owner.flags.owndata:
             low, high = byte_bounds(owner)
@@ -161,7 +259,10 @@ def _numpy_layout(a: Any) -> Layout:
     start, nbytes = _numpy_buffer(a)
     byte_offset = data_address - start
     unit = math.gcd(itemsize, byte_offset, *a.strides)
-    notes = [] if a.flags.writeable else ["read-only"]
+    with warnings.catch_warnings():
+        # np.broadcast_arrays outputs warn on reading `writeable` (they are writeable for now)
+        warnings.simplefilter("ignore", FutureWarning)
+        notes = [] if a.flags.writeable else ["read-only"]
     return (
         Layout(
             shape=a.shape,
@@ -360,12 +461,13 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
     if not _is_tensor(x):
         raise TypeError(f"sw.as_strided needs a torch.Tensor, got {_describe(x)}")
     layout = inspect(x)
-    try:
-        size = tuple(int(n) for n in size)
-        stride = tuple(int(s) for s in stride)
-    except TypeError:
-        raise TypeError("size and stride must be sequences of ints") from None
-    offset = layout.offset if storage_offset is None else int(storage_offset)
+    size = _as_indices(size, "as_strided: size")
+    stride = _as_indices(stride, "as_strided: stride")
+    offset = (
+        layout.offset
+        if storage_offset is None
+        else as_index(storage_offset, "as_strided: storage_offset")
+    )
     if len(size) != len(stride):
         raise LayoutError(
             f"as_strided: size {size} has {len(size)} dims but stride {stride} has {len(stride)}"
@@ -388,6 +490,12 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
                 f"{layout.storage_size} elements (valid: 0..{layout.storage_size - 1}); "
                 f"size {size}, stride {stride}, storage_offset {offset}"
             )
+    torch = _torch()
+    if x.is_quantized and x.qscheme() not in (torch.per_tensor_affine, torch.per_tensor_symmetric):
+        raise LayoutError(
+            f"as_strided: torch makes no strided views of a {x.qscheme()} quantized tensor (its "
+            "scales follow one axis); use the integer codes `x.int_repr()`, or dequantize first"
+        )
     view_layout = Layout(size, stride, offset, layout.itemsize, layout.storage_size)
     witness = view_layout.overlap_witness
     if witness is not None and allow_overlap is not True:
@@ -401,21 +509,26 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
         warnings.warn(
             message + " (pass allow_overlap=True to silence)", OverlapWarning, stacklevel=2
         )
-    return _torch().as_strided(x, size, stride, offset)
+    return torch.as_strided(x, size, stride, offset)
 
 
 def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
     """The raw values stored at the given storage element indices, as a NumPy array.
 
     Reads those cells only: on CUDA it gathers them on the device and copies just them to the
-    host.  Returns ``None`` for meta tensors (no data).  Conj/neg views return the stored values
-    (before the lazy conjugation / negation); quantized tensors return their integer codes.
+    host.  Returns ``None`` when there are no values to read: meta and fake tensors, wrapper
+    subclasses and functional tensors (their data lives in inner tensors), and dtypes torch cannot
+    index (sub-byte ints, bits, float4); the layout's notes say which.  Conj/neg views return the
+    values as read through the view (conjugated / negated); quantized tensors return their integer
+    codes.
 
     >>> import torch
     >>> from stridewidget._inspect import read_cells
     >>> x = torch.arange(12.0).reshape(3, 4).t()
     >>> read_cells(x, [0, 5, 11]).tolist()
     [0.0, 5.0, 11.0]
+    >>> read_cells(torch.tensor([1 + 2j]).conj(), [0]).tolist()
+    [(1-2j)]
     """
     np = __import__("numpy")
     layout = inspect(x)
@@ -432,18 +545,23 @@ def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
             )
         return _numpy_storage_view(x, layout)[indices]
     torch = _torch()
-    if x.device.type == "meta":
+    if layout.storage_address is None and layout.storage_size:  # no memory: the notes say why
         return None
-    base = x.detach()
-    if base.is_conj():
-        base = base.conj()  # clear the lazy bit: we want the stored values
-    if base.is_neg():
-        base = torch._neg_view(base)
-    flat = torch.as_strided(base, (layout.storage_size,), (1,), 0)
+    if _no_data_reason(x, x.untyped_storage()) is not None:
+        return None
+    # A fresh plain tensor over the storage: no quantizer, no lazy bits, no autograd, and the
+    # user's tensor (and its version counter) untouched.
+    codes = _QUANTIZED_CODES.get(layout.dtype)
+    flat = torch.empty(0, dtype=getattr(torch, codes) if codes else x.dtype, device=x.device)
+    flat.set_(x.untyped_storage(), 0, (layout.storage_size,), (1,))
     picked = flat[torch.as_tensor(indices, device=x.device)]
-    if picked.is_quantized:
-        picked = picked.int_repr()
-    if picked.dtype in (torch.bfloat16, torch.float16) or "float8" in str(picked.dtype):
+    if x.is_conj():
+        picked = picked.conj_physical()
+    if x.is_neg():
+        picked = picked.neg()
+    if picked.dtype == torch.complex32:
+        picked = picked.to(torch.complex64)  # NumPy has no complex32
+    elif picked.dtype in (torch.bfloat16, torch.float16) or "float8" in str(picked.dtype):
         picked = picked.float()
     return picked.cpu().numpy()
 

@@ -15,6 +15,7 @@ of the item size, the byte strides and the byte offset, and one element covers
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -56,12 +57,15 @@ def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
     return tuple(reversed(strides))
 
 
-def _dense_in_order(shape: Sequence[int], strides: Sequence[int], order: Sequence[int]) -> bool:
-    """True if walking dims in ``order`` (fastest first) finds strides 1, n0, n0*n1, ...
+def _dense_in_order(
+    shape: Sequence[int], strides: Sequence[int], order: Sequence[int], width: int = 1
+) -> bool:
+    """True if walking dims in ``order`` (fastest first) finds strides w, w*n0, w*n0*n1, ...
 
-    Size-1 dims are skipped: their stride never matters (PyTorch's rule).
+    ``width`` is the number of cells one element covers.  Size-1 dims are skipped: their stride
+    never matters (PyTorch's rule).
     """
-    expected = 1
+    expected = width
     for d in order:
         if shape[d] != 1:
             if strides[d] != expected:
@@ -70,18 +74,23 @@ def _dense_in_order(shape: Sequence[int], strides: Sequence[int], order: Sequenc
     return True
 
 
-def is_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+def is_contiguous(shape: Sequence[int], strides: Sequence[int], width: int = 1) -> bool:
     """C-contiguous by PyTorch's rule: empty tensors are, size-1 dims' strides don't matter.
+
+    ``width`` is the number of storage cells one element covers (NumPy's rule for byte strides:
+    contiguous means the last stride is the item size).
 
     >>> is_contiguous((3, 4), (4, 1)), is_contiguous((4, 3), (1, 4)), is_contiguous((1, 4), (99, 1))
     (True, False, True)
+    >>> is_contiguous((2,), (4,), width=4), is_contiguous((2,), (1,), width=4)
+    (True, False)
     """
     if math.prod(shape) == 0:
         return True
-    return _dense_in_order(shape, strides, range(len(shape) - 1, -1, -1))
+    return _dense_in_order(shape, strides, range(len(shape) - 1, -1, -1), width)
 
 
-def is_f_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
+def is_f_contiguous(shape: Sequence[int], strides: Sequence[int], width: int = 1) -> bool:
     """Fortran-contiguous (first dim fastest), same conventions as :func:`is_contiguous`.
 
     >>> is_f_contiguous((4, 3), (1, 4))
@@ -89,10 +98,10 @@ def is_f_contiguous(shape: Sequence[int], strides: Sequence[int]) -> bool:
     """
     if math.prod(shape) == 0:
         return True
-    return _dense_in_order(shape, strides, range(len(shape)))
+    return _dense_in_order(shape, strides, range(len(shape)), width)
 
 
-def is_channels_last(shape: Sequence[int], strides: Sequence[int]) -> bool:
+def is_channels_last(shape: Sequence[int], strides: Sequence[int], width: int = 1) -> bool:
     """Channels-last (NHWC, 4-D) or channels-last-3d (NDHWC, 5-D) contiguous, PyTorch's rule.
 
     >>> is_channels_last((2, 3, 4, 5), (60, 1, 15, 3))
@@ -101,26 +110,30 @@ def is_channels_last(shape: Sequence[int], strides: Sequence[int]) -> bool:
     False
     """
     if len(shape) == 4:
-        return _dense_in_order(shape, strides, (1, 3, 2, 0))
+        return _dense_in_order(shape, strides, (1, 3, 2, 0), width)
     if len(shape) == 5:
-        return _dense_in_order(shape, strides, (1, 4, 3, 2, 0))
+        return _dense_in_order(shape, strides, (1, 4, 3, 2, 0), width)
     return False
 
 
-def is_non_overlapping_and_dense(shape: Sequence[int], strides: Sequence[int]) -> bool:
+def is_non_overlapping_and_dense(
+    shape: Sequence[int], strides: Sequence[int], width: int = 1
+) -> bool:
     """Covers a gap-free block with no cell twice, in some order of the dims.
 
-    Negative strides (NumPy) count by their size: ``a[::-1]`` is dense.
+    Negative strides (NumPy) count by their size: ``a[::-1]`` is dense.  ``width`` is the number
+    of cells one element covers: elements ``width`` cells wide tile a block only when they start
+    ``width`` cells apart.
 
     >>> is_non_overlapping_and_dense((3, 4), (1, 3))      # a transpose
     True
     >>> is_non_overlapping_and_dense((3, 2), (4, 1))      # x[:, :2] of a (3, 4)
     False
     """
-    if is_contiguous(shape, strides):
+    if is_contiguous(shape, strides, width):
         return True
     pairs = sorted((abs(s), n) for n, s in zip(shape, strides) if n != 1)
-    expected = 1
+    expected = width
     for stride, n in pairs:
         if stride != expected:
             return False
@@ -266,9 +279,15 @@ class Layout:
         >>> Layout((3, 4), (4, 1), offset=2).address((1, -1))
         9
         """
-        if isinstance(index, int):
+        if not hasattr(index, "__iter__"):  # one int for a 1-d view: int, np.int64, 0-d tensor
             index = (index,)
-        return address(self.shape, self.strides, self.offset, tuple(index))
+        try:
+            index = tuple(operator.index(i) for i in index)
+        except TypeError:
+            raise TypeError(
+                f"index must be ints, one per dim (e.g. (1, 2)), got {index!r}"
+            ) from None
+        return address(self.shape, self.strides, self.offset, index)
 
     @cached_property
     def span(self) -> tuple[int, int] | None:
@@ -301,22 +320,22 @@ class Layout:
     @property
     def is_contiguous(self) -> bool:
         """Row-major contiguous (``torch.Tensor.is_contiguous()``)."""
-        return is_contiguous(self.shape, self.strides)
+        return is_contiguous(self.shape, self.strides, self.element_cells)
 
     @property
     def is_f_contiguous(self) -> bool:
         """Column-major contiguous."""
-        return is_f_contiguous(self.shape, self.strides)
+        return is_f_contiguous(self.shape, self.strides, self.element_cells)
 
     @property
     def is_channels_last(self) -> bool:
         """Channels-last (4-D) or channels-last-3d (5-D) contiguous."""
-        return is_channels_last(self.shape, self.strides)
+        return is_channels_last(self.shape, self.strides, self.element_cells)
 
     @property
     def is_dense(self) -> bool:
         """Non-overlapping and dense in some dim order (no gaps, no cell twice)."""
-        return is_non_overlapping_and_dense(self.shape, self.strides)
+        return is_non_overlapping_and_dense(self.shape, self.strides, self.element_cells)
 
     @cached_property
     def overlap_witness(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
@@ -431,7 +450,7 @@ class Layout:
         return "\n".join(lines)
 
     def _why_not_contiguous(self) -> str:
-        expected = 1
+        expected = self.element_cells
         for d in range(self.ndim - 1, -1, -1):
             n, s = self.shape[d], self.strides[d]
             if n == 1:
@@ -481,6 +500,13 @@ _NOTE_TEXT = {
     "conj": "Conjugate view (is_conj): storage holds the unconjugated values; reads conjugate lazily.",
     "neg": "Negative view (is_neg): storage holds the un-negated values; reads negate lazily.",
     "meta": "Meta tensor: a layout without data, so no values can be shown.",
+    "fake": "Fake tensor (FakeTensorMode): a layout without data, so no values can be shown.",
+    "functional": "Functional tensor (inside torch.func.functionalize): its data lives in an "
+    "inner tensor, so no values are shown; inspect the tensor outside the transform for them.",
+    "wrapper-subclass": "Wrapper tensor subclass (_make_wrapper_subclass): this is its own "
+    "metadata; its data lives in its inner tensors, so no values are shown.",
+    "unreadable-dtype": "No values shown: torch cannot read single elements of this dtype "
+    "(no indexing kernel); the layout itself is exact.",
     "read-only": "Read-only array: writes through it raise.",
     "quantized": "Quantized tensor: storage holds the integer codes; values = (code - zero_point) * scale.",
 }

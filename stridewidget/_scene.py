@@ -150,9 +150,11 @@ def build_scene(
     for order, (name, obj) in enumerate(tensors.items()):
         layout = inspect(obj)
         # Views of one memory block with different dtypes count cells in different units, so
-        # they get separate grids (their "memory" field says they share bytes).
+        # they get separate grids (their "memory" field says they share bytes); so do conj/neg
+        # views, whose cells read as other values than their base's.
         memory = ("layout", order) if isinstance(obj, Layout) else storage_key(obj)
-        key = (memory, layout.dtype, layout.unit)
+        lazy = tuple(note for note in layout.notes if note in ("conj", "neg"))
+        key = (memory, layout.dtype, layout.unit, lazy)
         groups.setdefault(key, []).append(order)
         entries.append(
             {

@@ -19,6 +19,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ._validate import validate_scene
+
 __all__ = ["render_html", "render_svg", "render_text", "scene_of"]
 
 # Okabe-Ito colours and one texture per tensor: the same order as the widget (js/dom.js).
@@ -102,6 +104,7 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
             if wrap is None:
                 wrap = getattr(only, "wrap", None)
         if given is not None:
+            validate_scene(given)
             scene = dict(given)
             if wrap is not None:
                 scene["storages"] = [{**st, "wrap": wrap} for st in scene.get("storages", [])]

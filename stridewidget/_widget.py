@@ -44,6 +44,7 @@ class _Held:
 
     def __init__(self, name: str, obj: Any) -> None:
         self.name = name
+        self.layout = inspect(obj)  # first: a non-tensor gets inspect's TypeError
         self.strong = obj if isinstance(obj, Layout) else None  # pure data: tiny, keep it
         self.ref = None if self.strong is not None else weakref.ref(obj)
         self.base_ref = None
@@ -54,7 +55,6 @@ class _Held:
             while _is_ndarray(root.base):
                 root = root.base
             self.base_ref = weakref.ref(root)
-        self.layout = inspect(obj)
         self.byte_offset = (
             _data_address(obj) - _data_address(self.base_ref())
             if (self.base_ref is not None and _is_ndarray(obj))

@@ -28,7 +28,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_iter
 
 from ._errors import LayoutError
-from ._inspect import as_strided
+from ._inspect import as_index, as_strided
 
 __all__ = [
     "PeakMemory",
@@ -57,6 +57,7 @@ def _view(x: torch.Tensor, size: Sequence[int], stride: Sequence[int]) -> torch.
 
 
 def _normalize_dim(dim: int, ndim: int, what: str) -> int:
+    dim = as_index(dim, f"{what}: dim")
     if not -ndim <= dim < ndim:
         raise LayoutError(f"{what}: dim {dim} is out of range for a tensor with {ndim} dimensions")
     return dim % ndim
@@ -65,46 +66,56 @@ def _normalize_dim(dim: int, ndim: int, what: str) -> int:
 def broadcast(x: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
     """Broadcast ``x`` to ``size`` with zero strides, like ``x.expand(size)``.
 
-    New leading dimensions and size-1 dimensions get stride 0, so every index along them
-    reads the same storage element; ``-1`` keeps a dimension's size. No data is copied.
+    Broadcast dimensions get stride 0, so every index along them reads the same storage
+    element; ``-1`` keeps a dimension's size. No data is copied. Strides are exactly
+    ``torch.expand``'s, including a new leading size-1 dimension's (the stride it would have
+    if the dimension were contiguous, where the stride does not matter).
 
     >>> import torch
     >>> col = torch.tensor([[1], [2], [3]])
     >>> b = broadcast(col, (3, 4))
     >>> b.stride(), torch.equal(b, col.expand(3, 4))
     ((1, 0), True)
+    >>> broadcast(torch.zeros(5), (1, 1, 5)).stride()
+    (5, 5, 1)
     """
     x = _require_tensor(x, "broadcast")
-    size = tuple(int(s) for s in size)
+    if isinstance(size, (str, bytes)) or not hasattr(size, "__iter__"):
+        raise TypeError(f"broadcast: size must be a sequence of ints such as (3, 4), got {size!r}")
+    size = tuple(as_index(s, "broadcast: size entry") for s in size)
     new_dims = len(size) - x.dim()
     if new_dims < 0:
         raise LayoutError(
             f"broadcast: target size {size} has fewer dimensions than the input {tuple(x.shape)}; "
             "give at least as many dimensions as the input has"
         )
-    out_size: list[int] = []
-    out_stride: list[int] = []
-    for i, target in enumerate(size):
+    out_size = [0] * len(size)
+    out_stride = [0] * len(size)
+    # From the last dim back, as torch's inferExpandGeometry: a new dim's stride is computed
+    # from the dim after it, so the walk must go right to left.
+    for i in reversed(range(len(size))):
+        target = size[i]
         if i < new_dims:
             if target < 0:
                 raise LayoutError(
                     f"broadcast: size {target} is not allowed for new leading dimension {i}"
                 )
-            out_size.append(target)
-            out_stride.append(0)
-            continue
-        have, stride = x.shape[i - new_dims], x.stride(i - new_dims)
-        if target == -1 or target == have:
-            out_size.append(have)
-            out_stride.append(stride)
-        elif have == 1 and target >= 0:
-            out_size.append(target)
-            out_stride.append(0)
+            have = 1
+            stride = out_size[i + 1] * out_stride[i + 1] if i + 1 < len(size) else 1
         else:
-            raise LayoutError(
-                f"broadcast: dimension {i} has size {have}, which cannot be broadcast to {target}; "
-                "only size-1 dimensions can be broadcast (use x.repeat(...) to copy instead)"
-            )
+            have, stride = x.shape[i - new_dims], x.stride(i - new_dims)
+        if target == -1:
+            target = have
+        if target != have:
+            if have != 1 or target < 0:
+                raise LayoutError(
+                    f"broadcast: dimension {i} has size {have}, which cannot be broadcast to "
+                    f"{target}; only size-1 dimensions can be broadcast (use x.repeat(...) to "
+                    "copy instead)"
+                )
+            stride = 0
+        out_size[i] = target
+        out_stride[i] = stride
     return _view(x, out_size, out_stride)
 
 
@@ -122,6 +133,8 @@ def sliding_window(x: torch.Tensor, size: int, step: int = 1, dim: int = -1) -> 
             [2, 3, 4]]), (2, 1))
     """
     x = _require_tensor(x, "sliding_window")
+    size = as_index(size, "sliding_window: window size")
+    step = as_index(step, "sliding_window: step")
     if x.dim() == 0:
         raise LayoutError(
             "sliding_window: a 0-d tensor has no dimension to slide along; reshape it to 1-d"
@@ -244,6 +257,8 @@ def blocks(x: torch.Tensor, bh: int, bw: int) -> torch.Tensor:
             [12, 13]])
     """
     height, width = _require_2d(x, "blocks")
+    bh = as_index(bh, "blocks: bh")
+    bw = as_index(bw, "blocks: bw")
     if bh < 1 or bw < 1 or height % bh or width % bw:
         raise LayoutError(
             f"blocks: block size {(bh, bw)} must be positive and divide the shape {(height, width)}"
@@ -262,7 +277,10 @@ def lrn(
     ``x**2`` is written once into a zero-padded buffer; the window sum reduces a
     :func:`sliding_window` view of it, so no ``size``-times-larger temporary is built.
     Peak memory is the padded buffer plus one input-sized result (one more input-sized
-    temporary when ``x`` requires grad, as autograd needs fresh tensors).
+    temporary when ``x`` requires grad or carries a forward-mode tangent, as autograd needs
+    fresh tensors).  Integer and bool inputs give a result of the default float dtype, as
+    ``local_response_norm`` does; the values are those of the input converted to that dtype
+    (torch's integer path also rounds the window average down to an integer).
 
     >>> import torch
     >>> x = torch.randn(2, 7, 3, 3)
@@ -274,14 +292,19 @@ def lrn(
         raise LayoutError(
             f"lrn: needs at least 3 dimensions (N, C, ...), got shape {tuple(x.shape)}"
         )
+    size = as_index(size, "lrn: window size")
     if size < 1:
         raise LayoutError(f"lrn: window size must be at least 1, got {size}")
+    if not (x.is_floating_point() or x.is_complex()):
+        # local_response_norm's `x * x` stays integer, then `* alpha` promotes to the default
+        # float dtype; converting first gives that dtype, and out= buffers of it.
+        x = x.to(torch.get_default_dtype())
     channels = x.shape[1]
     before, after = size // 2, (size - 1) // 2
-    records_grad = x.requires_grad and torch.is_grad_enabled()
+    records_grad = (x.requires_grad and torch.is_grad_enabled()) or _has_tangent(x)
     if records_grad:
-        # out= and in-place writes cannot carry autograd history: pad a fresh x*x instead,
-        # which costs one more input-sized temporary.
+        # out= and in-place writes cannot carry autograd history (backward or forward-mode):
+        # pad a fresh x*x instead, which costs one more input-sized temporary.
         squares = torch.nn.functional.pad(x * x, [0, 0] * (x.dim() - 2) + [before, after])
     else:
         squares = x.new_zeros((x.shape[0], channels + before + after, *x.shape[2:]))
@@ -293,6 +316,11 @@ def lrn(
     # In place from here on: the denominator buffer becomes the output.
     denominator = window_sum.mul_(alpha / size).add_(k).pow_(beta)
     return torch.div(x, denominator, out=denominator)
+
+
+def _has_tangent(x: torch.Tensor) -> bool:
+    """Whether ``x`` is a forward-mode AD dual tensor at the current level."""
+    return torch.autograd.forward_ad.unpack_dual(x).tangent is not None
 
 
 class PeakMemory(TorchDispatchMode):

@@ -53,6 +53,7 @@ def test_numpy_is_in_scope(capsys):
         ("torch.zeros(", "not a Python expression"),
         ("1 + 1", "int"),
         ("[]", "empty sequence"),
+        ("{}", "empty dict"),
         ("undefined_name", "evaluating EXPR raised NameError"),
         ("torch.eye(3).to_sparse()", "sparse"),
     ],
@@ -108,3 +109,23 @@ def test_docstring_examples_run():
 
     result = doctest.testmod(cli, optionflags=doctest.ELLIPSIS)
     assert result.attempted >= 4 and result.failed == 0
+
+
+@pytest.mark.parametrize("where", ["missing/dir/out.html", "."], ids=["missing-dir", "a-dir"])
+def test_html_to_a_path_that_cannot_be_written_is_one_line(tmp_path, where, monkeypatch):
+    need_vendor()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit, match=r"^stridewidget: cannot write --html \S+: \w"):
+        cli.main(["torch.zeros(2)", "--text", "--html", where])
+
+
+def test_html_to_an_unwritable_file_is_one_line(tmp_path, monkeypatch):
+    need_vendor()
+    target = tmp_path / "out.html"
+
+    def refuse(*_args, **_kwargs):  # root may write anywhere: simulate the permission error
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(type(target), "write_text", refuse)
+    with pytest.raises(SystemExit, match=r"cannot write --html .*Permission denied"):
+        cli.main(["torch.zeros(2)", "--text", "--html", str(target)])

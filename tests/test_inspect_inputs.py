@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import gc
 import warnings
 
 import numpy as np
 import pytest
 import torch
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
 
 import stridewidget as sw
+from stridewidget import __main__ as cli
 from stridewidget._inspect import read_cells, storage_key
+from stridewidget._scene import build_scene
 
 ALL_DTYPES = [
     torch.bool,
@@ -85,7 +90,7 @@ def test_expand_sliding_windows_conj_neg_parameter_grad():
     z = torch.randn(4, dtype=torch.complex64)
     assert "conj" in sw.inspect(z.conj()).notes
     assert "neg" in sw.inspect(torch._neg_view(torch.randn(3))).notes
-    assert read_cells(z.conj(), [1])[0] == z[1].item()  # the stored (unconjugated) value
+    assert read_cells(z.conj(), [1])[0] == z.conj()[1].item()  # the value read through the view
     p = torch.nn.Parameter(torch.randn(3, 4))
     assert sw.inspect(p).shape == (3, 4) and sw.same_storage(p, p.detach())
 
@@ -209,3 +214,298 @@ def test_str_and_explain_say_the_facts():
     assert "returns the tensor itself" in sw.inspect(x).explain()
     overlapping = sw.inspect(x.view(-1).unfold(0, 3, 2)).explain()
     assert "are the same cell" in overlapping and "unsafe" in overlapping
+
+
+# --- issue 12: adversarial inputs -----------------------------------------------------------------
+
+
+def _covered_bytes(a: np.ndarray) -> list[int]:
+    """Every byte offset (from the array's data pointer) that ``a``'s elements cover, brute force."""
+    covered = []
+    for index in np.ndindex(*a.shape):
+        start = sum(i * s for i, s in zip(index, a.strides))
+        covered.extend(range(start, start + a.itemsize))
+    return covered
+
+
+@st.composite
+def misaligned_arrays(draw):
+    """NumPy views whose byte offset or strides need not be multiples of the item size."""
+    itemsize = draw(st.sampled_from([2, 4, 8]))
+    dtype = {2: np.int16, 4: np.int32, 8: np.float64}[itemsize]
+    ndim = draw(st.integers(1, 3))
+    shape = tuple(draw(st.lists(st.integers(0, 4), min_size=ndim, max_size=ndim)))
+    strides = tuple(draw(st.lists(st.integers(-20, 20), min_size=ndim, max_size=ndim)))
+    offset = draw(st.integers(0, 40))
+    buffer = bytearray(draw(st.integers(64, 160)))
+    try:
+        return np.ndarray(shape, dtype, buffer=buffer, offset=offset, strides=strides)
+    except ValueError:  # leaves the buffer
+        assume(False)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(misaligned_arrays())
+def test_misaligned_numpy_flags_match_numpy_and_brute_force(a):
+    lay = sw.inspect(a)
+    assert lay.is_contiguous == a.flags.c_contiguous
+    assert lay.is_f_contiguous == a.flags.f_contiguous
+    covered = _covered_bytes(a)
+    distinct = set(covered)
+    assert lay.has_overlap == (len(distinct) < len(covered))
+    dense = len(distinct) == len(covered) and (
+        not covered or max(covered) - min(covered) + 1 == len(covered)
+    )
+    assert lay.is_dense == dense
+    assert lay.touched * lay.unit == len(distinct)
+    if a.flags.c_contiguous and a.size:
+        assert lay.explain().startswith("Contiguous")
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(misaligned_arrays(), misaligned_arrays())
+def test_misaligned_numpy_overlap_matches_shares_memory(a, b):
+    # Two views of one buffer: re-point b at a's buffer with b's own offset and strides.
+    buffer = a.base if isinstance(a.base, bytearray) else a.base.obj
+    offset = b.__array_interface__["data"][0] - np.frombuffer(b.base, np.uint8).ctypes.data
+    try:
+        b = np.ndarray(b.shape, b.dtype, buffer=buffer, offset=offset, strides=b.strides)
+    except ValueError:
+        assume(False)
+    assert sw.overlap(a, b) == np.shares_memory(a, b, max_work=None)
+
+
+def test_misaligned_numpy_examples_from_the_issue(tmp_path):
+    shifted = np.ndarray((4,), np.int32, buffer=bytearray(17), offset=1)
+    lay = sw.inspect(shifted)
+    assert lay.is_contiguous and "contiguous" in str(lay) and "Gapped" not in lay.explain()
+    path = tmp_path / "data.bin"
+    path.write_bytes(bytes(64))
+    mapped = np.memmap(path, np.int16, "r", offset=3, shape=(10,))
+    assert sw.inspect(mapped).is_contiguous == mapped.flags.c_contiguous
+    assert sw.inspect(np.frombuffer(bytes(64), np.int32, offset=1, count=5)).is_contiguous
+    one_byte_apart = np.ndarray((2,), np.int32, buffer=bytearray(16), strides=(1,))
+    lay = sw.inspect(one_byte_apart)
+    assert lay.has_overlap and not lay.is_contiguous and not lay.is_dense
+    assert "returns the tensor itself" not in lay.explain() and "Overlapping" in lay.explain()
+
+
+def test_conj_and_neg_views_show_the_values_they_read():
+    conj = torch.tensor([1 + 2j]).conj()
+    assert "1.-2.j" in sw.render_text(c=conj)
+    neg = torch._neg_view(torch.tensor([1.5, -2.0]))
+    text = sw.render_text(n=neg)
+    assert "-1.5" in text and " 2." in text
+    # a view and its conjugate over one storage: each grid reads through its own views
+    z = torch.tensor([1 + 2j, 3 - 1j])
+    scene = build_scene({"z": z, "zc": z.conj()})
+    texts = [storage["cells"]["text"] for storage in scene["storages"]]
+    assert texts == [["1.+2.j", "3.-1.j"], ["1.-2.j", "3.+1.j"]]
+    assert scene["storages"][0]["same_memory"] == ["s1"]
+
+
+def test_numpy_view_of_a_tensor_follows_the_base_chain_into_the_storage():
+    t = torch.arange(10.0)
+    lay = sw.inspect(t.numpy()[2:7:2])
+    reference = sw.inspect(t[2:7:2])
+    assert (lay.offset, lay.storage_size, lay.strides) == (
+        reference.offset,
+        reference.storage_size,
+        reference.strides,
+    )
+    assert lay.storage_address == t.untyped_storage().data_ptr()
+
+
+def test_broadcast_arrays_inspect_silently():
+    outputs = np.broadcast_arrays(np.zeros((3, 1)), np.zeros(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        lay = sw.inspect(outputs[0])
+    with pytest.warns(FutureWarning):  # NumPy's warning is still there for the user's own read
+        writeable = outputs[0].flags.writeable
+    assert lay.strides == (1, 0) and ("read-only" in lay.notes) == (not writeable)
+
+
+def _quantized(per_channel: bool) -> torch.Tensor:
+    values = torch.tensor([[0.0, 0.5, 1.0], [1.5, -1.0, 2.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized creation is deprecated in torch 2.13
+        if per_channel:
+            return torch.quantize_per_channel(
+                values, torch.tensor([0.5, 0.25]), torch.tensor([0, 1]), 0, torch.qint8
+            )
+        return torch.quantize_per_tensor(values, 0.5, 2, torch.quint8)
+
+
+@pytest.mark.parametrize("per_channel", [False, True], ids=["per-tensor", "per-channel"])
+def test_quantized_tensors_draw_their_codes_everywhere(per_channel, tmp_path):
+    q = _quantized(per_channel)
+    codes = q.int_repr().reshape(-1).tolist()
+    # torch itself refuses strided views of a per-channel tensor
+    for view in (q,) if per_channel else (q, q.t(), q[1:]):
+        scene = build_scene({"q": view})
+        shown = scene["storages"][0]["cells"]
+        assert shown["text"] == [str(codes[i]) for i in shown["index"]]
+        assert "quantized" in scene["tensors"][0]["layout"]["notes"]
+        assert "<svg" in sw.render_svg(view) and "quint8" in sw.render_text(view).replace(
+            "qint8", "quint8"
+        )
+        assert "<" in sw.render_html(view)
+    # the view dies at once; refreshing rebuilds it from its quantized base
+    widget = sw.show(q=q if per_channel else q[1:])
+    gc.collect()
+    widget.refresh()
+    shown = widget.scene["storages"][0]["cells"]
+    assert shown["text"] == [str(codes[i]) for i in shown["index"]]
+    board = sw.playground(q)
+    assert board.cell_text == [str(code) for code in codes]
+    assert board.error.startswith("as_strided: torch makes no strided views") == per_channel
+    assert cli.main([_QUANTIZED_EXPR[per_channel], "--text"]) == 0
+
+
+_QUANTIZED_EXPR = {
+    False: "torch.quantize_per_tensor(torch.ones(2, 3), 0.5, 2, torch.quint8).t()",
+    True: "torch.quantize_per_channel(torch.ones(2, 3), torch.tensor([0.5, 0.25]), "
+    "torch.tensor([0, 1]), 0, torch.qint8)",
+}
+
+VALUELESS_DTYPES = [
+    getattr(torch, name)
+    for name in (
+        "float4_e2m1fn_x2",
+        "bits1x8",
+        "bits2x4",
+        "bits4x2",
+        "bits8",
+        "bits16",
+        *(f"int{n}" for n in range(1, 8)),
+        *(f"uint{n}" for n in range(1, 8)),
+    )
+    if hasattr(torch, name)
+]
+
+
+@pytest.mark.parametrize("dtype", VALUELESS_DTYPES, ids=str)
+def test_dtypes_torch_cannot_index_are_drawn_without_values_saying_why(dtype):
+    x = torch.empty(6, dtype=dtype)
+    with pytest.raises(NotImplementedError):
+        x[torch.tensor([0])]  # the reason: no indexing kernel for this dtype
+    view = x[1::2]
+    lay = sw.inspect(view)
+    assert "unreadable-dtype" in lay.notes and "No values shown" in lay.explain()
+    assert read_cells(view, [0, 1]) is None
+    _assert_drawn_without_values(view, "unreadable-dtype")
+
+
+def _assert_drawn_without_values(x, note):
+    """Every renderer draws the layout; the scene they share says there are no values and why."""
+    scene = build_scene({"x": x})
+    assert not scene["storages"][0]["has_values"]
+    assert note in scene["tensors"][0]["layout"]["notes"]
+    lay = sw.inspect(x)
+    assert scene["tensors"][0]["layout"]["strides"] == list(lay.strides)
+    assert "<svg" in sw.render_svg(x) and "<" in sw.render_html(x)
+    assert "no values" in sw.render_text(x)
+    assert sw.show(x=x).scene["tensors"][0]["layout"]["notes"] == list(lay.notes)
+
+
+def test_complex32_shows_its_values():
+    z = torch.tensor([1 + 2j, 3 - 4j], dtype=torch.complex32)
+    assert read_cells(z, [0, 1]).tolist() == [1 + 2j, 3 - 4j]
+    assert "3.-4.j" in sw.render_text(z)
+
+
+def test_fake_tensor_is_noted_and_drawn_without_values():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        fake = torch.empty(3, 4).t()
+    lay = sw.inspect(fake)
+    assert "fake" in lay.notes and "Fake tensor" in lay.explain()
+    assert (lay.shape, lay.strides) == ((4, 3), (1, 4))
+    assert read_cells(fake, [0]) is None
+    _assert_drawn_without_values(fake, "fake")
+
+
+def test_wrapper_subclass_is_inspected_by_its_metadata():
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    pair = TwoTensor(torch.randn(3, 4), torch.randn(3, 4)).t()
+    lay = sw.inspect(pair)
+    assert (lay.shape, lay.strides, lay.offset) == (
+        tuple(pair.shape),
+        pair.stride(),
+        pair.storage_offset(),
+    )
+    assert "wrapper-subclass" in lay.notes and read_cells(pair, [0]) is None
+    assert "inner tensors" in lay.explain()
+    _assert_drawn_without_values(pair, "wrapper-subclass")
+
+
+def test_tensor_inside_functionalize_is_inspected_by_its_metadata():
+    seen = []
+
+    def body(t):
+        seen.append(sw.inspect(t[1:]))
+        seen.append(sw.render_text(t[1:]))
+        return t + 1
+
+    torch.func.functionalize(body)(torch.randn(4))
+    lay, text = seen
+    assert (lay.shape, lay.offset, lay.storage_size) == ((3,), 1, 4)
+    assert "functional" in lay.notes and "functionalize" in lay.explain() and "no values" in text
+
+
+def _object_without_module():
+    """An instance whose class has no ``__module__`` (built here: pytest's doctest collection
+    would trip over such a class at module level)."""
+
+    class NoModuleMeta(type):
+        def __getattribute__(cls, name):
+            if name == "__module__":
+                raise AttributeError(name)
+            return super().__getattribute__(name)
+
+    return NoModuleMeta("_NoModule", (), {})()
+
+
+def test_errors_for_odd_arguments_are_clear():
+    assert sw.Layout((4,), (1,)).address(np.int64(3)) == 3
+    with pytest.raises(TypeError, match="index must be ints"):
+        sw.Layout((4,), (1,)).address(1.5)
+    with pytest.raises(TypeError, match=r"takes a torch\.Tensor or numpy\.ndarray, got _NoModule"):
+        sw.inspect(_object_without_module())
+    with pytest.raises(TypeError, match=r"got builtins\.list.*torch\.as_tensor"):
+        sw.show(a=[1, 2])
+    assert sw.OverlapWarning is __import__("stridewidget._inspect").OverlapWarning
+    assert "OverlapWarning" in sw.__all__
+
+
+@pytest.mark.parametrize(
+    "args, error, message",
+    [
+        (((2.7,), (1.9,), 1.5), TypeError, r"size entry must be an int, got 2\.7"),
+        ((("34"), ("11")), TypeError, r"size must be a sequence of ints.*'34'"),
+        (((3,), ("abc",)), TypeError, r"stride entry must be an int, got 'abc'"),
+        (((1,), (2**70,)), sw.LayoutError, "does not fit in a 64-bit int"),
+        (((2,), (1,), 0.5), TypeError, r"storage_offset must be an int, got 0\.5"),
+        ((5, (1,)), TypeError, r"size must be a sequence of ints"),
+    ],
+)
+def test_as_strided_refuses_non_integer_arguments_like_torch(args, error, message):
+    x = torch.arange(10.0)
+    with pytest.raises(error, match=message):
+        sw.as_strided(x, *args)
+    if error is TypeError:  # torch refuses them too
+        with pytest.raises((TypeError, RuntimeError)):
+            torch.as_strided(x, *args)
+
+
+@pytest.mark.parametrize("dtype", [torch.quint4x2, torch.quint2x4], ids=str)
+def test_packed_quantized_dtypes_are_refused_not_called_out_of_bounds(dtype):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # quantized creation is deprecated in torch 2.13
+        packed = torch.quantize_per_tensor(torch.randn(12), 0.25, 3, dtype)
+    assert packed.untyped_storage().nbytes() < packed.numel()  # several codes per byte
+    with pytest.raises(sw.LayoutError, match=r"packs \d codes into each byte.*int_repr"):
+        sw.inspect(packed)

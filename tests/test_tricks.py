@@ -78,9 +78,18 @@ def test_broadcast_equals_expand(x, data):
     size = [data.draw(st.integers(0, 3)) for _ in range(new_dims)]
     for n in x.shape:
         size.append(data.draw(st.sampled_from([n, -1, 3] if n == 1 else [n, -1])))
-    assert_view_equal(
-        built_without_allocating(lambda: tricks.broadcast(x, size)), x.expand(size), x
-    )
+    view = built_without_allocating(lambda: tricks.broadcast(x, size))
+    assert_view_equal(view, x.expand(size), x)
+    assert view.stride() == x.expand(size).stride()  # same metadata too, as PyTorch's test_expand
+
+
+def test_broadcast_strides_of_new_leading_size_one_dims_match_expand():
+    for x, size in [
+        (torch.rand(5), (1, 1, 5)),
+        (torch.rand(2, 3).t(), (1, 4, 1, 3, 2)),
+        (torch.tensor(1.0), (1, 2)),
+    ]:
+        assert tricks.broadcast(x, size).stride() == x.expand(size).stride()
 
 
 @SETTINGS
@@ -203,6 +212,26 @@ def test_blocks_and_checkerboard_reject_bad_shapes():
         tricks.blocks(torch.zeros(4, 6, 1), 2, 2)
 
 
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda x: tricks.sliding_window(x, 2.5), r"window size must be an int, got 2\.5"),
+        (lambda x: tricks.sliding_window(x, 2, step=1.5), r"step must be an int, got 1\.5"),
+        (lambda x: tricks.sliding_window(x, 2, dim="0"), r"dim must be an int, got '0'"),
+        (lambda x: tricks.transpose(x, 0.5, 1), r"transpose: dim must be an int, got 0\.5"),
+        (lambda x: tricks.merge_dims(x, 0, 1.0), r"merge_dims: dim must be an int"),
+        (lambda x: tricks.blocks(x, 2.0, 2), r"blocks: bh must be an int"),
+        (lambda x: tricks.broadcast(x, (2.0, 4, 6)), r"size entry must be an int"),
+        (lambda x: tricks.broadcast(x, "246"), r"size must be a sequence of ints"),
+        (lambda x: tricks.lrn(x[None], 2.5), r"window size must be an int"),
+    ],
+)
+def test_tricks_refuse_non_integer_arguments_like_torch(call, message):
+    x = torch.zeros(4, 6)
+    with pytest.raises(TypeError, match=message):
+        call(x)
+
+
 def test_tricks_reject_non_tensors():
     with pytest.raises(TypeError, match=r"needs a torch\.Tensor, got list"):
         tricks.transpose([[1, 2]])
@@ -280,3 +309,38 @@ def test_peak_memory_counts_copies_and_not_views():
         b = x + 1
     assert copies.peak == x.nbytes  # the clone was freed before b was allocated
     assert copies.live == b.nbytes
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8, torch.bool])
+def test_lrn_of_integer_input_gives_the_default_float_dtype(dtype):
+    x = torch.randint(0, 3, (2, 5, 3)).to(dtype)
+    result = tricks.lrn(x, 3)
+    assert result.dtype == torch.get_default_dtype()
+    if dtype == torch.int64:  # the one integer dtype local_response_norm itself accepts
+        assert result.dtype == F.local_response_norm(x, 3).dtype
+    torch.testing.assert_close(result, F.local_response_norm(x.float(), 3))
+
+
+def test_lrn_supports_forward_mode_ad():
+    import torch.autograd.forward_ad as fwAD
+
+    x = torch.randn(2, 6, 3, dtype=torch.float64)
+    tangent = torch.randn_like(x)
+    with fwAD.dual_level():
+        ours = fwAD.unpack_dual(tricks.lrn(fwAD.make_dual(x, tangent), 3))
+        reference = fwAD.unpack_dual(F.local_response_norm(fwAD.make_dual(x, tangent), 3))
+    torch.testing.assert_close(ours.primal, reference.primal)
+    torch.testing.assert_close(ours.tangent, reference.tangent)
+
+
+def test_lrn_gradcheck_and_half_precision():
+    x = torch.randn(1, 5, 2, 2, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda t: tricks.lrn(t, 3), (x,))
+    assert torch.autograd.gradcheck(lambda t: tricks.lrn(t, 3), (x,), check_forward_ad=True)
+    for dtype in (torch.float16, torch.bfloat16):
+        low = x.detach().to(dtype)
+        result = tricks.lrn(low, 3)
+        assert result.dtype == dtype
+        # torch's CPU pooling has no half kernels: compare with float32 rounded to the dtype
+        reference = F.local_response_norm(low.float(), 3).to(dtype)
+        torch.testing.assert_close(result, reference, rtol=2e-2, atol=1e-3)

@@ -133,7 +133,7 @@ _GEOMETRY = {
     "row_gap": 4,
     "gap_h": 24,
     "logical_w": 46,
-    "logical_h": 32,  # value over its address (@6)
+    "logical_h": 28,  # value over its address (@6)
     "ellipsis_w": 20,
     "ellipsis_h": 16,
     "arrow_lane": 15,  # vertical room per arc lane above the strip

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
-from stridewidget._scene import _histogram_counts, _nested_counts, _PreimageCounter, build_scene
+from stridewidget._scene import build_scene
+from stridewidget._touch import _histogram_counts, _nested_counts, _PreimageCounter
 
 
 def logical_cells(tensor_scene):

@@ -18,13 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
-from stridewidget._scene import (
-    MAX_STRIP_CELLS,
-    _histogram_counts,
-    _nested_counts,
-    _PreimageCounter,
-    build_scene,
-)
+from stridewidget._scene import MAX_STRIP_CELLS, build_scene
+from stridewidget._touch import _histogram_counts, _nested_counts, _PreimageCounter
 
 
 def logical_cells(tensor_scene):

@@ -3,7 +3,7 @@ export const STORAGE_GEOMETRY = {
   minCellW: 34,
   maxCellW: 64,
   cellH: 34,
-  stripH: 11,
+  stripH: 13,
   indexH: 13, // the storage index under each cell
   rowGap: 8, // arrows into a later row run in this gap, never across text
   headerH: 15, // column offsets "+0 … +n" above a wrapped strip

@@ -1,9 +1,18 @@
+import style from "../stridewidget/render/style.json";
+
 // The scene rules that the playground applies in the browser, the twins of stridewidget/_scene.py
 // (_arrows, _suggest_wrap, _panels and the limits): js/rules.test.js checks them against scenes
 // that Python built, so the playground and the widget draw the same picture.
 
-/** The limits of build_scene's defaults (scene["limits"]). */
-export const LIMITS = { edge_items: 3, threshold: 256, max_dim_items: 32, max_slices: 16, max_storage_cells: 1024, max_strip_cells: 32 };
+/** The limits of build_scene's defaults (scene["limits"]); the shared ones come from the style. */
+export const LIMITS = {
+  edge_items: 3,
+  threshold: 256,
+  max_dim_items: 32,
+  max_slices: style.limits.max_slices,
+  max_storage_cells: 1024,
+  max_strip_cells: style.limits.max_strip_cells,
+};
 /** A suggested row narrower than this reads as a column, not a strip of memory. */
 const MIN_WRAP = 8;
 

@@ -77,7 +77,7 @@ both test suites check scenes against it)::
         ],
       }],
       "released": ["y"],               # added by StrideWidget: names whose tensor was freed
-      "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 16,
+      "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 8,
                  "max_storage_cells": 1024, "max_strip_cells": 32},
     }
 """
@@ -92,6 +92,7 @@ from ._errors import LayoutError
 from ._inspect import _cells, read_cells
 from ._layout import Layout
 from ._touch import _touch_counts
+from .render.style import STYLE
 
 __all__ = ["MAX_SLICES", "MAX_STRIP_CELLS", "SCENE_VERSION", "build_scene"]
 
@@ -102,12 +103,13 @@ SCENE_VERSION = 2
 _CONTEXT_CELLS = 2
 #: Runs shorter than this (or than a storage row) are drawn, not collapsed: a gap marker is as wide.
 _MIN_GAP = 4
-#: A storage of up to this many cells is drawn as one strip; no suggested row is wider.
-MAX_STRIP_CELLS = 32
+#: A storage of up to this many cells is drawn as one strip; no suggested row is wider (one value
+#: in the shared style, so the widget, the playground and the static pictures cannot drift).
+MAX_STRIP_CELLS: int = STYLE["limits"]["max_strip_cells"]
 #: A suggested row narrower than this reads as a column, not a strip of memory.
 _MIN_WRAP = 8
-#: Default number of 2-D slices listed per tensor (a 4×4 grid of panels).
-MAX_SLICES = 16
+#: Default number of 2-D slices (panels) listed per tensor.
+MAX_SLICES: int = STYLE["limits"]["max_slices"]
 #: Names longer than this are cut (a name is a label, not a payload).
 _MAX_NAME = 80
 

@@ -122,7 +122,7 @@ def test_wrap_is_a_synced_trait():
     w = sw.show(x, wrap=6)
     assert w.wrap == 6
     state = w.get_state()
-    assert state["wrap"] == 6 and state["scene"]["storages"][0]["wrap"] == 4
+    assert state["wrap"] == 6 and state["scene"]["storages"][0]["wrap"] == 12
     w.set_state({"wrap": 2})
     assert w.wrap == 2
 
@@ -150,8 +150,8 @@ def test_static_html_follows_the_wrap_trait(monkeypatch):
     w._repr_mimebundle_()
     w.wrap = 6
     w._repr_mimebundle_()
-    assert [scene["storages"][0]["wrap"] for scene in seen] == [4, 6]
-    assert w.scene["storages"][0]["wrap"] == 4  # the scene itself keeps the suggestion
+    assert [scene["storages"][0]["wrap"] for scene in seen] == [12, 6]
+    assert w.scene["storages"][0]["wrap"] == 12  # the scene itself keeps the suggestion
 
 
 def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(monkeypatch):

@@ -270,7 +270,7 @@ function render({ model, el }) {
     const drawn = drawStorage(storage, scene.tensors, storage.wrap, uid);
     const viewTensor = indexed.tensors.get("t1");
     // labels in the legend above the grid (no collisions); no arrows for a refused setting
-    drawArrows(drawn.arrows, viewTensor, drawn.positions, { legend: drawn.arrowLegend });
+    drawArrows(drawn.arrows, viewTensor, drawn.layout, { legend: drawn.arrowLegend });
     const views = { storages: new Map([["s0", drawn]]), storageCells: new Map([["s0", drawn.cells]]), logicalCells: new Map() };
     const parts = [drawn.node];
     if (viewTensor) {

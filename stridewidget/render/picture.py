@@ -232,24 +232,19 @@ class _Lookup:
 # --- storage strip --------------------------------------------------------------------------------
 
 
-def _merged_arrows(members: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """One arrow per (tensor, stride): dims with equal strides share an arc (``d0,d1 +1``)."""
-    merged: dict[tuple, dict[str, Any]] = {}
-    for tensor in members:
-        for arrow in tensor["arrows"]:
-            key = (tensor["order"], arrow["stride"], arrow["from"], arrow["to"])
-            if key in merged:
-                merged[key]["dims"].append(arrow["dim"])
-                continue
-            merged[key] = {"tensor": tensor, "dims": [arrow["dim"]], **arrow}
+def _arrows(members: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every member's arrows (the scene merges dims of equal stride into one, ``d0,d1 +1``),
+    labelled with the tensor's letter when several tensors share the storage."""
     prefix = len(members) > 1
-    for arrow in merged.values():
-        dims = ",".join(f"d{d}" for d in arrow["dims"])
-        stride = "×0" if arrow["stride"] == 0 else signed(arrow["stride"])
-        arrow["label"] = (
-            f"{arrow['tensor']['mark']} {dims} {stride}" if prefix else f"{dims} {stride}"
-        )
-    return list(merged.values())
+    return [
+        {
+            **arrow,
+            "tensor": tensor,
+            "label": f"{tensor['mark']} {arrow['label']}" if prefix else arrow["label"],
+        }
+        for tensor in members
+        for arrow in tensor["arrows"]
+    ]
 
 
 def _storage_cell_width(storage: Mapping[str, Any], members: Sequence[Mapping[str, Any]]) -> float:
@@ -302,7 +297,8 @@ def _strip_rows(
     cells = sum(1 for item in items if item["kind"] == "cell")
     max_cells = LIMITS["max_strip_cells"]
     has_gaps = cells < len(items)
-    if has_gaps or (cells <= max_cells and cells * cell_w <= room):
+    natural = max(1, int(storage["wrap"]))
+    if has_gaps or (cells <= min(natural, max_cells) and cells * cell_w <= room):
         rows: list[list[dict[str, Any]]] = [[]]
         x = count = 0.0
         for item in items:
@@ -314,12 +310,9 @@ def _strip_rows(
             rows[-1].append({**item, "x": x})
             x += item["w"]
             count += item["kind"] == "cell"
-        return rows, None
-    natural = max(1, int(storage["wrap"]))
+        return [row for row in rows if row], None
     limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
     wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
-    if wrap < 4 <= limit:  # a prime natural width: plain rows of what fits
-        wrap = limit
     rows = []
     for item in items:
         col = item["cell"] % wrap
@@ -391,7 +384,7 @@ class _Builder:
         show_text = texts is not None and all(
             text_width(t, G["font_size"]) <= cell_w - 6 for t in texts
         )
-        arrows = _merged_arrows(members)
+        arrows = _arrows(members)
         # first pass: which arrows change rows (their lanes and labels sit left of the strip)
         rows, wrap = _strip_rows(storage, cell_w, MAX_WIDTH - 2 * PAD)
         labels = [_row_label(row) for row in rows] if wrap else []
@@ -433,7 +426,7 @@ class _Builder:
         if x > PAD and x + 10 + text_width(what, G["font_size"]) > MAX_WIDTH:
             x, y = PAD, y + G["line_h"]
         self.items.append(self.text(x + (10 if x > PAD else 0), y, what, muted=True))
-        y += 8
+        y += 4
         y += 6
         if wrap is not None:  # column offsets over the columns
             y += G["header_h"]
@@ -490,7 +483,7 @@ class _Builder:
             note = f"values too wide for the cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
             y += G["line_h"] - 4
             self.items.append(self.text(left, y, note, muted=True))
-        return y + 6
+        return y + 2
 
     def _gap(self, segment: Mapping[str, Any], label: str, x: float, y: float, w: float) -> Group:
         count = group_digits(segment["stop"] - segment["start"])
@@ -715,7 +708,7 @@ class _Builder:
                 else f"panels along dims {', '.join(map(str, range(ndim - 2)))}"
             )
             self.items.append(self.text(PAD, y, f"{outer}; {inner}", muted=True))
-        y += 8
+        y += 2
         x, row_h, panel_row_key = PAD, 0.0, None
         for s, slice_ in enumerate(logical["slices"]):
             if slice_["kind"] == "gap":
@@ -906,14 +899,15 @@ class _Builder:
                     anchor="middle",
                 )
             )
-        index = ", ".join(str(i) for i in logical_index(slice_, r, k))
-        tip = f"{tensor['name']}[{index}] → storage[{address}]"
+        at = logical_index(slice_, r, k)
+        index = ",".join(map(str, at))
+        tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
         if text is not None:
             tip += f" = {text}"
         return Group(
             "sws-lcell",
             body,
-            {"tensor": tensor["id"], "slice": s, "r": r, "c": k, "addr": address},
+            {"tensor": tensor["id"], "slice": s, "r": r, "c": k, "addr": address, "index": index},
             tip,
         )
 
@@ -949,7 +943,7 @@ def draw(scene: Mapping[str, Any], theme: str = "light") -> Picture:
     y = 4.0
     for storage in scene.get("storages", []):
         members = [t for t in tensors if t["storage"] == storage["id"]]
-        y = builder.storage(storage, members, y) + 8
+        y = builder.storage(storage, members, y) + 6
     x, row_h = 0.0, 0.0
     for tensor in tensors:
         items, w, h = builder.card(tensor)

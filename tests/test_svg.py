@@ -398,3 +398,18 @@ def test_themes_draw_with_their_own_colours(theme):
     with pytest.raises(ValueError, match="theme"):
         sw.render_svg(x=torch.arange(4.0), theme="sepia")
     assert colours["background"] in sw.render_html(x=torch.arange(4.0), theme=theme)
+
+
+def test_every_reader_and_its_count_is_written_on_the_cells_strip():
+    x = torch.arange(24).view(4, 6)
+    views = {"x": x, "b": x[:, 0:1].expand(4, 6), "w": x.view(-1).unfold(0, 3, 1)}
+    root = parse(sw.render_svg(**views))
+    counts = {name: brute_touch(t) for name, t in views.items()}
+    for g in groups(root, "sws-scell"):
+        cell = int(g.get("data-cell"))
+        expected = set()
+        for mark, name in zip("ABC", views):
+            n = counts[name].get(cell, 0)
+            if n:
+                expected.add(mark + (f"×{n}" if n > 1 else ""))
+        assert marks_in(g) == expected, cell

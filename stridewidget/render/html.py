@@ -60,7 +60,7 @@ def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **
     picture = render_svg(scene, theme=theme)  # first: it refuses an unknown theme
     colours = STYLE["themes"][theme]
     style = (
-        f"background:{colours['background']};color:{colours['text']};padding:8px;"
+        f"background:{colours['background']};color:{colours['text']};padding:6px;"
         f"border:1px solid {colours['panel_stroke']};border-radius:4px;display:inline-block;"
         "max-width:100%;overflow-x:auto;font-size:12px;"
         f"font-family:{STYLE['geometry']['font_family']}"

@@ -258,7 +258,8 @@ def _storage_cell_width(storage: Mapping[str, Any], members: Sequence[Mapping[st
     letters_w = 0.0
     for i in range(len(storage["cells"]["index"])):
         marks = [reader_mark(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
-        letters_w = max(letters_w, sum(text_width(m, G["strip_letter_min_px"]) + 4 for m in marks))
+        widest = max((text_width(m, G["strip_letter_min_px"]) + 4 for m in marks), default=0)
+        letters_w = max(letters_w, len(marks) * widest)  # the strip splits the cell evenly
     natural = max(G["cell_w"] - 10, index_w + 6, letters_w + 2)
     # values wider than this are drawn as colour (viridis) instead of text
     return max(natural, min(value_w + 8, 2 * G["cell_w"]))
@@ -464,7 +465,11 @@ class _Builder:
                     )
                 )
             self.width = max(self.width, left + row[-1]["x"] + row[-1]["w"] + PAD)
-            by_length = sorted(same_row.get(r, []), key=lambda a: abs(a["to"] - a["from"]))
+            # short arcs low, long ones above them, stride-0 loops on top: a loop's label, right
+            # of it, then sits above every arc instead of on one
+            by_length = sorted(
+                same_row.get(r, []), key=lambda a: (a["stride"] == 0, abs(a["to"] - a["from"]))
+            )
             for lane, arrow in enumerate(by_length):
                 arc, label = self._arc(arrow, positions, y, lane, cell_w)
                 arc_items.append(arc)
@@ -708,7 +713,7 @@ class _Builder:
                 else f"panels along dims {', '.join(map(str, range(ndim - 2)))}"
             )
             self.items.append(self.text(PAD, y, f"{outer}; {inner}", muted=True))
-        y += 2
+        y += 6 if ndim >= 3 else 2
         x, row_h, panel_row_key = PAD, 0.0, None
         for s, slice_ in enumerate(logical["slices"]):
             if slice_["kind"] == "gap":
@@ -722,7 +727,7 @@ class _Builder:
                         muted=True,
                     )
                 )
-                x, row_h, panel_row_key = PAD, 6.0, None
+                x, row_h, panel_row_key = PAD, 10.0, None
                 continue
             key = tuple(slice_["lead"][:-1]) if ndim >= 4 else None
             panel = self._slice(tensor, slice_, s, cell_w, show_values, ndim >= 3)

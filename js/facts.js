@@ -48,11 +48,11 @@ export function summaryLine(layout) {
 
 export function drawFacts(tensor) {
   const panel = htmlEl("div", "sw-facts");
-  const line = htmlEl("div", "sw-facts-line", summaryLine(tensor.layout));
-  line.title = "strides: how many storage elements one step along each dim moves; offset: the storage element of the first logical element";
-  panel.appendChild(line);
+  // the summary line is the expander's own label: one line of facts, the rest one click away
   const details = htmlEl("details", "sw-details");
-  details.appendChild(htmlEl("summary", "", "details"));
+  const line = htmlEl("summary", "sw-facts-line", summaryLine(tensor.layout));
+  line.title = "strides: how many storage elements one step along each dim moves; offset: the storage element of the first logical element — click for details";
+  details.appendChild(line);
   const list = htmlEl("dl", "sw-facts-list");
   for (const [label, text] of factRows(tensor.layout)) {
     list.append(htmlEl("dt", "", label), htmlEl("dd", "", text));

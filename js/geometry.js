@@ -2,14 +2,14 @@
 export const STORAGE_GEOMETRY = {
   minCellW: 34,
   maxCellW: 64,
-  cellH: 34,
+  cellH: 27,
   stripH: 13,
-  indexH: 13, // the storage index under each cell
-  rowGap: 8, // arrows into a later row run in this gap, never across text
+  indexH: 11, // the storage index under each cell
+  rowGap: 5, // arrows into a later row run in this gap, never across text
   headerH: 15, // column offsets "+0 … +n" above a wrapped strip
-  laneH: 15, // one arrow lane (its label is 10 px text on a background)
+  laneH: 13, // one arrow lane (its label is 10 px text on a background)
   bandPad: 6,
-  gapH: 24,
+  gapH: 15,
   charW: 6.7, // monospace 11px
   smallCharW: 5.9, // monospace 9.5px (indices)
   labelPad: 12,
@@ -17,7 +17,7 @@ export const STORAGE_GEOMETRY = {
   maxWidth: 1180, // automatic rows never make the strip wider than this
 };
 
-/** Pixel width of a storage cell that holds `chars` characters of 11px monospace. */
-export function cellWidth(chars, g = STORAGE_GEOMETRY) {
-  return Math.min(g.maxCellW, Math.max(g.minCellW, Math.ceil(chars * g.charW + 10)));
+/** Pixel width of a cell that holds `chars` characters of 11px monospace (`charW` for others). */
+export function cellWidth(chars, g = STORAGE_GEOMETRY, charW = g.charW, maxW = g.maxCellW) {
+  return Math.min(maxW, Math.max(g.minCellW, Math.ceil(chars * charW + 10)));
 }

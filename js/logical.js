@@ -8,13 +8,14 @@ import { cellWidth } from "./geometry.js";
 
 export const LOGICAL_GEOMETRY = {
   cellH: 26,
-  cellHBoth: 36, // value + address
+  cellHBoth: 29, // value + address
   ellipsisW: 20,
   ellipsisH: 16,
   headerH: 16,
   charW: 6.7,
   smallCharW: 5.9,
   labelPad: 12,
+  maxCellW: 96,
 };
 
 function columnXs(cols, left, cellW, g) {
@@ -84,18 +85,20 @@ export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
   const addresses = tensor.logical.slices.flatMap((slice) => (slice.kind === "slice" ? slice.addr.flat() : [])).filter((a) => a !== null);
   const addrChars = 1 + Math.max(1, ...addresses.map((a) => String(a).length));
   const valueChars = hasValues ? storage.text_width : 0;
-  const wanted = effective === "index" ? addrChars : effective === "both" ? Math.max(valueChars, Math.ceil((addrChars * g.smallCharW) / g.charW)) : valueChars;
-  const cellW = cellWidth(Math.max(wanted, 2));
+  // addresses are drawn in the small font; a 10^12-element storage's still fit (wider cells)
+  const valueW = effective === "index" ? 0 : cellWidth(Math.max(valueChars, 2));
+  const addrW = effective === "values" ? 0 : cellWidth(addrChars, undefined, g.smallCharW, g.maxCellW);
+  const cellW = Math.max(valueW, addrW);
   return {
     mode: effective,
     cellW,
     cellH: effective === "both" ? g.cellHBoth : g.cellH,
     valuesFit: hasValues && valueChars * g.charW + 6 <= cellW,
-    addrFits: addrChars * (effective === "index" ? g.charW : g.smallCharW) + 4 <= cellW,
+    addrFits: addrChars * g.smallCharW + 4 <= cellW,
   };
 }
 
-function drawSlice(tensor, indexed, slice, s, plan, cells, g) {
+function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = true } = {}) {
   const storageEntry = indexed.storages.get(tensor.storage);
   const storage = storageEntry?.storage;
   const svg = svgEl("svg", { class: "sw-logical-grid", role: "img" });
@@ -108,7 +111,7 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g) {
   const left = rowsReal ? rowChars * g.charW + g.labelPad : 0;
   const { xs, right } = colsReal ? columnXs(cols, left, plan.cellW, g) : { xs: [left], right: left + plan.cellW };
   let y = 0;
-  if (colsReal) {
+  if (colsReal && columnHeader) {
     cols.forEach((col, c) => {
       const w = col === null ? g.ellipsisW : plan.cellW;
       svg.appendChild(svgEl("text", { x: xs[c] + w / 2, y: y + 12, class: "sw-index-label", "text-anchor": "middle" }, col === null ? "⋯" : col));
@@ -151,9 +154,9 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g) {
       const text = cellText(indexed, tensor.storage, address);
       const addrText = plan.addrFits ? `@${address}` : "@…";
       if (plan.mode === "index") {
-        svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text" }, addrText));
+        svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
       } else {
-        const valueY = plan.mode === "both" ? y + 14 : y + plan.cellH / 2 + 3;
+        const valueY = plan.mode === "both" ? y + 11.5 : y + plan.cellH / 2 + 3;
         if (plan.valuesFit && text !== null) {
           svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
         } else if (storage) {
@@ -162,7 +165,7 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g) {
           if (fill) cell.setAttribute("style", `fill:${fill}`);
         }
         if (plan.mode === "both") {
-          svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH - 7, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
+          svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
         }
       }
       cells.set(key, cell);
@@ -224,7 +227,8 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
     box.style.gridRow = String(panel.row + 1);
     box.style.gridColumn = String(panel.col + 1);
     box.appendChild(htmlEl("div", "sw-slice-label", leadText(tensor, slice)));
-    box.appendChild(drawSlice(tensor, indexed, slice, panel.s, plan, cells, g));
+    // the panels of one grid column share their column indices: only the top row names them
+    box.appendChild(drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: panel.row === 0 }));
     table.appendChild(box);
   }
   node.appendChild(table);
@@ -238,9 +242,10 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
 /** Header line of a tensor card: swatch, mark, name, one-line layout, the click hint. */
 export function tensorHeader(tensor, uid) {
   const header = htmlEl("div", "sw-tensor-header");
-  const summary = htmlEl("span", "sw-summary", tensor.layout.text);
+  const { shape, strides, offset } = tensor.layout;
+  const summary = htmlEl("span", "sw-summary", shape ? `(${shape.join(",")}):(${strides.join(",")}) +${offset}` : tensor.layout.text);
   summary.title = "shape:strides +offset — (3,4):(4,1) +0 means shape (3, 4), one step along dim 0 moves 4 storage elements, along dim 1 moves 1, starting at storage element 0";
-  const hint = htmlEl("span", "sw-click-hint", "click to show its strides");
+  const hint = htmlEl("span", "sw-click-hint", "click: show its strides");
   header.append(swatch(tensor, uid), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name), summary, hint);
   return header;
 }

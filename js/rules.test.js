@@ -1,4 +1,5 @@
 // The playground's scene rules against scenes Python built, and every fixture against the schema.
+import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
 import schema from "../stridewidget/scene.schema.json";
@@ -12,6 +13,7 @@ import unfold from "./fixtures/unfold.json";
 import wide from "./fixtures/wide.json";
 import xss from "./fixtures/xss.json";
 import { playgroundScene } from "./playground/scene.js";
+import style from "../stridewidget/render/style.json";
 import { LIMITS, mergedArrows, panelsFor, suggestWrap } from "./rules.js";
 
 const fixtures = { aliases, copies, expand, five, hd, meta, unfold, wide, xss };
@@ -59,5 +61,21 @@ describe("the playground follows the same rules as build_scene", () => {
     expect(scene.version).toBe(2);
     expect(scene.storages[0].wrap).toBe(24);
     expect(scene.tensors[0].arrows.map((a) => a.label)).toEqual(["d0 +6", "d1 +1"]);
+  });
+});
+
+describe("colours the CSS repeats from the style", () => {
+  it("the playground's phantom cells use the style's phantom colours, per theme", () => {
+    const playgroundCss = readFileSync("js/playground/playground.css", "utf8"); // vitest runs from the repo root
+    const [light, dark] = playgroundCss.split("@media (prefers-color-scheme: dark)");
+    for (const [css, theme] of [
+      [light, style.themes.light],
+      [dark, style.themes.dark],
+    ]) {
+      const block = css.slice(css.indexOf("--pg-phantom-bg"));
+      expect(block).toContain(`--pg-phantom-bg: ${theme.phantom_bg};`);
+      expect(block).toContain(`--pg-phantom-stroke: ${theme.phantom_stroke};`);
+      expect(block).toContain(`--pg-phantom-text: ${theme.phantom_text};`);
+    }
   });
 });

@@ -23,8 +23,8 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
   const lastIndex = storage.cells.index.length ? storage.cells.index[storage.cells.index.length - 1] : 0;
   const indexChars = String(lastIndex).length;
   const valueChars = hasValues ? storage.text_width : 0;
-  const wanted = effective === "index" ? indexChars : valueChars;
-  const cellW = cellWidth(Math.max(wanted, 2), g);
+  // indices are drawn in the small font, values in the cell font
+  const cellW = effective === "index" ? cellWidth(indexChars, g, g.smallCharW) : cellWidth(Math.max(valueChars, 2), g);
   return {
     mode: effective,
     cellW,
@@ -34,11 +34,16 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
   };
 }
 
-/** The row width actually drawn: the scene's row, halved while it is wider than the page allows. */
+/**
+ * The row width actually drawn: the scene's row when it fits the page, else its largest divisor
+ * that fits and still reads as a strip (rows keep starting on its multiples), else as many cells
+ * as fit.
+ */
 export function fittedWrap(wrap, cellW, g = STORAGE_GEOMETRY) {
-  let fitted = Math.max(1, wrap);
-  while (fitted > 1 && fitted * cellW > g.maxWidth) fitted = Math.ceil(fitted / 2);
-  return fitted;
+  const fits = Math.max(1, Math.floor(g.maxWidth / cellW));
+  if (wrap <= fits) return Math.max(1, wrap);
+  for (let d = fits; d >= 8; d -= 1) if (wrap % d === 0) return d;
+  return fits;
 }
 
 /**

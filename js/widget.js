@@ -79,7 +79,7 @@ function render({ model, el }) {
       const on = card.dataset.tensor === tensorId;
       card.classList.toggle("sw-active", on);
       const hint = card.querySelector(".sw-click-hint");
-      if (hint) hint.textContent = on ? "its strides are drawn on the storage" : "click to show its strides";
+      if (hint) hint.textContent = on ? "its strides are drawn" : "click: show its strides";
     }
   };
   // hovering a logical cell turns its tensor's arrows into the walk to the cell it reads
@@ -130,7 +130,8 @@ function render({ model, el }) {
       }),
       label,
     );
-    root.append(toolbar, status);
+    toolbar.appendChild(status);
+    root.append(toolbar);
     setStatus(null);
 
     for (const storage of scene.storages ?? []) {
@@ -144,7 +145,8 @@ function render({ model, el }) {
         chip.append(swatch(tensor, `${uid}-legend`), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name));
         legend.appendChild(chip);
       }
-      legend.appendChild(htmlEl("span", "sw-caption", cellsCaption(drawn.plan.mode)));
+      // one line: who lives here, the arrows' legend, what the numbers are
+      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan.mode)));
       drawn.node.insertBefore(legend, drawn.node.children[1]);
       views.storages.set(storage.id, drawn);
       views.storageCells.set(storage.id, drawn.cells);

@@ -65,11 +65,11 @@ describe("rendering", () => {
     const labels = () => [...el.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent);
     const hint = (t) => el.querySelector(`.sw-tensor[data-tensor="${t}"] .sw-click-hint`).textContent;
     expect(labels()).toEqual(["d0 +4", "d1 +1"]);
-    expect(hint("t1")).toBe("click to show its strides");
+    expect(hint("t1")).toBe("click: show its strides");
     el.querySelector('.sw-tensor[data-tensor="t1"]').dispatchEvent(new MouseEvent("click", { bubbles: true }));
     expect(labels()).toEqual(["d0 +1", "d1 +4"]);
     expect(el.querySelector('.sw-tensor[data-tensor="t1"]').classList.contains("sw-active")).toBe(true);
-    expect(hint("t1")).toBe("its strides are drawn on the storage");
+    expect(hint("t1")).toBe("its strides are drawn");
     hover(lcell(el, "t2", 0, 0));
     el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
     expect(labels()).toEqual(["d0 +4", "d1 +2"]);

@@ -11,7 +11,8 @@ import { drawLogical } from "../logical.js";
 import { indexScene } from "../scene.js";
 import { drawArrows } from "../arrows.js";
 import { drawStorage } from "../storage.js";
-import { analyse, numel, overlapText, pastTheEnd, tupleText } from "./math.js";
+import { analyse, escapingCells, numel, overlapText, pastTheEnd, tupleText } from "./math.js";
+import { drawPhantoms } from "./phantom.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
 import { baseTouchCounts, playgroundScene } from "./scene.js";
@@ -273,6 +274,9 @@ function render({ model, el }) {
     drawArrows(drawn.arrows, viewTensor, drawn.layout, { legend: drawn.arrowLegend });
     const views = { storages: new Map([["s0", drawn]]), storageCells: new Map([["s0", drawn.cells]]), logicalCells: new Map() };
     const parts = [drawn.node];
+    // an escaping setting: draw the cells it would read past the end (the refusal text stays)
+    const escaping = result.escape ? escapingCells(state.size, state.stride, state.offset, state.storageSize) : null;
+    if (escaping?.total) parts.push(drawPhantoms(escaping, state.storageSize));
     if (viewTensor) {
       const card = htmlEl("div", "sw-tensor pg-view");
       const header = htmlEl("div", "sw-tensor-header", `view = ${viewTensor.layout.text}`);

@@ -1,76 +1,119 @@
-// Stride arrows over the storage grid: for each dim, element 0 -> its neighbour along that dim,
-// so the arrow's length in cells is the stride (a loop for stride 0).
+// Stride arrows and the index walk over the storage strip.
+//
+// Arrows: one per distinct stride (the scene merges equal strides, "d0,d1 +1"), from the tensor's
+// first element to its neighbour along those dims, each in its own lane of the band reserved above
+// the row where they start, so arcs never cross text and no two labels share a line.  A stride-0
+// dim is a small loop on its cell in the lowest lane.  An arrow to a later row leaves the band to
+// the right, runs down the channel right of the strip and enters its cell through the gap above
+// that row.
+// The index walk: hovering a logical cell draws offset → +i·s0 → +j·s1 … → the cell it reads.
 import { htmlEl, svgEl } from "./dom.js";
 import { STORAGE_GEOMETRY } from "./geometry.js";
 
-function strideLabel(stride) {
+/** The y of lane `lane` of the band above `row`, or of the gap above it when it has no band. */
+function laneY(row, lane, g) {
+  if (row.bandTop === null) return row.y - g.rowGap / 2;
+  return row.y - g.bandPad / 2 - (lane + 0.5) * g.laneH;
+}
+
+/** SVG path from storage cell item `from` to `to`, leaving through lane `lane`. */
+export function routeArrow(from, to, lane, layout, g = STORAGE_GEOMETRY) {
+  const x1 = from.x + from.w / 2;
+  const x2 = to.x + to.w / 2;
+  const top = from.y;
+  const ly = laneY(from.row, lane, g);
+  if (from.cell === to.cell) {
+    const r = 7;
+    return { d: `M ${x1 - 5} ${top} C ${x1 - 5 - r} ${ly}, ${x1 + 5 + r} ${ly}, ${x1 + 5} ${top}`, labelX: x1 + 5 + r + 3, labelY: ly + 2, anchor: "start" };
+  }
+  const bend = 4;
+  if (from.row === to.row) {
+    const sign = x2 > x1 ? 1 : -1;
+    const d = `M ${x1} ${top} V ${ly + bend} Q ${x1} ${ly} ${x1 + sign * bend} ${ly} H ${x2 - sign * bend} Q ${x2} ${ly} ${x2} ${ly + bend} V ${to.y}`;
+    return { d, labelX: (x1 + x2) / 2, labelY: ly, anchor: "middle" };
+  }
+  // another row: right along the lane, down (or up) the channel, in through the gap above that row
+  const channel = layout.channelX + 4 * lane;
+  const entry = (to.row.bandTop ?? to.y) - g.rowGap / 2;
+  const d = `M ${x1} ${top} V ${ly + bend} Q ${x1} ${ly} ${x1 + bend} ${ly} H ${channel} V ${entry} H ${x2} V ${to.y}`;
+  return { d, labelX: (x1 + channel) / 2, labelY: ly, anchor: "middle" };
+}
+
+function strideText(stride) {
   return stride >= 0 ? `+${stride}` : `−${-stride}`;
 }
 
+function label(group, text, x, y, anchor, g) {
+  const w = text.length * 6.1 + 6;
+  const left = anchor === "start" ? x - 2 : x - w / 2;
+  group.appendChild(svgEl("rect", { x: left, y: y - g.laneH / 2 + 1.5, width: w, height: g.laneH - 3, rx: 5, class: "sw-arrow-badge-bg" }));
+  group.appendChild(svgEl("text", { x: anchor === "start" ? x + 1 : x, y: y + 3.5, class: "sw-arrow-badge", "text-anchor": anchor }, text));
+}
+
 /**
- * The arrows of one tensor: element 0 → its neighbour along each dim.  On the grid each arrow
- * carries a small "d<k>" badge; the full labels ("dim 0: +4") go in `legend` (an HTML element,
- * optional), where they never collide with cells or with each other.
+ * The arrows of one tensor on its storage strip (`layout` from layoutStorage).  The legend (an
+ * HTML element, optional) says where they start and lists every arrow with its stride.
  */
-export function drawArrows(group, tensor, positions, { legend = null, geometry = STORAGE_GEOMETRY } = {}) {
+export function drawArrows(group, tensor, layout, { legend = null, geometry = STORAGE_GEOMETRY } = {}) {
   group.replaceChildren();
   legend?.replaceChildren();
   if (!tensor || tensor.arrows.length === 0) return;
-  const { cellW, cellH } = geometry;
   const origin = tensor.arrows[0];
   legend?.appendChild(
     htmlEl("span", "sw-arrow-intro", `stride arrows of ${tensor.name}, from ${tensor.name}[${origin.from_index.join(",")}] = storage[${origin.from}]: `),
   );
-  tensor.arrows.forEach((arrow, k) => {
-    const label = `dim ${arrow.dim}: ${strideLabel(arrow.stride)}`;
-    const from = positions.get(arrow.from);
-    const to = positions.get(arrow.to);
-    const entry = htmlEl("span", "sw-arrow-label", label);
+  for (const arrow of tensor.arrows) {
+    const entry = htmlEl("span", "sw-arrow-label", arrow.label);
     entry.dataset.dim = arrow.dim;
+    entry.title = `one step along ${arrow.dims.map((d) => `dim ${d}`).join(" or ")} moves ${strideText(arrow.stride)} storage elements (${strideText(arrow.byte_stride)} bytes)`;
     legend?.appendChild(entry);
+    const from = layout.positions.get(arrow.from);
+    const to = layout.positions.get(arrow.to);
     if (!from || !to) {
       legend?.appendChild(htmlEl("span", "sw-arrow-note", " (its target is not shown)"));
-      return;
+      continue;
     }
     const g = svgEl("g", { class: "sw-arrow", "data-dim": arrow.dim });
-    let badgeX;
-    let badgeY;
-    let d;
-    if (arrow.from === arrow.to) {
-      // stride 0: a loop on the cell
-      const cx = from.x + cellW / 2;
-      const top = from.y;
-      const r = 10 + 3 * k;
-      d = `M ${cx - 6} ${top} C ${cx - 6 - r} ${top - 2 * r - 8}, ${cx + 6 + r} ${top - 2 * r - 8}, ${cx + 6} ${top}`;
-      badgeX = cx - r - 12;
-      badgeY = top - r - 2;
-    } else if (from.y === to.y) {
-      // same row: an arc above
-      const x1 = from.x + cellW / 2;
-      const x2 = to.x + cellW / 2;
-      const lift = 14 + 9 * k + Math.min(24, Math.abs(x2 - x1) / 8);
-      const top = from.y;
-      d = `M ${x1} ${top} Q ${(x1 + x2) / 2} ${top - 2 * lift}, ${x2} ${top}`;
-      badgeX = (x1 + x2) / 2;
-      badgeY = top - lift;
-    } else {
-      // another row: a curve out into the channel left of the grid and back
-      const x1 = from.x + 4;
-      const y1 = from.y + cellH / 2;
-      const x2 = to.x + 4;
-      const y2 = to.y + cellH / 2;
-      const bend = Math.min(x1, x2) - 34 - 14 * k;
-      d = `M ${x1} ${y1} C ${bend} ${y1}, ${bend} ${y2}, ${x2} ${y2}`;
-      badgeX = bend + 8;
-      badgeY = (y1 + y2) / 2;
-    }
-    g.appendChild(svgEl("path", { d, class: "sw-arrow-line", "marker-end": `url(#${group.dataset.marker})` }));
-    // without a legend the badge carries the whole label
-    const badge = legend ? `d${arrow.dim}` : label;
-    const badgeW = badge.length * 6 + 8;
-    g.appendChild(svgEl("rect", { x: badgeX - badgeW / 2, y: badgeY - 7, width: badgeW, height: 13, rx: 6, class: "sw-arrow-badge-bg" }));
-    g.appendChild(svgEl("text", { x: badgeX, y: badgeY + 3.5, class: "sw-arrow-badge", "text-anchor": "middle" }, badge));
+    const route = routeArrow(from, to, arrow.lane, layout, geometry);
+    g.appendChild(svgEl("path", { d: route.d, class: "sw-arrow-line", "marker-end": `url(#${group.dataset.marker})` }));
+    label(g, arrow.label, route.labelX, route.labelY, route.anchor, geometry);
     group.appendChild(g);
-  });
+  }
 }
 
+/**
+ * The hops of the address formula for logical index `index` of `tensor`: from the offset, one hop
+ * per dim with a non-zero index, [{from, to, dim, text}].  Pure.
+ */
+export function walkHops(tensor, index) {
+  const { strides, offset } = tensor.layout;
+  const hops = [];
+  let at = offset;
+  index.forEach((i, dim) => {
+    if (i === 0 || strides[dim] === 0) return;
+    const next = at + i * strides[dim];
+    hops.push({ from: at, to: next, dim, text: `+${i}·${strides[dim]}` });
+    at = next;
+  });
+  return hops;
+}
+
+/** Draw the index walk of `index` (replacing the stride arrows); the legend spells it out. */
+export function drawWalk(group, tensor, index, layout, { legend = null, geometry = STORAGE_GEOMETRY } = {}) {
+  group.replaceChildren();
+  legend?.replaceChildren();
+  const hops = walkHops(tensor, index);
+  const parts = [`${tensor.name}[${index.join(",")}]: start at the offset ${tensor.layout.offset}`];
+  hops.forEach((hop, k) => {
+    parts.push(`${hop.text} (dim ${hop.dim}) → ${hop.to}`);
+    const from = layout.positions.get(hop.from);
+    const to = layout.positions.get(hop.to);
+    if (!from || !to) return;
+    const route = routeArrow(from, to, Math.min(k, Math.max(0, layout.lanes - 1)), layout, geometry);
+    const g = svgEl("g", { class: "sw-walk", "data-hop": k });
+    g.appendChild(svgEl("path", { d: route.d, class: "sw-walk-line", "marker-end": `url(#${group.dataset.marker})` }));
+    group.appendChild(g);
+  });
+  legend?.appendChild(htmlEl("span", "sw-walk-text", parts.join(" ")));
+  return hops;
+}

@@ -1,6 +1,8 @@
 // DOM/SVG helpers.  Every string from Python goes in through textContent or setAttribute,
 // never innerHTML: a tensor named `<img onerror=...>` is shown as text.
 
+import style from "../stridewidget/render/style.json";
+
 export const SVG_NS = "http://www.w3.org/2000/svg";
 
 /** An SVG element with attributes (values are stringified, never parsed as markup). */
@@ -21,11 +23,11 @@ export function htmlEl(tag, className, text) {
   return node;
 }
 
-/** Okabe-Ito colours: distinguishable with the common colour-vision deficiencies. */
-export const TENSOR_COLOURS = ["#E69F00", "#56B4E9", "#009E73", "#CC79A7", "#0072B2", "#D55E00", "#F0E442"];
+/** Okabe-Ito colours (distinguishable with the common colour-vision deficiencies), from the one style. */
+export const TENSOR_COLOURS = style.tensor_colours;
 
 /** Fill patterns, one per tensor, so tensors differ by more than hue. */
-const PATTERNS = ["solid", "diagonal", "dots", "vertical", "cross", "horizontal", "antidiagonal"];
+const PATTERNS = style.patterns;
 
 export function tensorColour(order) {
   return TENSOR_COLOURS[order % TENSOR_COLOURS.length];
@@ -49,26 +51,18 @@ export function patternDefs(uid, tensors) {
       patternUnits: "userSpaceOnUse",
     });
     pattern.appendChild(svgEl("rect", { width: 6, height: 6, fill: colour }));
-    const ink = { stroke: "rgba(0,0,0,0.55)", "stroke-width": 1.2 };
-    if (kind === "diagonal") pattern.appendChild(svgEl("path", { d: "M0,6 L6,0", ...ink }));
-    if (kind === "antidiagonal") pattern.appendChild(svgEl("path", { d: "M0,0 L6,6", ...ink }));
-    if (kind === "vertical") pattern.appendChild(svgEl("path", { d: "M3,0 L3,6", ...ink }));
-    if (kind === "horizontal") pattern.appendChild(svgEl("path", { d: "M0,3 L6,3", ...ink }));
-    if (kind === "cross") pattern.appendChild(svgEl("path", { d: "M0,3 L6,3 M3,0 L3,6", ...ink }));
-    if (kind === "dots") pattern.appendChild(svgEl("circle", { cx: 3, cy: 3, r: 1.3, fill: "rgba(0,0,0,0.55)" }));
+    const ink = style.themes.light.pattern_ink;
+    const path = style.pattern_paths[kind];
+    if (path) pattern.appendChild(svgEl("path", { d: path, stroke: ink, "stroke-width": 1.2 }));
+    if (kind === "dots") pattern.appendChild(svgEl("circle", { cx: 3, cy: 3, r: 1.3, fill: ink }));
     defs.appendChild(pattern);
   }
   return defs;
 }
 
-// viridis at 5 stops: perceptually ordered and colour-blind safe.
-const VIRIDIS = [
-  [68, 1, 84],
-  [59, 82, 139],
-  [33, 145, 140],
-  [94, 201, 98],
-  [253, 231, 37],
-];
+const hexChannels = (hex) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i + 2), 16));
+// viridis (perceptually ordered, colour-blind safe), its stops taken from matplotlib by the style
+const VIRIDIS = style.viridis.stops.map(hexChannels);
 
 /** Colour for `value` on a [lo, hi] scale; null value -> null (drawn neutral). */
 export function scaleColour(value, range) {

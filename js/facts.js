@@ -26,22 +26,48 @@ const FLAGS = [
   ["has_overlap", "overlap"],
 ];
 
+/** The flags that mean something for a tensor of `ndim` dims (channels-last only for 4-D). */
+export function flagsFor(ndim) {
+  return FLAGS.filter(([key]) => key !== "is_channels_last" || ndim === 4).filter(([key]) => key !== "is_f_contiguous" || ndim >= 2);
+}
+
+/**
+ * One line: `shape (3, 4) · strides (4, 1) · offset 0 · float32 · contiguous`, naming only the
+ * flags that hold (and "overlap" when it does); the layout class in words.
+ */
+export function summaryLine(layout) {
+  const words = [];
+  if (layout.is_contiguous) words.push("contiguous");
+  else if (layout.is_f_contiguous && layout.shape.filter((n) => n > 1).length >= 2) words.push("F-contiguous (transposed)");
+  else if (layout.is_channels_last && layout.shape.length === 4) words.push("channels-last");
+  else if (layout.is_dense) words.push("dense, permuted");
+  if (layout.has_overlap) words.push("overlapping");
+  else if (!layout.is_dense) words.push("gaps between elements");
+  return [`shape ${tuple(layout.shape)}`, `strides ${tuple(layout.strides)}`, `offset ${groupDigits(layout.offset)}`, layout.dtype, ...words].join(" · ");
+}
+
 export function drawFacts(tensor) {
   const panel = htmlEl("div", "sw-facts");
+  // the summary line is the expander's own label: one line of facts, the rest one click away
+  const details = htmlEl("details", "sw-details");
+  const line = htmlEl("summary", "sw-facts-line", summaryLine(tensor.layout));
+  line.title = "strides: how many storage elements one step along each dim moves; offset: the storage element of the first logical element — click for details";
+  details.appendChild(line);
   const list = htmlEl("dl", "sw-facts-list");
   for (const [label, text] of factRows(tensor.layout)) {
     list.append(htmlEl("dt", "", label), htmlEl("dd", "", text));
   }
   list.append(htmlEl("dt", "", "flags"));
   const flags = htmlEl("dd", "sw-flags");
-  for (const [key, label] of FLAGS) {
+  for (const [key, label] of flagsFor(tensor.layout.shape.length)) {
     const on = Boolean(tensor.layout[key]);
     // ✓/✗ in the text: the state is readable without colour
     flags.appendChild(htmlEl("span", on ? "sw-flag sw-flag-on" : "sw-flag sw-flag-off", `${on ? "✓" : "✗"} ${label}`));
   }
   list.appendChild(flags);
   if (tensor.layout.notes.length) list.append(htmlEl("dt", "", "notes"), htmlEl("dd", "", tensor.layout.notes.join(", ")));
-  panel.appendChild(list);
-  panel.appendChild(htmlEl("p", "sw-explain", tensor.layout.explain));
+  details.appendChild(list);
+  details.appendChild(htmlEl("p", "sw-explain", tensor.layout.explain));
+  panel.appendChild(details);
   return panel;
 }

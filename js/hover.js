@@ -67,7 +67,7 @@ export function clearHighlight(nodes) {
 }
 
 /** Attach hover handling to `root`; `state()` returns the current {indexed, views}. */
-export function attachHover(root, model, state, { onStatus, onActive }) {
+export function attachHover(root, model, state, { onStatus, onActive, onTarget = () => {} }) {
   let lit = [];
   let current = null;
   const publish = (value) => {
@@ -88,6 +88,8 @@ export function attachHover(root, model, state, { onStatus, onActive }) {
     current = target;
     onStatus(status);
     if (target.kind === "logical") onActive(target.tensor.id);
+    root.classList.add("sw-hovering");
+    onTarget(target);
     publish(value);
   };
   const onLeave = () => {
@@ -95,6 +97,8 @@ export function attachHover(root, model, state, { onStatus, onActive }) {
     lit = [];
     current = null;
     onStatus(null);
+    root.classList.remove("sw-hovering");
+    onTarget(null);
     publish(null);
   };
   root.addEventListener("mouseover", onOver);

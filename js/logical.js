@@ -1,27 +1,29 @@
-// The logical grid(s): the tensor as the user indexes it.  0-d, 1-d and 2-d directly; higher
-// dims as labelled 2-d slices of the last two dims, elided like torch's print.
+// The logical grid(s): the tensor as the user indexes it.  0-d, 1-d and 2-d directly; 3-D and
+// 4-D as a grid of small 2-D panels (rows × columns of slices, e.g. N×C of H×W); outer dims of
+// 5-D and more are picked with a slice selector.  Each cell shows its value, the storage address
+// it reads ("@6"), or both.
 import { cellText } from "./scene.js";
 import { htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
+import { cellWidth } from "./geometry.js";
 
 export const LOGICAL_GEOMETRY = {
-  cellW: 46,
   cellH: 26,
+  cellHBoth: 29, // value + address
   ellipsisW: 20,
   ellipsisH: 16,
-  labelW: 34,
   headerH: 16,
-  sliceLabelH: 18,
-  sliceGap: 10,
-  gapSliceH: 20,
   charW: 6.7,
+  smallCharW: 5.9,
+  labelPad: 12,
+  maxCellW: 96,
 };
 
-function columnXs(cols, g) {
+function columnXs(cols, left, cellW, g) {
   const xs = [];
-  let x = g.labelW;
+  let x = left;
   for (const col of cols) {
     xs.push(x);
-    x += col === null ? g.ellipsisW : g.cellW;
+    x += col === null ? g.ellipsisW : cellW;
   }
   return { xs, right: x };
 }
@@ -36,105 +38,214 @@ export function swatch(tensor, uid) {
 }
 
 /**
- * The logical grids of one tensor as an SVG.  Returns {node, cells: Map(key -> <g>)} where a
- * key is "tensorId:slice:r:c" (the same keys scene.js uses).
+ * Where each 2-D slice goes: {selectors, panels, gaps}.  `panels`: [{s, row, col}] for the slices
+ * whose outer index (the panels' select_dims) equals `selected` (default: the first listed);
+ * `selectors`: the distinct outer indices, as [[i0, ...], ...]; `gaps`: the gap markers.  Pure.
  */
-export function drawLogical(tensor, indexed, g = LOGICAL_GEOMETRY) {
+export function panelGrid(logical, selected = null) {
+  const { row_dim: rowDim, col_dim: colDim, select_dims: selectDims } = logical.panels ?? { row_dim: null, col_dim: null, select_dims: [] };
+  const keyOf = (slice) => selectDims.map((d) => slice.lead[d]);
+  const selectors = [];
+  const seen = new Set();
+  for (const slice of logical.slices) {
+    if (slice.kind !== "slice") continue;
+    const key = JSON.stringify(keyOf(slice));
+    if (!seen.has(key)) {
+      seen.add(key);
+      selectors.push(keyOf(slice));
+    }
+  }
+  const chosen = JSON.stringify(selected ?? selectors[0] ?? []);
+  const rowValues = [];
+  const colValues = [];
+  const panels = [];
+  logical.slices.forEach((slice, s) => {
+    if (slice.kind !== "slice" || JSON.stringify(keyOf(slice)) !== chosen) return;
+    const rowValue = rowDim === null ? 0 : slice.lead[rowDim];
+    const colValue = colDim === null ? 0 : slice.lead[colDim];
+    if (!rowValues.includes(rowValue)) rowValues.push(rowValue);
+    if (!colValues.includes(colValue)) colValues.push(colValue);
+    panels.push({ s, rowValue, colValue });
+  });
+  rowValues.sort((a, b) => a - b);
+  colValues.sort((a, b) => a - b);
+  for (const panel of panels) {
+    panel.row = rowValues.indexOf(panel.rowValue);
+    panel.col = colValues.indexOf(panel.colValue);
+  }
+  const gaps = logical.slices.filter((slice) => slice.kind === "gap");
+  return { selectors, selected: JSON.parse(chosen), panels, rows: rowValues, cols: colValues, rowDim, colDim, gaps };
+}
+
+/** The cell plan of a tensor's logical grids: width and what the cells hold.  Pure. */
+export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
+  const storage = indexed.storages.get(tensor.storage)?.storage;
+  const hasValues = Boolean(storage && storage.cells.text !== null);
+  const effective = hasValues ? mode : "index";
+  const addresses = tensor.logical.slices.flatMap((slice) => (slice.kind === "slice" ? slice.addr.flat() : [])).filter((a) => a !== null);
+  const addrChars = 1 + Math.max(1, ...addresses.map((a) => String(a).length));
+  const valueChars = hasValues ? storage.text_width : 0;
+  // addresses are drawn in the small font; a 10^12-element storage's still fit (wider cells)
+  const valueW = effective === "index" ? 0 : cellWidth(Math.max(valueChars, 2));
+  const addrW = effective === "values" ? 0 : cellWidth(addrChars, undefined, g.smallCharW, g.maxCellW);
+  const cellW = Math.max(valueW, addrW);
+  return {
+    mode: effective,
+    cellW,
+    cellH: effective === "both" ? g.cellHBoth : g.cellH,
+    valuesFit: hasValues && valueChars * g.charW + 6 <= cellW,
+    addrFits: addrChars * g.smallCharW + 4 <= cellW,
+  };
+}
+
+function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = true } = {}) {
   const storageEntry = indexed.storages.get(tensor.storage);
   const storage = storageEntry?.storage;
-  const fits = storage && storage.cells.text !== null && storage.text_width <= Math.floor((g.cellW - 4) / g.charW);
-  const cells = new Map();
   const svg = svgEl("svg", { class: "sw-logical-grid", role: "img" });
-  svg.appendChild(svgEl("title", {}, `${tensor.name}: logical view, shape (${tensor.logical.shape.join(", ")})`));
+  svg.appendChild(svgEl("title", {}, `${tensor.name}${tensor.logical.ndim > 2 ? slice.label : ""}: logical view, shape (${tensor.logical.shape.join(", ")})`));
+  const cols = slice.cols ?? [null];
+  const rows = slice.rows ?? [null];
+  const colsReal = slice.cols !== null;
+  const rowsReal = slice.rows !== null;
+  const rowChars = rowsReal ? Math.max(...rows.map((r) => (r === null ? 1 : String(r).length))) : 0;
+  const left = rowsReal ? rowChars * g.charW + g.labelPad : 0;
+  const { xs, right } = colsReal ? columnXs(cols, left, plan.cellW, g) : { xs: [left], right: left + plan.cellW };
   let y = 0;
-  let width = 120;
-  const { logical } = tensor;
-  if (logical.slices.length === 0) {
-    svg.appendChild(svgEl("text", { x: 0, y: 14, class: "sw-muted-text" }, "empty tensor: no elements"));
-    y = 20;
+  if (colsReal && columnHeader) {
+    cols.forEach((col, c) => {
+      const w = col === null ? g.ellipsisW : plan.cellW;
+      svg.appendChild(svgEl("text", { x: xs[c] + w / 2, y: y + 12, class: "sw-index-label", "text-anchor": "middle" }, col === null ? "⋯" : col));
+    });
+    y += g.headerH;
   }
-  logical.slices.forEach((slice, s) => {
-    if (slice.kind === "gap") {
-      const text = slice.dim === null ? `⋮ ${slice.count} more slices not shown` : `⋮ ${slice.count} slices along dim ${slice.dim} not shown`;
-      svg.appendChild(svgEl("text", { x: g.labelW, y: y + 14, class: "sw-gap-label" }, text));
-      y += g.gapSliceH;
+  rows.forEach((row, r) => {
+    if (rowsReal && row === null) {
+      svg.appendChild(svgEl("text", { x: left - 6, y: y + 12, class: "sw-index-label", "text-anchor": "end" }, "⋮"));
+      y += g.ellipsisH;
       return;
     }
-    if (logical.ndim > 2) {
-      svg.appendChild(svgEl("text", { x: 0, y: y + 13, class: "sw-slice-label" }, `${tensor.name}${slice.label}`));
-      y += g.sliceLabelH;
+    if (rowsReal) {
+      svg.appendChild(svgEl("text", { x: left - 6, y: y + plan.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "end" }, row));
     }
-    const cols = slice.cols ?? [null];
-    const rows = slice.rows ?? [null];
-    const colsReal = slice.cols !== null;
-    const rowsReal = slice.rows !== null;
-    const { xs, right } = colsReal ? columnXs(cols, g) : { xs: [g.labelW], right: g.labelW + g.cellW };
-    width = Math.max(width, right + 4);
-    if (colsReal) {
-      cols.forEach((col, c) => {
-        const w = col === null ? g.ellipsisW : g.cellW;
-        svg.appendChild(svgEl("text", { x: xs[c] + w / 2, y: y + 12, class: "sw-index-label", "text-anchor": "middle" }, col === null ? "⋯" : col));
-      });
-      y += g.headerH;
-    }
-    rows.forEach((row, r) => {
-      if (rowsReal && row === null) {
-        svg.appendChild(svgEl("text", { x: g.labelW - 6, y: y + 12, class: "sw-index-label", "text-anchor": "end" }, "⋮"));
-        y += g.ellipsisH;
+    cols.forEach((col, c) => {
+      if (colsReal && col === null) {
+        svg.appendChild(svgEl("text", { x: xs[c] + g.ellipsisW / 2, y: y + plan.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "middle" }, "⋯"));
         return;
       }
-      if (rowsReal) {
-        svg.appendChild(svgEl("text", { x: g.labelW - 6, y: y + g.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "end" }, row));
-      }
-      cols.forEach((col, c) => {
-        if (colsReal && col === null) {
-          svg.appendChild(svgEl("text", { x: xs[c] + g.ellipsisW / 2, y: y + g.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "middle" }, "⋯"));
-          return;
-        }
-        const address = slice.addr[r][c];
-        const key = `${tensor.id}:${s}:${r}:${c}`;
-        // one <rect> per cell carrying its data; the label is a sibling that ignores the pointer
-        const cell = svgEl("rect", {
-          x: xs[c],
-          y,
-          width: g.cellW - 2,
-          height: g.cellH - 2,
-          rx: 3,
-          class: "sw-lcell sw-cell-bg",
-          "data-key": key,
-          "data-tensor": tensor.id,
-          "data-slice": s,
-          "data-r": r,
-          "data-c": c,
-          "data-addr": address,
-        });
-        svg.appendChild(cell);
-        const text = cellText(indexed, tensor.storage, address);
-        const textAt = { x: xs[c] + (g.cellW - 2) / 2, y: y + g.cellH / 2 + 3, "text-anchor": "middle" };
-        if (storage && storage.cells.text === null) {
-          svg.appendChild(svgEl("text", { ...textAt, class: "sw-addr-text" }, `@${address}`));
-        } else if (fits && text !== null) {
-          svg.appendChild(svgEl("text", { ...textAt, class: "sw-cell-text" }, text));
+      const address = slice.addr[r][c];
+      const key = `${tensor.id}:${s}:${r}:${c}`;
+      // one <rect> per cell carrying its data; the labels are siblings that ignore the pointer
+      const cell = svgEl("rect", {
+        x: xs[c],
+        y,
+        width: plan.cellW - 2,
+        height: plan.cellH - 2,
+        rx: 3,
+        class: "sw-lcell sw-cell-bg",
+        "data-key": key,
+        "data-tensor": tensor.id,
+        "data-slice": s,
+        "data-r": r,
+        "data-c": c,
+        "data-addr": address,
+      });
+      svg.appendChild(cell);
+      const cx = xs[c] + (plan.cellW - 2) / 2;
+      const text = cellText(indexed, tensor.storage, address);
+      const addrText = plan.addrFits ? `@${address}` : "@…";
+      if (plan.mode === "index") {
+        svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
+      } else {
+        const valueY = plan.mode === "both" ? y + 11.5 : y + plan.cellH / 2 + 3;
+        if (plan.valuesFit && text !== null) {
+          svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
         } else if (storage) {
           const i = storageEntry.position.get(address);
           const fill = scaleColour(i === undefined ? null : storage.cells.value[i], storage.value_range);
           if (fill) cell.setAttribute("style", `fill:${fill}`);
         }
-        cells.set(key, cell);
-      });
-      y += g.cellH;
+        if (plan.mode === "both") {
+          svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
+        }
+      }
+      cells.set(key, cell);
     });
-    y += g.sliceGap;
+    y += plan.cellH;
   });
+  const width = Math.max(right + 2, 40);
   svg.setAttribute("width", width);
-  svg.setAttribute("height", y);
-  svg.setAttribute("viewBox", `0 0 ${width} ${y}`);
-  return { node: svg, cells };
+  svg.setAttribute("height", y + 2);
+  svg.setAttribute("viewBox", `0 0 ${width} ${y + 2}`);
+  return svg;
 }
 
-/** Header line of a tensor card: swatch, mark, name, one-line layout. */
+const leadText = (tensor, slice) => `${tensor.name}${slice.label}`;
+
+/**
+ * The logical grids of one tensor.  Returns {node, cells: Map(key -> <rect>)} where a key is
+ * "tensorId:slice:r:c" (the same keys scene.js uses).  `selected`: the outer index shown for
+ * 5-D and more; `onSelect(outer)` is called when the reader picks another.
+ */
+export function drawLogical(tensor, indexed, { mode = "both", selected = null, onSelect = null, geometry = LOGICAL_GEOMETRY } = {}) {
+  const g = geometry;
+  const cells = new Map();
+  const node = htmlEl("div", "sw-logical");
+  const { logical } = tensor;
+  if (logical.slices.length === 0) {
+    node.appendChild(htmlEl("div", "sw-muted", "empty tensor: no elements"));
+    return { node, cells };
+  }
+  const plan = logicalCellPlan(tensor, indexed, mode, g);
+  if (logical.ndim <= 2) {
+    node.appendChild(drawSlice(tensor, indexed, logical.slices[0], 0, plan, cells, g));
+    return { node, cells };
+  }
+  const grid = panelGrid(logical, selected);
+  if (grid.selectors.length > 1 || (logical.panels?.select_dims ?? []).length) {
+    const picker = htmlEl("label", "sw-slice-picker", `slice of dim${grid.selectors[0].length > 1 ? "s" : ""} ${logical.panels.select_dims.join(", ")}: `);
+    const select = htmlEl("select", "sw-slice-select");
+    grid.selectors.forEach((outer, k) => {
+      const option = htmlEl("option", "", `[${outer.join(", ")}, …]`);
+      option.value = String(k);
+      option.selected = JSON.stringify(outer) === JSON.stringify(grid.selected);
+      select.appendChild(option);
+    });
+    select.addEventListener("change", () => onSelect?.(grid.selectors[Number(select.value)]));
+    picker.appendChild(select);
+    node.appendChild(picker);
+  }
+  const dimName = (d) => (d === null ? null : `dim ${d}`);
+  const axes = [dimName(grid.rowDim) && `rows: ${dimName(grid.rowDim)}`, dimName(grid.colDim) && `columns: ${dimName(grid.colDim)}`, `each panel: dims ${logical.ndim - 2}, ${logical.ndim - 1}`]
+    .filter(Boolean)
+    .join(" · ");
+  node.appendChild(htmlEl("div", "sw-panel-axes", `panels — ${axes}`));
+  const table = htmlEl("div", "sw-panels");
+  table.style.gridTemplateColumns = `repeat(${grid.cols.length}, max-content)`;
+  for (const panel of grid.panels) {
+    const slice = logical.slices[panel.s];
+    const box = htmlEl("div", "sw-panel");
+    box.style.gridRow = String(panel.row + 1);
+    box.style.gridColumn = String(panel.col + 1);
+    box.appendChild(htmlEl("div", "sw-slice-label", leadText(tensor, slice)));
+    // the panels of one grid column share their column indices: only the top row names them
+    box.appendChild(drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: panel.row === 0 }));
+    table.appendChild(box);
+  }
+  node.appendChild(table);
+  for (const gap of grid.gaps) {
+    const text = gap.dim === null ? `⋮ ${gap.count} more slices not shown` : `⋮ ${gap.count} slices along dim ${gap.dim} not shown`;
+    node.appendChild(htmlEl("div", "sw-gap-note", text));
+  }
+  return { node, cells };
+}
+
+/** Header line of a tensor card: swatch, mark, name, one-line layout, the click hint. */
 export function tensorHeader(tensor, uid) {
   const header = htmlEl("div", "sw-tensor-header");
-  header.append(swatch(tensor, uid), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name), htmlEl("span", "sw-summary", tensor.layout.text));
+  const { shape, strides, offset } = tensor.layout;
+  const summary = htmlEl("span", "sw-summary", shape ? `(${shape.join(",")}):(${strides.join(",")}) +${offset}` : tensor.layout.text);
+  summary.title = "shape:strides +offset — (3,4):(4,1) +0 means shape (3, 4), one step along dim 0 moves 4 storage elements, along dim 1 moves 1, starting at storage element 0";
+  const hint = htmlEl("span", "sw-click-hint", "click: show its strides");
+  header.append(swatch(tensor, uid), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name), summary, hint);
   return header;
 }

@@ -1,71 +1,147 @@
-// The storage grid: the real buffer, one cell per storage element, wrapped into rows.
-// Cells never touched are greyed, each tensor's cells carry its colour + pattern + mark, cells read
-// more than once show the count, long runs are collapsed into gap rows.
+// The storage strip: the real buffer as one line of memory, one cell per storage element, each
+// with its storage index under it.  When it must wrap, rows are the storage's natural row (the
+// scene's `wrap`), labelled with their start index and read as one continuing line.  Cells never
+// touched are greyed, each tensor's cells carry its colour + pattern + mark, cells read more than
+// once show the count, long runs are explicit gap rows.
 import { groupDigits, htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
-import { STORAGE_GEOMETRY } from "./geometry.js";
+import { cellWidth, STORAGE_GEOMETRY } from "./geometry.js";
 
 // drawArrows lives in arrows.js; re-exported here for callers that import it with drawStorage.
 export { drawArrows } from "./arrows.js";
 export { STORAGE_GEOMETRY };
 
-
-/**
- * Where each shown cell and gap goes for a row width `wrap`: pure, no DOM.
- * A cells segment starts a new row at column (start % wrap), so columns keep their meaning
- * (rows of C for a contiguous (R, C) base); a gap is a row of its own.
- */
-export function layoutStorage(storage, wrap, geometry = STORAGE_GEOMETRY) {
-  const { cellW, cellH, rowGap, labelW, topPad, gapH } = geometry;
-  const items = [];
-  const rowLabels = [];
-  const positions = new Map();
-  let y = topPad;
-  let rowOpen = false; // the row at y already holds cells
-  let position = 0; // index into storage.cells
-  const closeRow = () => {
-    if (rowOpen) y += cellH + rowGap;
-    rowOpen = false;
-  };
-  for (const segment of storage.segments) {
-    closeRow();
-    if (segment.kind === "gap") {
-      items.push({ kind: "gap", segment, x: labelW, y, w: wrap * cellW - 2, h: gapH - 2 });
-      y += gapH + rowGap;
-      continue;
-    }
-    let col = segment.start % wrap;
-    rowLabels.push({ y, text: groupDigits(segment.start - col) });
-    for (let cell = segment.start; cell < segment.stop; cell++, position++) {
-      if (col === wrap) {
-        closeRow();
-        col = 0;
-        rowLabels.push({ y, text: groupDigits(cell) });
-      }
-      const item = { kind: "cell", cell, i: position, x: labelW + col * cellW, y, w: cellW - 2, h: cellH - 2 };
-      items.push(item);
-      positions.set(cell, item);
-      rowOpen = true;
-      col += 1;
-    }
-  }
-  closeRow();
-  return { items, rowLabels, positions, width: labelW + wrap * cellW + 8, height: y + 4 };
-}
+/** What the cells show: "values", "index" (storage index / address) or "both". */
+export const CELL_MODES = ["both", "values", "index"];
 
 /** Above this many shown storage cells, strips carry no mark letters (colour + pattern only). */
 export const MAX_LABELLED_CELLS = 240;
 
-/** Number of characters that fit in a storage cell. */
-export function charsThatFit(geometry = STORAGE_GEOMETRY) {
-  return Math.floor((geometry.cellW - 4) / geometry.charW);
+/** Cell width and what goes where for one storage in one mode: pure, no DOM. */
+export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
+  const hasValues = storage.cells.text !== null;
+  const effective = hasValues ? mode : "index";
+  const lastIndex = storage.cells.index.length ? storage.cells.index[storage.cells.index.length - 1] : 0;
+  const indexChars = String(lastIndex).length;
+  const valueChars = hasValues ? storage.text_width : 0;
+  // indices are drawn in the small font, values in the cell font
+  const cellW = effective === "index" ? cellWidth(indexChars, g, g.smallCharW) : cellWidth(Math.max(valueChars, 2), g);
+  return {
+    mode: effective,
+    cellW,
+    valuesFit: hasValues && valueChars * g.charW + 6 <= cellW,
+    indexFits: indexChars * g.smallCharW + 4 <= cellW,
+    indexUnder: effective === "both",
+  };
 }
 
 /**
- * One storage: header (dtype, size, which tensors) and the grid SVG.
- * Returns {node, cells: Map(cell -> <rect>), positions, arrows: <g>, arrowLegend: <div>}.
+ * The row width actually drawn: the scene's row when it fits the page, else its largest divisor
+ * that fits and still reads as a strip (rows keep starting on its multiples), else as many cells
+ * as fit.
  */
-export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOMETRY) {
-  const { cellW, cellH, stripH, labelW } = geometry;
+export function fittedWrap(wrap, cellW, g = STORAGE_GEOMETRY) {
+  const fits = Math.max(1, Math.floor(g.maxWidth / cellW));
+  if (wrap <= fits) return Math.max(1, wrap);
+  for (let d = fits; d >= 8; d -= 1) if (wrap % d === 0) return d;
+  return fits;
+}
+
+/**
+ * Where each shown cell, gap and label goes for a row width `wrap`: pure, no DOM.
+ * A cells segment starts a new row at column (start % wrap), so columns keep their meaning;
+ * a gap is a row of its own.  Rows holding a cell in `bandCells` (where arrows start) get a band
+ * of `lanes` arrow lanes above them, so arcs and their labels never cross text.
+ */
+export function layoutStorage(storage, wrap, { geometry = STORAGE_GEOMETRY, cellW = geometry.minCellW, indexUnder = true, lanes = 0, bandCells = [] } = {}) {
+  const g = geometry;
+  const rowStarts = [];
+  for (const segment of storage.segments) {
+    if (segment.kind !== "cells") continue;
+    for (let start = segment.start - (segment.start % wrap); start < segment.stop; start += wrap) rowStarts.push(start);
+  }
+  const labels = rowStarts.map((start) => groupDigits(start));
+  const labelW = Math.ceil(Math.max(...labels.map((text) => text.length), 1) * g.charW + g.labelPad);
+  const wrapped = storage.cells.index.length > wrap;
+  const bandRows = new Set(bandCells.map((cell) => cell - (cell % wrap)));
+  const bandH = lanes > 0 ? lanes * g.laneH + g.bandPad : 0;
+  const cellH = g.cellH;
+  const rowH = cellH + (indexUnder ? g.indexH : 0);
+  const items = [];
+  const rowLabels = [];
+  const rows = [];
+  const positions = new Map();
+  let y = wrapped ? g.headerH : 0;
+  const headerY = y;
+  let position = 0; // index into storage.cells
+  let row = null;
+  const openRow = (start) => {
+    if (bandRows.has(start)) {
+      row = { start, bandTop: y, y: y + bandH };
+    } else {
+      row = { start, bandTop: null, y };
+    }
+    y = row.y + rowH + g.rowGap;
+    rows.push(row);
+    rowLabels.push({ y: row.y, text: groupDigits(start) });
+  };
+  for (const segment of storage.segments) {
+    if (segment.kind === "gap") {
+      items.push({ kind: "gap", segment, x: labelW, y, w: wrap * cellW - 2, h: g.gapH - 2 });
+      y += g.gapH + g.rowGap;
+      row = null;
+      continue;
+    }
+    for (let cell = segment.start; cell < segment.stop; cell++, position++) {
+      const col = cell % wrap;
+      if (row === null || cell - col !== row.start) openRow(cell - col);
+      const item = { kind: "cell", cell, i: position, col, row, x: labelW + col * cellW, y: row.y, w: cellW - 2, h: cellH - 2 };
+      items.push(item);
+      positions.set(cell, item);
+    }
+  }
+  const stripRight = labelW + wrap * cellW;
+  return {
+    items,
+    rowLabels,
+    rows,
+    positions,
+    labelW,
+    cellW,
+    wrap,
+    wrapped,
+    headerY,
+    stripRight,
+    lanes,
+    channelX: stripRight + g.channelW / 2,
+    width: stripRight + g.channelW + 4 * lanes + 8,
+    height: y,
+  };
+}
+
+function colourScaleNote(storage) {
+  const [lo, hi] = storage.value_range ?? [null, null];
+  const note = htmlEl("div", "sw-scale-note", "values too wide for the cells: colour scale ");
+  const bar = htmlEl("span", "sw-scale-bar");
+  bar.setAttribute("style", `background:linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map((t) => scaleColour(t, [0, 1])).join(", ")})`);
+  const short = (v) => (v === null ? "?" : String(Number(v.toPrecision(4))));
+  note.append(htmlEl("span", "sw-scale-end", short(lo)), bar, htmlEl("span", "sw-scale-end", short(hi)), document.createTextNode(" (viridis) — hover a cell for its value"));
+  return note;
+}
+
+/** The caption saying what the numbers in the cells are. */
+export function cellsCaption(mode) {
+  if (mode === "index") return "cells show storage indices";
+  if (mode === "values") return "cells show values";
+  return "cells show values; small numbers are storage indices";
+}
+
+/**
+ * One storage: header (dtype, size), the strip SVG and the arrow legend.
+ * `lanes`: arrow lanes to reserve (the most any member needs); `mode`: see CELL_MODES.
+ * Returns {node, cells: Map(cell -> <rect>), positions, layout, arrows: <g>, arrowLegend: <div>}.
+ */
+export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geometry = STORAGE_GEOMETRY } = {}) {
+  const g = geometry;
   const node = htmlEl("div", "sw-storage");
   node.dataset.storage = storage.id;
   const header = htmlEl("div", "sw-storage-header");
@@ -73,7 +149,7 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
   const facts = htmlEl(
     "span",
     "sw-storage-facts",
-    ` · ${storage.dtype} · ${groupDigits(storage.size)} elements × ${storage.itemsize} B = ${groupDigits(storage.nbytes)} B · ${storage.device}`,
+    ` · one flat line of ${groupDigits(storage.size)} ${storage.dtype} elements × ${storage.itemsize} B = ${groupDigits(storage.nbytes)} B · ${storage.device}`,
   );
   header.append(title, facts);
   if (storage.same_memory?.length) {
@@ -82,7 +158,11 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
   node.appendChild(header);
 
   const members = tensors.filter((t) => t.storage === storage.id);
-  const layout = layoutStorage(storage, wrap, geometry);
+  const plan = storageCellPlan(storage, mode, g);
+  // a lane per arrow, and per hop of the index walk (one per dim of size > 1)
+  const lanes = Math.max(0, ...members.map((t) => Math.max(t.arrows.length, t.logical.shape.filter((n) => n > 1).length)));
+  const bandCells = members.flatMap((t) => (t.arrows.length ? [t.arrows[0].from] : []));
+  const layout = layoutStorage(storage, wrap, { geometry: g, cellW: plan.cellW, indexUnder: plan.indexUnder, lanes, bandCells });
   const svg = svgEl("svg", {
     class: "sw-storage-grid",
     width: layout.width,
@@ -90,7 +170,7 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
     viewBox: `0 0 ${layout.width} ${layout.height}`,
     role: "img",
   });
-  svg.appendChild(svgEl("title", {}, `storage ${storage.id}: ${storage.dtype}, ${storage.size} elements`));
+  svg.appendChild(svgEl("title", {}, `storage ${storage.id}: ${storage.dtype}, ${storage.size} elements in one line`));
   svg.appendChild(patternDefs(uid, members));
   const defs = svgEl("defs");
   const markerId = `${uid}-${storage.id}-arrowhead`;
@@ -99,13 +179,17 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
   defs.appendChild(marker);
   svg.appendChild(defs);
 
+  if (layout.wrapped) {
+    for (let col = 0; col < wrap; col++) {
+      svg.appendChild(svgEl("text", { x: layout.labelW + col * plan.cellW + (plan.cellW - 2) / 2, y: layout.headerY - 4, class: "sw-col-label", "text-anchor": "middle" }, `+${col}`));
+    }
+  }
   for (const label of layout.rowLabels) {
-    svg.appendChild(svgEl("text", { x: 44, y: label.y + cellH / 2 + 4, class: "sw-row-label", "text-anchor": "end" }, label.text));
+    svg.appendChild(svgEl("text", { x: layout.labelW - 8, y: label.y + g.cellH / 2 + 3, class: "sw-row-label", "text-anchor": "end" }, label.text));
   }
 
   const texts = storage.cells.text;
   const values = storage.cells.value;
-  const showText = texts !== null && storage.text_width <= charsThatFit(geometry);
   const cells = new Map();
   // Strips are one <path> per tensor (thousands of cells stay a handful of nodes).
   const strips = new Map(members.map((t) => [t.id, []]));
@@ -115,12 +199,14 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
   const stripLayer = svgEl("g", { class: "sw-strips" });
   const labelLayer = svgEl("g", { class: "sw-labels" });
   svg.append(cellLayer, stripLayer, labelLayer);
+  const indexText = (item) => (plan.indexFits ? String(item.cell) : `+${item.col}`);
   for (const item of layout.items) {
     if (item.kind === "gap") {
       cellLayer.appendChild(svgEl("rect", { x: item.x, y: item.y, width: item.w, height: item.h, rx: 4, class: "sw-gap-box" }));
       const count = item.segment.stop - item.segment.start;
       const what = item.segment.in_span ? "cells not shown" : "cells untouched";
-      const text = `⋯ ${groupDigits(count)} ${what} [${groupDigits(item.segment.start)} … ${groupDigits(item.segment.stop - 1)}] ⋯`;
+      const long = `⋯ ${groupDigits(count)} ${what} [${groupDigits(item.segment.start)} … ${groupDigits(item.segment.stop - 1)}] ⋯`;
+      const text = long.length * 6.2 <= item.w ? long : `⋯ ${groupDigits(count)} ⋯`;
       labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + item.h / 2 + 4, class: "sw-gap-label", "text-anchor": "middle" }, text));
       continue;
     }
@@ -132,8 +218,8 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
     const maxCount = Math.max(0, ...readers.map((r) => r.count ?? 0));
     if (maxCount > 1) cls += " sw-multi";
     const rect = svgEl("rect", { x: item.x, y: item.y, width: item.w, height: item.h, rx: 3, class: cls, "data-storage": storage.id, "data-cell": item.cell });
-    const value = values ? values[item.i] : null;
-    const fill = !showText && values && touched ? scaleColour(value, storage.value_range) : null;
+    const showValue = plan.mode !== "index" && plan.valuesFit;
+    const fill = plan.mode !== "index" && !plan.valuesFit && values && touched ? scaleColour(values[item.i], storage.value_range) : null;
     if (fill) rect.setAttribute("style", `fill:${fill}`);
     cellLayer.appendChild(rect);
     cells.set(item.cell, rect);
@@ -141,28 +227,32 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
     // the view is small enough for labels to stay cheap and legible)
     if (touched) {
       const pieceW = item.w / readers.length;
+      const marks = readers.map((reader) => {
+        if (reader.count === null) return `${reader.tensor.mark}?`;
+        return reader.count > 1 ? `${reader.tensor.mark}×${reader.count}` : reader.tensor.mark;
+      });
+      const marksFit = labelStrips && marks.every((mark) => pieceW >= mark.length * 6.2 + 2);
       readers.forEach((reader, k) => {
         const x = item.x + k * pieceW;
-        strips.get(reader.tensor.id).push(`M${x} ${item.y}h${pieceW}v${stripH}h${-pieceW}z`);
-        if (!labelStrips) return;
-        let mark = reader.tensor.mark;
-        if (reader.count === null) mark += "?";
-        else if (reader.count > 1) mark += `×${reader.count}`;
-        if (pieceW >= mark.length * 5.5 + 2) {
-          labelLayer.appendChild(svgEl("text", { x: x + pieceW / 2, y: item.y + stripH - 2, class: "sw-strip-label", "text-anchor": "middle" }, mark));
-        }
+        strips.get(reader.tensor.id).push(`M${x} ${item.y}h${pieceW}v${g.stripH}h${-pieceW}z`);
+        if (!marksFit) return;
+        const cls = reader.count > 1 ? "sw-strip-label sw-count" : "sw-strip-label";
+        labelLayer.appendChild(svgEl("text", { x: x + pieceW / 2, y: item.y + g.stripH - 1.5, class: cls, "text-anchor": "middle" }, marks[k]));
       });
+      // too narrow for every mark: the read count alone still shows
+      if (!marksFit && maxCount > 1) {
+        labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + g.stripH - 1.5, class: "sw-strip-label sw-count", "text-anchor": "middle" }, `×${maxCount}`));
+      }
     }
-    if (maxCount > 1) {
-      labelLayer.appendChild(svgEl("text", { x: item.x + item.w - 3, y: item.y + item.h - 3, class: "sw-count", "text-anchor": "end" }, `×${maxCount}`));
+    const textY = item.y + g.stripH + (item.h - g.stripH) / 2 + 4;
+    const textCls = touched ? "" : " sw-untouched-text";
+    if (showValue) {
+      labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: textY, class: `sw-cell-text${textCls}`, "text-anchor": "middle" }, texts[item.i]));
+    } else if (plan.mode === "index") {
+      labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: textY, class: `sw-cell-text sw-index-in-cell${textCls}`, "text-anchor": "middle" }, indexText(item)));
     }
-    const textY = item.y + stripH + (item.h - stripH) / 2 + 4;
-    if (showText) {
-      const textCls = touched ? "sw-cell-text" : "sw-cell-text sw-untouched-text";
-      labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: textY, class: textCls, "text-anchor": "middle" }, texts[item.i]));
-    } else if (texts === null) {
-      // no values (meta tensor, pure layout): the cell's index is the useful label
-      labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: textY, class: "sw-addr-text", "text-anchor": "middle" }, `@${item.cell}`));
+    if (plan.indexUnder) {
+      labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + item.h + g.indexH - 3, class: "sw-cell-index", "text-anchor": "middle" }, indexText(item)));
     }
   }
   for (const tensor of members) {
@@ -174,14 +264,6 @@ export function drawStorage(storage, tensors, wrap, uid, geometry = STORAGE_GEOM
   svg.appendChild(arrows);
   const arrowLegend = htmlEl("div", "sw-arrow-legend");
   node.append(arrowLegend, svg);
-  if (!showText && texts !== null) {
-    const [lo, hi] = storage.value_range ?? [null, null];
-    const note = htmlEl("div", "sw-scale-note", "values too wide for the cells: colour scale ");
-    const bar = htmlEl("span", "sw-scale-bar");
-    bar.setAttribute("style", `background:linear-gradient(to right, ${[0, 0.25, 0.5, 0.75, 1].map((t) => scaleColour(t, [0, 1])).join(", ")})`);
-    const short = (v) => (v === null ? "?" : String(Number(v.toPrecision(4))));
-    note.append(htmlEl("span", "sw-scale-end", short(lo)), bar, htmlEl("span", "sw-scale-end", short(hi)), document.createTextNode(" (viridis) — hover a cell for its value"));
-    node.appendChild(note);
-  }
-  return { node, cells, positions: layout.positions, arrows, arrowLegend };
+  if (plan.mode !== "index" && !plan.valuesFit && texts !== null) node.appendChild(colourScaleNote(storage));
+  return { node, cells, positions: layout.positions, layout, arrows, arrowLegend, plan };
 }

@@ -1,17 +1,29 @@
 import { describe, expect, it } from "vitest";
-import { drawArrows } from "./arrows.js";
+import { drawArrows, drawWalk, walkHops } from "./arrows.js";
 import { svgEl } from "./dom.js";
-import { layoutStorage, STORAGE_GEOMETRY } from "./storage.js";
+import { cellWidth, STORAGE_GEOMETRY } from "./geometry.js";
+import { fittedWrap, layoutStorage, storageCellPlan } from "./storage.js";
 import { addressFormula, indexScene, storageFormula } from "./scene.js";
 import aliases from "./fixtures/aliases.json";
+import expand from "./fixtures/expand.json";
 import meta from "./fixtures/meta.json";
+import unfold from "./fixtures/unfold.json";
 
 describe("layoutStorage", () => {
   it("keeps columns meaningful: cell k sits in column k % wrap", () => {
-    const { positions } = layoutStorage(meta.storages[0], 7);
-    for (const [cell, item] of positions) {
-      expect((item.x - STORAGE_GEOMETRY.labelW) / STORAGE_GEOMETRY.cellW).toBe(cell % 7);
+    const layout = layoutStorage(meta.storages[0], 7, { cellW: 40 });
+    for (const [cell, item] of layout.positions) {
+      expect((item.x - layout.labelW) / 40).toBe(cell % 7);
+      expect(item.row.start).toBe(cell - (cell % 7));
     }
+  });
+
+  it("draws a short storage as one strip", () => {
+    const storage = aliases.storages[0];
+    const layout = layoutStorage(storage, storage.wrap);
+    expect(storage.wrap).toBe(12);
+    expect(new Set([...layout.positions.values()].map((item) => item.y)).size).toBe(1);
+    expect(layout.wrapped).toBe(false);
   });
 
   it("puts every gap on a row of its own, in storage order", () => {
@@ -25,6 +37,38 @@ describe("layoutStorage", () => {
       lastY = item.y;
     }
     expect(items.filter((i) => i.kind === "gap").length).toBe(meta.storages[0].segments.filter((s) => s.kind === "gap").length);
+  });
+
+  it("reserves a band of lanes above the row where arrows start, and only there", () => {
+    const g = STORAGE_GEOMETRY;
+    const layout = layoutStorage(meta.storages[0], 10, { lanes: 3, bandCells: [0] });
+    const first = layout.rows[0];
+    expect(first.y - first.bandTop).toBe(3 * g.laneH + g.bandPad);
+    expect(layout.rows.slice(1).every((row) => row.bandTop === null)).toBe(true);
+  });
+
+  it("row labels hold every digit of a 10^12-element storage", () => {
+    const layout = layoutStorage(meta.storages[0], 10);
+    const last = meta.storages[0].cells.index.at(-1);
+    const start = last - (last % 10);
+    expect(layout.rowLabels.at(-1).text).toBe(String(start).replace(/\B(?=(\d{3})+(?!\d))/g, ","));
+    expect(layout.labelW).toBeGreaterThanOrEqual(layout.rowLabels.at(-1).text.length * STORAGE_GEOMETRY.charW);
+  });
+});
+
+describe("cell plans", () => {
+  it("sizes cells to their text and halves automatic rows that would be too wide", () => {
+    expect(cellWidth(2)).toBe(STORAGE_GEOMETRY.minCellW);
+    expect(cellWidth(100)).toBe(STORAGE_GEOMETRY.maxCellW);
+    expect(fittedWrap(32, 34)).toBe(32);
+    const wrap = fittedWrap(32, 64);
+    expect(wrap * 64).toBeLessThanOrEqual(STORAGE_GEOMETRY.maxWidth);
+    expect(32 % wrap).toBe(0); // rows still start on multiples of the natural row
+  });
+
+  it("a storage without values shows indices whatever the mode", () => {
+    expect(storageCellPlan(meta.storages[0], "values").mode).toBe("index");
+    expect(storageCellPlan(aliases.storages[0], "values").mode).toBe("values");
   });
 });
 
@@ -40,21 +84,75 @@ describe("formulas", () => {
   });
 });
 
-describe("drawArrows", () => {
-  const tensor = aliases.tensors[1]; // xt: strides (1, 4)
-  const { positions } = layoutStorage(aliases.storages[0], 4);
+function arrowsOf(scene, tensorIndex) {
+  const storage = scene.storages[0];
+  const tensor = scene.tensors[tensorIndex];
+  const layout = layoutStorage(storage, storage.wrap, { lanes: 4, bandCells: [tensor.arrows[0].from] });
+  const group = svgEl("g");
+  const legend = document.createElement("div");
+  drawArrows(group, tensor, layout, { legend });
+  return { group, legend, layout, tensor };
+}
 
-  it("puts short badges on the grid and the labels in the legend", () => {
-    const group = svgEl("g");
-    const legend = document.createElement("div");
-    drawArrows(group, tensor, positions, { legend });
-    expect([...group.querySelectorAll(".sw-arrow-badge")].map((n) => n.textContent)).toEqual(["d0", "d1"]);
-    expect([...legend.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent)).toEqual(["dim 0: +1", "dim 1: +4"]);
+const labelBoxes = (group) =>
+  [...group.querySelectorAll(".sw-arrow-badge-bg")].map((n) => ({ y: Number(n.getAttribute("y")), h: Number(n.getAttribute("height")) }));
+
+describe("drawArrows", () => {
+  it("labels each arrow on the strip and in the legend", () => {
+    const { group, legend } = arrowsOf(aliases, 1); // xt: strides (1, 4)
+    expect([...group.querySelectorAll(".sw-arrow-badge")].map((n) => n.textContent)).toEqual(["d0 +1", "d1 +4"]);
+    expect([...legend.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent)).toEqual(["d0 +1", "d1 +4"]);
   });
 
-  it("without a legend, the badges carry the whole label", () => {
-    const group = svgEl("g");
-    drawArrows(group, tensor, positions);
-    expect([...group.querySelectorAll(".sw-arrow-badge")].map((n) => n.textContent)).toEqual(["dim 0: +1", "dim 1: +4"]);
+  it("merges equal strides into one arrow: never two labels on one arc", () => {
+    const { group } = arrowsOf(unfold, 0); // unfold(0, 4, 1): strides (1, 1)
+    expect([...group.querySelectorAll(".sw-arrow-badge")].map((n) => n.textContent)).toEqual(["d0,d1 +1"]);
+  });
+
+  it("no two labels share a lane, and every lane lies in the band above the cells", () => {
+    for (const [scene, t] of [
+      [aliases, 0],
+      [aliases, 1],
+      [aliases, 2],
+      [expand, 0],
+    ]) {
+      const { group, layout, tensor } = arrowsOf(scene, t);
+      const boxes = labelBoxes(group);
+      expect(boxes.length).toBe(tensor.arrows.length);
+      const row = layout.positions.get(tensor.arrows[0].from).row;
+      boxes.forEach((box, i) => {
+        expect(box.y).toBeGreaterThanOrEqual(row.bandTop);
+        expect(box.y + box.h).toBeLessThanOrEqual(row.y);
+        boxes.slice(i + 1).forEach((other) => expect(box.y + box.h <= other.y || other.y + other.h <= box.y).toBe(true));
+      });
+    }
+  });
+
+  it("draws a stride-0 dim as a loop on its cell", () => {
+    const { group } = arrowsOf(expand, 0);
+    const loop = group.querySelector('.sw-arrow[data-dim="0"] path').getAttribute("d");
+    expect(loop).toMatch(/^M .* C /);
+    expect(group.querySelector('.sw-arrow[data-dim="0"] .sw-arrow-badge').textContent).toBe("d0 ×0");
+  });
+});
+
+describe("the index walk", () => {
+  it("hops from the offset by index·stride per dim and lands on the cell the formula names", () => {
+    const cols = aliases.tensors[2]; // x[:, ::2]: strides (4, 2)
+    const hops = walkHops(cols, [2, 1]);
+    expect(hops.map((h) => [h.from, h.to, h.text])).toEqual([
+      [0, 8, "+2·4"],
+      [8, 10, "+1·2"],
+    ]);
+    const slice = cols.logical.slices[0];
+    expect(hops.at(-1).to).toBe(slice.addr[2][1]);
+  });
+
+  it("draws one path per hop and spells the walk out", () => {
+    const { group, legend, layout, tensor } = arrowsOf(aliases, 1);
+    drawWalk(group, tensor, [3, 2], layout, { legend });
+    expect(group.querySelectorAll(".sw-walk").length).toBe(2);
+    expect(group.querySelectorAll(".sw-arrow").length).toBe(0);
+    expect(legend.textContent).toBe("xt[3,2]: start at the offset 0 +3·1 (dim 0) → 3 +2·4 (dim 1) → 11");
   });
 });

@@ -9,8 +9,11 @@
 //                                 rect.sw-lcell[data-tensor][data-slice][data-r][data-c][data-addr]
 //   .sw-hl / .sw-hl-source        highlighted cells (source = the hovered one)
 //   .sw-untouched, .sw-count      cells no shown tensor reads; "×n" read counts
-//   .sw-arrow-label               "dim k: +s" stride legend; .sw-arrow[data-dim] arrows on the grid
-//   input.sw-wrap                 storage row width (sets the `wrap` trait)
+//   .sw-arrow-label               "d0,d1 +1" stride legend; .sw-arrow[data-dim] arrows on the strip
+//   .sw-walk[data-hop]            the index walk of the hovered logical cell
+//   .sw-mode-button[data-mode]    cells show both / values / storage index
+//   .sw-panel, .sw-slice-select   panels of 3-D+ tensors; the outer-slice selector (5-D+)
+//   input.sw-wrap                 storage row width (sets the `wrap` trait; Enter applies)
 import "./widget.css";
 import { htmlEl } from "./dom.js";
 import { followHostScheme } from "./theme.js";
@@ -18,12 +21,32 @@ import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
 import { indexScene } from "./scene.js";
-import { drawArrows } from "./arrows.js";
-import { drawStorage } from "./storage.js";
+import { drawArrows, drawWalk } from "./arrows.js";
+import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
 
 let instances = 0;
 
 const EMPTY_SCENE = { storages: [], tensors: [] };
+
+const MODE_LABELS = { both: "both", values: "values", index: "storage index" };
+
+/** The segmented control "cells show: both | values | storage index". */
+function modeControl(mode, onChange) {
+  const group = htmlEl("div", "sw-mode");
+  group.setAttribute("role", "radiogroup");
+  group.setAttribute("aria-label", "what the cells show");
+  group.appendChild(htmlEl("span", "sw-mode-title", "cells show "));
+  for (const option of CELL_MODES) {
+    const button = htmlEl("button", option === mode ? "sw-mode-button sw-mode-on" : "sw-mode-button", MODE_LABELS[option]);
+    button.type = "button";
+    button.dataset.mode = option;
+    button.setAttribute("role", "radio");
+    button.setAttribute("aria-checked", String(option === mode));
+    button.addEventListener("click", () => onChange(option));
+    group.appendChild(button);
+  }
+  return group;
+}
 
 function render({ model, el }) {
   instances += 1;
@@ -32,6 +55,9 @@ function render({ model, el }) {
   const stopFollowingScheme = followHostScheme(root, el);
   el.appendChild(root);
 
+  // view state that stays in the browser (no trait): what cells show, the chosen outer slices
+  let mode = "both";
+  const selectedSlices = new Map();
   let current = { indexed: null, views: null, scene: EMPTY_SCENE, active: new Map() };
   const status = htmlEl("div", "sw-status");
   status.setAttribute("aria-live", "polite");
@@ -44,7 +70,7 @@ function render({ model, el }) {
     const view = current.views?.storages.get(storageId);
     if (!view) return;
     const tensor = current.indexed.tensors.get(current.active.get(storageId));
-    drawArrows(view.arrows, tensor, view.positions, { legend: view.arrowLegend });
+    drawArrows(view.arrows, tensor, view.layout, { legend: view.arrowLegend });
   };
   const setActive = (tensorId) => {
     const tensor = current.indexed?.tensors.get(tensorId);
@@ -52,8 +78,22 @@ function render({ model, el }) {
     current.active.set(tensor.storage, tensorId);
     redrawArrows(tensor.storage);
     for (const card of root.querySelectorAll(`.sw-tensor[data-storage="${tensor.storage}"]`)) {
-      card.classList.toggle("sw-active", card.dataset.tensor === tensorId);
+      const on = card.dataset.tensor === tensorId;
+      card.classList.toggle("sw-active", on);
+      const hint = card.querySelector(".sw-click-hint");
+      if (hint) hint.textContent = on ? "its strides are drawn" : "click: show its strides";
     }
+  };
+  // hovering a logical cell turns its tensor's arrows into the walk to the cell it reads
+  let walking = null;
+  const onTarget = (target) => {
+    if (walking) redrawArrows(walking);
+    walking = null;
+    if (target?.kind !== "logical") return;
+    const view = current.views?.storages.get(target.storage);
+    if (!view) return;
+    drawWalk(view.arrows, target.tensor, target.index, view.layout, { legend: view.arrowLegend });
+    walking = target.storage;
   };
 
   const draw = () => {
@@ -73,27 +113,42 @@ function render({ model, el }) {
     input.value = wrapOverride ?? "";
     input.placeholder = "auto";
     input.setAttribute("aria-label", "storage cells per row (empty: automatic)");
-    input.addEventListener("change", () => {
+    const applyWrap = () => {
       const n = Number.parseInt(input.value, 10);
-      model.set("wrap", Number.isFinite(n) && n > 0 ? Math.min(n, 256) : null);
+      const wrap = Number.isFinite(n) && n > 0 ? Math.min(n, 256) : null;
+      if (wrap === (model.get("wrap") ?? null)) return;
+      model.set("wrap", wrap);
       model.save_changes();
+    };
+    input.addEventListener("change", applyWrap);
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") applyWrap();
     });
     label.appendChild(input);
-    toolbar.appendChild(label);
-    root.append(toolbar, status);
+    toolbar.append(
+      modeControl(mode, (next) => {
+        mode = next;
+        draw();
+      }),
+      label,
+    );
+    toolbar.appendChild(status);
+    root.append(toolbar);
     setStatus(null);
 
     for (const storage of scene.storages ?? []) {
       const block = htmlEl("section", "sw-storage-block");
-      const wrap = wrapOverride ?? storage.wrap;
       const members = (scene.tensors ?? []).filter((t) => t.storage === storage.id);
-      const drawn = drawStorage(storage, scene.tensors ?? [], wrap, uid);
+      const wrap = wrapOverride ?? fittedWrap(storage.wrap, storageCellPlan(storage, mode).cellW);
+      const drawn = drawStorage(storage, scene.tensors ?? [], wrap, uid, { mode });
       const legend = htmlEl("div", "sw-legend");
       for (const tensor of members) {
         const chip = htmlEl("span", "sw-chip");
         chip.append(swatch(tensor, `${uid}-legend`), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name));
         legend.appendChild(chip);
       }
+      // one line: who lives here, the arrows' legend, what the numbers are
+      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan.mode)));
       drawn.node.insertBefore(legend, drawn.node.children[1]);
       views.storages.set(storage.id, drawn);
       views.storageCells.set(storage.id, drawn.cells);
@@ -105,9 +160,16 @@ function render({ model, el }) {
         card.dataset.tensor = tensor.id;
         card.dataset.storage = storage.id;
         const header = tensorHeader(tensor, uid);
-        header.addEventListener("click", () => setActive(tensor.id));
+        card.addEventListener("click", () => setActive(tensor.id));
         const body = htmlEl("div", "sw-tensor-body");
-        const logical = drawLogical(tensor, indexed);
+        const logical = drawLogical(tensor, indexed, {
+          mode,
+          selected: selectedSlices.get(tensor.id) ?? null,
+          onSelect: (outer) => {
+            selectedSlices.set(tensor.id, outer);
+            draw();
+          },
+        });
         for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
         const logicalWrap = htmlEl("div", "sw-logical-wrap");
         logicalWrap.appendChild(logical.node);
@@ -120,14 +182,15 @@ function render({ model, el }) {
       if (members.length) active.set(storage.id, members[0].id);
     }
     for (const name of scene.released ?? []) {
-      root.appendChild(htmlEl("div", "sw-released", `${name}: freed — the widget holds no reference to it`));
+      root.appendChild(htmlEl("div", "sw-released", `${name}: a snapshot — the tensor was a temporary and is gone; the widget holds no reference to it`));
     }
     current = { indexed, views, scene, active: new Map() };
+    walking = null;
     hover.reset();
     for (const tensorId of active.values()) setActive(tensorId);
   };
 
-  const hover = attachHover(root, model, () => current, { onStatus: setStatus, onActive: setActive });
+  const hover = attachHover(root, model, () => current, { onStatus: setStatus, onActive: setActive, onTarget });
   model.on("change:scene", draw);
   model.on("change:wrap", draw);
   draw();

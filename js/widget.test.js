@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import aliases from "./fixtures/aliases.json";
 import copies from "./fixtures/copies.json";
 import expand from "./fixtures/expand.json";
+import five from "./fixtures/five.json";
 import hd from "./fixtures/hd.json";
 import meta from "./fixtures/meta.json";
 import wide from "./fixtures/wide.json";
@@ -40,24 +41,38 @@ describe("rendering", () => {
     const { el } = mount(expand);
     const untouched = [...el.querySelectorAll(".sw-untouched")].map((n) => Number(n.dataset.cell));
     expect(untouched).toEqual([4, 5, 6, 7, 8, 9, 10, 11]);
+    // each storage cell of the row is read 3 times: the count is in its strip, with the mark
     const counts = [...el.querySelectorAll(".sw-count")].map((n) => n.textContent);
-    expect(counts).toEqual(["×3", "×3", "×3", "×3"]);
+    expect(counts).toEqual(["A×3", "A×3", "A×3", "A×3"]);
+  });
+
+  it("shows each storage cell's index under it, in storage order", () => {
+    const { el } = mount(aliases);
+    const indices = [...el.querySelectorAll(".sw-storage .sw-cell-index")].map((n) => n.textContent);
+    expect(indices).toEqual(aliases.storages[0].cells.index.map(String));
   });
 
   it("draws a stride arrow per dim and a loop for stride 0", () => {
     const { el } = mount(expand);
     const labels = [...el.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent);
-    expect(labels).toEqual(["dim 0: +0", "dim 1: +1"]);
+    expect(labels).toEqual(["d0 ×0", "d1 +1"]);
     const loop = el.querySelector('.sw-arrow[data-dim="0"] path').getAttribute("d");
     expect(loop).toMatch(/^M .* C /); // a curve back to the same cell
   });
 
-  it("switches the arrows to the tensor being hovered", () => {
+  it("switches the arrows to the card clicked or hovered, and says so on the cards", () => {
     const { el } = mount(aliases);
     const labels = () => [...el.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent);
-    expect(labels()).toEqual(["dim 0: +4", "dim 1: +1"]);
-    hover(lcell(el, "t1", 0, 0));
-    expect(labels()).toEqual(["dim 0: +1", "dim 1: +4"]);
+    const hint = (t) => el.querySelector(`.sw-tensor[data-tensor="${t}"] .sw-click-hint`).textContent;
+    expect(labels()).toEqual(["d0 +4", "d1 +1"]);
+    expect(hint("t1")).toBe("click: show its strides");
+    el.querySelector('.sw-tensor[data-tensor="t1"]').dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    expect(labels()).toEqual(["d0 +1", "d1 +4"]);
+    expect(el.querySelector('.sw-tensor[data-tensor="t1"]').classList.contains("sw-active")).toBe(true);
+    expect(hint("t1")).toBe("its strides are drawn");
+    hover(lcell(el, "t2", 0, 0));
+    el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
+    expect(labels()).toEqual(["d0 +4", "d1 +2"]);
   });
 
   it("draws different storages separately (a clone is not a view)", () => {
@@ -67,14 +82,47 @@ describe("rendering", () => {
     expect(storages[1].querySelector('.sw-tensor[data-tensor="t1"]')).not.toBeNull();
   });
 
-  it("labels higher-dim slices and shows the facts panel", () => {
+  it("lays a 4-D tensor out as N×C panels of H×W, labelled, with the facts in one line + details", () => {
     const { el } = mount(hd);
-    const labels = [...el.querySelectorAll(".sw-slice-label")].map((n) => n.textContent);
-    expect(labels).toEqual(["h[0, 0, :, :]", "h[0, 1, :, :]", "h[0, 2, :, :]", "h[1, 0, :, :]", "h[1, 1, :, :]", "h[1, 2, :, :]"]);
-    const facts = el.querySelector(".sw-facts").textContent;
-    expect(facts).toContain("(60, 20, 5, 1) elements");
-    expect(facts).toContain("✓ C-contiguous");
+    const panels = [...el.querySelectorAll(".sw-panel")].map((p) => [p.querySelector(".sw-slice-label").textContent, p.style.gridRow, p.style.gridColumn]);
+    expect(panels).toEqual([
+      ["h[0, 0, :, :]", "1", "1"],
+      ["h[0, 1, :, :]", "1", "2"],
+      ["h[0, 2, :, :]", "1", "3"],
+      ["h[1, 0, :, :]", "2", "1"],
+      ["h[1, 1, :, :]", "2", "2"],
+      ["h[1, 2, :, :]", "2", "3"],
+    ]);
+    expect(el.querySelector(".sw-panel-axes").textContent).toBe("panels — rows: dim 0 · columns: dim 1 · each panel: dims 2, 3");
+    expect(el.querySelector(".sw-facts-line").textContent).toBe("shape (2, 3, 4, 5) · strides (60, 20, 5, 1) · offset 0 · int64 · contiguous");
+    const details = el.querySelector(".sw-facts details").textContent;
+    expect(details).toContain("(60, 20, 5, 1) elements");
+    expect(details).toContain("✓ C-contiguous");
+    expect(details).toContain("channels-last"); // 4-D: the flag matters
     expect(el.querySelector(".sw-explain").textContent).toBe(hd.tensors[0].layout.explain);
+  });
+
+  it("names only the flags that matter for the ndim", () => {
+    const { el } = mount(aliases);
+    expect(el.querySelector(".sw-facts details").textContent).not.toContain("channels-last");
+    expect(el.querySelector(".sw-summary").title).toContain("shape:strides +offset");
+  });
+
+  it("5-D: a slice selector picks the outer index; the panels follow", () => {
+    const { el } = mount(five);
+    const labels = () => [...el.querySelectorAll(".sw-panel .sw-slice-label")].map((n) => n.textContent);
+    expect(labels()).toEqual(["f[0, 0, 0, :, :]", "f[0, 0, 1, :, :]", "f[0, 1, 0, :, :]", "f[0, 1, 1, :, :]"]);
+    const select = el.querySelector(".sw-slice-select");
+    expect([...select.options].map((o) => o.textContent)).toEqual(["[0, …]", "[1, …]"]);
+    select.value = "1";
+    select.dispatchEvent(new Event("change"));
+    expect(labels()).toEqual(["f[1, 0, 0, :, :]", "f[1, 0, 1, :, :]", "f[1, 1, 0, :, :]", "f[1, 1, 1, :, :]"]);
+    // the cells of the chosen panels carry their own storage addresses (brute force: arange)
+    for (const cell of el.querySelectorAll(".sw-lcell")) {
+      const slice = five.tensors[0].logical.slices[Number(cell.dataset.slice)];
+      expect(slice.lead[0]).toBe(1);
+      expect(Number(cell.dataset.addr)).toBe(slice.addr[Number(cell.dataset.r)][Number(cell.dataset.c)]);
+    }
   });
 
   it("collapses untouched runs of a huge meta tensor into gaps and shows indices, not values", () => {
@@ -83,7 +131,7 @@ describe("rendering", () => {
     expect(gaps.length).toBeGreaterThan(0);
     expect(gaps[0]).toMatch(/^⋯ [\d,]+ cells not shown \[/);
     expect(el.querySelectorAll("[data-cell]").length).toBe(meta.storages[0].cells.index.length);
-    expect(el.querySelector(".sw-storage .sw-addr-text").textContent).toBe("@0");
+    expect(el.querySelector(".sw-storage .sw-index-in-cell").textContent).toBe("0");
     const ellipses = [...el.querySelectorAll(".sw-index-label")].filter((n) => n.textContent === "⋯");
     expect(ellipses.length).toBeGreaterThan(0);
   });
@@ -104,12 +152,56 @@ describe("values", () => {
 
   it("lists tensors the widget no longer holds", () => {
     const { el } = mount({ ...aliases, released: ["gone<b>"] });
-    expect(el.querySelector(".sw-released").textContent).toBe("gone<b>: freed — the widget holds no reference to it");
+    expect(el.querySelector(".sw-released").textContent).toBe(
+      "gone<b>: a snapshot — the tensor was a temporary and is gone; the widget holds no reference to it",
+    );
     expect(el.querySelector("b")).toBeNull();
   });
 });
 
+describe("cells show values / storage index / both", () => {
+  it("toggles every grid between values, addresses and both, and says what the numbers are", () => {
+    const { el } = mount(aliases);
+    const xt = () => el.querySelector('.sw-tensor[data-tensor="t1"]');
+    const caption = () => el.querySelector(".sw-caption").textContent;
+    // both (default): values, the storage index under each storage cell, "@address" in logical cells
+    expect(caption()).toBe("cells show values; small numbers are storage indices");
+    const addresses = [...xt().querySelectorAll(".sw-addr-text")].map((n) => n.textContent);
+    expect(addresses).toEqual([...xt().querySelectorAll(".sw-lcell")].map((n) => `@${n.dataset.addr}`));
+    const press = (mode) => el.querySelector(`.sw-mode-button[data-mode="${mode}"]`).dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    press("values");
+    expect(caption()).toBe("cells show values");
+    expect(el.querySelectorAll(".sw-addr-text, .sw-cell-index").length).toBe(0);
+    expect(el.querySelector('.sw-mode-button[data-mode="values"]').getAttribute("aria-checked")).toBe("true");
+    press("index");
+    expect(caption()).toBe("cells show storage indices");
+    expect(xt().querySelectorAll(".sw-cell-text").length).toBe(0);
+    expect([...xt().querySelectorAll(".sw-addr-text")].map((n) => n.textContent)).toEqual(addresses);
+    const storageTexts = [...el.querySelectorAll(".sw-storage .sw-index-in-cell")].map((n) => n.textContent);
+    expect(storageTexts).toEqual(aliases.storages[0].cells.index.map(String));
+  });
+});
+
 describe("hover", () => {
+  it("a logical cell draws its index walk on the storage; leaving restores the arrows", () => {
+    const { el } = mount(aliases);
+    hover(lcell(el, "t2", 2, 1)); // cols[2,1] = storage[0 + 2·4 + 1·2]
+    const hops = [...el.querySelectorAll(".sw-walk")];
+    expect(hops.length).toBe(2);
+    expect(el.querySelector(".sw-walk-text").textContent).toBe("cols[2,1]: start at the offset 0 +2·4 (dim 0) → 8 +1·2 (dim 1) → 10");
+    el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
+    expect(el.querySelectorAll(".sw-walk").length).toBe(0);
+    expect(el.querySelectorAll(".sw-arrow").length).toBe(2);
+  });
+
+  it("dims the unlinked cells while hovering", () => {
+    const { el } = mount(aliases);
+    hover(lcell(el, "t0", 1, 2));
+    expect(el.querySelector(".sw-root").classList.contains("sw-hovering")).toBe(true);
+    el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
+    expect(el.querySelector(".sw-root").classList.contains("sw-hovering")).toBe(false);
+  });
+
   it("logical -> storage: highlights the storage cell and shows the address formula", () => {
     const { el, model } = mount(aliases);
     hover(lcell(el, "t0", 1, 2));
@@ -168,7 +260,7 @@ describe("model changes", () => {
   it("wrap: the trait re-wraps the grid and the input sets the trait", () => {
     const { el, model } = mount(aliases);
     const rowY = () => new Set([...el.querySelectorAll("[data-cell]")].map((n) => n.getAttribute("y"))).size;
-    expect(rowY()).toBe(3); // suggested wrap 4: 12 cells in 3 rows
+    expect(rowY()).toBe(1); // 12 cells: one strip of memory
     model.set("wrap", 6);
     expect(rowY()).toBe(2);
     const input = el.querySelector("input.sw-wrap");
@@ -180,6 +272,11 @@ describe("model changes", () => {
     input.value = "";
     input.dispatchEvent(new Event("change"));
     expect(model.state.wrap).toBeNull();
+    expect(rowY()).toBe(1);
+    const again = el.querySelector("input.sw-wrap");
+    again.value = "4";
+    again.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(model.state.wrap).toBe(4);
     expect(rowY()).toBe(3);
   });
 });

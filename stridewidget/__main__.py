@@ -69,8 +69,8 @@ def standalone_html(
     (True, True)
     """
     from ._page import widget_page
-    from ._svg import render_html, render_text
     from ._widget import StrideWidget
+    from .render import render_html, render_text
 
     widget = StrideWidget(wrap=wrap, **tensors)
     picture = render_text(widget)
@@ -123,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     import stridewidget as sw
 
-    from ._svg import render_text
+    from .render import render_text
 
     tensors = evaluate(args.expr)
     try:

@@ -8,17 +8,20 @@ is elided like ``torch``'s print and the storage window collapses long runs into
 10**9-element tensor gives a payload of the same order as a 100-element one.  Only the values of the
 storage cells that are shown are read (:func:`stridewidget._inspect.read_cells`).
 
-Format (``SCENE_VERSION`` = 1)::
+Format (``SCENE_VERSION`` = 2; the JSON Schema ``stridewidget/scene.schema.json`` says the same and
+both test suites check scenes against it)::
 
     {
-      "version": 1,
+      "version": 2,
       "storages": [{
         "id": "s0",                      # position in this list, as a string
         "dtype": "float32", "itemsize": 4, "unit": 4,   # unit: bytes per storage cell
         "device": "cpu", "size": 12,     # storage size in cells
         "nbytes": 48,
         "has_values": true,              # false for meta tensors and pure Layouts
-        "wrap": 4,                       # suggested cells per row (user may override)
+        "wrap": 12,                      # suggested cells per row (user may override): the whole
+                                         # storage in one row up to MAX_STRIP_CELLS, else the row
+                                         # of its natural layout (see _suggest_wrap)
         "segments": [                    # cover [0, size) in order, stop exclusive
           {"kind": "cells", "start": 0, "stop": 5},
           {"kind": "gap", "start": 5, "stop": 99995, "in_span": true},   # collapsed run
@@ -42,6 +45,11 @@ Format (``SCENE_VERSION`` = 1)::
         "logical": {
           "shape": [3, 4], "ndim": 2, "elided": false,
           "row_dim": 0 | null, "col_dim": 1 | null,     # dims drawn as rows / columns
+          "panels": {                    # how the 2-D slices are laid out (3-D and more)
+            "row_dim": 0 | null,         # leading dim whose index picks the panel row (4-D: N)
+            "col_dim": 1 | null,         # leading dim whose index picks the panel column (4-D: C)
+            "select_dims": [],           # outer leading dims (>= 5-D) chosen with a slice selector
+          },
           "slices": [                    # 2-D slices of the last two dims, in index order
             {"kind": "slice", "lead": [i0, ...],     # indices of the leading dims
              "label": "[0, :, :]",
@@ -58,14 +66,19 @@ Format (``SCENE_VERSION`` = 1)::
         "touch": [1, 1, 0, ...],         # per shown storage cell (aligned with storage cells.index):
                                          # how many logical indices of the WHOLE tensor read it
                                          # (exact; null where too costly to count)
-        "arrows": [                      # one per dim of size > 1: element 0 -> its neighbour
-          {"dim": 0, "stride": 4, "byte_stride": 16, "from": 0, "to": 4,
-           "from_index": [0, 0], "to_index": [1, 0]},   # stride 0: from == to (draw a loop)
+        "arrows": [                      # one per distinct stride of the dims of size > 1:
+                                         # the first element -> its neighbour along those dims
+          {"dims": [0], "dim": 0,        # dim: the first of dims
+           "stride": 4, "byte_stride": 16, "from": 0, "to": 4,
+           "from_index": [0, 0], "to_index": [1, 0],    # to_index: along dim `dim`
+           "label": "d0 +4",             # "d0,d1 +1" for merged dims, "d1 ×0" for a stride-0 loop
+           "lane": 1},                   # 0, 1, ...: band above the strip, no two arcs share one;
+                                         # stride-0 loops first, then arcs by growing |stride|
         ],
       }],
       "released": ["y"],               # added by StrideWidget: names whose tensor was freed
       "limits": {"edge_items": 3, "threshold": 256, "max_dim_items": 32, "max_slices": 8,
-                 "max_storage_cells": 1024},
+                 "max_storage_cells": 1024, "max_strip_cells": 32},
     }
 """
 
@@ -76,26 +89,27 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._errors import LayoutError
-from ._inspect import inspect, read_cells, storage_key
+from ._inspect import _cells, read_cells
 from ._layout import Layout
+from ._touch import _touch_counts
+from .render.style import STYLE
 
-__all__ = ["SCENE_VERSION", "build_scene"]
+__all__ = ["MAX_SLICES", "MAX_STRIP_CELLS", "SCENE_VERSION", "build_scene"]
 
-SCENE_VERSION = 1
+SCENE_VERSION = 2
 
 #: Storage cells shown on each side of a cell that must be visible (a shown element, the storage
 #: ends, an arrow end).
 _CONTEXT_CELLS = 2
 #: Runs shorter than this (or than a storage row) are drawn, not collapsed: a gap marker is as wide.
 _MIN_GAP = 4
-#: A suggested storage row is never wider than this many cells.
-_MAX_WRAP = 20
-#: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None).
-_COUNT_WORK_LIMIT = 300_000
-#: Overlapping views whose span is at most this many cells get every count from one histogram.
-_HISTOGRAM_SPAN_LIMIT = 4_000_000
-#: Tensors up to this many elements get their touch counts by enumerating every address.
-_ENUMERATE_LIMIT = 200_000
+#: A storage of up to this many cells is drawn as one strip; no suggested row is wider (one value
+#: in the shared style, so the widget, the playground and the static pictures cannot drift).
+MAX_STRIP_CELLS: int = STYLE["limits"]["max_strip_cells"]
+#: A suggested row narrower than this reads as a column, not a strip of memory.
+_MIN_WRAP = 8
+#: Default number of 2-D slices (panels) listed per tensor.
+MAX_SLICES: int = STYLE["limits"]["max_slices"]
 #: Names longer than this are cut (a name is a label, not a payload).
 _MAX_NAME = 80
 
@@ -106,7 +120,7 @@ def build_scene(
     edge_items: int = 3,
     threshold: int = 256,
     max_dim_items: int = 32,
-    max_slices: int = 8,
+    max_slices: int = MAX_SLICES,
     max_storage_cells: int = 1024,
     wrap: int | None = None,
 ) -> dict[str, Any]:
@@ -121,7 +135,7 @@ def build_scene(
     >>> x = torch.arange(6.0).reshape(2, 3)
     >>> scene = build_scene({"x": x, "xt": x.t()})
     >>> len(scene["storages"]), scene["storages"][0]["wrap"], scene["storages"][0]["cells"]["text"]
-    (1, 3, ['0.', '1.', '2.', '3.', '4.', '5.'])
+    (1, 6, ['0.', '1.', '2.', '3.', '4.', '5.'])
     >>> xt = scene["tensors"][1]
     >>> xt["logical"]["slices"][0]["addr"], [(a["dim"], a["stride"]) for a in xt["arrows"]]
     ([[0, 3], [1, 4], [2, 5]], [(0, 1), (1, 3)])
@@ -148,11 +162,11 @@ def build_scene(
     groups: dict[Any, list[int]] = {}
     entries = []
     for order, (name, obj) in enumerate(tensors.items()):
-        layout = inspect(obj)
+        # One inspection per object gives both its layout and its storage identity.
+        layout, memory = (obj, ("layout", order)) if isinstance(obj, Layout) else _cells(obj)
         # Views of one memory block with different dtypes count cells in different units, so
         # they get separate grids (their "memory" field says they share bytes); so do conj/neg
         # views, whose cells read as other values than their base's.
-        memory = ("layout", order) if isinstance(obj, Layout) else storage_key(obj)
         lazy = tuple(note for note in layout.notes if note in ("conj", "neg"))
         key = (memory, layout.dtype, layout.unit, lazy)
         groups.setdefault(key, []).append(order)
@@ -164,6 +178,7 @@ def build_scene(
                 "logical": _logical_window(
                     layout, edge_items, threshold, max_dim_items, max_slices
                 ),
+                "arrows": _arrows(layout),
             }
         )
 
@@ -192,7 +207,7 @@ def build_scene(
                 "layout": entry["layout"].to_dict(),
                 "logical": entry["logical"],
                 "touch": _touch_counts(entry["layout"], shown),
-                "arrows": _arrows(entry["layout"]),
+                "arrows": entry["arrows"],
             }
     return {
         "version": SCENE_VERSION,
@@ -204,6 +219,7 @@ def build_scene(
             "max_dim_items": max_dim_items,
             "max_slices": max_slices,
             "max_storage_cells": max_storage_cells,
+            "max_strip_cells": MAX_STRIP_CELLS,
         },
     }
 
@@ -251,8 +267,23 @@ def _logical_window(
         "elided": elided,
         "row_dim": row_dim,
         "col_dim": col_dim,
+        "panels": _panels(ndim),
         "slices": slices,
     }
+
+
+def _panels(ndim: int) -> dict[str, Any]:
+    """Which leading dims lay the 2-D slices out as a grid of panels, and which get a selector.
+
+    3-D: one row of panels along dim 0.  4-D: rows along dim 0, columns along dim 1 (N×C of H×W).
+    Higher: the last two leading dims make the grid, the outer ones are picked with a selector.
+    """
+    lead = max(ndim - 2, 0)
+    if lead == 0:
+        return {"row_dim": None, "col_dim": None, "select_dims": []}
+    if lead == 1:
+        return {"row_dim": None, "col_dim": 0, "select_dims": []}
+    return {"row_dim": lead - 2, "col_dim": lead - 1, "select_dims": list(range(lead - 2))}
 
 
 def _lead_indices(
@@ -352,7 +383,7 @@ def _storage(
     for entry in entries:
         layout = entry["layout"]
         must_show.extend(_slice_addresses(entry["logical"]))
-        for arrow in _arrows(layout):
+        for arrow in entry["arrows"]:
             must_show.extend((arrow["from"], arrow["to"]))
         if layout.span is not None:
             spans.append(layout.span)
@@ -434,26 +465,41 @@ def _segments(cells: list[int], size: int, spans: list[tuple[int, int]]) -> list
 
 
 def _suggest_wrap(layouts: list[Layout], size: int) -> int:
-    """Cells per storage row that make the common case read naturally.
+    """Cells per storage row: the whole storage as one strip when it is short, else the row of the
+    storage's natural layout.
 
-    A contiguous ``(R, C)`` base (or its transpose, slices, channels-last...) reads best in rows of
-    ``C``: the second-smallest non-zero stride of a non-overlapping tensor (dense ones first).  Too wide rows are cut to the largest
-    divisor of that width that fits, so rows still start on its multiples.
+    The natural layout is that of the widest dense member (the base tensor, when it is shown), else
+    of any non-overlapping member: its row is the largest stride (for a dense member, a product of
+    its trailing sizes, or its whole size) that fits in ``MAX_STRIP_CELLS``, widened to the largest
+    multiple that still fits, so rows start on its multiples and read as one continuing line:
+
+    >>> from stridewidget import Layout
+    >>> _suggest_wrap([Layout((2, 3, 4, 5), (60, 20, 5, 1))], 120)   # NCHW: rows of W·H
+    20
+    >>> _suggest_wrap([Layout((5, 7), (7, 1))], 35)   # rows of 7, four per strip row
+    28
+    >>> _suggest_wrap([Layout((3, 4), (1, 3))], 12)   # short: one strip
+    12
     """
+    if size <= MAX_STRIP_CELLS:
+        return max(size, 1)
     candidates = [lay for lay in layouts if lay.numel and not lay.has_overlap]
-    for layout in sorted(candidates, key=lambda lay: (not lay.is_dense, -lay.ndim)):
-        strides = sorted({abs(s) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0})
-        if len(strides) >= 2 and strides[1] >= 2:
-            natural = strides[1]
-            if natural <= _MAX_WRAP:
-                return natural
-            divisors = [d for d in range(6, _MAX_WRAP + 1) if natural % d == 0]
+    for layout in sorted(candidates, key=lambda lay: (not lay.is_dense, -lay.numel)):
+        strides = {abs(s) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0}
+        if layout.is_dense:
+            strides.add(layout.numel)
+        fitting = [s for s in strides if 2 <= s <= MAX_STRIP_CELLS]
+        if fitting:
+            row = max(fitting)
+            return row * (MAX_STRIP_CELLS // row)
+        wider = [s for s in strides if s > MAX_STRIP_CELLS]
+        if wider:
+            natural = min(wider)
+            divisors = [d for d in range(_MIN_WRAP, MAX_STRIP_CELLS + 1) if natural % d == 0]
             if divisors:
                 return divisors[-1]
-            break
-    if 0 < size <= _MAX_WRAP:
-        return size
-    return 16
+        break
+    return MAX_STRIP_CELLS
 
 
 # --- values ---------------------------------------------------------------------------------------
@@ -526,183 +572,36 @@ def _compact_g(number: float, digits: int) -> str:
     return text
 
 
-# --- touch counts and arrows ----------------------------------------------------------------------
-
-
-def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
-    """For each storage cell, how many logical indices of the whole tensor read it."""
-    if not cells:
-        return []
-    if layout.span is None:
-        return [0] * len(cells)
-    lo, hi = layout.span
-    if layout.is_dense and layout.element_cells == 1:
-        # a dense view covers its span with no gap and no cell twice
-        return [1 if lo <= c <= hi else 0 for c in cells]
-    if layout.numel <= _ENUMERATE_LIMIT:
-        return _enumerated_counts(layout, cells)
-    if layout.element_cells == 1:
-        nested = _nested_counts(layout, cells)
-        if nested is not None:
-            return nested
-    if hi - lo + 1 <= _HISTOGRAM_SPAN_LIMIT:
-        return _histogram_counts(layout, cells)
-    counter = _PreimageCounter(layout)
-    return [counter.cell(c) if lo <= c <= hi else 0 for c in cells]
-
-
-def _enumerated_counts(layout: Layout, cells: list[int]) -> list[int | None]:
-    import numpy as np
-
-    addresses = np.full(1, layout.offset, dtype=np.int64)
-    for n, s in zip(layout.shape, layout.strides):
-        addresses = (addresses[:, None] + np.arange(n, dtype=np.int64) * s).reshape(-1)
-    if layout.element_cells > 1:
-        addresses = (addresses[:, None] + np.arange(layout.element_cells, dtype=np.int64)).reshape(
-            -1
-        )
-    addresses.sort()
-    wanted = np.asarray(cells, dtype=np.int64)
-    counts = np.searchsorted(addresses, wanted, side="right") - np.searchsorted(
-        addresses, wanted, side="left"
-    )
-    return [int(c) for c in counts]
-
-
-def _nested_counts(layout: Layout, cells: list[int]) -> list[int | None] | None:
-    """Exact counts, vectorised, when the strides are *nested*: each stride exceeds the reach of
-    all smaller ones (``|s_k| > sum(|s_j| * (n_j - 1))`` over smaller strides), as in every
-    slice/transpose/permute of a contiguous tensor.  Then a cell has at most one preimage per
-    stride-0 combination and greedy division finds it.  ``None`` when the strides are not nested.
-    """
-    import numpy as np
-
-    dims = sorted(
-        ((abs(s), n - 1) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0),
-        reverse=True,
-    )
-    reach = 0
-    for stride, bound in reversed(dims):
-        if stride <= reach:
-            return None
-        reach += stride * bound
-    multiplier = math.prod(n for n, s in zip(layout.shape, layout.strides) if s == 0 and n > 1)
-    remainder = np.asarray(cells, dtype=np.int64) - layout.span[0]
-    hit = (remainder >= 0) & (remainder <= reach)
-    for stride, bound in dims:
-        step = np.clip(remainder // stride, 0, bound)
-        remainder = remainder - step * stride
-    hit &= remainder == 0
-    return [multiplier if h else 0 for h in hit.tolist()]
-
-
-def _histogram_counts(layout: Layout, cells: list[int]) -> list[int | None]:
-    """Exact counts from the histogram of all addresses over the span, built dim by dim.
-
-    Adding a dim of size ``n`` and stride ``s`` turns the histogram ``h`` into
-    ``h'[k] = sum(h[k - i*s] for i < n)``: a window sum along each residue class mod ``s``, which
-    cumulative sums give in O(span).  So the cost is O(ndim * span), whatever the element count —
-    the right tool for big overlapping views (sliding windows) over a modest span.
-    """
-    import numpy as np
-
-    dims = [(abs(s), n) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0]
-    if layout.element_cells > 1:
-        dims.append((1, layout.element_cells))
-    multiplier = math.prod(n for n, s in zip(layout.shape, layout.strides) if s == 0 and n > 1)
-    histogram = np.ones(1, dtype=np.int64)
-    for stride, n in dims:
-        length = histogram.size + stride * (n - 1)
-        rows = -(-length // stride)
-        padded = np.zeros(rows * stride, dtype=np.int64)
-        padded[: histogram.size] = histogram
-        running = np.cumsum(padded.reshape(rows, stride), axis=0)
-        window = running.copy()
-        window[n:] -= running[:-n]
-        histogram = window.reshape(-1)[:length]
-    offsets = np.asarray(cells, dtype=np.int64) - layout.span[0]
-    inside = (offsets >= 0) & (offsets < histogram.size)
-    counts = np.zeros(offsets.size, dtype=np.int64)
-    counts[inside] = histogram[offsets[inside]] * multiplier
-    return [int(c) for c in counts]
-
-
-class _PreimageCounter:
-    """Counts the logical indices whose element covers a storage cell, exactly, for big views.
-
-    The count is the number of solutions of a bounded knapsack (``sum(i_k * |s_k|) == target``,
-    ``0 <= i_k < n_k``), searched from the largest stride down with only the ``i_k`` that keep the
-    rest reachable, and memoised per ``(level, remainder)`` — the counting twin of
-    :func:`stridewidget._overlap.bounded_knapsack`.  Stride-0 dims multiply the count.  For views
-    whose span is too big for :func:`_histogram_counts`.  The work budget is shared by all cells of
-    one tensor; cells left when it runs out get ``None`` (unknown).
-    """
-
-    def __init__(self, layout: Layout) -> None:
-        self.width = layout.element_cells
-        self.multiplier = math.prod(n for n, s in zip(layout.shape, layout.strides) if s == 0)
-        # Negative strides walk backwards from the span's low end: flip them.
-        self.base = layout.span[0] if layout.span is not None else layout.offset
-        dims = sorted(
-            ((abs(s), n - 1) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0),
-            reverse=True,
-        )
-        self.strides = [s for s, _ in dims]
-        self.bounds = [u for _, u in dims]
-        self.reach = [0] * (len(dims) + 1)
-        for k in range(len(dims) - 1, -1, -1):
-            self.reach[k] = self.reach[k + 1] + self.strides[k] * self.bounds[k]
-        self.memo: dict[tuple[int, int], int] = {}
-        self.work = 0
-
-    def cell(self, cell: int) -> int | None:
-        total = 0
-        for shift in range(self.width):
-            try:
-                total += self._count(0, cell - shift - self.base)
-            except _TooMuchWork:
-                return None
-        return total * self.multiplier
-
-    def _count(self, level: int, remainder: int) -> int:
-        if remainder < 0 or remainder > self.reach[level]:
-            return 0
-        if level == len(self.strides):
-            return 1 if remainder == 0 else 0
-        stride, bound = self.strides[level], self.bounds[level]
-        if level == len(self.strides) - 1:
-            return 1 if remainder % stride == 0 and remainder // stride <= bound else 0
-        key = (level, remainder)
-        if key in self.memo:
-            return self.memo[key]
-        rest = self.reach[level + 1]
-        high = min(bound, remainder // stride)
-        low = max(0, -((rest - remainder) // stride))
-        self.work += 1 + max(high - low + 1, 0)
-        if self.work > _COUNT_WORK_LIMIT:
-            raise _TooMuchWork
-        count = sum(self._count(level + 1, remainder - stride * i) for i in range(low, high + 1))
-        self.memo[key] = count
-        return count
-
-
-class _TooMuchWork(Exception):
-    pass
+# --- arrows --------------------------------------------------------------------------------------
 
 
 def _arrows(layout: Layout) -> list[dict[str, Any]]:
-    """Per dim of size > 1: from the first element to its neighbour along that dim."""
+    """One arrow per distinct stride of the dims of size > 1, from the first element to its
+    neighbour along those dims; each gets its own lane above the storage strip.
+
+    >>> from stridewidget import Layout
+    >>> [(a["label"], a["lane"]) for a in _arrows(Layout((3, 4, 2), (0, 1, 1)))]
+    [('d0 ×0', 0), ('d1,d2 +1', 1)]
+    """
     if layout.numel == 0:
         return []
     origin = (0,) * layout.ndim
     start = layout.address(origin)
-    arrows = []
+    by_stride: dict[int, list[int]] = {}
     for dim, (n, stride) in enumerate(zip(layout.shape, layout.strides)):
-        if n < 2:
-            continue
+        if n > 1:
+            by_stride.setdefault(stride, []).append(dim)
+    # Loops first (they sit on their cell), then arcs from short to long: nested arcs never cross.
+    ordered = sorted(by_stride.items(), key=lambda item: (item[0] != 0, abs(item[0]), item[1][0]))
+    arrows = []
+    for lane, (stride, dims) in enumerate(ordered):
+        dim = dims[0]
         neighbour = tuple(1 if d == dim else 0 for d in range(layout.ndim))
+        names = ",".join(f"d{d}" for d in dims)
+        step = "×0" if stride == 0 else (f"+{stride}" if stride > 0 else f"−{-stride}")
         arrows.append(
             {
+                "dims": dims,
                 "dim": dim,
                 "stride": stride,
                 "byte_stride": layout.byte_strides[dim],
@@ -710,6 +609,9 @@ def _arrows(layout: Layout) -> list[dict[str, Any]]:
                 "to": layout.address(neighbour),
                 "from_index": list(origin),
                 "to_index": list(neighbour),
+                "label": f"{names} {step}",
+                "lane": lane,
             }
         )
+    arrows.sort(key=lambda arrow: arrow["dim"])
     return arrows

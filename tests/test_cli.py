@@ -113,14 +113,12 @@ def test_docstring_examples_run():
 
 @pytest.mark.parametrize("where", ["missing/dir/out.html", "."], ids=["missing-dir", "a-dir"])
 def test_html_to_a_path_that_cannot_be_written_is_one_line(tmp_path, where, monkeypatch):
-    need_vendor()
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SystemExit, match=r"^stridewidget: cannot write --html \S+: \w"):
         cli.main(["torch.zeros(2)", "--text", "--html", where])
 
 
 def test_html_to_an_unwritable_file_is_one_line(tmp_path, monkeypatch):
-    need_vendor()
     target = tmp_path / "out.html"
 
     def refuse(*_args, **_kwargs):  # root may write anywhere: simulate the permission error

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
+import jsonschema
 import numpy as np
 import pytest
 import torch
@@ -16,7 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
-from stridewidget._scene import _histogram_counts, _nested_counts, _PreimageCounter, build_scene
+from stridewidget._scene import MAX_STRIP_CELLS, build_scene
+from stridewidget._touch import _histogram_counts, _nested_counts, _PreimageCounter
 
 
 def logical_cells(tensor_scene):
@@ -204,20 +207,110 @@ def test_stride_arrows_and_loop_for_stride_zero():
     x = torch.arange(4.0)
     scene = build_scene({"e": x.expand(3, 4)})
     arrows = scene["tensors"][0]["arrows"]
-    assert [(a["dim"], a["stride"]) for a in arrows] == [(0, 0), (1, 1)]
+    assert [(a["dims"], a["stride"], a["label"]) for a in arrows] == [
+        ([0], 0, "d0 ×0"),
+        ([1], 1, "d1 +1"),
+    ]
     assert arrows[0]["from"] == arrows[0]["to"]  # loop
     assert scene["tensors"][0]["touch"] == [3, 3, 3, 3]
 
 
-def test_wrap_reads_naturally_and_can_be_overridden():
+@settings(max_examples=100, deadline=None)
+@given(views())
+def test_arrows_merge_equal_strides_and_never_share_a_lane(case):
+    _, view = case
+    arrows = build_scene({"v": view})["tensors"][0]["arrows"]
+    lanes = [a["lane"] for a in arrows]
+    assert sorted(lanes) == list(range(len(arrows)))
+    # brute force: each dim of size > 1 is in exactly one arrow, with its stride, and the arrow
+    # runs from the first element to its neighbour along that dim
+    covered = sorted(d for a in arrows for d in a["dims"])
+    assert (
+        covered == [d for d, n in enumerate(view.shape) if n > 1] if view.numel() else covered == []
+    )
+    assert len({a["stride"] for a in arrows}) == len(arrows)
+    for arrow in arrows:
+        assert all(view.stride(d) == arrow["stride"] for d in arrow["dims"])
+        first = view[(0,) * view.dim()] if view.dim() else view
+        assert arrow["from"] == int(first)
+        assert arrow["to"] == int(view[tuple(arrow["to_index"])])
+    # loops sit lowest, then arcs from short to long, so nested arcs never cross
+    order = sorted(arrows, key=lambda a: a["lane"])
+    assert [abs(a["stride"]) for a in order] == sorted(abs(a["stride"]) for a in arrows)
+
+
+def test_wrap_is_one_strip_when_short_else_the_natural_row():
+    small = torch.zeros(3, 4)
+    for view in (small, small.t(), small[:, ::2]):
+        assert build_scene({"v": view})["storages"][0]["wrap"] == 12  # one row of memory
     x = torch.zeros(5, 7)
     for view in (x, x.t(), x[:, ::2], x[1:]):
-        assert build_scene({"v": view})["storages"][0]["wrap"] == 7
-    nchw = torch.zeros(2, 3, 4, 4).to(memory_format=torch.channels_last)
-    assert build_scene({"v": nchw})["storages"][0]["wrap"] == 3
+        assert build_scene({"v": view})["storages"][0]["wrap"] == 28  # four rows of 7 per strip row
+    nchw = torch.zeros(2, 3, 4, 5)
+    assert build_scene({"v": nchw})["storages"][0]["wrap"] == 20  # one H×W plane per row
+    channels_last = nchw.to(memory_format=torch.channels_last)
+    assert build_scene({"v": channels_last})["storages"][0]["wrap"] == 30  # two W×C pixel rows
+    assert build_scene({"v": torch.zeros(1000)})["storages"][0]["wrap"] == 25  # divides the length
+    assert build_scene({"v": torch.zeros(1009)})["storages"][0]["wrap"] == MAX_STRIP_CELLS  # prime
     assert build_scene({"v": x}, wrap=5)["storages"][0]["wrap"] == 5
     with pytest.raises(ValueError, match="wrap"):
         build_scene({"v": x}, wrap=0)
+
+
+@pytest.mark.parametrize(
+    ("shape", "panels"),
+    [
+        ((4,), (None, None, [])),
+        ((2, 3, 4), (None, 0, [])),
+        ((2, 3, 4, 5), (0, 1, [])),
+        ((2, 2, 2, 3, 4), (1, 2, [0])),
+        ((2, 1, 2, 1, 2, 3), (2, 3, [0, 1])),
+    ],
+)
+def test_panels_lay_slices_out_by_their_leading_dims(shape, panels):
+    logical = build_scene({"v": torch.zeros(shape)})["tensors"][0]["logical"]
+    got = logical["panels"]
+    assert (got["row_dim"], got["col_dim"], got["select_dims"]) == panels
+    # every panel dim is a leading dim, used once
+    used = [d for d in (got["row_dim"], got["col_dim"]) if d is not None] + got["select_dims"]
+    assert sorted(used) == list(range(max(len(shape) - 2, 0)))
+
+
+SCHEMA = json.loads(
+    (Path(__file__).parent.parent / "stridewidget" / "scene.schema.json").read_text(
+        encoding="utf-8"
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(views())
+def test_random_scenes_match_the_schema(case):
+    base, view = case
+    jsonschema.validate(build_scene({"base": base, "v": view}), SCHEMA)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: {
+            "x": torch.arange(12.0).reshape(3, 4),
+            "c": torch.zeros(2, 2, dtype=torch.complex64),
+        },
+        lambda: {"big": torch.empty(10**12, device="meta")},
+        lambda: {"b": torch.zeros(3, dtype=torch.bool), "n": np.arange(20).reshape(4, 5)[::-1]},
+        lambda: {"nchw": torch.zeros(2, 3, 4, 5), "e": torch.zeros(0, 3)},
+        lambda: {
+            "six": torch.zeros(2, 1, 2, 1, 2, 3),
+            "layout": Layout((3,), (2,), storage_size=6),
+        },
+    ],
+)
+def test_edge_scenes_match_the_schema(make):
+    scene = build_scene(make())
+    jsonschema.validate(scene, SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):  # the schema does check: a broken scene fails
+        jsonschema.validate({**scene, "version": 1}, SCHEMA)
 
 
 @pytest.mark.parametrize(

@@ -150,7 +150,7 @@ def test_wrap_is_a_synced_trait():
     w = sw.show(x, wrap=6)
     assert w.wrap == 6
     state = w.get_state()
-    assert state["wrap"] == 6 and state["scene"]["storages"][0]["wrap"] == 4
+    assert state["wrap"] == 6 and state["scene"]["storages"][0]["wrap"] == 12
     w.set_state({"wrap": 2})
     assert w.wrap == 2
 
@@ -165,21 +165,21 @@ def test_mimebundle_has_widget_view_text_and_static_html():
     html = data["text/html"]
     assert "<img" not in html  # the name is escaped in the static fallback
     assert "&lt;img" in html
-    if importlib.util.find_spec("stridewidget._svg") is not None:
+    if importlib.util.find_spec("stridewidget.render") is not None:
         assert "<svg" in html
 
 
 def test_static_html_follows_the_wrap_trait(monkeypatch):
-    import stridewidget._svg as svg
+    import stridewidget.render as render
 
     seen = []
-    monkeypatch.setattr(svg, "render_html", lambda scene: seen.append(scene) or "<svg></svg>")
+    monkeypatch.setattr(render, "render_html", lambda scene: seen.append(scene) or "<svg></svg>")
     w = sw.show(torch.zeros(3, 4))
     w._repr_mimebundle_()
     w.wrap = 6
     w._repr_mimebundle_()
-    assert [scene["storages"][0]["wrap"] for scene in seen] == [4, 6]
-    assert w.scene["storages"][0]["wrap"] == 4  # the scene itself keeps the suggestion
+    assert [scene["storages"][0]["wrap"] for scene in seen] == [12, 6]
+    assert w.scene["storages"][0]["wrap"] == 12  # the scene itself keeps the suggestion
 
 
 def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(monkeypatch):
@@ -188,8 +188,8 @@ def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(mo
     real_import = builtins.__import__
 
     def no_svg(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 1 and name == "_svg":
-            raise ImportError("simulated: _svg not importable")
+        if level == 1 and name == "render":
+            raise ImportError("simulated: render not importable")
         return real_import(name, globals, locals, fromlist, level)
 
     w = sw.show(**{"a<b>": torch.zeros(2)})

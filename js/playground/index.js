@@ -11,7 +11,8 @@ import { drawLogical } from "../logical.js";
 import { indexScene } from "../scene.js";
 import { drawArrows } from "../arrows.js";
 import { drawStorage } from "../storage.js";
-import { analyse, numel, overlapText, pastTheEnd, tupleText } from "./math.js";
+import { analyse, escapingCells, numel, overlapText, pastTheEnd, tupleText } from "./math.js";
+import { drawPhantoms } from "./phantom.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
 import { baseTouchCounts, playgroundScene } from "./scene.js";
@@ -270,9 +271,12 @@ function render({ model, el }) {
     const drawn = drawStorage(storage, scene.tensors, storage.wrap, uid);
     const viewTensor = indexed.tensors.get("t1");
     // labels in the legend above the grid (no collisions); no arrows for a refused setting
-    drawArrows(drawn.arrows, viewTensor, drawn.positions, { legend: drawn.arrowLegend });
+    drawArrows(drawn.arrows, viewTensor, drawn.layout, { legend: drawn.arrowLegend });
     const views = { storages: new Map([["s0", drawn]]), storageCells: new Map([["s0", drawn.cells]]), logicalCells: new Map() };
     const parts = [drawn.node];
+    // an escaping setting: draw the cells it would read past the end (the refusal text stays)
+    const escaping = result.escape ? escapingCells(state.size, state.stride, state.offset, state.storageSize) : null;
+    if (escaping?.total) parts.push(drawPhantoms(escaping, state.storageSize));
     if (viewTensor) {
       const card = htmlEl("div", "sw-tensor pg-view");
       const header = htmlEl("div", "sw-tensor-header", `view = ${viewTensor.layout.text}`);

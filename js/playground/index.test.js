@@ -73,10 +73,23 @@ describe("playground DOM", () => {
     );
     expect(el.querySelector(".pg-view")).toBeNull();
     expect(el.querySelectorAll(".sw-scell")).toHaveLength(24); // the storage is still drawn
+    // phantom cells past the end: exactly the addresses >= 24 that some index reaches (brute force)
+    const { size, stride, offset } = model.state;
+    const escaping = new Set();
+    for (let i = 0; i < size[0]; i += 1) {
+      for (let j = 0; j < size[1]; j += 1) {
+        const address = offset + i * stride[0] + j * stride[1];
+        if (address >= 24) escaping.add(address);
+      }
+    }
+    const phantoms = [...el.querySelectorAll(".sw-phantom")].map((n) => Number(n.dataset.phantom));
+    expect(phantoms).toEqual([...escaping].sort((a, b) => a - b));
+    expect(el.querySelector(".pg-phantom-caption").textContent).toContain("past the end of the storage");
     type(el.querySelector('.pg-dim[data-dim="0"] .pg-stride'), "1");
     type(el.querySelector('.pg-dim[data-dim="1"] .pg-stride'), "4");
     expect(model.state.stride).toEqual([1, 4]);
     expect(el.querySelector(".pg-message").classList.contains("pg-refused")).toBe(false);
+    expect(el.querySelector(".sw-phantom")).toBeNull(); // in bounds again: no phantoms
     cleanup();
   });
 

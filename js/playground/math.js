@@ -269,3 +269,19 @@ export function overlapText(shared, { maxCells = 3 } = {}) {
     "In-place writes through this view would hit them more than once."
   );
 }
+
+/**
+ * The storage elements past the end (>= storageSize) that a setting with non-negative entries
+ * would read: the first `limit` of them in storage order, with the first logical index reading
+ * each, and how many there are in all (`total`, distinct elements).  null when the view is too big
+ * to enumerate.
+ */
+export function escapingCells(size, stride, offset, storageSize, limit = 16) {
+  if (numel(size) > ENUMERATION_LIMIT) return null;
+  const readers = new Map();
+  forEachIndex(size, stride, offset, (index, position) => {
+    if (position >= storageSize && !readers.has(position)) readers.set(position, index.slice());
+  });
+  const cells = [...readers.keys()].sort((a, b) => a - b);
+  return { total: cells.length, cells: cells.slice(0, limit).map((cell) => ({ cell, index: readers.get(cell) })) };
+}

@@ -2,11 +2,10 @@
 // current setting, so the main widget's renderers (js/storage.js, js/logical.js, js/facts.js) draw
 // it.  The storage values come from the page (embedded once); all addresses are computed here.
 
+import { LIMITS, mergedArrows, panelsFor, suggestWrap } from "../rules.js";
 import { address, isChannelsLast, isDense, numel, span, touches, tupleText } from "./math.js";
 
-/** Torch-print-like elision (the limits of _scene.build_scene's defaults). */
-export const LIMITS = { edge_items: 3, threshold: 256, max_dim_items: 32, max_slices: 12 };
-const MAX_WRAP = 32;
+export { LIMITS };
 /** Storage elements drawn when the page has no values (meta tensors). */
 const MAX_DRAWN_CELLS = 512;
 
@@ -48,7 +47,7 @@ export function logicalWindow(size, stride, offset) {
     }
   }
   const elided = perDim.some((shown) => shown.includes(null));
-  return { shape: [...size], ndim, elided, row_dim: rowDim, col_dim: colDim, slices };
+  return { shape: [...size], ndim, elided, row_dim: rowDim, col_dim: colDim, panels: panelsFor(ndim), slices };
 }
 
 function slice(stride, offset, lead, rows, cols) {
@@ -68,31 +67,8 @@ function slice(stride, offset, lead, rows, cols) {
   return { kind: "slice", lead: [...lead], label: `[${parts.join(", ")}]`, rows, cols, addr };
 }
 
-/** Cells per storage row that make the base read naturally: rows of C for an (R, C) base. */
-export function suggestWrap(base, storageSize) {
-  const strides = [...new Set(base.strides.filter((s, d) => s > 0 && base.shape[d] > 1))].sort((a, b) => a - b);
-  if (strides.length >= 2 && strides[1] <= MAX_WRAP) return strides[1];
-  if (storageSize > 0 && storageSize <= MAX_WRAP) return storageSize;
-  return 16;
-}
-
-function arrows(size, stride, offset) {
-  if (numel(size) === 0) return [];
-  const origin = size.map(() => 0);
-  const out = [];
-  size.forEach((n, dim) => {
-    if (n < 2) return;
-    const step = size.map((_, d) => (d === dim ? 1 : 0));
-    out.push({
-      dim,
-      stride: stride[dim],
-      from: offset,
-      to: address(stride, offset, step),
-      from_index: origin,
-      to_index: step,
-    });
-  });
-  return out;
+function arrows(size, stride, offset, itemsize) {
+  return mergedArrows(size, stride, itemsize, (index) => address(stride, offset, index));
 }
 
 /** Python's str(Layout) for the view: 'int64 (6,4):(1,6) +0 · storage 24 · F-contiguous'. */
@@ -121,6 +97,13 @@ function touchesOf(counts, cells, size, stride, offset) {
 export function baseTouchCounts(state) {
   if (isDense(state.baseShape, state.baseStrides)) return null;
   return touches(state.baseShape, state.baseStrides, state.baseOffset).counts;
+}
+
+/** Does x read a storage element twice?  null when its counts were too costly to take. */
+function baseOverlaps(base, baseCounts) {
+  if (isDense(base.shape, base.strides)) return false;
+  if (!baseCounts) return null;
+  return [...baseCounts.values()].some((count) => count > 1);
 }
 
 /**
@@ -154,7 +137,7 @@ export function playgroundScene(state, facts, explain, baseCounts = baseTouchCou
     size: storageSize,
     nbytes: storageSize * state.itemsize,
     has_values: hasValues,
-    wrap: suggestWrap(base, storageSize),
+    wrap: suggestWrap([{ ...base, hasOverlap: baseOverlaps(base, baseCounts) }], storageSize),
     segments,
     cells: { index: cells, text: hasValues ? cellText.slice(0, shown) : null, value: hasValues ? cellValue.slice(0, shown) : null },
     value_range: finite.length ? [Math.min(...finite), Math.max(...finite)] : null,
@@ -170,7 +153,7 @@ export function playgroundScene(state, facts, explain, baseCounts = baseTouchCou
     layout: { text: `x: shape ${tupleText(base.shape)}, stride ${tupleText(base.strides)}, offset ${base.offset}` },
     logical: logicalWindow(base.shape, base.strides, base.offset),
     touch: touchesOf(baseCounts, cells, base.shape, base.strides, base.offset),
-    arrows: arrows(base.shape, base.strides, base.offset),
+    arrows: arrows(base.shape, base.strides, base.offset, state.itemsize),
   };
   const tensors = [x];
   if (facts) {
@@ -208,8 +191,8 @@ export function playgroundScene(state, facts, explain, baseCounts = baseTouchCou
       },
       logical: logicalWindow(size, stride, offset),
       touch: touchesOf(facts.counts, cells, size, stride, offset),
-      arrows: arrows(size, stride, offset),
+      arrows: arrows(size, stride, offset, itemsize),
     });
   }
-  return { version: 1, storages: [storage], tensors, limits: LIMITS };
+  return { version: 2, storages: [storage], tensors, limits: LIMITS };
 }

@@ -1,0 +1,131 @@
+"""The live widget over the lint corpus, in both themes, at 1,280 px wide (issue 10).
+
+Each case is drawn by the committed bundles (``stridewidget/static/widget.js``, and
+``playground.js`` for the playground presets) in Chromium, with the model a plain object holding
+what Python would sync (the scene, or the playground's traits).  The visual lint counts
+overlapping, clipped and low-contrast texts and the height; the table is printed, every screenshot
+saved under ``artifacts/screenshots/widget-lint-<theme>-<case>.png``, and any count above zero or
+height over the case's limit fails the test.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import pathlib
+
+import pytest
+
+from stridewidget._scene import build_scene
+
+from .conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, SCREENSHOTS, require_or_skip
+from .lint_corpus import CASES, evaluate, tensors_of
+from .visual_lint import counts, lint, summary_line
+
+STATIC = ROOT / "stridewidget" / "static"
+WIDTH = 1280
+THEMES = {"light": "#ffffff", "dark": "#1e1e1e"}
+
+_LOADER = """
+async ([widgetUrl, playgroundUrl]) => {
+  window.swWidget = (await import(widgetUrl)).default;
+  window.swPlayground = (await import(playgroundUrl)).default;
+}
+"""
+
+# A model as anywidget hands it to render(): get/set/on/off/save_changes over plain state.
+_RENDER = """
+([which, state]) => {
+  document.body.replaceChildren();
+  const el = document.createElement("div");
+  el.id = "pic";
+  document.body.appendChild(el);
+  const handlers = new Map();
+  const model = {
+    get: (key) => state[key],
+    set: (key, value) => { state[key] = value; (handlers.get(`change:${key}`) ?? []).forEach((h) => h()); },
+    on: (name, h) => handlers.set(name, [...(handlers.get(name) ?? []), h]),
+    off: () => {},
+    save_changes: () => {},
+    send: () => {},
+  };
+  (which === "playground" ? window.swPlayground : window.swWidget).render({ model, el });
+}
+"""
+
+
+def _data_url(path) -> str:
+    return "data:text/javascript;base64," + base64.b64encode(path.read_bytes()).decode()
+
+
+def _model_state(case) -> tuple[str, dict]:
+    """What Python would sync for the case: the playground's traits, or the widget's scene."""
+    if case.playground:
+        widget = evaluate(case)
+        state = {k: v for k, v in widget.get_state().items() if not k.startswith("_")}
+        widget.close()
+        return "playground", json.loads(json.dumps(state, default=list))
+    scene = build_scene(tensors_of(case), wrap=case.wrap)
+    return "widget", {"scene": scene, "wrap": None, "hovered": None}
+
+
+@pytest.fixture(scope="module")
+def lint_page():
+    chromium = pathlib.Path(CHROMIUM)
+    require_or_skip(chromium.exists(), f"{chromium} is missing: apt-get install -y chromium")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=str(chromium), headless=True, args=CHROMIUM_ARGS
+        )
+        page = browser.new_page(viewport={"width": WIDTH, "height": 900})
+        page.route(
+            "**/*",
+            lambda route: (
+                route.continue_()
+                if route.request.url.startswith(("data:", "about:"))
+                else route.abort()
+            ),
+        )
+        page.set_content("<!doctype html><html><head></head><body></body></html>")
+        css = (STATIC / "widget.css").read_text() + (STATIC / "playground.css").read_text()
+        page.add_style_tag(content=css + "body { margin: 8px; }")
+        page.evaluate(
+            _LOADER, [_data_url(STATIC / "widget.js"), _data_url(STATIC / "playground.js")]
+        )
+        yield page
+        browser.close()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
+    page = lint_page
+    page.emulate_media(color_scheme=theme)
+    page.evaluate(f"document.body.style.background = '{THEMES[theme]}'")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    lines, failures = [], []
+    totals = {"overlaps": 0, "clipped": 0, "low_contrast": 0}
+    for case in CASES:
+        which, state = _model_state(case)
+        page.evaluate(_RENDER, [which, state])
+        root = page.locator("#pic .sw-root, #pic .pg-root").first
+        root.wait_for()
+        result = lint(page, "#pic")
+        page.locator("#pic").screenshot(
+            path=str(SCREENSHOTS / f"widget-lint-{theme}-{case.name}.png")
+        )
+        found = counts(result)
+        lines.append(summary_line(case.name, result))
+        for kind in totals:
+            totals[kind] += found[kind]
+        problems = [kind for kind in totals if found[kind]]
+        if found["height"] > case.max_height:
+            problems.append(f"height {found['height']} > {case.max_height}")
+        if problems:
+            details = result["overlaps"][:2] + result["clipped"][:2] + result["low_contrast"][:2]
+            failures.append(f"{case.name}: {', '.join(problems)} {details}")
+    print(f"\nwidget visual lint, {theme} theme, {WIDTH} px wide, {len(CASES)} layouts")
+    print("\n".join(lines))
+    print(f"total: {totals}")
+    assert not failures, "\n".join(failures)

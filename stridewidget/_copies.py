@@ -47,7 +47,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -55,8 +55,10 @@ from typing import Any, NamedTuple
 import numpy
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
 
+from ._errors import LayoutError
+from ._inspect import inspect, torch_layout_fields
 from ._layout import Layout
 
 __all__ = ["COPY_OPS", "CopyEvent", "CopyLog", "track_copies"]
@@ -97,9 +99,12 @@ class _OpInfo(NamedTuple):
     is_copy: bool
     # (position, name) of every argument the op writes to (``self`` of ``add_``, ``out=``).
     written: tuple[tuple[int, str], ...]
+    # a CompositeImplicitAutograd op: defined as other ATen ops (see _OpMode)
+    decomposes: bool
 
 
 _OP_INFO: dict[Any, _OpInfo] = {}
+_IMPLICIT = torch._C.DispatchKey.CompositeImplicitAutograd
 
 
 def _op_info(func: Any) -> _OpInfo:
@@ -112,7 +117,9 @@ def _op_info(func: Any) -> _OpInfo:
             for position, argument in enumerate(func._schema.arguments)
             if argument.alias_info is not None and argument.alias_info.is_write
         )
-        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written)
+        # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
+        decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
+        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written, decomposes)
     return info
 
 
@@ -144,62 +151,57 @@ _ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
 _CONTAINERS = frozenset({tuple, list, dict})
 
 
-def _extent(t: torch.Tensor) -> _Extent:
-    """Storage extent of a strided tensor; raises RuntimeError for sparse and other storage-less
-    tensors (callers catch it)."""
-    storage = t.untyped_storage()
-    return _Extent(storage._cdata, t.device, storage.data_ptr(), storage.nbytes())
+def _extents(t: torch.Tensor) -> tuple[_Extent, ...]:
+    """Where a tensor's data lives: its storage, or for a wrapper subclass (``TwoTensor``, any
+    ``_make_wrapper_subclass`` with ``__tensor_flatten__``) the storages of the tensors it wraps,
+    whose own storage is a placeholder without memory.  Empty for sparse and other tensors
+    without a storage to alias."""
+    if is_traceable_wrapper_subclass(t):
+        inner_names, _ = t.__tensor_flatten__()
+        return tuple(extent for name in inner_names for extent in _extents(getattr(t, name)))
+    try:
+        storage = t.untyped_storage()
+        return (_Extent(storage._cdata, t.device, storage.data_ptr(), storage.nbytes()),)
+    except (RuntimeError, NotImplementedError, TypeError):
+        return ()
+
+
+def _shares_any(extents: tuple[_Extent, ...] | list[_Extent], others: list[_Extent]) -> bool:
+    return any(extent.shares(other) for extent in extents for other in others)
 
 
 class _Snapshot:
-    """A tensor's layout as a few numbers taken at call time; the :class:`Layout` is built on read.
+    """A tensor's layout as read at call time; the :class:`Layout` is built on read.
 
-    Building a ``Layout`` per tensor per call would dominate the tracker's cost; this mirrors
-    ``stridewidget._inspect`` (same fields, same conventions) but defers the object.
+    Building a ``Layout`` per tensor per call would dominate the tracker's cost, so this keeps the
+    fields the one torch adapter (:func:`stridewidget._inspect.torch_layout_fields`) read, with its
+    notes (conj, neg, quantized, meta ...), and builds the object when asked.
     """
 
-    __slots__ = ("_layout", "_parts", "extent", "ref")
+    __slots__ = ("_fields", "_layout", "extents", "ref")
 
     def __init__(self, obj: Any) -> None:
         self.ref = weakref.ref(obj)
+        self._layout = self._fields = None
         if isinstance(obj, torch.Tensor):
-            self._layout = None
-            try:
-                self.extent = _extent(obj)
-                self._parts = (tuple(obj.shape), obj.stride(), obj.storage_offset())
-                self._parts += (obj.element_size(), obj.dtype, obj.is_conj(), obj.is_neg())
-            except (RuntimeError, NotImplementedError, TypeError):
-                # sparse, nested, opaque tensors: no strided layout (and no storage to alias)
-                self.extent = self._parts = None
+            self.extents = _extents(obj)
+            # sparse, nested, opaque tensors and wrapper subclasses have no strided layout of their own
+            with suppress(LayoutError, RuntimeError, NotImplementedError, TypeError):
+                self._fields = torch_layout_fields(obj)
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
-            from ._inspect import inspect
-
-            self._parts = None
             try:
                 self._layout = layout = inspect(obj)
-            except ValueError:  # LayoutError: an object array has no cells to alias
-                self._layout = self.extent = None
+            except LayoutError:  # an object array has no cells to alias
+                self.extents = ()
                 return
-            self.extent = _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes)
+            self.extents = (
+                _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),
+            )
 
     @property
     def layout(self) -> Layout | None:
-        if self._layout is None and self._parts is not None and self.extent is not None:
-            shape, strides, offset, itemsize, dtype, conj, neg = self._parts
-            notes = ("conj",) * conj + ("neg",) * neg
-            if self.extent.device.type == "meta":
-                notes += ("meta",)
-            self._layout = Layout(
-                shape=shape,
-                strides=strides,
-                offset=offset,
-                itemsize=itemsize,
-                storage_size=self.extent.nbytes // itemsize,
-                dtype=str(dtype).removeprefix("torch."),
-                device=str(self.extent.device),
-                notes=notes,
-                storage_address=self.extent.address or None,
-            )
+        if self._layout is None and self._fields is not None:
+            self._layout = Layout(**self._fields)
         return self._layout
 
 
@@ -241,21 +243,18 @@ def _nbytes(tensors: Any) -> int:
 
 # --- where in the user's code -----------------------------------------------------------------------
 
-_LIBRARY_CODE: dict[Any, bool] = {}
-
 
 def _user_frame() -> tuple[str, int]:
-    """File and line of the innermost frame outside torch and this module: the user's line."""
+    """File and line of the innermost frame outside torch and this module: the user's line.
+
+    Decided from the file name each time (a prefix test), so no code object is ever kept: a cache
+    keyed by code objects would hold every function the user ever ran in a block.
+    """
     frame = sys._getframe(2)
     while frame is not None:
-        code = frame.f_code
-        library = _LIBRARY_CODE.get(code)
-        if library is None:
-            library = _LIBRARY_CODE[code] = code.co_filename.startswith(_TORCH_DIR) or (
-                code.co_filename == _THIS_FILE
-            )
-        if not library:
-            return code.co_filename, frame.f_lineno
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_TORCH_DIR) and filename != _THIS_FILE:
+            return filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0
 
@@ -577,8 +576,9 @@ class _Pending:
         self.copied_into: list[_Extent] = []  # the subset written by copy ops (copy_, cat.out)
 
 
-def _shares_any(extent: _Extent, others: list[_Extent]) -> bool:
-    return any(extent.shares(other) for other in others)
+def _snapshots(value: Any) -> tuple[_Snapshot, ...]:
+    """Snapshots of the tensors and arrays in ``value`` (each object once), taken now."""
+    return tuple(map(_Snapshot, _distinct(_arrays_in(value, []))))
 
 
 class _Recorder:
@@ -587,24 +587,31 @@ class _Recorder:
         self.pending: _Pending | None = None
 
     def record(
-        self, call: str, inputs: Any, result: Any, pending: _Pending, filename: str, line: int
+        self,
+        call: str,
+        input_snapshots: tuple[_Snapshot, ...],
+        result: Any,
+        pending: _Pending,
+        filename: str,
+        line: int,
     ) -> None:
-        input_arrays = _distinct(_arrays_in(inputs, []))
-        result_arrays = _distinct(_arrays_in(result, []))
-        input_snapshots = tuple(map(_Snapshot, input_arrays))
-        output_snapshots = tuple(map(_Snapshot, result_arrays))
-        input_extents = [s.extent for s in input_snapshots if s.extent is not None]
-        output_extents = [s.extent for s in output_snapshots if s.extent is not None]
-        aliased = [_shares_any(extent, input_extents) for extent in output_extents]
-        written_inputs = [e for e in pending.written if _shares_any(e, input_extents)]
+        """Add the event of one call; ``input_snapshots`` were taken *before* it ran, so an
+        in-place metadata op (``t_``, ``unsqueeze_``, ``resize_``) shows its input as it was."""
+        output_snapshots = _snapshots(result)
+        input_extents = [e for snapshot in input_snapshots for e in snapshot.extents]
+        output_extents = [s.extents for s in output_snapshots if s.extents]
+        aliased = [_shares_any(extents, input_extents) for extents in output_extents]
+        written_inputs = [e for e in pending.written if _shares_any((e,), input_extents)]
         # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
         fresh_copy = pending.fresh_copy or not all(
-            _shares_any(e, input_extents) for e in pending.copied_into
+            _shares_any((e,), input_extents) for e in pending.copied_into
         )
-        returned_input = any(out is x for out in result_arrays for x in input_arrays)
+        returned_input = any(
+            out.ref() is snapshot.ref() for out in output_snapshots for snapshot in input_snapshots
+        )
         if written_inputs and (
             not output_extents
-            or any(any(out.shares(w) for w in written_inputs) for out in output_extents)
+            or any(_shares_any(extents, written_inputs) for extents in output_extents)
         ):
             kind = "in-place"
         elif fresh_copy:
@@ -658,6 +665,7 @@ class _CallMode(TorchFunctionMode):
         if _THREAD.in_dispatch:
             return func(*args, **kwargs)
         recorder = self.recorder
+        input_snapshots = _snapshots((args, kwargs))
         outer = recorder.pending
         pending = recorder.pending = _Pending()
         try:
@@ -666,8 +674,27 @@ class _CallMode(TorchFunctionMode):
             recorder.pending = outer
         if pending.ops or _has_array(result):
             filename, line = _user_frame()
-            recorder.record(_call_name(func), (args, kwargs), result, pending, filename, line)
+            recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
         return result
+
+
+def _note_op(
+    info: _OpInfo, args: tuple[Any, ...], kwargs: dict, result: Any, pending: _Pending
+) -> None:
+    """Add what one ATen op did (its name, what it wrote, the bytes it moved) to ``pending``."""
+    pending.ops.append(info.name)
+    if info.written:
+        for position, name in info.written:
+            target = args[position] if position < len(args) else kwargs.get(name)
+            for tensor in _arrays_in(target, []):
+                extents = _extents(tensor)
+                pending.written.extend(extents)
+                if info.is_copy:
+                    pending.copied_into.extend(extents)
+                    pending.bytes_copied += tensor.numel() * tensor.element_size()
+    elif info.is_copy:
+        pending.fresh_copy = True
+        pending.bytes_copied += _nbytes(result)
 
 
 class _OpMode(TorchDispatchMode):
@@ -682,36 +709,32 @@ class _OpMode(TorchDispatchMode):
     ) -> Any:
         if kwargs is None:
             kwargs = {}
+        recorder = self.recorder
+        standalone = recorder.pending is None
         _THREAD.in_dispatch += 1
         try:
-            result = func(*args, **kwargs)
-            info = _op_info(func)
-            recorder = self.recorder
+            if standalone:  # an op no user-level call accounts for: an event of its own
+                input_snapshots = _snapshots((args, kwargs))
+                recorder.pending = _Pending()
             pending = recorder.pending
-            standalone = pending is None
-            if standalone:
-                pending = _Pending()
-            pending.ops.append(info.name)
-            if info.written:
-                for position, name in info.written:
-                    target = args[position] if position < len(args) else kwargs.get(name)
-                    for tensor in _arrays_in(target, []):
-                        try:
-                            extent = _extent(tensor)
-                        except (RuntimeError, NotImplementedError, TypeError):
-                            extent = None  # no storage to alias (sparse)
-                        if extent is not None:
-                            pending.written.append(extent)
-                            if info.is_copy:
-                                pending.copied_into.append(extent)
-                        if info.is_copy:
-                            pending.bytes_copied += tensor.numel() * tensor.element_size()
-            elif info.is_copy:
-                pending.fresh_copy = True
-                pending.bytes_copied += _nbytes(result)
+            info = _op_info(func)
+            try:
+                if info.decomposes:
+                    # Only with autograd off (torch.inference_mode()) do CompositeImplicitAutograd
+                    # ops (contiguous, reshape, flatten, pad ...) reach this mode whole; run their
+                    # decomposition through this mode, so the ops that do the work are seen
+                    # exactly as with autograd on.
+                    with self:
+                        result = func._op_dk(_IMPLICIT, *args, **kwargs)
+                else:
+                    result = func(*args, **kwargs)
+                    _note_op(info, args, kwargs, result, pending)
+            finally:
+                if standalone:
+                    recorder.pending = None
             if standalone:
                 filename, line = _user_frame()
-                recorder.record(info.name, (args, kwargs), result, pending, filename, line)
+                recorder.record(info.name, input_snapshots, result, pending, filename, line)
         finally:
             _THREAD.in_dispatch -= 1
         return result
@@ -721,7 +744,8 @@ class _OpMode(TorchDispatchMode):
 def track_copies() -> Iterator[CopyLog]:
     """Record every tensor-producing call in the block: copy, in-place, view or compute.
 
-    Re-entrant (nested blocks each get every event), safe with autograd and ``torch.no_grad()``,
+    Re-entrant (nested blocks each get every event), safe with autograd, ``torch.no_grad()`` and
+    ``torch.inference_mode()``, sees through wrapper subclasses to the tensors they wrap,
     device-agnostic (reads metadata only: never values, never a device sync).  When the block ends,
     normally or by an exception, both modes are gone and torch runs at full speed again.
 

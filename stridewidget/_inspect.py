@@ -91,6 +91,20 @@ def _torch_storage(t: Any) -> Any:
 
 
 def _torch_layout(t: Any) -> Layout:
+    return Layout(**torch_layout_fields(t))
+
+
+def torch_layout_fields(t: Any) -> dict[str, Any]:
+    """The :class:`Layout` keyword arguments of tensor ``t``, read now, to build the Layout later.
+
+    The one torch adapter: :func:`inspect` builds ``Layout(**fields)`` at once; the copy tracker
+    reads the fields of every tensor at call time and builds the Layout only when one is read.
+
+    >>> import torch
+    >>> fields = torch_layout_fields(torch.zeros(2, 3).t())
+    >>> fields["shape"], fields["strides"], fields["storage_size"], Layout(**fields).is_contiguous
+    ((3, 2), (1, 3), 6, False)
+    """
     storage = _torch_storage(t)
     itemsize = t.element_size()
     notes = []
@@ -103,7 +117,7 @@ def _torch_layout(t: Any) -> Layout:
     if t.device.type == "meta":
         notes.append("meta")
     storage_address = storage.data_ptr() if t.device.type != "meta" else None
-    return Layout(
+    return dict(
         shape=tuple(t.shape),
         strides=tuple(t.stride()),
         offset=t.storage_offset(),

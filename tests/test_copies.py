@@ -538,3 +538,132 @@ def test_random_chains_kind_matches_storage_identity(seed):
 
 
 COPYING = {"aten.clone", "aten.flip", "aten._to_copy"}
+
+
+# --- issue 12: inference mode, in-place metadata ops, wrapper subclasses, bounded caches ----------
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.t().contiguous(),
+        lambda x: x.t().reshape(-1),
+        lambda x: x[:, 1:].flatten(),
+        lambda x: x.contiguous(),
+        lambda x: x.reshape(2, 6),
+    ],
+    ids=["t().contiguous", "t().reshape", "slice.flatten", "contiguous noop", "reshape viewable"],
+)
+def test_inference_mode_sees_the_ops_that_do_the_work(fn):
+    # With autograd off, CompositeImplicitAutograd ops (contiguous, reshape, flatten) reach the
+    # dispatch mode undecomposed; the tracker must still see the clone inside them.
+    x = base()
+    with _CountOps() as counter:  # the reference: the ops torch runs with autograd on
+        expected = fn(x)
+    with torch.inference_mode():
+        x = base()
+        with sw.track_copies() as log:
+            result = fn(x)
+    event = log.events[-1]
+    assert [op for e in log.events for op in e.ops] == counter.ops
+    copied = "aten.clone" in counter.ops
+    assert event.kind == ("copy" if copied else "view")
+    assert event.bytes_copied == (nbytes(result) if copied else 0) == log.total_bytes
+    assert sw.same_storage(result, x) == (not copied)
+    torch.testing.assert_close(result, expected)
+
+
+def test_inference_mode_op_outside_any_call_is_one_event():
+    # torch.from_numpy runs aten.lift_fresh outside __torch_function__: one event, as without it.
+    with torch.inference_mode(), sw.track_copies() as log:
+        tensor = torch.from_numpy(np.arange(3.0))
+    assert [(e.call, e.kind) for e in log.events] == [("aten.lift_fresh", "view")]
+    assert tensor.is_inference()
+
+
+@pytest.mark.parametrize(
+    ("call", "step"),
+    [
+        ("torch.Tensor.t_", lambda t: t.t_()),
+        ("torch.Tensor.unsqueeze_", lambda t: t.unsqueeze_(0)),
+        ("torch.Tensor.squeeze_", lambda t: t.squeeze_()),
+        ("torch.Tensor.transpose_", lambda t: t.transpose_(0, 1)),
+        ("torch.Tensor.resize_", lambda t: t.resize_(10)),
+        ("torch.Tensor.as_strided_", lambda t: t.as_strided_((2,), (2,))),
+    ],
+)
+def test_in_place_metadata_ops_record_the_input_as_it_was(call, step):
+    x = torch.zeros(2, 4)[:1, 1:]
+    before = sw.inspect(x)
+    with sw.track_copies() as log:
+        step(x)
+    event = only_event(log)
+    assert (event.call, event.kind, event.returned_input) == (call, "in-place", True)
+    assert event.inputs[0] == before != sw.inspect(x)
+    assert event.outputs[0] == sw.inspect(x)
+
+
+def test_wrapper_subclass_is_classified_by_the_tensors_it_wraps():
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    x = TwoTensor(base(), base() * 2)
+    with sw.track_copies() as log:
+        transposed = x.t()
+        x.add_(1)
+        added = x + 1
+        cloned = x.clone()
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.add_", "in-place"),
+        ("torch.Tensor.add", "compute"),
+        ("torch.Tensor.clone", "copy"),
+    ]
+    # the facts, on the wrapped tensors themselves
+    assert sw.same_storage(transposed.a, x.a) and sw.same_storage(transposed.b, x.b)
+    for result in (added, cloned):
+        assert not sw.same_storage(result.a, x.a) and not sw.same_storage(result.b, x.b)
+    torch.testing.assert_close(x.a, base() + 1)
+
+
+def test_the_tracker_keeps_no_code_object_of_the_users():
+    import gc
+    import weakref
+
+    x = base()
+    code_refs = []
+    with sw.track_copies() as log:
+        for i in range(2000):
+            namespace: dict = {}
+            exec(compile("def f(t):\n    return t.t()", f"<generated {i}>", "exec"), namespace)
+            namespace["f"](x)
+            code_refs.append(weakref.ref(namespace["f"].__code__))
+            del namespace
+    gc.collect()
+    assert len(log.events) == 2000 and log.events[-1].filename == "<generated 1999>"
+    assert sum(ref() is not None for ref in code_refs) == 0
+
+
+def _quantized() -> torch.Tensor:
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", UserWarning)  # torch's deprecation notice
+        return torch.quantize_per_tensor(torch.ones(6), 0.1, 0, torch.quint8)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.tensor([1 + 2j, 3j]).conj(),
+        lambda: torch._neg_view(torch.tensor([1.5, -2.0])),
+        _quantized,
+        lambda: torch.empty(3, 4, device="meta").t(),
+        lambda: base()[:, 1::2],
+    ],
+    ids=["conj", "neg", "quantized", "meta", "strided"],
+)
+def test_recorded_layouts_are_the_inspectors_with_all_its_notes(make):
+    x = make()
+    with sw.track_copies() as log:
+        y = x[1:]
+    event = only_event(log)
+    assert event.inputs[0] == sw.inspect(x) and event.inputs[0].notes == sw.inspect(x).notes
+    assert event.outputs[0] == sw.inspect(y) and event.outputs[0].notes == sw.inspect(y).notes

@@ -16,9 +16,11 @@ identity (not from the call's name):
 
 ``copy``      it moved existing data into storage it allocated: a data-movement op ran
               (``clone``, ``_to_copy``, ``copy_`` into a fresh buffer, ``repeat``, ``flip``,
-              ``cat``, advanced indexing ... see :data:`COPY_OPS`).  A call that both computed and
-              copied (an attention forward calling ``.contiguous()`` inside) counts as a copy: the
-              point is to find every copy.
+              ``cat``, advanced indexing ... see :data:`COPY_OPS`), or an op whose reference
+              decomposition moves its inputs' data without arithmetic (``F.pad`` in every mode,
+              ``pixel_shuffle``, ``F.unfold``, ``diag_embed``; see :func:`_moves_data`).  A call
+              that both computed and copied (an attention forward calling ``.contiguous()``
+              inside) counts as a copy: the point is to find every copy.
 ``in-place``  it wrote into an input's existing storage and returned that storage (or nothing):
               ``x.add_(1)``, ``x.copy_(y)``, ``x[0] = y``, ``torch.cat(xs, out=buf)``.
 ``view``      the result shares an input's storage and nothing was written: ``view``, ``t()``,
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import sys
 import threading
 import weakref
@@ -55,7 +58,12 @@ from typing import Any, NamedTuple
 import numpy
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
-from torch.utils._python_dispatch import TorchDispatchMode, is_traceable_wrapper_subclass
+from torch.utils._python_dispatch import (
+    TorchDispatchMode,
+    _disable_current_modes,
+    is_traceable_wrapper_subclass,
+)
+from torch.utils._pytree import tree_map
 
 from ._errors import LayoutError
 from ._inspect import inspect, torch_layout_fields
@@ -63,8 +71,12 @@ from ._layout import Layout
 
 __all__ = ["COPY_OPS", "CopyEvent", "CopyLog", "track_copies"]
 
-#: ATen ops whose output is existing values moved (and maybe converted) without arithmetic.  Ops
-#: tagged ``torch.Tag.view_copy`` (``permute_copy``, ``expand_copy`` ...) count too.
+#: The primitive data-movement ATen ops: their output is existing values moved (and maybe
+#: converted), selected or surrounded by constants, without arithmetic.  Ops tagged
+#: ``torch.Tag.view_copy`` (``permute_copy``, ``expand_copy`` ...) count too; ``index_put`` with
+#: ``accumulate=True`` and ``scatter`` with a ``reduce`` add, so they do not.  Any other op moves
+#: data when its reference decomposition does (see :func:`_moves_data`): ``F.pad`` (reflect,
+#: replicate), ``pixel_shuffle``, ``F.unfold`` (``im2col``), ``diag_embed``, ``tril`` ...
 COPY_OPS = frozenset(
     {
         "clone",
@@ -85,6 +97,17 @@ COPY_OPS = frozenset(
         "gather",
         "take",
         "masked_select",
+        "constant_pad_nd",
+        "where",
+        "masked_fill",
+        "masked_scatter",
+        "index_put",
+        "_index_put_impl",
+        "scatter",
+        "slice_scatter",
+        "select_scatter",
+        "diagonal_scatter",
+        "as_strided_scatter",
     }
 )
 
@@ -101,6 +124,19 @@ class _OpInfo(NamedTuple):
     written: tuple[tuple[int, str], ...]
     # a CompositeImplicitAutograd op: defined as other ATen ops (see _OpMode)
     decomposes: bool
+    # (position, name) of ``accumulate`` / ``reduce`` arguments, which turn a move into arithmetic
+    combining: tuple[tuple[int, str], ...]
+
+    def moves(self, args: tuple[Any, ...], kwargs: dict) -> bool:
+        """Is this call of the op a primitive data movement (see :data:`COPY_OPS`)?"""
+        return self.is_copy and not any(
+            _argument(args, kwargs, position, name) not in (None, False)
+            for position, name in self.combining
+        )
+
+
+def _argument(args: tuple[Any, ...], kwargs: dict, position: int, name: str) -> Any:
+    return args[position] if position < len(args) else kwargs.get(name)
 
 
 _OP_INFO: dict[Any, _OpInfo] = {}
@@ -112,14 +148,20 @@ def _op_info(func: Any) -> _OpInfo:
     if info is None:
         packet = func.overloadpacket.__name__
         is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
+        arguments = list(enumerate(func._schema.arguments))
         written = tuple(
             (position, argument.name)
-            for position, argument in enumerate(func._schema.arguments)
+            for position, argument in arguments
             if argument.alias_info is not None and argument.alias_info.is_write
+        )
+        combining = tuple(
+            (position, argument.name)
+            for position, argument in arguments
+            if argument.name in ("accumulate", "reduce")
         )
         # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
         decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
-        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written, decomposes)
+        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining)
     return info
 
 
@@ -259,6 +301,9 @@ def _user_frame() -> tuple[str, int]:
     return "<unknown>", 0
 
 
+_IPYTHON7_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
+
+
 def _describe_location(filename: str, line: int) -> str:
     """``In[3], line 2`` for a notebook cell, ``path/to/file.py:12`` otherwise."""
     ipython_module = sys.modules.get("IPython")
@@ -266,8 +311,9 @@ def _describe_location(filename: str, line: int) -> str:
     if shell is not None:
         try:
             named = shell.compile.format_code_name(filename)
-        except AttributeError:  # an IPython without the cell-name map
-            named = None
+        except AttributeError:  # IPython < 8 names cells `<ipython-input-N-hash>` instead
+            cell = _IPYTHON7_CELL.fullmatch(filename)
+            named = (filename, f"In[{cell[1]}]") if cell else None
         if named is not None:
             return f"{named[1]}, line {line}"
     try:
@@ -679,22 +725,120 @@ class _CallMode(TorchFunctionMode):
 
 
 def _note_op(
-    info: _OpInfo, args: tuple[Any, ...], kwargs: dict, result: Any, pending: _Pending
+    func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict, result: Any, pending: _Pending
 ) -> None:
     """Add what one ATen op did (its name, what it wrote, the bytes it moved) to ``pending``."""
     pending.ops.append(info.name)
     if info.written:
+        moves = info.moves(args, kwargs)
         for position, name in info.written:
-            target = args[position] if position < len(args) else kwargs.get(name)
-            for tensor in _arrays_in(target, []):
+            for tensor in _arrays_in(_argument(args, kwargs, position, name), []):
                 extents = _extents(tensor)
                 pending.written.extend(extents)
-                if info.is_copy:
+                if moves:
                     pending.copied_into.extend(extents)
                     pending.bytes_copied += tensor.numel() * tensor.element_size()
-    elif info.is_copy:
+    elif info.moves(args, kwargs) or (not func.is_view and _moves_data(func, args, kwargs)):
         pending.fresh_copy = True
         pending.bytes_copied += _nbytes(result)
+
+
+# --- which composite ops move data: their reference decompositions, followed on meta tensors --------
+
+_MOVES_DATA: dict[Any, bool] = {}
+
+
+def _storage_id(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata
+
+
+class _DataFlow(TorchDispatchMode):
+    """Follows the inputs' data through an op's decomposition: which ops read it, which moved it.
+
+    Data is tracked per storage, so views of it are data too.  An op that reads the data is
+    decomposed further (CompositeImplicitAutograd kernel, else ``torch._decomp``'s reference) until
+    it is a primitive move (:data:`COPY_OPS`: its results and what it wrote become data), a view
+    (every result aliases the data), an allocation shaped like it (``*_like``, ``new_*``), a
+    constant fill, or arithmetic (anything else that returns or writes a tensor).
+    """
+
+    def __init__(self, data: set[int]) -> None:
+        super().__init__()
+        from torch._decomp import decomposition_table  # imported at first use: it is large
+
+        self.decompositions = decomposition_table
+        self.data = data
+        self.moved = False
+        self.computed = False
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        info = _op_info(func)
+        packet = func.overloadpacket.__name__
+        reads = any(_storage_id(t) in self.data for t in _arrays_in((args, kwargs), []))
+        if not reads or packet.endswith("_like") or packet.startswith("new_"):
+            return func(*args, **kwargs)
+        if info.moves(args, kwargs):
+            result = func(*args, **kwargs)
+            self.moved = True
+            written = [_argument(args, kwargs, position, name) for position, name in info.written]
+            self.data.update(_storage_id(t) for t in _arrays_in((result, written), []))
+            return result
+        if packet in ("fill_", "zero_"):
+            return func(*args, **kwargs)
+        if info.decomposes:
+            with self:
+                return func._op_dk(_IMPLICIT, *args, **kwargs)
+        decomposition = None if func.is_view else self.decompositions.get(func)
+        if decomposition is not None:
+            with self:
+                return decomposition(*args, **kwargs)
+        result = func(*args, **kwargs)
+        results = _arrays_in(result, [])
+        if info.written or not all(_storage_id(t) in self.data for t in results):
+            self.computed = True
+        return result
+
+
+def _moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+    """Does ``func`` only move its inputs' data into new storage (no arithmetic on it)?
+
+    Decided once per op, from its definition: its decomposition is run on meta tensors shaped like
+    this call's (no data, no device) and followed by :class:`_DataFlow`.  Yes when the data reached
+    every result through primitive moves and views only.  An op without a decomposition, or one
+    whose decomposition fails on meta tensors, counts as compute.
+    """
+    answer = _MOVES_DATA.get(func)
+    if answer is None:
+        answer = _MOVES_DATA[func] = _follow_data(func, args, kwargs)
+    return answer
+
+
+def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+    def on_meta(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return torch.empty_strided(
+                value.shape, value.stride(), dtype=value.dtype, device="meta"
+            )
+        return value
+
+    with _disable_current_modes(), torch.no_grad():
+        try:
+            meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
+            flow = _DataFlow({_storage_id(t) for t in _arrays_in((meta_args, meta_kwargs), [])})
+            with flow:
+                result = func(*meta_args, **meta_kwargs)
+        except Exception:  # sparse inputs, data-dependent shapes ...: not decidable on meta
+            return False
+    results = _arrays_in(result, [])
+    return (
+        flow.moved
+        and not flow.computed
+        and bool(results)
+        and all(_storage_id(t) in flow.data for t in results)
+    )
 
 
 class _OpMode(TorchDispatchMode):
@@ -728,7 +872,7 @@ class _OpMode(TorchDispatchMode):
                         result = func._op_dk(_IMPLICIT, *args, **kwargs)
                 else:
                     result = func(*args, **kwargs)
-                    _note_op(info, args, kwargs, result, pending)
+                    _note_op(func, info, args, kwargs, result, pending)
             finally:
                 if standalone:
                     recorder.pending = None

@@ -667,3 +667,84 @@ def test_recorded_layouts_are_the_inspectors_with_all_its_notes(make):
     event = only_event(log)
     assert event.inputs[0] == sw.inspect(x) and event.inputs[0].notes == sw.inspect(x).notes
     assert event.outputs[0] == sw.inspect(y) and event.outputs[0].notes == sw.inspect(y).notes
+
+
+# --- issue 12: pure data movement is a copy, decided from each op's decomposition ----------------
+F = torch.nn.functional
+# random values: a sum, product or mean of them is (almost surely) none of them
+_VALUES = torch.rand(60, generator=torch.Generator().manual_seed(12), dtype=torch.float64)
+IMAGE, MATRIX = _VALUES[:48].reshape(1, 4, 3, 4), _VALUES[48:].reshape(3, 4)
+
+# fn(image, matrix) -> a tensor whose values are the inputs' values, moved (or a constant 0 fill)
+DATA_MOVEMENT = {
+    "pad constant": lambda x, m: F.pad(x, (1, 2)),
+    "pad reflect": lambda x, m: F.pad(x, (1, 1, 1, 1), mode="reflect"),
+    "pad replicate": lambda x, m: F.pad(x, (1, 1, 1, 1), mode="replicate"),
+    "pad circular": lambda x, m: F.pad(x, (1, 1, 1, 1), mode="circular"),
+    "pixel_shuffle": lambda x, m: F.pixel_shuffle(x, 2),
+    "pixel_unshuffle": lambda x, m: F.pixel_unshuffle(x[..., :2, :], 2),
+    "unfold": lambda x, m: F.unfold(x, 2),
+    "diag_embed": lambda x, m: torch.diag_embed(m),
+    "tril": lambda x, m: m.tril(),
+    "nearest upsample": lambda x, m: F.interpolate(x, scale_factor=2),
+    "masked_fill": lambda x, m: m.masked_fill(m > 0.5, 0.0),
+    "index_put": lambda x, m: m.index_put(
+        (torch.tensor([0, 2]),), torch.zeros(2, 4, dtype=m.dtype)
+    ),
+    "embedding": lambda x, m: F.embedding(torch.tensor([2, 0]), m),
+    "channel_shuffle": lambda x, m: F.channel_shuffle(x, 2),
+}
+# fn(image, matrix) -> new values computed from the inputs (sums, products, comparisons)
+COMPUTE = {
+    "fold (sums overlaps)": lambda x, m: F.fold(F.unfold(x, 2).contiguous(), (3, 4), 2),
+    "bilinear upsample": lambda x, m: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    "index_put accumulate": lambda x, m: m.index_put(
+        (torch.tensor([0, 0]),), torch.ones(2, 4, dtype=m.dtype), accumulate=True
+    ),
+    "softmax": lambda x, m: m.softmax(0),
+    "cumsum": lambda x, m: m.cumsum(0),
+    "x + 1": lambda x, m: m + 1,
+    "relu (compares values)": lambda x, m: F.relu(m - 0.5),
+    "max_pool (compares values)": lambda x, m: F.max_pool2d(x, 2),
+    "zeros_like (no input value)": lambda x, m: torch.zeros_like(m),
+}
+
+
+def only_moved_values(result: torch.Tensor) -> bool:
+    """Brute force: is every value of ``result`` one of the inputs' values, or the fill 0?"""
+    allowed = set(IMAGE.flatten().tolist()) | set(MATRIX.flatten().tolist()) | {0.0}
+    return set(result.flatten().tolist()) <= allowed
+
+
+@pytest.mark.parametrize("inference", [False, True], ids=["autograd", "inference_mode"])
+@pytest.mark.parametrize("fn", DATA_MOVEMENT.values(), ids=DATA_MOVEMENT.keys())
+def test_pure_data_movement_is_a_copy(fn, inference):
+    with _CountOps() as counter:
+        fn(IMAGE, MATRIX)
+    with torch.inference_mode(inference), sw.track_copies() as log:
+        result = fn(IMAGE, MATRIX)
+    event = log.events[-1]
+    assert only_moved_values(result)  # the reference: nothing but moved values in the result
+    assert (event.kind, event.allocated) == ("copy", True)
+    assert not sw.same_storage(result, IMAGE) and not sw.same_storage(result, MATRIX)
+    assert event.bytes_copied >= nbytes(result)  # circular pad writes its corners twice
+    if len(event.ops) == 1:  # one ATen op wrote the result once
+        assert event.bytes_copied == nbytes(result)
+    if not inference:  # deciding from the decomposition runs nothing the user can see
+        assert [op for e in log.events for op in e.ops] == counter.ops
+
+
+@pytest.mark.parametrize("fn", COMPUTE.values(), ids=COMPUTE.keys())
+def test_arithmetic_on_the_data_is_compute(fn):
+    with sw.track_copies() as log:
+        result = fn(IMAGE, MATRIX)
+    event = log.events[-1]
+    assert (event.kind, event.bytes_copied) == ("compute", 0)
+    assert not sw.same_storage(result, IMAGE) and not sw.same_storage(result, MATRIX)
+
+
+def test_the_reference_tells_moved_values_from_computed_ones():
+    # the brute-force check above is not vacuous: arithmetic makes values the inputs never had
+    assert only_moved_values(F.pad(MATRIX, (1, 1)))
+    for name in ("fold (sums overlaps)", "bilinear upsample", "softmax", "cumsum", "x + 1"):
+        assert not only_moved_values(COMPUTE[name](IMAGE, MATRIX)), name

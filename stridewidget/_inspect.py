@@ -141,7 +141,10 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
     that, the array's own byte bounds are the best known (and still exact for the view itself).
     """
     np = _numpy()
-    from numpy.lib.array_utils import byte_bounds
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:  # NumPy < 2.0 has it at the top level
+        from numpy import byte_bounds
 
     owner = a
     while getattr(owner, "base", None) is not None:

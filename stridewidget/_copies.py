@@ -280,7 +280,15 @@ def _has_array(value: Any) -> bool:
 
 
 def _nbytes(tensors: Any) -> int:
-    return sum(t.numel() * t.element_size() for t in _arrays_in(tensors, []))
+    """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps."""
+    total = 0
+    for t in _arrays_in(tensors, []):
+        if is_traceable_wrapper_subclass(t):
+            inner_names, _ = t.__tensor_flatten__()
+            total += _nbytes([getattr(t, name) for name in inner_names])
+        else:
+            total += t.numel() * t.element_size()
+    return total
 
 
 # --- where in the user's code -----------------------------------------------------------------------
@@ -737,7 +745,7 @@ def _note_op(
                 pending.written.extend(extents)
                 if moves:
                     pending.copied_into.extend(extents)
-                    pending.bytes_copied += tensor.numel() * tensor.element_size()
+                    pending.bytes_copied += _nbytes(tensor)
     elif info.moves(args, kwargs) or (not func.is_view and _moves_data(func, args, kwargs)):
         pending.fresh_copy = True
         pending.bytes_copied += _nbytes(result)

@@ -507,7 +507,20 @@ CHAIN_STEPS = {
     "expand": lambda t: t.unsqueeze(0).expand(2, *t.shape),
     "to64": lambda t: t.to(torch.float64),
     "add": lambda t: t + 1,
+    "pad": lambda t: torch.nn.functional.pad(t, (1, 0)),
+    "reflect pad": lambda t: (
+        torch.nn.functional.pad(t, (1, 1), mode="reflect")
+        if t.dim() in (2, 3) and t.shape[-1] > 1
+        else t.flip(0)
+    ),
 }
+
+
+def layout_twin(t: torch.Tensor) -> torch.Tensor:
+    """A tensor with ``t``'s layout (shape, strides, offset, storage size), made with autograd on:
+    inference tensors skip autograd, and with it the decomposition of composite ops."""
+    storage = torch.zeros(t.untyped_storage().nbytes() // t.element_size(), dtype=t.dtype)
+    return storage.as_strided(t.shape, t.stride(), t.storage_offset())
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -518,10 +531,12 @@ def test_random_chains_kind_matches_storage_identity(seed):
     current = torch.arange(24.0).reshape(2, 3, 4) if seed % 2 else torch.arange(24.0).reshape(4, 6)
     for pick in picks:
         step = CHAIN_STEPS[names[pick]]
-        with sw.track_copies() as log:
+        # every third chain runs with autograd off: the tracker must see the same ops
+        with torch.inference_mode(seed % 3 == 0), sw.track_copies() as log:
             after = step(current)
-        with _CountOps() as counter:
-            step(current)
+        twin = layout_twin(current)
+        with _CountOps() as counter:  # on a twin made outside inference mode, autograd on
+            step(twin)
         assert [op for e in log.events for op in e.ops] == counter.ops, names[pick]
         event = log.events[-1]  # the call that returned `after` (expand is unsqueeze + expand)
         assert event.outputs[0] == sw.inspect(after)
@@ -537,7 +552,14 @@ def test_random_chains_kind_matches_storage_identity(seed):
         current = after
 
 
-COPYING = {"aten.clone", "aten.flip", "aten._to_copy"}
+COPYING = {
+    "aten.clone",
+    "aten.flip",
+    "aten._to_copy",
+    "aten.constant_pad_nd",
+    "aten.reflection_pad1d",
+    "aten.reflection_pad2d",
+}
 
 
 # --- issue 12: inference mode, in-place metadata ops, wrapper subclasses, bounded caches ----------
@@ -622,6 +644,7 @@ def test_wrapper_subclass_is_classified_by_the_tensors_it_wraps():
     assert sw.same_storage(transposed.a, x.a) and sw.same_storage(transposed.b, x.b)
     for result in (added, cloned):
         assert not sw.same_storage(result.a, x.a) and not sw.same_storage(result.b, x.b)
+    assert log.events[-1].bytes_copied == nbytes(cloned.a) + nbytes(cloned.b)
     torch.testing.assert_close(x.a, base() + 1)
 
 

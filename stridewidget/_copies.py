@@ -160,7 +160,10 @@ def _op_info(func: Any) -> _OpInfo:
             if argument.name in ("accumulate", "reduce")
         )
         # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
-        decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
+        try:
+            decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
+        except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
+            decomposes = False
         info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining)
     return info
 
@@ -203,9 +206,14 @@ def _extents(t: torch.Tensor) -> tuple[_Extent, ...]:
         return tuple(extent for name in inner_names for extent in _extents(getattr(t, name)))
     try:
         storage = t.untyped_storage()
-        return (_Extent(storage._cdata, t.device, storage.data_ptr(), storage.nbytes()),)
     except (RuntimeError, NotImplementedError, TypeError):
         return ()
+    address = 0
+    if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
+        # functionalization's storages have none either; their identity still tells aliasing
+        with suppress(RuntimeError):
+            address = storage.data_ptr()
+    return (_Extent(storage._cdata, t.device, address, storage.nbytes()),)
 
 
 def _shares_any(extents: tuple[_Extent, ...] | list[_Extent], others: list[_Extent]) -> bool:

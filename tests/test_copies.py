@@ -771,3 +771,35 @@ def test_the_reference_tells_moved_values_from_computed_ones():
     assert only_moved_values(F.pad(MATRIX, (1, 1)))
     for name in ("fold (sums overlaps)", "bilinear upsample", "softmax", "cumsum", "x + 1"):
         assert not only_moved_values(COMPUTE[name](IMAGE, MATRIX)), name
+
+
+def test_fake_tensors_inside_the_block_are_tracked_without_data():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # FakeTensorMode sends ops that are not in the dispatcher (prim::device) through the mode
+    with sw.track_copies() as log, FakeTensorMode():
+        fake = torch.empty(3, 4)
+        padded = torch.nn.functional.pad(fake, (1, 1), mode="reflect")
+        transposed = fake.t()
+        copied = transposed.contiguous()
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.empty", "compute"),
+        ("torch.nn.functional.pad", "copy"),
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.contiguous", "copy"),
+    ]
+    assert log.events[1].bytes_copied == nbytes(padded) and log.events[3].bytes_copied == nbytes(
+        copied
+    )
+
+
+def test_functionalized_views_alias_by_storage_identity():
+    # inside torch.func.functionalize tensors have a storage without a data pointer: its identity
+    # still says that t() is a view
+    x = base()
+    with sw.track_copies() as log:
+        torch.func.functionalize(lambda t: t.t().contiguous())(x)
+    assert [(e.call, e.kind) for e in log.events][:2] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.contiguous", "copy"),
+    ]

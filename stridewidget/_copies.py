@@ -50,7 +50,7 @@ import sys
 import threading
 import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, NamedTuple
@@ -201,7 +201,7 @@ def _extents(t: torch.Tensor) -> tuple[_Extent, ...]:
     ``_make_wrapper_subclass`` with ``__tensor_flatten__``) the storages of the tensors it wraps,
     whose own storage is a placeholder without memory.  Empty for sparse and other tensors
     without a storage to alias."""
-    if is_traceable_wrapper_subclass(t):
+    if type(t) is not torch.Tensor and is_traceable_wrapper_subclass(t):
         inner_names, _ = t.__tensor_flatten__()
         return tuple(extent for name in inner_names for extent in _extents(getattr(t, name)))
     try:
@@ -210,9 +210,10 @@ def _extents(t: torch.Tensor) -> tuple[_Extent, ...]:
         return ()
     address = 0
     if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
-        # functionalization's storages have none either; their identity still tells aliasing
-        with suppress(RuntimeError):
+        try:
             address = storage.data_ptr()
+        except RuntimeError:  # nor do functionalization's; their identity still tells aliasing
+            address = 0
     return (_Extent(storage._cdata, t.device, address, storage.nbytes()),)
 
 
@@ -235,9 +236,10 @@ class _Snapshot:
         self._layout = self._fields = None
         if isinstance(obj, torch.Tensor):
             self.extents = _extents(obj)
-            # sparse, nested, opaque tensors and wrapper subclasses have no strided layout of their own
-            with suppress(LayoutError, RuntimeError, NotImplementedError, TypeError):
+            try:
                 self._fields = torch_layout_fields(obj)
+            except (LayoutError, RuntimeError, NotImplementedError, TypeError):
+                self._fields = None  # sparse, nested, opaque, wrapper subclasses: no strides
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
             try:
                 self._layout = layout = inspect(obj)

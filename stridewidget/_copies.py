@@ -630,19 +630,25 @@ _THREAD = _ThreadState()
 class _Pending:
     """What the ATen ops of the call in progress did."""
 
-    __slots__ = ("bytes_copied", "copied_into", "fresh_copy", "ops", "written")
+    __slots__ = ("before", "bytes_copied", "copied_into", "fresh_copy", "ops", "written")
 
     def __init__(self) -> None:
         self.ops: list[str] = []
+        # snapshots of the tensors ops wrote to (by id), taken before the first such op ran
+        self.before: dict[int, _Snapshot] = {}
         self.bytes_copied = 0
         self.fresh_copy = False  # an out-of-place copy op ran: its result is new storage
         self.written: list[_Extent] = []  # storages written by in-place and out= ops
         self.copied_into: list[_Extent] = []  # the subset written by copy ops (copy_, cat.out)
 
 
-def _snapshots(value: Any) -> tuple[_Snapshot, ...]:
-    """Snapshots of the tensors and arrays in ``value`` (each object once), taken now."""
-    return tuple(map(_Snapshot, _distinct(_arrays_in(value, []))))
+def _snapshots(value: Any, before: dict[int, _Snapshot] | None = None) -> tuple[_Snapshot, ...]:
+    """Snapshots of the tensors and arrays in ``value`` (each object once): taken now, or the one
+    in ``before`` for a tensor an op wrote to (its layout at call time: ``t_``, ``resize_``)."""
+    objects = _distinct(_arrays_in(value, []))
+    if not before:
+        return tuple(map(_Snapshot, objects))
+    return tuple(before.get(id(obj)) or _Snapshot(obj) for obj in objects)
 
 
 class _Recorder:
@@ -659,8 +665,8 @@ class _Recorder:
         filename: str,
         line: int,
     ) -> None:
-        """Add the event of one call; ``input_snapshots`` were taken *before* it ran, so an
-        in-place metadata op (``t_``, ``unsqueeze_``, ``resize_``) shows its input as it was."""
+        """Add the event of one call; ``input_snapshots`` show the inputs as they were when it
+        was called (an in-place metadata op such as ``t_`` or ``resize_`` changes them)."""
         output_snapshots = _snapshots(result)
         input_extents = [e for snapshot in input_snapshots for e in snapshot.extents]
         output_extents = [s.extents for s in output_snapshots if s.extents]
@@ -729,7 +735,6 @@ class _CallMode(TorchFunctionMode):
         if _THREAD.in_dispatch:
             return func(*args, **kwargs)
         recorder = self.recorder
-        input_snapshots = _snapshots((args, kwargs))
         outer = recorder.pending
         pending = recorder.pending = _Pending()
         try:
@@ -738,6 +743,7 @@ class _CallMode(TorchFunctionMode):
             recorder.pending = outer
         if pending.ops or _has_array(result):
             filename, line = _user_frame()
+            input_snapshots = _snapshots((args, kwargs), pending.before)
             recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
         return result
 
@@ -876,10 +882,13 @@ class _OpMode(TorchDispatchMode):
         _THREAD.in_dispatch += 1
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
-                input_snapshots = _snapshots((args, kwargs))
                 recorder.pending = _Pending()
             pending = recorder.pending
             info = _op_info(func)
+            for position, name in info.written:  # in-place metadata ops change the layout
+                for tensor in _arrays_in(_argument(args, kwargs, position, name), []):
+                    if id(tensor) not in pending.before:
+                        pending.before[id(tensor)] = _Snapshot(tensor)
             try:
                 if info.decomposes:
                     # Only with autograd off (torch.inference_mode()) do CompositeImplicitAutograd
@@ -896,6 +905,7 @@ class _OpMode(TorchDispatchMode):
                     recorder.pending = None
             if standalone:
                 filename, line = _user_frame()
+                input_snapshots = _snapshots((args, kwargs), pending.before)
                 recorder.record(info.name, input_snapshots, result, pending, filename, line)
         finally:
             _THREAD.in_dispatch -= 1

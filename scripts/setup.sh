@@ -12,13 +12,15 @@ PY=${PYTHON:-python3}
 if [ "$what" = min ]; then
   [ -x .venv-min/bin/python ] || "$PY" -m venv .venv-min
   "$PY" - > .venv-min/floors.txt <<'PYTHON'
+import re
 import tomllib  # Python >= 3.11, as in CI
 
 with open("pyproject.toml", "rb") as pyproject:
     for requirement in tomllib.load(pyproject)["project"]["dependencies"]:
-        name, _, floor = requirement.partition(">=")
+        # name[extras] >= floor [, < cap] [; marker]: constraints take the name and the floor
+        floor = re.match(r"\s*([\w.-]+)(\[[^]]*\])?\s*>=\s*([^,;\s]+)", requirement)
         if floor:
-            print(f"{name.strip()}=={floor.strip()}")
+            print(f"{floor[1]}=={floor[3]}")
 PYTHON
   echo "== installing stridewidget at its declared minimum versions: $(paste -sd' ' .venv-min/floors.txt)"
   .venv-min/bin/python -m pip --disable-pip-version-check -q install \

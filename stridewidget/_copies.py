@@ -34,9 +34,10 @@ accounts for becomes an event of its own, named after the op.  ``torch.from_nump
 PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
 ``view`` of memory the tensor already shares with the array.
 
-Cost is paid only inside the block (a few microseconds per call and per ATen op, see
-``benchmarks/bench_copies.py``); layouts are captured as a few integers and built into
-:class:`~stridewidget.Layout` objects only when read, and tensors are held by weak reference only.
+Cost is paid only inside the block, per call and per ATen op (``benchmarks/bench_copies.py``
+measures it beside PyTorch's two bare modes, which cost about as much again); layouts are captured
+as a few fields and built into :class:`~stridewidget.Layout` objects only when read, an op's
+data-movement verdict is worked out once per op, and tensors are held by weak reference only.
 Note that any active ``TorchFunctionMode`` makes ``has_torch_function`` true, so fused fast paths
 that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain path while tracked.
 """

@@ -11,7 +11,8 @@ Each round times, interleaved so machine noise hits all of them alike:
                       this matches ``baseline``.
 
 It prints medians and the ratios tracked/baseline (target < 3x) and after/baseline (target ~1),
-for a training-mode forward (autograd on) and an eval forward under ``torch.no_grad()``.  In eval
+for a training-mode forward (autograd on) and eval forwards under ``torch.no_grad()`` and
+``torch.inference_mode()`` (where the tracker decomposes composite ops itself).  In eval
 mode ``nn.TransformerEncoderLayer`` normally takes a fused fast path, which any active
 ``TorchFunctionMode`` disables (PyTorch checks ``has_torch_function``); that row shows the cost of
 tracking *including* losing the fast path, and the bare-modes row shows the same loss.
@@ -111,6 +112,15 @@ def main() -> None:
     measure("train mode, autograd on", layer.train(), src, args.rounds, args.number, nullcontext)
     measure(
         "eval mode, torch.no_grad()", layer.eval(), src, args.rounds, args.number, torch.no_grad
+    )
+    # autograd off: the tracker runs CompositeImplicitAutograd ops' decompositions itself
+    measure(
+        "eval mode, torch.inference_mode()",
+        layer.eval(),
+        src,
+        args.rounds,
+        args.number,
+        torch.inference_mode,
     )
 
 

@@ -16,9 +16,11 @@ identity (not from the call's name):
 
 ``copy``      it moved existing data into storage it allocated: a data-movement op ran
               (``clone``, ``_to_copy``, ``copy_`` into a fresh buffer, ``repeat``, ``flip``,
-              ``cat``, advanced indexing ... see :data:`COPY_OPS`).  A call that both computed and
-              copied (an attention forward calling ``.contiguous()`` inside) counts as a copy: the
-              point is to find every copy.
+              ``cat``, advanced indexing ... see :data:`COPY_OPS`), or an op whose reference
+              decomposition moves its inputs' data without arithmetic (``F.pad`` in every mode,
+              ``pixel_shuffle``, ``F.unfold``, ``diag_embed``; see :func:`_moves_data`).  A call
+              that both computed and copied (an attention forward calling ``.contiguous()``
+              inside) counts as a copy: the point is to find every copy.
 ``in-place``  it wrote into an input's existing storage and returned that storage (or nothing):
               ``x.add_(1)``, ``x.copy_(y)``, ``x[0] = y``, ``torch.cat(xs, out=buf)``.
 ``view``      the result shares an input's storage and nothing was written: ``view``, ``t()``,
@@ -32,9 +34,10 @@ accounts for becomes an event of its own, named after the op.  ``torch.from_nump
 PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
 ``view`` of memory the tensor already shares with the array.
 
-Cost is paid only inside the block (a few microseconds per call and per ATen op, see
-``benchmarks/bench_copies.py``); layouts are captured as a few integers and built into
-:class:`~stridewidget.Layout` objects only when read, and tensors are held by weak reference only.
+Cost is paid only inside the block, per call and per ATen op (``benchmarks/bench_copies.py``
+measures it beside PyTorch's two bare modes, which cost about as much again); layouts are captured
+as a few fields and built into :class:`~stridewidget.Layout` objects only when read, an op's
+data-movement verdict is worked out once per op, and tensors are held by weak reference only.
 Note that any active ``TorchFunctionMode`` makes ``has_torch_function`` true, so fused fast paths
 that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain path while tracked.
 """
@@ -43,6 +46,7 @@ from __future__ import annotations
 
 import html
 import os
+import re
 import sys
 import threading
 import weakref
@@ -55,14 +59,25 @@ from typing import Any, NamedTuple
 import numpy
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import (
+    TorchDispatchMode,
+    _disable_current_modes,
+    is_traceable_wrapper_subclass,
+)
+from torch.utils._pytree import tree_map
 
+from ._errors import LayoutError
+from ._inspect import inspect, torch_layout_fields
 from ._layout import Layout
 
 __all__ = ["COPY_OPS", "CopyEvent", "CopyLog", "track_copies"]
 
-#: ATen ops whose output is existing values moved (and maybe converted) without arithmetic.  Ops
-#: tagged ``torch.Tag.view_copy`` (``permute_copy``, ``expand_copy`` ...) count too.
+#: The primitive data-movement ATen ops: their output is existing values moved (and maybe
+#: converted), selected or surrounded by constants, without arithmetic.  Ops tagged
+#: ``torch.Tag.view_copy`` (``permute_copy``, ``expand_copy`` ...) count too; ``index_put`` with
+#: ``accumulate=True`` and ``scatter`` with a ``reduce`` add, so they do not.  Any other op moves
+#: data when its reference decomposition does (see :func:`_moves_data`): ``F.pad`` (reflect,
+#: replicate), ``pixel_shuffle``, ``F.unfold`` (``im2col``), ``diag_embed``, ``tril`` ...
 COPY_OPS = frozenset(
     {
         "clone",
@@ -83,6 +98,17 @@ COPY_OPS = frozenset(
         "gather",
         "take",
         "masked_select",
+        "constant_pad_nd",
+        "where",
+        "masked_fill",
+        "masked_scatter",
+        "index_put",
+        "_index_put_impl",
+        "scatter",
+        "slice_scatter",
+        "select_scatter",
+        "diagonal_scatter",
+        "as_strided_scatter",
     }
 )
 
@@ -97,9 +123,25 @@ class _OpInfo(NamedTuple):
     is_copy: bool
     # (position, name) of every argument the op writes to (``self`` of ``add_``, ``out=``).
     written: tuple[tuple[int, str], ...]
+    # a CompositeImplicitAutograd op: defined as other ATen ops (see _OpMode)
+    decomposes: bool
+    # (position, name) of ``accumulate`` / ``reduce`` arguments, which turn a move into arithmetic
+    combining: tuple[tuple[int, str], ...]
+
+    def moves(self, args: tuple[Any, ...], kwargs: dict) -> bool:
+        """Is this call of the op a primitive data movement (see :data:`COPY_OPS`)?"""
+        return self.is_copy and not any(
+            _argument(args, kwargs, position, name) not in (None, False)
+            for position, name in self.combining
+        )
+
+
+def _argument(args: tuple[Any, ...], kwargs: dict, position: int, name: str) -> Any:
+    return args[position] if position < len(args) else kwargs.get(name)
 
 
 _OP_INFO: dict[Any, _OpInfo] = {}
+_IMPLICIT = torch._C.DispatchKey.CompositeImplicitAutograd
 
 
 def _op_info(func: Any) -> _OpInfo:
@@ -107,12 +149,23 @@ def _op_info(func: Any) -> _OpInfo:
     if info is None:
         packet = func.overloadpacket.__name__
         is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
+        arguments = list(enumerate(func._schema.arguments))
         written = tuple(
             (position, argument.name)
-            for position, argument in enumerate(func._schema.arguments)
+            for position, argument in arguments
             if argument.alias_info is not None and argument.alias_info.is_write
         )
-        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written)
+        combining = tuple(
+            (position, argument.name)
+            for position, argument in arguments
+            if argument.name in ("accumulate", "reduce")
+        )
+        # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
+        try:
+            decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
+        except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
+            decomposes = False
+        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining)
     return info
 
 
@@ -144,62 +197,64 @@ _ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
 _CONTAINERS = frozenset({tuple, list, dict})
 
 
-def _extent(t: torch.Tensor) -> _Extent:
-    """Storage extent of a strided tensor; raises RuntimeError for sparse and other storage-less
-    tensors (callers catch it)."""
-    storage = t.untyped_storage()
-    return _Extent(storage._cdata, t.device, storage.data_ptr(), storage.nbytes())
+def _extents(t: torch.Tensor) -> tuple[_Extent, ...]:
+    """Where a tensor's data lives: its storage, or for a wrapper subclass (``TwoTensor``, any
+    ``_make_wrapper_subclass`` with ``__tensor_flatten__``) the storages of the tensors it wraps,
+    whose own storage is a placeholder without memory.  Empty for sparse and other tensors
+    without a storage to alias."""
+    if type(t) is not torch.Tensor and is_traceable_wrapper_subclass(t):
+        inner_names, _ = t.__tensor_flatten__()
+        return tuple(extent for name in inner_names for extent in _extents(getattr(t, name)))
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return ()
+    address = 0
+    if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
+        try:
+            address = storage.data_ptr()
+        except RuntimeError:  # nor do functionalization's; their identity still tells aliasing
+            address = 0
+    return (_Extent(storage._cdata, t.device, address, storage.nbytes()),)
+
+
+def _shares_any(extents: tuple[_Extent, ...] | list[_Extent], others: list[_Extent]) -> bool:
+    return any(extent.shares(other) for extent in extents for other in others)
 
 
 class _Snapshot:
-    """A tensor's layout as a few numbers taken at call time; the :class:`Layout` is built on read.
+    """A tensor's layout as read at call time; the :class:`Layout` is built on read.
 
-    Building a ``Layout`` per tensor per call would dominate the tracker's cost; this mirrors
-    ``stridewidget._inspect`` (same fields, same conventions) but defers the object.
+    Building a ``Layout`` per tensor per call would dominate the tracker's cost, so this keeps the
+    fields the one torch adapter (:func:`stridewidget._inspect.torch_layout_fields`) read, with its
+    notes (conj, neg, quantized, meta ...), and builds the object when asked.
     """
 
-    __slots__ = ("_layout", "_parts", "extent", "ref")
+    __slots__ = ("_fields", "_layout", "extents", "ref")
 
     def __init__(self, obj: Any) -> None:
         self.ref = weakref.ref(obj)
+        self._layout = self._fields = None
         if isinstance(obj, torch.Tensor):
-            self._layout = None
+            self.extents = _extents(obj)
             try:
-                self.extent = _extent(obj)
-                self._parts = (tuple(obj.shape), obj.stride(), obj.storage_offset())
-                self._parts += (obj.element_size(), obj.dtype, obj.is_conj(), obj.is_neg())
-            except (RuntimeError, NotImplementedError, TypeError):
-                # sparse, nested, opaque tensors: no strided layout (and no storage to alias)
-                self.extent = self._parts = None
+                self._fields = torch_layout_fields(obj)
+            except (LayoutError, RuntimeError, NotImplementedError, TypeError):
+                self._fields = None  # sparse, nested, opaque, wrapper subclasses: no strides
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
-            from ._inspect import inspect
-
-            self._parts = None
             try:
                 self._layout = layout = inspect(obj)
-            except ValueError:  # LayoutError: an object array has no cells to alias
-                self._layout = self.extent = None
+            except LayoutError:  # an object array has no cells to alias
+                self.extents = ()
                 return
-            self.extent = _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes)
+            self.extents = (
+                _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),
+            )
 
     @property
     def layout(self) -> Layout | None:
-        if self._layout is None and self._parts is not None and self.extent is not None:
-            shape, strides, offset, itemsize, dtype, conj, neg = self._parts
-            notes = ("conj",) * conj + ("neg",) * neg
-            if self.extent.device.type == "meta":
-                notes += ("meta",)
-            self._layout = Layout(
-                shape=shape,
-                strides=strides,
-                offset=offset,
-                itemsize=itemsize,
-                storage_size=self.extent.nbytes // itemsize,
-                dtype=str(dtype).removeprefix("torch."),
-                device=str(self.extent.device),
-                notes=notes,
-                storage_address=self.extent.address or None,
-            )
+        if self._layout is None and self._fields is not None:
+            self._layout = Layout(**self._fields)
         return self._layout
 
 
@@ -236,28 +291,36 @@ def _has_array(value: Any) -> bool:
 
 
 def _nbytes(tensors: Any) -> int:
-    return sum(t.numel() * t.element_size() for t in _arrays_in(tensors, []))
+    """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps."""
+    total = 0
+    for t in _arrays_in(tensors, []):
+        if is_traceable_wrapper_subclass(t):
+            inner_names, _ = t.__tensor_flatten__()
+            total += _nbytes([getattr(t, name) for name in inner_names])
+        else:
+            total += t.numel() * t.element_size()
+    return total
 
 
 # --- where in the user's code -----------------------------------------------------------------------
 
-_LIBRARY_CODE: dict[Any, bool] = {}
-
 
 def _user_frame() -> tuple[str, int]:
-    """File and line of the innermost frame outside torch and this module: the user's line."""
+    """File and line of the innermost frame outside torch and this module: the user's line.
+
+    Decided from the file name each time (a prefix test), so no code object is ever kept: a cache
+    keyed by code objects would hold every function the user ever ran in a block.
+    """
     frame = sys._getframe(2)
     while frame is not None:
-        code = frame.f_code
-        library = _LIBRARY_CODE.get(code)
-        if library is None:
-            library = _LIBRARY_CODE[code] = code.co_filename.startswith(_TORCH_DIR) or (
-                code.co_filename == _THIS_FILE
-            )
-        if not library:
-            return code.co_filename, frame.f_lineno
+        filename = frame.f_code.co_filename
+        if not filename.startswith(_TORCH_DIR) and filename != _THIS_FILE:
+            return filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0
+
+
+_IPYTHON7_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
 
 
 def _describe_location(filename: str, line: int) -> str:
@@ -267,8 +330,9 @@ def _describe_location(filename: str, line: int) -> str:
     if shell is not None:
         try:
             named = shell.compile.format_code_name(filename)
-        except AttributeError:  # an IPython without the cell-name map
-            named = None
+        except AttributeError:  # IPython < 8 names cells `<ipython-input-N-hash>` instead
+            cell = _IPYTHON7_CELL.fullmatch(filename)
+            named = (filename, f"In[{cell[1]}]") if cell else None
         if named is not None:
             return f"{named[1]}, line {line}"
     try:
@@ -567,18 +631,25 @@ _THREAD = _ThreadState()
 class _Pending:
     """What the ATen ops of the call in progress did."""
 
-    __slots__ = ("bytes_copied", "copied_into", "fresh_copy", "ops", "written")
+    __slots__ = ("before", "bytes_copied", "copied_into", "fresh_copy", "ops", "written")
 
     def __init__(self) -> None:
         self.ops: list[str] = []
+        # snapshots of the tensors ops wrote to (by id), taken before the first such op ran
+        self.before: dict[int, _Snapshot] = {}
         self.bytes_copied = 0
         self.fresh_copy = False  # an out-of-place copy op ran: its result is new storage
         self.written: list[_Extent] = []  # storages written by in-place and out= ops
         self.copied_into: list[_Extent] = []  # the subset written by copy ops (copy_, cat.out)
 
 
-def _shares_any(extent: _Extent, others: list[_Extent]) -> bool:
-    return any(extent.shares(other) for other in others)
+def _snapshots(value: Any, before: dict[int, _Snapshot] | None = None) -> tuple[_Snapshot, ...]:
+    """Snapshots of the tensors and arrays in ``value`` (each object once): taken now, or the one
+    in ``before`` for a tensor an op wrote to (its layout at call time: ``t_``, ``resize_``)."""
+    objects = _distinct(_arrays_in(value, []))
+    if not before:
+        return tuple(map(_Snapshot, objects))
+    return tuple(before.get(id(obj)) or _Snapshot(obj) for obj in objects)
 
 
 class _Recorder:
@@ -587,24 +658,31 @@ class _Recorder:
         self.pending: _Pending | None = None
 
     def record(
-        self, call: str, inputs: Any, result: Any, pending: _Pending, filename: str, line: int
+        self,
+        call: str,
+        input_snapshots: tuple[_Snapshot, ...],
+        result: Any,
+        pending: _Pending,
+        filename: str,
+        line: int,
     ) -> None:
-        input_arrays = _distinct(_arrays_in(inputs, []))
-        result_arrays = _distinct(_arrays_in(result, []))
-        input_snapshots = tuple(map(_Snapshot, input_arrays))
-        output_snapshots = tuple(map(_Snapshot, result_arrays))
-        input_extents = [s.extent for s in input_snapshots if s.extent is not None]
-        output_extents = [s.extent for s in output_snapshots if s.extent is not None]
-        aliased = [_shares_any(extent, input_extents) for extent in output_extents]
-        written_inputs = [e for e in pending.written if _shares_any(e, input_extents)]
+        """Add the event of one call; ``input_snapshots`` show the inputs as they were when it
+        was called (an in-place metadata op such as ``t_`` or ``resize_`` changes them)."""
+        output_snapshots = _snapshots(result)
+        input_extents = [e for snapshot in input_snapshots for e in snapshot.extents]
+        output_extents = [s.extents for s in output_snapshots if s.extents]
+        aliased = [_shares_any(extents, input_extents) for extents in output_extents]
+        written_inputs = [e for e in pending.written if _shares_any((e,), input_extents)]
         # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
         fresh_copy = pending.fresh_copy or not all(
-            _shares_any(e, input_extents) for e in pending.copied_into
+            _shares_any((e,), input_extents) for e in pending.copied_into
         )
-        returned_input = any(out is x for out in result_arrays for x in input_arrays)
+        returned_input = any(
+            out.ref() is snapshot.ref() for out in output_snapshots for snapshot in input_snapshots
+        )
         if written_inputs and (
             not output_extents
-            or any(any(out.shares(w) for w in written_inputs) for out in output_extents)
+            or any(_shares_any(extents, written_inputs) for extents in output_extents)
         ):
             kind = "in-place"
         elif fresh_copy:
@@ -666,8 +744,126 @@ class _CallMode(TorchFunctionMode):
             recorder.pending = outer
         if pending.ops or _has_array(result):
             filename, line = _user_frame()
-            recorder.record(_call_name(func), (args, kwargs), result, pending, filename, line)
+            input_snapshots = _snapshots((args, kwargs), pending.before)
+            recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
         return result
+
+
+def _note_op(
+    func: Any, info: _OpInfo, args: tuple[Any, ...], kwargs: dict, result: Any, pending: _Pending
+) -> None:
+    """Add what one ATen op did (its name, what it wrote, the bytes it moved) to ``pending``."""
+    pending.ops.append(info.name)
+    if info.written:
+        moves = info.moves(args, kwargs)
+        for position, name in info.written:
+            for tensor in _arrays_in(_argument(args, kwargs, position, name), []):
+                extents = _extents(tensor)
+                pending.written.extend(extents)
+                if moves:
+                    pending.copied_into.extend(extents)
+                    pending.bytes_copied += _nbytes(tensor)
+    elif info.moves(args, kwargs) or (not func.is_view and _moves_data(func, args, kwargs)):
+        pending.fresh_copy = True
+        pending.bytes_copied += _nbytes(result)
+
+
+# --- which composite ops move data: their reference decompositions, followed on meta tensors --------
+
+_MOVES_DATA: dict[Any, bool] = {}
+
+
+def _storage_id(t: torch.Tensor) -> int:
+    return t.untyped_storage()._cdata
+
+
+class _DataFlow(TorchDispatchMode):
+    """Follows the inputs' data through an op's decomposition: which ops read it, which moved it.
+
+    Data is tracked per storage, so views of it are data too.  An op that reads the data is
+    decomposed further (CompositeImplicitAutograd kernel, else ``torch._decomp``'s reference) until
+    it is a primitive move (:data:`COPY_OPS`: its results and what it wrote become data), a view
+    (every result aliases the data), an allocation shaped like it (``*_like``, ``new_*``), a
+    constant fill, or arithmetic (anything else that returns or writes a tensor).
+    """
+
+    def __init__(self, data: set[int]) -> None:
+        super().__init__()
+        from torch._decomp import decomposition_table  # imported at first use: it is large
+
+        self.decompositions = decomposition_table
+        self.data = data
+        self.moved = False
+        self.computed = False
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        info = _op_info(func)
+        packet = func.overloadpacket.__name__
+        reads = any(_storage_id(t) in self.data for t in _arrays_in((args, kwargs), []))
+        if not reads or packet.endswith("_like") or packet.startswith("new_"):
+            return func(*args, **kwargs)
+        if info.moves(args, kwargs):
+            result = func(*args, **kwargs)
+            self.moved = True
+            written = [_argument(args, kwargs, position, name) for position, name in info.written]
+            self.data.update(_storage_id(t) for t in _arrays_in((result, written), []))
+            return result
+        if packet in ("fill_", "zero_"):
+            return func(*args, **kwargs)
+        if info.decomposes:
+            with self:
+                return func._op_dk(_IMPLICIT, *args, **kwargs)
+        decomposition = None if func.is_view else self.decompositions.get(func)
+        if decomposition is not None:
+            with self:
+                return decomposition(*args, **kwargs)
+        result = func(*args, **kwargs)
+        results = _arrays_in(result, [])
+        if info.written or not all(_storage_id(t) in self.data for t in results):
+            self.computed = True
+        return result
+
+
+def _moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+    """Does ``func`` only move its inputs' data into new storage (no arithmetic on it)?
+
+    Decided once per op, from its definition: its decomposition is run on meta tensors shaped like
+    this call's (no data, no device) and followed by :class:`_DataFlow`.  Yes when the data reached
+    every result through primitive moves and views only.  An op without a decomposition, or one
+    whose decomposition fails on meta tensors, counts as compute.
+    """
+    answer = _MOVES_DATA.get(func)
+    if answer is None:
+        answer = _MOVES_DATA[func] = _follow_data(func, args, kwargs)
+    return answer
+
+
+def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+    def on_meta(value: Any) -> Any:
+        if isinstance(value, torch.Tensor):
+            return torch.empty_strided(
+                value.shape, value.stride(), dtype=value.dtype, device="meta"
+            )
+        return value
+
+    with _disable_current_modes(), torch.no_grad():
+        try:
+            meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
+            flow = _DataFlow({_storage_id(t) for t in _arrays_in((meta_args, meta_kwargs), [])})
+            with flow:
+                result = func(*meta_args, **meta_kwargs)
+        except Exception:  # sparse inputs, data-dependent shapes ...: not decidable on meta
+            return False
+    results = _arrays_in(result, [])
+    return (
+        flow.moved
+        and not flow.computed
+        and bool(results)
+        and all(_storage_id(t) in flow.data for t in results)
+    )
 
 
 class _OpMode(TorchDispatchMode):
@@ -682,36 +878,36 @@ class _OpMode(TorchDispatchMode):
     ) -> Any:
         if kwargs is None:
             kwargs = {}
+        recorder = self.recorder
+        standalone = recorder.pending is None
         _THREAD.in_dispatch += 1
         try:
-            result = func(*args, **kwargs)
-            info = _op_info(func)
-            recorder = self.recorder
+            if standalone:  # an op no user-level call accounts for: an event of its own
+                recorder.pending = _Pending()
             pending = recorder.pending
-            standalone = pending is None
-            if standalone:
-                pending = _Pending()
-            pending.ops.append(info.name)
-            if info.written:
-                for position, name in info.written:
-                    target = args[position] if position < len(args) else kwargs.get(name)
-                    for tensor in _arrays_in(target, []):
-                        try:
-                            extent = _extent(tensor)
-                        except (RuntimeError, NotImplementedError, TypeError):
-                            extent = None  # no storage to alias (sparse)
-                        if extent is not None:
-                            pending.written.append(extent)
-                            if info.is_copy:
-                                pending.copied_into.append(extent)
-                        if info.is_copy:
-                            pending.bytes_copied += tensor.numel() * tensor.element_size()
-            elif info.is_copy:
-                pending.fresh_copy = True
-                pending.bytes_copied += _nbytes(result)
+            info = _op_info(func)
+            for position, name in info.written:  # in-place metadata ops change the layout
+                for tensor in _arrays_in(_argument(args, kwargs, position, name), []):
+                    if id(tensor) not in pending.before:
+                        pending.before[id(tensor)] = _Snapshot(tensor)
+            try:
+                if info.decomposes:
+                    # Only with autograd off (torch.inference_mode()) do CompositeImplicitAutograd
+                    # ops (contiguous, reshape, flatten, pad ...) reach this mode whole; run their
+                    # decomposition through this mode, so the ops that do the work are seen
+                    # exactly as with autograd on.
+                    with self:
+                        result = func._op_dk(_IMPLICIT, *args, **kwargs)
+                else:
+                    result = func(*args, **kwargs)
+                    _note_op(func, info, args, kwargs, result, pending)
+            finally:
+                if standalone:
+                    recorder.pending = None
             if standalone:
                 filename, line = _user_frame()
-                recorder.record(info.name, (args, kwargs), result, pending, filename, line)
+                input_snapshots = _snapshots((args, kwargs), pending.before)
+                recorder.record(info.name, input_snapshots, result, pending, filename, line)
         finally:
             _THREAD.in_dispatch -= 1
         return result
@@ -721,7 +917,8 @@ class _OpMode(TorchDispatchMode):
 def track_copies() -> Iterator[CopyLog]:
     """Record every tensor-producing call in the block: copy, in-place, view or compute.
 
-    Re-entrant (nested blocks each get every event), safe with autograd and ``torch.no_grad()``,
+    Re-entrant (nested blocks each get every event), safe with autograd, ``torch.no_grad()`` and
+    ``torch.inference_mode()``, sees through wrapper subclasses to the tensors they wrap,
     device-agnostic (reads metadata only: never values, never a device sync).  When the block ends,
     normally or by an exception, both modes are gone and torch runs at full speed again.
 

@@ -177,6 +177,20 @@ def _torch_storage(t: Any) -> Any:
 
 
 def _torch_layout(t: Any) -> Layout:
+    return Layout(**torch_layout_fields(t))
+
+
+def torch_layout_fields(t: Any) -> dict[str, Any]:
+    """The :class:`Layout` keyword arguments of tensor ``t``, read now, to build the Layout later.
+
+    The one torch adapter: :func:`inspect` builds ``Layout(**fields)`` at once; the copy tracker
+    reads the fields of every tensor at call time and builds the Layout only when one is read.
+
+    >>> import torch
+    >>> fields = torch_layout_fields(torch.zeros(2, 3).t())
+    >>> fields["shape"], fields["strides"], fields["storage_size"], Layout(**fields).is_contiguous
+    ((3, 2), (1, 3), 6, False)
+    """
     storage = _torch_storage(t)
     dtype = str(t.dtype).removeprefix("torch.")
     if dtype in _PACKED_QUANTIZED:
@@ -198,7 +212,7 @@ def _torch_layout(t: Any) -> Layout:
         notes.append(no_data)
     # Fake, functional and wrapper-subclass storages have no memory of their own to point at.
     storage_address = storage.data_ptr() if no_data in (None, "unreadable-dtype") else None
-    return Layout(
+    return dict(
         shape=tuple(t.shape),
         strides=tuple(t.stride()),
         offset=t.storage_offset(),
@@ -222,7 +236,10 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
     that, the array's own byte bounds are the best known (and still exact for the view itself).
     """
     np = _numpy()
-    from numpy.lib.array_utils import byte_bounds
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:  # NumPy < 2.0 has it at the top level
+        from numpy import byte_bounds
 
     owner = a
     while getattr(owner, "base", None) is not None:

@@ -507,7 +507,20 @@ CHAIN_STEPS = {
     "expand": lambda t: t.unsqueeze(0).expand(2, *t.shape),
     "to64": lambda t: t.to(torch.float64),
     "add": lambda t: t + 1,
+    "pad": lambda t: torch.nn.functional.pad(t, (1, 0)),
+    "reflect pad": lambda t: (
+        torch.nn.functional.pad(t, (1, 1), mode="reflect")
+        if t.dim() in (2, 3) and t.shape[-1] > 1
+        else t.flip(0)
+    ),
 }
+
+
+def layout_twin(t: torch.Tensor) -> torch.Tensor:
+    """A tensor with ``t``'s layout (shape, strides, offset, storage size), made with autograd on:
+    inference tensors skip autograd, and with it the decomposition of composite ops."""
+    storage = torch.zeros(t.untyped_storage().nbytes() // t.element_size(), dtype=t.dtype)
+    return storage.as_strided(t.shape, t.stride(), t.storage_offset())
 
 
 @pytest.mark.parametrize("seed", range(40))
@@ -518,10 +531,12 @@ def test_random_chains_kind_matches_storage_identity(seed):
     current = torch.arange(24.0).reshape(2, 3, 4) if seed % 2 else torch.arange(24.0).reshape(4, 6)
     for pick in picks:
         step = CHAIN_STEPS[names[pick]]
-        with sw.track_copies() as log:
+        # every third chain runs with autograd off: the tracker must see the same ops
+        with torch.inference_mode(seed % 3 == 0), sw.track_copies() as log:
             after = step(current)
-        with _CountOps() as counter:
-            step(current)
+        twin = layout_twin(current)
+        with _CountOps() as counter:  # on a twin made outside inference mode, autograd on
+            step(twin)
         assert [op for e in log.events for op in e.ops] == counter.ops, names[pick]
         event = log.events[-1]  # the call that returned `after` (expand is unsqueeze + expand)
         assert event.outputs[0] == sw.inspect(after)
@@ -537,4 +552,254 @@ def test_random_chains_kind_matches_storage_identity(seed):
         current = after
 
 
-COPYING = {"aten.clone", "aten.flip", "aten._to_copy"}
+COPYING = {
+    "aten.clone",
+    "aten.flip",
+    "aten._to_copy",
+    "aten.constant_pad_nd",
+    "aten.reflection_pad1d",
+    "aten.reflection_pad2d",
+}
+
+
+# --- issue 12: inference mode, in-place metadata ops, wrapper subclasses, bounded caches ----------
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda x: x.t().contiguous(),
+        lambda x: x.t().reshape(-1),
+        lambda x: x[:, 1:].flatten(),
+        lambda x: x.contiguous(),
+        lambda x: x.reshape(2, 6),
+    ],
+    ids=["t().contiguous", "t().reshape", "slice.flatten", "contiguous noop", "reshape viewable"],
+)
+def test_inference_mode_sees_the_ops_that_do_the_work(fn):
+    # With autograd off, CompositeImplicitAutograd ops (contiguous, reshape, flatten) reach the
+    # dispatch mode undecomposed; the tracker must still see the clone inside them.
+    x = base()
+    with _CountOps() as counter:  # the reference: the ops torch runs with autograd on
+        expected = fn(x)
+    with torch.inference_mode():
+        x = base()
+        with sw.track_copies() as log:
+            result = fn(x)
+    event = log.events[-1]
+    assert [op for e in log.events for op in e.ops] == counter.ops
+    copied = "aten.clone" in counter.ops
+    assert event.kind == ("copy" if copied else "view")
+    assert event.bytes_copied == (nbytes(result) if copied else 0) == log.total_bytes
+    assert sw.same_storage(result, x) == (not copied)
+    torch.testing.assert_close(result, expected)
+
+
+def test_inference_mode_op_outside_any_call_is_one_event():
+    # torch.from_numpy runs aten.lift_fresh outside __torch_function__: one event, as without it.
+    with torch.inference_mode(), sw.track_copies() as log:
+        tensor = torch.from_numpy(np.arange(3.0))
+    assert [(e.call, e.kind) for e in log.events] == [("aten.lift_fresh", "view")]
+    assert tensor.is_inference()
+
+
+@pytest.mark.parametrize(
+    ("call", "step"),
+    [
+        ("torch.Tensor.t_", lambda t: t.t_()),
+        ("torch.Tensor.unsqueeze_", lambda t: t.unsqueeze_(0)),
+        ("torch.Tensor.squeeze_", lambda t: t.squeeze_()),
+        ("torch.Tensor.transpose_", lambda t: t.transpose_(0, 1)),
+        ("torch.Tensor.resize_", lambda t: t.resize_(10)),
+        ("torch.Tensor.as_strided_", lambda t: t.as_strided_((2,), (2,))),
+    ],
+)
+def test_in_place_metadata_ops_record_the_input_as_it_was(call, step):
+    x = torch.zeros(2, 4)[:1, 1:]
+    before = sw.inspect(x)
+    with sw.track_copies() as log:
+        step(x)
+    event = only_event(log)
+    assert (event.call, event.kind, event.returned_input) == (call, "in-place", True)
+    assert event.inputs[0] == before != sw.inspect(x)
+    assert event.outputs[0] == sw.inspect(x)
+
+
+def test_wrapper_subclass_is_classified_by_the_tensors_it_wraps():
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    x = TwoTensor(base(), base() * 2)
+    with sw.track_copies() as log:
+        transposed = x.t()
+        x.add_(1)
+        added = x + 1
+        cloned = x.clone()
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.add_", "in-place"),
+        ("torch.Tensor.add", "compute"),
+        ("torch.Tensor.clone", "copy"),
+    ]
+    # the facts, on the wrapped tensors themselves
+    assert sw.same_storage(transposed.a, x.a) and sw.same_storage(transposed.b, x.b)
+    for result in (added, cloned):
+        assert not sw.same_storage(result.a, x.a) and not sw.same_storage(result.b, x.b)
+    assert log.events[-1].bytes_copied == nbytes(cloned.a) + nbytes(cloned.b)
+    torch.testing.assert_close(x.a, base() + 1)
+
+
+def test_the_tracker_keeps_no_code_object_of_the_users():
+    import gc
+    import weakref
+
+    x = base()
+    code_refs = []
+    with sw.track_copies() as log:
+        for i in range(2000):
+            namespace: dict = {}
+            exec(compile("def f(t):\n    return t.t()", f"<generated {i}>", "exec"), namespace)
+            namespace["f"](x)
+            code_refs.append(weakref.ref(namespace["f"].__code__))
+            del namespace
+    gc.collect()
+    assert len(log.events) == 2000 and log.events[-1].filename == "<generated 1999>"
+    assert sum(ref() is not None for ref in code_refs) == 0
+
+
+def _quantized() -> torch.Tensor:
+    with __import__("warnings").catch_warnings():
+        __import__("warnings").simplefilter("ignore", UserWarning)  # torch's deprecation notice
+        return torch.quantize_per_tensor(torch.ones(6), 0.1, 0, torch.quint8)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.tensor([1 + 2j, 3j]).conj(),
+        lambda: torch._neg_view(torch.tensor([1.5, -2.0])),
+        _quantized,
+        lambda: torch.empty(3, 4, device="meta").t(),
+        lambda: base()[:, 1::2],
+    ],
+    ids=["conj", "neg", "quantized", "meta", "strided"],
+)
+def test_recorded_layouts_are_the_inspectors_with_all_its_notes(make):
+    x = make()
+    with sw.track_copies() as log:
+        y = x[1:]
+    event = only_event(log)
+    assert event.inputs[0] == sw.inspect(x) and event.inputs[0].notes == sw.inspect(x).notes
+    assert event.outputs[0] == sw.inspect(y) and event.outputs[0].notes == sw.inspect(y).notes
+
+
+# --- issue 12: pure data movement is a copy, decided from each op's decomposition ----------------
+F = torch.nn.functional
+# random values: a sum, product or mean of them is (almost surely) none of them
+_VALUES = torch.rand(60, generator=torch.Generator().manual_seed(12), dtype=torch.float64)
+IMAGE, MATRIX = _VALUES[:48].reshape(1, 4, 3, 4), _VALUES[48:].reshape(3, 4)
+
+# fn(image, matrix) -> a tensor whose values are the inputs' values, moved (or a constant 0 fill)
+DATA_MOVEMENT = {
+    "pad constant": lambda x, m: F.pad(x, (1, 2)),
+    "pad reflect": lambda x, m: F.pad(x, (1, 1, 1, 1), mode="reflect"),
+    "pad replicate": lambda x, m: F.pad(x, (1, 1, 1, 1), mode="replicate"),
+    "pad circular": lambda x, m: F.pad(x, (1, 1, 1, 1), mode="circular"),
+    "pixel_shuffle": lambda x, m: F.pixel_shuffle(x, 2),
+    "pixel_unshuffle": lambda x, m: F.pixel_unshuffle(x[..., :2, :], 2),
+    "unfold": lambda x, m: F.unfold(x, 2),
+    "diag_embed": lambda x, m: torch.diag_embed(m),
+    "tril": lambda x, m: m.tril(),
+    "nearest upsample": lambda x, m: F.interpolate(x, scale_factor=2),
+    "masked_fill": lambda x, m: m.masked_fill(m > 0.5, 0.0),
+    "index_put": lambda x, m: m.index_put(
+        (torch.tensor([0, 2]),), torch.zeros(2, 4, dtype=m.dtype)
+    ),
+    "embedding": lambda x, m: F.embedding(torch.tensor([2, 0]), m),
+    "channel_shuffle": lambda x, m: F.channel_shuffle(x, 2),
+}
+# fn(image, matrix) -> new values computed from the inputs (sums, products, comparisons)
+COMPUTE = {
+    "fold (sums overlaps)": lambda x, m: F.fold(F.unfold(x, 2).contiguous(), (3, 4), 2),
+    "bilinear upsample": lambda x, m: F.interpolate(x, scale_factor=2, mode="bilinear"),
+    "index_put accumulate": lambda x, m: m.index_put(
+        (torch.tensor([0, 0]),), torch.ones(2, 4, dtype=m.dtype), accumulate=True
+    ),
+    "softmax": lambda x, m: m.softmax(0),
+    "cumsum": lambda x, m: m.cumsum(0),
+    "x + 1": lambda x, m: m + 1,
+    "relu (compares values)": lambda x, m: F.relu(m - 0.5),
+    "max_pool (compares values)": lambda x, m: F.max_pool2d(x, 2),
+    "zeros_like (no input value)": lambda x, m: torch.zeros_like(m),
+}
+
+
+def only_moved_values(result: torch.Tensor) -> bool:
+    """Brute force: is every value of ``result`` one of the inputs' values, or the fill 0?"""
+    allowed = set(IMAGE.flatten().tolist()) | set(MATRIX.flatten().tolist()) | {0.0}
+    return set(result.flatten().tolist()) <= allowed
+
+
+@pytest.mark.parametrize("inference", [False, True], ids=["autograd", "inference_mode"])
+@pytest.mark.parametrize("fn", DATA_MOVEMENT.values(), ids=DATA_MOVEMENT.keys())
+def test_pure_data_movement_is_a_copy(fn, inference):
+    with _CountOps() as counter:
+        fn(IMAGE, MATRIX)
+    with torch.inference_mode(inference), sw.track_copies() as log:
+        result = fn(IMAGE, MATRIX)
+    event = log.events[-1]
+    assert only_moved_values(result)  # the reference: nothing but moved values in the result
+    assert (event.kind, event.allocated) == ("copy", True)
+    assert not sw.same_storage(result, IMAGE) and not sw.same_storage(result, MATRIX)
+    assert event.bytes_copied >= nbytes(result)  # circular pad writes its corners twice
+    if len(event.ops) == 1:  # one ATen op wrote the result once
+        assert event.bytes_copied == nbytes(result)
+    if not inference:  # deciding from the decomposition runs nothing the user can see
+        assert [op for e in log.events for op in e.ops] == counter.ops
+
+
+@pytest.mark.parametrize("fn", COMPUTE.values(), ids=COMPUTE.keys())
+def test_arithmetic_on_the_data_is_compute(fn):
+    with sw.track_copies() as log:
+        result = fn(IMAGE, MATRIX)
+    event = log.events[-1]
+    assert (event.kind, event.bytes_copied) == ("compute", 0)
+    assert not sw.same_storage(result, IMAGE) and not sw.same_storage(result, MATRIX)
+
+
+def test_the_reference_tells_moved_values_from_computed_ones():
+    # the brute-force check above is not vacuous: arithmetic makes values the inputs never had
+    assert only_moved_values(F.pad(MATRIX, (1, 1)))
+    for name in ("fold (sums overlaps)", "bilinear upsample", "softmax", "cumsum", "x + 1"):
+        assert not only_moved_values(COMPUTE[name](IMAGE, MATRIX)), name
+
+
+def test_fake_tensors_inside_the_block_are_tracked_without_data():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # FakeTensorMode sends ops that are not in the dispatcher (prim::device) through the mode
+    with sw.track_copies() as log, FakeTensorMode():
+        fake = torch.empty(3, 4)
+        padded = torch.nn.functional.pad(fake, (1, 1), mode="reflect")
+        transposed = fake.t()
+        copied = transposed.contiguous()
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.empty", "compute"),
+        ("torch.nn.functional.pad", "copy"),
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.contiguous", "copy"),
+    ]
+    assert log.events[1].bytes_copied == nbytes(padded) and log.events[3].bytes_copied == nbytes(
+        copied
+    )
+
+
+def test_functionalized_views_alias_by_storage_identity():
+    # inside torch.func.functionalize tensors have a storage without a data pointer: its identity
+    # still says that t() is a view
+    x = base()
+    with sw.track_copies() as log:
+        torch.func.functionalize(lambda t: t.t().contiguous())(x)
+    assert [(e.call, e.kind) for e in log.events][:2] == [
+        ("torch.Tensor.t", "view"),
+        ("torch.Tensor.contiguous", "copy"),
+    ]

@@ -6,7 +6,10 @@
 # `clone()` under the shallow, copy-on-write kind. This notebook measures, for each common
 # operation: whether the result is the same Python object, shares the input's storage, starts at
 # the same `data_ptr()`, which strides it has, and how many bytes of new storage it allocated
-# (`stridewidget.tricks.PeakMemory`, which counts every storage an ATen op creates).
+# (`stridewidget.tricks.PeakMemory`, which counts the storages ATen ops return). PeakMemory does
+# not see scratch memory a kernel allocates and frees inside itself — `F.linear(x[:, ::2], w)`
+# clones its input inside `addmm` (notebook 03) — so every "no copy" verdict also checks the
+# names of the ops that ran (`copy_ops`, read with `torch.profiler`).
 
 # %%
 import gc
@@ -22,6 +25,7 @@ from stridewidget._lessons import (
     STORED_RUN,
     TIMING_MARGIN,
     allocated,
+    copy_ops,
     seed_myth,
     shares_storage,
     verdict_table,
@@ -73,6 +77,7 @@ def measure(x, op):
         "strides": result.stride(),
         "contiguous": result.is_contiguous(),
         "new bytes / x.nbytes": new_bytes / x.nbytes,
+        "copy ops": len(copy_ops(lambda: op(x))),  # clone / copy_ run, scratch ones included
     }
 
 
@@ -113,6 +118,7 @@ for name, row in contiguous_rows.items():
     assert row["shares storage"] == (name in sharing) == (row["new bytes / x.nbytes"] == 0), name
     assert row["new bytes / x.nbytes"] in (0, 1) and row["contiguous"], name
     assert row["same data_ptr"] == row["shares storage"], name
+    assert (row["copy ops"] == 0) == (name in sharing), name  # no copy op hidden in a kernel
 
 # %%
 # [B11] [B12] [B13] the same operations on a transposed (dense, non-contiguous) input

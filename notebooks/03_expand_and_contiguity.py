@@ -42,6 +42,7 @@ repeated, repeat_bytes = allocated(lambda: base.repeat(1024, 1))
 assert sw.same_storage(expanded, base) and expanded.stride() == (0, 1)
 assert not sw.same_storage(repeated, base) and torch.equal(expanded, repeated)
 assert expand_bytes == 0 and repeat_bytes == 1024 * 1024 * 4 == 4 * 2**20
+assert copy_ops(lambda: base.expand(1024, 1024)) == []  # no copy op either
 print(f"expand: {expand_bytes} B new | repeat: {repeat_bytes / 2**20:.1f} MiB new")
 print(sw.inspect(expanded))
 print(sw.inspect(repeated))

@@ -24,6 +24,7 @@ from stridewidget._lessons import (
     STORED_RUN,
     TIMING_MARGIN,
     allocated,
+    copy_ops,
     seed_myth,
     verdict_table,
 )
@@ -99,6 +100,11 @@ expanded, expand_bytes = allocated(lambda: original.expand(3, 4))
 strided, strided_bytes = allocated(lambda: torch.as_strided(original, (3, 4), (1, 0)))
 print("new storage bytes: expand", expand_bytes, "| as_strided", strided_bytes)
 assert expand_bytes == strided_bytes == 0 and expanded.stride() == strided.stride() == (1, 0)
+assert (
+    copy_ops(lambda: original.expand(3, 4))
+    == []
+    == copy_ops(lambda: torch.as_strided(original, (3, 4), (1, 0)))
+)
 assert sw.same_storage(expanded, original) and sw.same_storage(strided, original)
 sw.show(column, seed=seed_on_column, fixed=fixed)
 
@@ -147,6 +153,7 @@ assert np.array_equal(
 
 images = torch.randn(4, 3, 32, 32)
 _, unfold_view_bytes = allocated(lambda: images.unfold(2, 3, 1).unfold(3, 3, 1))
+assert copy_ops(lambda: images.unfold(2, 3, 1).unfold(3, 3, 1)) == []
 _, im2col_bytes = allocated(lambda: F.unfold(images, kernel_size=3))
 print(
     f"Tensor.unfold (3x3 windows): {unfold_view_bytes} B new | F.unfold (im2col): {im2col_bytes / images.nbytes:.1f} x the input"
@@ -353,11 +360,11 @@ windows.add_(1)  # no error
 print("after windows.add_(1), the signal is:", signal.tolist())
 assert signal.tolist() == [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]  # +1 per window that contains the element
 
-signal = torch.zeros(6)
-safe = torch.as_strided(signal, (4, 3), (1, 1)).clone()
+untouched = torch.zeros(6)  # a second signal, for the safe version: clone the windows first
+safe = torch.as_strided(untouched, (4, 3), (1, 1)).clone()
 safe.add_(1)
-assert torch.equal(signal, torch.zeros(6)) and torch.equal(safe, torch.ones(4, 3))
-sw.show(signal, windows=windows)
+assert torch.equal(untouched, torch.zeros(6)) and torch.equal(safe, torch.ones(4, 3))
+sw.show(signal, windows=windows)  # the first signal, and the windows over it
 
 # %%
 seed_myth("A13")

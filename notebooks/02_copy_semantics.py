@@ -479,6 +479,72 @@ seed_myth("D3")
 # non-viewable. None of these copies is visible in the source; the log finds all three.
 
 # %% [markdown]
+# ## Cheat sheet: view, copy, or raise?
+#
+# Each op below runs on four inputs — contiguous, transposed, gapped (`x[:, ::2]`) and expanded
+# (stride 0) — and its result is classified by storage identity: **view** (shares the input's
+# storage, the input itself included), **copy** (new storage) or **raises**. An op whose answer
+# differs between inputs is **depends**, and its stated condition is checked on every input.
+
+# %%
+# ops whose answer is the same on every input: (what it does to t, the kind, where it holds)
+SAME_ON_EVERY_INPUT = {
+    "t[1:], t.narrow, t.select": (lambda t: t[1:], "view", "always"),
+    "t.t(), t.transpose, t.permute": (lambda t: t.t(), "view", "always"),
+    "t.unsqueeze, t.expand": (lambda t: t.unsqueeze(0).expand(2, -1, -1), "view", "always"),
+    "t.unfold(0, 2, 1)": (lambda t: t.unfold(0, 2, 1), "view", "always"),
+    "t.detach(), torch.as_tensor(t)": (lambda t: torch.as_tensor(t.detach()), "view", "always"),
+    "torch.from_numpy(t.numpy())": (lambda t: torch.from_numpy(t.numpy()), "view", "on CPU"),
+    "t.clone(), t.flip(0), t + 0": (lambda t: t.flip(0), "copy", "always"),
+    "t.to(torch.float64)": (lambda t: t.to(torch.float64), "copy", "a new dtype: always"),
+}
+
+
+def outcome_of(op, t):
+    try:
+        return "view" if shares_storage(op(t), t) else "copy"
+    except RuntimeError:
+        return "raises"
+
+
+# %%
+# ops whose answer depends on the input: (what it does to t, the rule, the rule as a check)
+DEPENDS = {
+    "t.view(-1)": (
+        lambda t: t.view(-1),
+        "raises unless the dims merge evenly",
+        lambda t, kind: (kind == "raises") == (outcome_of(lambda u: u.reshape(-1), t) == "copy"),
+    ),
+    "t.reshape(-1), t.flatten()": (
+        lambda t: t.reshape(-1),
+        "a view when view() works, else a copy",
+        lambda t, kind: (kind == "view") == (outcome_of(lambda u: u.view(-1), t) == "view"),
+    ),
+    "t.contiguous()": (
+        lambda t: t.contiguous(),
+        "t itself when contiguous, else a copy",
+        lambda t, kind: (kind == "view") == t.is_contiguous(),
+    ),
+}
+
+# %%
+# [cheat] the cheat sheet, measured on four inputs and checked against what it states
+x = torch.arange(24.0).reshape(4, 6)
+inputs = {"contig.": x, "transposed": x.t(), "gapped": x[:, ::2], "expanded": x[:1].expand(4, 6)}
+rows = {name: (op, kind, where, None) for name, (op, kind, where) in SAME_ON_EVERY_INPUT.items()}
+rows |= {name: (op, "depends", rule, check) for name, (op, rule, check) in DEPENDS.items()}
+print(f"{'op':32} {'kind':8}" + "".join(f"{name:>11}" for name in inputs) + "  when")
+for name, (op, stated, condition, check) in rows.items():
+    outcomes = {label: outcome_of(op, t) for label, t in inputs.items()}
+    kinds = set(outcomes.values())
+    assert (kinds.pop() if len(kinds) == 1 else "depends") == stated, name
+    if check is not None:
+        assert all(check(t, outcomes[label]) for label, t in inputs.items()), name
+    cells = "".join(f"{kind:>11}" for kind in outcomes.values())
+    print(f"{name:32} {stated:8}{cells}  {condition}")
+
+
+# %% [markdown]
 # ## Seed claims checked in this notebook
 #
 # Rendered from `claims.toml`, the one place a verdict is written.

@@ -24,6 +24,7 @@ from stridewidget import bench
 from stridewidget._lessons import (
     STORED_RUN,
     TIMING_MARGIN,
+    all_reduce_column_view,
     allocated,
     copy_ops,
     seed_myth,
@@ -388,6 +389,24 @@ column_pair.copy_(torch.ones(4, 2))
 assert target.sum() == 8 and target[:, 1].eq(1).all() and target[:, 4].eq(1).all()
 assert allocated(lambda: column_pair.copy_(torch.full((4, 2), 2.0)))[1] == 4 * 2 * 4  # the source
 sw.show(target, column_pair=column_pair)
+
+# %% [markdown]
+# **A collective on a gapped view.** `torch.distributed` collectives hand the backend the
+# tensor's first address and its element count, so they need a *dense* tensor. Below, two real
+# processes (gloo backend, CPU) sum `x[:, ::2]` of the same 3×4 tensor. The right answer doubles
+# columns 0 and 2; what comes back has the first 6 storage elements doubled instead — row 0 and
+# half of row 1 — and no error is raised. Reduce `view.contiguous()` and `copy_` the result back.
+
+# %%
+# [collective] all_reduce on a gapped view sums the wrong elements (two gloo processes)
+x = torch.arange(12.0).reshape(3, 4)
+expected = x.clone()
+expected[:, ::2] *= 2  # the sum over two processes holding the same x
+as_if_dense = x.clone()
+as_if_dense.view(-1)[: x[:, ::2].numel()] *= 2  # numel() elements from the view's first address
+result = all_reduce_column_view(2)
+print(result)
+assert not torch.equal(result, expected) and torch.equal(result, as_if_dense)
 
 # %% [markdown]
 # `copy.deepcopy` copies the storage; `_base` and `_is_view()` record *autograd's* view

@@ -117,6 +117,43 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
+def _all_reduce_worker(rank: int, port: int, column_step: int, result_path: str) -> None:
+    # One of two gloo processes: all_reduce (sum) a column view of the same 3x4 tensor.
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    try:
+        x = torch.arange(12.0).reshape(3, 4)
+        dist.all_reduce(x[:, ::column_step])
+        if rank == 0:
+            torch.save(x, result_path)
+    finally:
+        dist.destroy_process_group()
+
+
+def all_reduce_column_view(column_step: int) -> torch.Tensor:
+    """Sum ``x[:, ::column_step]`` across two real gloo processes; return rank 0's whole ``x``.
+
+    ``x`` is ``torch.arange(12.0).reshape(3, 4)`` in both processes, so a correct all-reduce
+    doubles exactly the elements of the view. Step 1 is the whole, contiguous tensor.
+
+    >>> all_reduce_column_view(1)[0].tolist()
+    [0.0, 2.0, 4.0, 6.0]
+    """
+    import socket
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    with socket.socket() as probe:  # a free port for the rendezvous
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with tempfile.TemporaryDirectory() as folder:
+        result_path = str(Path(folder) / "x.pt")
+        mp.spawn(_all_reduce_worker, args=(port, column_step, result_path), nprocs=2)
+        return torch.load(result_path)
+
+
 @dataclass(frozen=True)
 class Claim:
     """One seed claim the tutorials judge (one ``[[claim]]`` entry of ``claims.toml``)."""

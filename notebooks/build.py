@@ -6,7 +6,8 @@
 Each source is read with jupytext, run top to bottom with nbclient in ``notebooks/`` (the
 kernel's working directory, so ``claims.toml`` and ``results/`` resolve), and saved with its
 outputs. Widget outputs are saved as their static picture (SVG/HTML) only. A failing cell
-stops that notebook with the cell's error and leaves its saved ``.ipynb`` untouched.
+stops that notebook (its saved ``.ipynb`` is left untouched, the cell's error is printed), the
+others are still built, and the script exits with status 1.
 ``tests/test_notebooks_meta.py`` checks that every saved notebook matches its source.
 """
 
@@ -19,6 +20,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
 
 HERE = Path(__file__).resolve().parent
 CELL_TIMEOUT_S = 240
@@ -76,10 +78,18 @@ def main(argv: list[str]) -> None:
     chosen = sources(argv)
     if not chosen:
         raise SystemExit(f"no notebook source in {HERE} starts with {' or '.join(argv)}")
+    failed = []
     for path in chosen:
         start = time.perf_counter()
-        target = build(path)
+        try:
+            target = build(path)
+        except CellExecutionError as error:
+            failed.append(path.name)
+            print(f"FAILED {path.name}:\n{error}", file=sys.stderr)
+            continue
         print(f"built {target.relative_to(HERE.parent)} in {time.perf_counter() - start:.0f} s")
+    if failed:
+        raise SystemExit(f"not rebuilt (a cell failed): {', '.join(failed)}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ import jupytext
 import nbformat
 import pytest
 
-from stridewidget._lessons import VERDICTS, load_claims
+from stridewidget._lessons import VERDICTS, load_claims, seed_myth, verdict_table
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 SOURCES = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
@@ -118,6 +118,22 @@ def test_verdicts_come_only_from_the_registry(path):
     assert set(shown) == mine, f"claims judged here but never shown: {mine - set(shown)}"
     if mine:
         assert f'verdict_table("{notebook}")' in cells[-1].source, "no verdict table at the end"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
+def test_saved_verdicts_match_the_registry(path):
+    # A saved box or table that was rendered from an older claims.toml is a second, stale place.
+    registry = NOTEBOOK_DIR / "claims.toml"
+    render = {
+        "seed_myth": lambda *ids: seed_myth(*ids, path=registry),
+        "verdict_table": lambda *args, **kwargs: verdict_table(*args, **kwargs, path=registry),
+    }
+    saved = nbformat.read(path.with_suffix(".ipynb"), as_version=4)
+    for cell in code_cells(saved.cells):
+        if cell.source.startswith(tuple(render)):
+            shown = [out.data["text/markdown"] for out in cell.outputs if "data" in out]
+            expected = eval(cell.source, {"__builtins__": {}}, render).text
+            assert shown == [expected], f"stale verdicts in {cell.source!r}: rebuild {path.name}"
 
 
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)

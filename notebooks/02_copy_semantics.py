@@ -204,7 +204,7 @@ seed_myth("B9", "B26")
 # bandwidth (≈ 2.0 TB/s). The number is impossible, which fits a clone that copies nothing —
 # but clone does copy. The seed's 0.8 ms for `empty_like(x).copy_(x)` fails the same test.
 #
-# The timing cell after it measures the copies on this machine. Read its GB/s with care: every
+# The cell after it reads the copy timings of the stored full-size run. Read its GB/s with care: every
 # method that allocates writes into *fresh* pages, and on a CPU most of its time is the page
 # faults of that new buffer, not memory bandwidth; `out.copy_(x)` into a buffer that already
 # exists shows what the copy itself costs.

@@ -2,7 +2,7 @@
 # # 03 · `expand` vs `repeat`, and the contiguity pitfalls
 #
 # `expand` makes a zero-stride **view** (no data moved); `repeat` **allocates** and copies. This
-# notebook measures both (memory exactly, time on this machine), shows what in-place writes do
+# notebook measures both (memory exactly here, time from the stored full-size benchmark run), shows what in-place writes do
 # through an expanded view, and walks through the contiguity pitfalls of the third and fourth seed
 # articles: HWC→CHW, `.view` errors and their fixes, and whether `y + 1` on a transposed `y`
 # hides a copy.

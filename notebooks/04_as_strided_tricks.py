@@ -171,8 +171,8 @@ seed_myth("A5", "A5b")
 #
 # `as_strided(matrix, (6, 4), (1, 6))` equals `matrix.T` for a contiguous `(4, 6)` matrix; on a
 # matrix sliced out of a wider one its hard-coded `6` is wrong. The seed calls the strided
-# version "more efficient in chained operations": both are views; the timing cell below measures
-# the call itself.
+# version "more efficient in chained operations": both are views with the same layout, so nothing
+# that runs on them afterwards can tell them apart.
 
 # %%
 # [A6] transpose: seed strides vs .T vs sw.tricks.transpose

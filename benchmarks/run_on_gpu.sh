@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the stridewidget benchmarks on a CUDA machine and store what the notebook
-# notebooks/05_gpu_benchmarks.ipynb compares against:
+# notebooks/05_gpu_benchmarks.py judges the GPU claims on (it is the only source of CUDA results):
 #   notebooks/results/<tag>.json            the results (schema stridewidget.bench/1)
 #   notebooks/results/<tag>-<case>.png      one figure per case
 # <tag> is "cuda-<gpu name>" (lower case, spaces as dashes), e.g. cuda-nvidia-h100-80gb-hbm3.
@@ -30,4 +30,5 @@ case " $* " in *" --quick "*) tag="$tag-quick" ;; esac
 mkdir -p "$out_dir"
 "$python" -m stridewidget.bench --device cuda \
     --json "$out_dir/$tag.json" --plot "$out_dir/$tag.png" "$@"
-echo "done: $out_dir/$tag.json; open notebooks/05_gpu_benchmarks.ipynb to compare"
+echo "done: $out_dir/$tag.json. Rebuild notebook 05 (python notebooks/build.py 05): its GPU cells fail" \
+     "until the GPU claims in notebooks/claims.toml are judged on this run."

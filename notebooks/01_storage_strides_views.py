@@ -1,0 +1,289 @@
+# %% [markdown]
+# # 01 · Storage, strides and views
+#
+# A PyTorch tensor is three things: a **storage** (one flat, 1-d block of elements), a **layout**
+# (shape, strides in *elements*, and a storage offset) and the **view** you index. Two tensors can
+# share one storage with different layouts; that is what `transpose`, slicing, `view` and `expand`
+# produce. This notebook checks the model on torch itself, cell by cell, and tests the seed
+# articles' claims on the way. Claims are tagged like **[B2]**; the table at the end gives each a
+# verdict and names the cell that shows it. Every claim made here is an `assert` in its cell.
+
+# %%
+import itertools
+import warnings
+
+import torch
+
+import stridewidget as sw
+from stridewidget._lessons import (
+    allocated,
+    seed_myth,
+    shares_storage,
+    storage_values,
+    verdict_table,
+)
+
+torch.manual_seed(0)
+torch.set_printoptions(precision=4)
+
+# %% [markdown]
+# ## 1. One storage, two layouts
+#
+# `a.transpose(0, 1)` swaps two entries of the shape and of the strides. Nothing is moved:
+# both tensors read the same 24 storage elements, in a different order.
+
+# %%
+# [B3] [D2] strides of a contiguous tensor and of its transpose; they share one storage
+a = torch.arange(24).reshape(2, 3, 4)
+b = a.transpose(0, 1)
+assert a.stride() == (12, 4, 1) and a.is_contiguous()
+assert b.shape == (3, 2, 4) and b.stride() == (4, 12, 1) and not b.is_contiguous()
+assert sw.same_storage(a, b) and shares_storage(a, b) and b.data_ptr() == a.data_ptr()
+m = torch.randn(3, 4)
+assert m.stride() == (4, 1) and m.t().stride() == (1, 4) and not m.t().is_contiguous()
+print(sw.inspect(a))
+print(sw.inspect(b))
+sw.show(a, b=b)
+
+# %%
+seed_myth("B3", "D2")
+
+# %% [markdown]
+# ## 2. The address formula
+#
+# Element `[i, j, k]` of any strided tensor is `storage[offset + i*stride[0] + j*stride[1] + k*stride[2]]`.
+# Checked below for *every* element of an offset, gapped view, against the raw storage.
+# The largest address touched is `offset + sum((size - 1) * stride)`; a view is in bounds when
+# that is below the storage size.
+
+# %%
+# [B1] [B21] address formula and the largest address, for every element of an offset, gapped view
+v = a[1:, ::2, 1:]
+flat = storage_values(v)
+layout = sw.inspect(v)
+for index in itertools.product(*map(range, v.shape)):
+    address = v.storage_offset() + sum(i * s for i, s in zip(index, v.stride()))
+    assert v[index] == flat[address] and layout.address(index) == address
+largest = v.storage_offset() + sum((n - 1) * s for n, s in zip(v.shape, v.stride()))
+assert layout.span == (v.storage_offset(), largest) and largest < flat.numel()
+print(
+    "shape",
+    tuple(v.shape),
+    "stride",
+    v.stride(),
+    "offset",
+    v.storage_offset(),
+    "largest address",
+    largest,
+)
+sw.show(a, v=v)
+
+# %%
+seed_myth("B1", "B21")
+
+# %% [markdown]
+# ## 3. `data_ptr()` already includes the offset
+#
+# The seed says `tensor.data_ptr()` is the storage's start and that the data starts at
+# `data_ptr() + storage_offset()`. Measured: `data_ptr()` is the address of the view's *first
+# element*, i.e. the storage's pointer plus `storage_offset() * element_size()` bytes. Adding the
+# offset again points past the data (and mixes elements with bytes).
+
+# %%
+# [B2] data_ptr() vs the storage's data_ptr()
+t = torch.arange(10, dtype=torch.float32)[3:]
+storage_pointer = t.untyped_storage().data_ptr()
+print("storage_offset():", t.storage_offset(), "elements")
+print("t.data_ptr() - storage.data_ptr():", t.data_ptr() - storage_pointer, "bytes")
+assert t.data_ptr() == storage_pointer + t.storage_offset() * t.element_size()
+seed_data_start = t.data_ptr() + t.storage_offset()
+assert seed_data_start != t.data_ptr()  # the seed's recipe does not point at t[0]
+# the seed reads the storage pointer through the old TypedStorage API (deprecated: torch warns
+# once per process, so this cell does not rely on seeing the warning); it gives the same pointer
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore", UserWarning)
+    typed_pointer = t.storage().data_ptr()
+assert typed_pointer == storage_pointer
+
+# %%
+seed_myth("B2")
+
+# %% [markdown]
+# ## 4. What is contiguous?
+#
+# `is_contiguous()` means: the elements, read in row-major order, sit at consecutive storage
+# addresses. Slices along dim 0 keep that; slicing a later dim (`narrow(1, ...)`) leaves gaps;
+# transposes that only move size-1 dims change nothing that matters (a size-1 dim's stride is never
+# used); channels-last is contiguous only in its own memory format. `sw.inspect` agrees with torch
+# on each case.
+
+# %%
+# [B5] [D4] [B14] contiguity of common views
+x = torch.arange(24.0).reshape(4, 6)
+image = torch.randn(2, 3, 4, 5)
+cases = {
+    "x[1:3]": (x[1:3], True),
+    "x.narrow(0, 1, 2)": (x.narrow(0, 1, 2), True),
+    "x.narrow(0, 0, 2)": (x.narrow(0, 0, 2), True),
+    "x.narrow(1, 1, 3)": (x.narrow(1, 1, 3), False),
+    "x[:, ::2]": (x[:, ::2], False),
+    "x.t()": (x.t(), False),
+    "x[:1].t()": (x[:1].t(), True),
+    "zeros(4,1,6).transpose(0,1)": (torch.zeros(4, 1, 6).transpose(0, 1), True),
+    "zeros(1,3,1,5).permute(2,0,1,3)": (torch.zeros(1, 3, 1, 5).permute(2, 0, 1, 3), True),
+    "image.permute(2, 0, 1, 3)": (image.permute(2, 0, 1, 3), False),
+    "image channels_last": (image.contiguous(memory_format=torch.channels_last), False),
+    "x[:1].expand(4, 6)": (x[:1].expand(4, 6), False),
+}
+print(f"{'view':34} {'shape':14} {'stride':16} {'offset':>6}  contiguous")
+for name, (view, expected) in cases.items():
+    assert view.is_contiguous() == expected == sw.inspect(view).is_contiguous, name
+    print(
+        f"{name:34} {tuple(view.shape)!s:14} {view.stride()!s:16} {view.storage_offset():>6}  {expected}"
+    )
+sw.show(x, dim0_slice=x[1:3], narrow_dim1=x.narrow(1, 1, 3))
+
+# %% [markdown]
+# Two details of the table: `narrow` moves the offset only when it starts past 0, and
+# channels-last is contiguous in its *own* memory format. `flip` is not a view at all (a torch
+# view cannot step backwards): it copies into a tensor laid out **like its input**, so it is
+# contiguous for a contiguous input and not for a transposed one.
+
+# %%
+# [B5] [D4] [B14] offsets, channels-last, and flip's layout-preserving copy
+assert x.narrow(0, 1, 2).storage_offset() == 6 and x.narrow(0, 0, 2).storage_offset() == 0
+channels_last = cases["image channels_last"][0]
+assert channels_last.is_contiguous(memory_format=torch.channels_last)
+assert sw.inspect(channels_last).is_channels_last
+for name, flipped, source in [
+    ("torch.flip(x, [0])", torch.flip(x, [0]), x),
+    ("torch.fliplr(x)", torch.fliplr(x), x),
+    ("x.t().flip(0)", x.t().flip(0), x.t()),
+]:
+    assert not shares_storage(flipped, x)  # a copy
+    assert flipped.stride() == source.stride()  # laid out like its input
+    assert flipped.is_contiguous() == source.is_contiguous()
+    print(f"{name:20} stride {flipped.stride()!s:8} contiguous {flipped.is_contiguous()}")
+assert x.t().flip(0).stride() == (1, 6)
+
+# %%
+seed_myth("B5", "B5b", "B5c", "D4", "B14")
+
+# %% [markdown]
+# ## 5. `view` vs `reshape` vs `flatten`
+#
+# * `view` **never copies**: it either returns a view or raises.
+# * `reshape` and `flatten` return a view when one exists and **silently copy** otherwise.
+# * `contiguous()` returns the tensor itself when it is already contiguous, and a copy otherwise.
+#
+# Below, each is run on five inputs; "copy" means new storage, measured with
+# `stridewidget.tricks.PeakMemory` (bytes of tensor storage allocated during the call).
+
+
+# %%
+def outcome(t, fn):
+    # ("view" or "copy N B" or "raises", result) of fn(t); a copy is new storage, counted
+    try:
+        result, new_bytes = allocated(lambda: fn(t))
+    except RuntimeError:
+        return "raises", None
+    kind = "view" if shares_storage(result, t) else f"copy {new_bytes} B"
+    assert (kind == "view") == (new_bytes == 0)
+    return kind, result
+
+
+# %%
+# [B22] [D12] [B17] view / reshape / flatten / contiguous: which ones copy
+inputs = {
+    "contiguous": x,
+    "dim-0 slice": x[1:3],
+    "transposed": x.t(),
+    "column slice": x[:, 1:4],
+    "expanded": x[:1].expand(4, 6),
+}
+print(f"{'input':13} {'view(-1)':12} {'reshape(-1)':12} {'flatten()':12} {'contiguous()':12}")
+for name, t in inputs.items():
+    viewed, _ = outcome(t, lambda t: t.view(-1))
+    reshaped, _ = outcome(t, lambda t: t.reshape(-1))
+    flattened, flat_result = outcome(t, lambda t: t.flatten())
+    made_contiguous, _ = outcome(t, lambda t: t.contiguous())
+    assert viewed in ("view", "raises")  # view never copies
+    assert reshaped == flattened  # flatten is reshape
+    assert (reshaped == "view") == (viewed == "view")  # reshape copies exactly when view raises
+    assert (made_contiguous == "view") == t.is_contiguous()
+    print(f"{name:13} {viewed:12} {reshaped:12} {flattened:12} {made_contiguous:12}")
+assert x.contiguous() is x
+
+# %%
+# [B17] flatten is not "automatically contiguous": flattening one dim returns the input itself
+y = torch.randn(4, 3).t()
+assert torch.flatten(y, 1) is y and not torch.flatten(y, 1).is_contiguous()
+
+# %%
+seed_myth("B22", "D12", "B17")
+
+# %% [markdown]
+# When `view` refuses, the reason is that the merged elements are not evenly spaced in storage.
+# `sw.tricks.merge_dims` is a view-only flatten that says so; the fixes are an explicit copy
+# (`contiguous()` then `view`, or `reshape`), and they give the transposed order.
+
+# %%
+# [D8] the classic view error and its fixes
+a = torch.arange(6).reshape(2, 3)
+b = a.t()
+try:
+    b.view(6)
+    raise AssertionError("view of a transposed tensor should fail")
+except RuntimeError as error:
+    print("b.view(6):", str(error).split(".")[0])
+try:
+    sw.tricks.merge_dims(b)
+    raise AssertionError("the line above should raise")
+except sw.LayoutError as error:
+    print(error)
+fixed = b.contiguous().view(6)
+assert fixed.tolist() == [0, 3, 1, 4, 2, 5] and torch.equal(b.reshape(6), fixed)
+assert not shares_storage(fixed, a)
+print(fixed)
+
+# %%
+seed_myth("D8")
+
+# %% [markdown]
+# ## 6. `view` on a non-contiguous tensor
+#
+# `view` does not need a contiguous input. It needs each *new* dim to be a run of old dims that
+# are evenly spaced in storage: **splitting** a dim always works (`t.view(3, 2, 4)` splits a
+# stride-1 dim of `x.t()`), and so does merging dims whose strides chain
+# (`stride[i] == size[i+1] * stride[i+1]`). Each case below is checked against `reshape`, and
+# shares the input's storage.
+
+# %%
+# [views] view on non-contiguous inputs: the cases that work, and why one does not
+x = torch.arange(24.0).reshape(4, 6)
+works = {
+    "x.t().view(3, 2, 4)": (x.t(), (3, 2, 4)),  # splits dim 0 (stride 1)
+    "x.t().view(6, 2, 2)": (x.t(), (6, 2, 2)),  # splits dim 1 (stride 6)
+    "x[:, ::2].view(2, 2, 3)": (x[:, ::2], (2, 2, 3)),  # splits the gapped rows
+    "x[:, ::2].view(4, 3, 1)": (x[:, ::2], (4, 3, 1)),  # adds a size-1 dim
+    # merges dims 1 and 2 of the permuted view: their strides chain (12 == 3 * 4)
+    "x.view(2, 3, 4).permute(2, 0, 1).view(4, 6)": (x.view(2, 3, 4).permute(2, 0, 1), (4, 6)),
+}
+for name, (t, shape) in works.items():
+    viewed = t.view(shape)
+    assert not t.is_contiguous() and shares_storage(viewed, x)
+    assert torch.equal(viewed, t.reshape(shape))
+    print(f"{name:46} stride {t.stride()!s:12} -> {viewed.stride()}")
+try:  # merging dims whose strides do not chain: the elements are not evenly spaced
+    x.t().view(24)
+    raise AssertionError("the line above should raise")
+except RuntimeError as error:
+    print("x.t().view(24):", str(error).split(".")[0])
+
+# %% [markdown]
+# ## Seed claims checked in this notebook
+#
+# Rendered from `claims.toml`, the one place a verdict is written.
+
+# %%
+verdict_table("01")

@@ -7,22 +7,41 @@ Two questions come up again and again:
 
 Both reduce to *bounded knapsack feasibility*: given positive coefficients ``c_i`` (strides), bounds
 ``u_i`` and a target ``t``, is there an integer vector ``0 <= x_i <= u_i`` with ``sum(c_i * x_i) == t``?
-(NumPy's ``mem_overlap.c`` makes the same reduction.)  The problem is NP-hard in general, but strided
-layouts are a friendly case, and this module solves it *exactly*, never answering "too hard":
+(NumPy's ``mem_overlap.c`` makes the same reduction.)  The problem is NP-hard in general; this module
+answers it *exactly* — never "too hard" — unless the caller passes a work budget (``max_work``),
+which only the displays do.
 
-1. Cheap exact filters first: an empty layout, disjoint spans, a stride of 0 (internal overlap),
-   two dims with the same stride (internal overlap), ``t`` not a multiple of the gcd of the strides.
-2. A depth-first search over the coefficients from the largest down, choosing each ``x_i`` only from
-   the values that keep the rest reachable (``0 <= t - c_i*x_i <= sum of what the smaller dims can
-   add``, and the remainder a multiple of their gcd).  The last two variables are solved in closed form
-   with the extended Euclidean algorithm, so the search never loops over a whole dimension there.
-3. Failed ``(level, remainder)`` states are memoised.
+Method, in the order it is tried (each step is exact):
 
-Cost.  For the layouts people build (contiguous, transposed, sliced, expanded, blocked), the pruning
-decides at the first level: O(ndim) work.  In the worst case the number of states visited at level
-``k`` is at most ``min(prod(u_j + 1 for j < k), span / g_k + 1)``, so the search is pseudo-polynomial —
-``O(ndim * span)`` states at most — unlike NumPy's solver, which is exponential in the worst case and
-needs ``max_work=None`` to be exact at all.
+1. Reductions: variables with bound 0 are dropped; variables with **equal coefficients merge** into one
+   whose bound is the sum (``x[::2]`` vs ``x[1::2]`` gives two equal strides); the gcd of the
+   coefficients divides the target and then every coefficient; a target beyond the reach fails.
+2. Closed forms: one or two variables (extended Euclid, O(log)); a **divisor chain** (each coefficient
+   divides the next larger one: every slice of a contiguous tensor plus an element width, the
+   README's example) is solved greedily from the largest coefficient, which is exact because smaller
+   coins that add up to at least one large coin always contain a subset worth exactly that coin.
+3. A **count bound**: ``sum(x_i)`` must lie between ``t / max(c)`` and ``t / min(c)``.  For near-equal
+   large coefficients (``10**12 + k``) this interval is empty or a single value, which settles many
+   adversarial pairs at once.
+4. **NumPy's C solver** (``solve_diophantine`` from ``mem_overlap.c``, the Euclid-based depth-first
+   search behind ``np.shares_memory``) with a small work cap, ``_NUMPY_MAX_WORK``: it is about a
+   hundred times faster per step than Python, so it settles NumPy's own fuzz streams and most
+   hard-looking problems in well under a millisecond.  It is reached through NumPy's test module,
+   so its absence (another NumPy, numbers beyond int64) only costs speed, never exactness.
+5. Otherwise a depth-first search over the coefficients from the largest down, choosing each ``x_i``
+   only from the values that keep the rest reachable (range, gcd and the count bound of step 3), the
+   last two variables in closed form, failed ``(level, remainder)`` states memoised (at most
+   ``_MEMO_LIMIT`` of them, so memory stays bounded; the memo only saves time).  It checks for
+   Ctrl-C like any Python loop.
+
+Cost.  Steps 1–3 are O(n log n) for n variables.  Step 4 is capped at ``_NUMPY_MAX_WORK`` search
+nodes (≈ 0.1 ms).  Step 5 visits at most ``min(prod(u_j + 1 for j < k), span / g_k + 1)`` states at
+level ``k``: pseudo-polynomial, ``O(ndim * span)`` states, unlike NumPy's solver, which is
+exponential in the worst case.  Still slow, and why: problems that are none of the above — several
+near-equal coefficients whose count bound leaves many totals open, with solutions that do not exist
+(no early exit) — visit up to ``prod(u_j)`` states; ``benchmarks/bench_inspect.py`` measures them.
+Displays never wait for that: they pass ``max_work`` and say "not decided" when it runs out
+(:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
 """
@@ -33,11 +52,41 @@ import math
 from collections.abc import Sequence
 
 __all__ = [
+    "Undecided",
     "bounded_knapsack",
     "count_touched",
     "internal_overlap_witness",
     "ranges_overlap",
 ]
+
+#: Search nodes NumPy's C solver may visit before the Python search takes over (≈ 0.1 ms).
+_NUMPY_MAX_WORK = 2_000
+#: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
+_MEMO_LIMIT = 200_000
+#: NumPy's solver works in int64: only problems whose reach stays below this are handed to it.
+_INT64_SAFE = 2**62
+
+try:  # NumPy's own bounded-Diophantine solver; private, so optional (see step 4 above)
+    from numpy._core._multiarray_tests import solve_diophantine as _numpy_solver
+except ImportError:  # pragma: no cover - depends on the NumPy build
+    _numpy_solver = None
+
+
+class Undecided(Exception):
+    """A budgeted question ran out of work before its answer was known (``max_work`` calls only)."""
+
+
+class _Budget:
+    """Search steps left; ``None`` means unlimited (the exact API)."""
+
+    def __init__(self, max_work: int | None) -> None:
+        self.left = max_work
+
+    def spend(self, steps: int) -> None:
+        if self.left is not None:
+            self.left -= steps
+            if self.left < 0:
+                raise Undecided
 
 
 def _two_variable(c1: int, u1: int, c2: int, u2: int, target: int) -> tuple[int, int] | None:
@@ -59,11 +108,16 @@ def _two_variable(c1: int, u1: int, c2: int, u2: int, target: int) -> tuple[int,
 
 
 def bounded_knapsack(
-    coefficients: Sequence[int], bounds: Sequence[int], target: int
+    coefficients: Sequence[int],
+    bounds: Sequence[int],
+    target: int,
+    *,
+    max_work: int | None = None,
 ) -> list[int] | None:
     """Find ``x`` with ``0 <= x[i] <= bounds[i]`` and ``sum(c*x) == target``, exactly, or ``None``.
 
-    Coefficients must be positive.  See the module docstring for the algorithm and its cost.
+    Coefficients must be positive.  See the module docstring for the method and its cost.  With
+    ``max_work`` the search stops after about that many steps and raises :class:`Undecided`.
 
     >>> bounded_knapsack([4, 1], [2, 3], 9)   # 4*2 + 1*1
     [2, 1]
@@ -74,20 +128,92 @@ def bounded_knapsack(
         raise ValueError("coefficients must be positive")
     if len(coefficients) != len(bounds):
         raise ValueError("coefficients and bounds differ in length")
-    if target < 0:
+    return _knapsack(coefficients, bounds, target, _Budget(max_work))
+
+
+def _knapsack(
+    coefficients: Sequence[int], bounds: Sequence[int], target: int, budget: _Budget
+) -> list[int] | None:
+    if target < 0 or any(u < 0 for u in bounds):
         return None
-    # Search the largest coefficients first: their choices are the fewest.
-    order = sorted(
-        (i for i in range(len(coefficients)) if bounds[i] > 0), key=lambda i: -coefficients[i]
-    )
-    coeffs = [coefficients[i] for i in order]
-    ubs = [bounds[i] for i in order]
+    merged: dict[int, int] = {}
+    for c, u in zip(coefficients, bounds):
+        if u > 0:
+            merged[c] = merged.get(c, 0) + u
+    coeffs = sorted(merged, reverse=True)
+    values = _solve(coeffs, [merged[c] for c in coeffs], target, budget)
+    if values is None:
+        return None
+    # Hand each merged value back to the original variables, filling them in order.
+    left = dict(zip(coeffs, values))
+    solution = []
+    for c, u in zip(coefficients, bounds):
+        take = min(max(u, 0), left.get(c, 0))
+        if take:
+            left[c] -= take
+        solution.append(take)
+    return solution
+
+
+def _solve(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> list[int] | None:
+    """Steps 1-5 of the module docstring on distinct coefficients sorted from the largest down."""
+    n = len(coeffs)
+    if n == 0:
+        return [] if target == 0 else None
+    g = math.gcd(*coeffs)
+    if target % g:
+        return None
+    coeffs = [c // g for c in coeffs]
+    target //= g
+    reach = sum(c * u for c, u in zip(coeffs, ubs))
+    if target > reach:
+        return None
+    if n == 1:
+        return [target // coeffs[0]]
+    if n == 2:
+        pair = _two_variable(coeffs[0], ubs[0], coeffs[1], ubs[1], target)
+        return None if pair is None else list(pair)
+    if all(coeffs[k] % coeffs[k + 1] == 0 for k in range(n - 1)):
+        return _divisor_chain(coeffs, ubs, target)
+    if not _count_fits(target, coeffs[0], coeffs[-1], sum(ubs)):
+        return None
+    if _numpy_solver is not None and reach < _INT64_SAFE:
+        try:
+            found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=_NUMPY_MAX_WORK)
+        except (RuntimeError, OverflowError, ValueError):
+            pass  # "too much work" (or a number NumPy cannot hold): search ourselves
+        else:
+            budget.spend(_NUMPY_MAX_WORK // 100)
+            return None if found is None else list(found)
+    return _search(coeffs, ubs, target, budget)
+
+
+def _divisor_chain(coeffs: list[int], ubs: list[int], target: int) -> list[int] | None:
+    """Greedy, largest coefficient first; exact when each coefficient divides the one before."""
+    values = []
+    for c, u in zip(coeffs, ubs):
+        x = min(u, target // c)
+        values.append(x)
+        target -= c * x
+    return values if target == 0 else None
+
+
+def _count_fits(target: int, largest: int, smallest: int, count_max: int) -> bool:
+    """Can ``target`` be a sum of at most ``count_max`` terms, each in ``[smallest, largest]``?"""
+    fewest = -(-target // largest)
+    return fewest <= min(count_max, target // smallest)
+
+
+def _search(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> list[int] | None:
     n = len(coeffs)
     suffix_max = [0] * (n + 1)
     suffix_gcd = [0] * (n + 1)
+    suffix_count = [0] * (n + 1)
     for k in range(n - 1, -1, -1):
         suffix_max[k] = suffix_max[k + 1] + coeffs[k] * ubs[k]
         suffix_gcd[k] = math.gcd(suffix_gcd[k + 1], coeffs[k])
+        suffix_count[k] = suffix_count[k + 1] + ubs[k]
+    smallest = coeffs[-1]
     failed: set[tuple[int, int]] = set()
     chosen = [0] * n
 
@@ -97,6 +223,8 @@ def bounded_knapsack(
                 chosen[j] = 0
             return True
         if k == n or remainder > suffix_max[k] or remainder % suffix_gcd[k]:
+            return False
+        if not _count_fits(remainder, coeffs[k], smallest, suffix_count[k]):
             return False
         if k == n - 1:
             chosen[k] = remainder // coeffs[k]
@@ -113,26 +241,24 @@ def bounded_knapsack(
         x_hi = min(ubs[k], remainder // c)
         x_lo = max(0, -((rest - remainder) // c))  # remainder - c*x <= rest
         for x in range(x_hi, x_lo - 1, -1):
+            budget.spend(1)
             if search(k + 1, remainder - c * x):
                 chosen[k] = x
                 return True
-        failed.add((k, remainder))
+        if len(failed) < _MEMO_LIMIT:
+            failed.add((k, remainder))
         return False
 
-    if not search(0, target):
-        return None
-    solution = [0] * len(coefficients)
-    for position, original in enumerate(order):
-        solution[original] = chosen[position]
-    return solution
+    return list(chosen) if search(0, target) else None
 
 
 def internal_overlap_witness(
-    shape: Sequence[int], strides: Sequence[int], width: int = 1
+    shape: Sequence[int], strides: Sequence[int], width: int = 1, *, max_work: int | None = None
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """Two different logical indices whose elements share a storage cell, or ``None``.
 
-    ``width`` is how many storage cells one element covers (1 for every torch tensor).
+    ``width`` is how many storage cells one element covers (1 for every torch tensor).  With
+    ``max_work``, raises :class:`Undecided` when the answer needs more search steps than that.
 
     >>> internal_overlap_witness((3, 4), (4, 1)) is None       # contiguous
     True
@@ -169,13 +295,17 @@ def internal_overlap_witness(
     if width > 1:
         items.append((1, width - 1, None))
     items.sort(key=lambda item: -item[0])
+    budget = _Budget(max_work)
     for k, (c_k, u_k, _) in enumerate(items):
         rest = items[k + 1 :]
         reach = sum(c * u for c, u, _ in rest)
         if c_k > reach:
             continue  # the smaller dims cannot cancel one step of this one
-        solution = bounded_knapsack(
-            [c_k] + [c for c, _, _ in rest], [u_k - 1] + [2 * u for _, u, _ in rest], reach - c_k
+        solution = _knapsack(
+            [c_k] + [c for c, _, _ in rest],
+            [u_k - 1] + [2 * u for _, u, _ in rest],
+            reach - c_k,
+            budget,
         )
         if solution is None:
             continue
@@ -205,11 +335,14 @@ def ranges_overlap(
     strides_b: Sequence[int],
     start_b: int,
     width_b: int,
+    *,
+    max_work: int | None = None,
 ) -> bool:
     """Exact: do two strided sets of cells share at least one cell?
 
     Each set is ``{start + sum(i_k * stride_k) + w : 0 <= i_k < shape_k, 0 <= w < width}`` —
-    a view whose elements each cover ``width`` consecutive cells (bytes, say).
+    a view whose elements each cover ``width`` consecutive cells (bytes, say).  With ``max_work``,
+    raises :class:`Undecided` when the answer needs more search steps than that.
 
     >>> ranges_overlap((4,), (2,), 0, 1, (4,), (2,), 1, 1)     # x[::2] vs x[1::2]
     False
@@ -235,11 +368,17 @@ def ranges_overlap(
                 bounds.append(n - 1)
     coefficients.append(1)
     bounds.append(width_a - 1 + width_b - 1)
-    return bounded_knapsack(coefficients, bounds, hi_b + width_b - 1 - lo_a) is not None
+    target = hi_b + width_b - 1 - lo_a
+    return _knapsack(coefficients, bounds, target, _Budget(max_work)) is not None
 
 
 def count_touched(
-    shape: Sequence[int], strides: Sequence[int], width: int = 1, limit: int = 10**7
+    shape: Sequence[int],
+    strides: Sequence[int],
+    width: int = 1,
+    limit: int = 10**6,
+    *,
+    max_work: int | None = None,
 ) -> tuple[int, bool]:
     """How many distinct storage cells a view touches, and whether that count is exact.
 
@@ -247,8 +386,9 @@ def count_touched(
     not enumerated: its cells form arithmetic runs ``b, b+s, ..., b+(n-1)s`` from each *base* ``b``
     of the other dims, and runs with the same residue mod ``s`` are merged as intervals.  So the
     count is exact whenever at most ``limit`` bases remain (sliding windows of any length over up to
-    ``limit`` positions, for instance).  Beyond that: an upper bound ``min(positions, span)``
-    flagged ``False``.
+    ``limit`` positions, for instance).  Beyond that, or when the addresses do not fit in int64: an
+    upper bound ``min(positions, span)`` flagged ``False``.  Memory: about 50 bytes per base, so
+    50 MiB at the default ``limit``.  ``max_work`` bounds the overlap test (:class:`Undecided`).
 
     >>> count_touched((3, 4), (4, 1))
     (12, True)
@@ -261,17 +401,25 @@ def count_touched(
     """
     if any(n == 0 for n in shape):
         return 0, True
-    dims = [(n, abs(s)) for n, s in zip(shape, strides) if n > 1 and s != 0]
+    # Dims with equal strides reach the same cells as one dim: {i*s + j*s} = {k*s : k < n1 + n2 - 1}.
+    sizes: dict[int, int] = {}
+    for n, s in zip(shape, strides):
+        if n > 1 and s != 0:
+            sizes[abs(s)] = sizes.get(abs(s), 1) + n - 1
     if width > 1:
-        dims.append((width, 1))
+        sizes[1] = sizes.get(1, 1) + width - 1
+    dims = sorted((n, s) for s, n in sizes.items())
     positions = math.prod(n for n, _ in dims)
-    if internal_overlap_witness([n for n, _ in dims], [s for _, s in dims]) is None:
+    witness = internal_overlap_witness(
+        [n for n, _ in dims], [s for _, s in dims], max_work=max_work
+    )
+    if witness is None:
         return positions, True
     dims.sort(key=lambda dim: dim[1])
     (run_length, step), outer = dims[0], dims[1:]
     bases = positions // run_length
-    if bases > limit:
-        span = sum(s * (n - 1) for n, s in dims) + 1
+    span = sum(s * (n - 1) for n, s in dims) + 1
+    if bases > limit or span >= _INT64_SAFE:
         return min(positions, span), False
     import numpy as np  # enumeration only; the rest of the module needs no NumPy
 

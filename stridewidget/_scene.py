@@ -433,7 +433,7 @@ def _suggest_wrap(layouts: list[Layout], size: int) -> int:
     ``C``: the second-smallest non-zero stride of a non-overlapping tensor (dense ones first).  Too wide rows are cut to the largest
     divisor of that width that fits, so rows still start on its multiples.
     """
-    candidates = [lay for lay in layouts if lay.numel and not lay.has_overlap]
+    candidates = [lay for lay in layouts if lay.numel and lay.quick_has_overlap is False]
     for layout in sorted(candidates, key=lambda lay: (not lay.is_dense, -lay.ndim)):
         strides = sorted({abs(s) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0})
         if len(strides) >= 2 and strides[1] >= 2:

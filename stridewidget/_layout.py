@@ -40,7 +40,9 @@ TOUCHED_ENUMERATION_LIMIT = 10**6
 #: Search steps a display (``str``, ``explain``, ``to_dict``, every renderer) may spend on one
 #: overlap question: about 50 ms of Python (``benchmarks/bench_inspect.py`` measures it).  Where the
 #: budget runs out the display says the question is not decided; the properties stay exact.
-DISPLAY_MAX_WORK = 20_000
+DISPLAY_MAX_WORK = 10_000
+#: ... and never more than this long, whatever the machine (a safety net: tests use the step count).
+DISPLAY_MAX_SECONDS = 0.05
 #: Run starts a display may enumerate for an exact ``touched`` (about 5 MiB, a few ms).
 DISPLAY_ENUMERATION_LIMIT = 10**5
 #: What a display says when its budget did not decide internal overlap.
@@ -313,6 +315,7 @@ class Layout:
                 self.element_cells,
                 limit=DISPLAY_ENUMERATION_LIMIT,
                 max_work=DISPLAY_MAX_WORK,
+                max_seconds=DISPLAY_MAX_SECONDS,
             )
         except Undecided:  # the count merges equal strides: a new overlap question
             return self.numel * self.element_cells, False
@@ -362,24 +365,32 @@ class Layout:
         """
         return self.overlap_witness is not None
 
-    @cached_property
+    @property
     def quick_has_overlap(self) -> bool | None:
         """:attr:`has_overlap` when ``DISPLAY_MAX_WORK`` search steps decide it, else ``None``.
 
-        Every display uses this, so none can hang; a decided answer is exact and is kept.
+        Every display uses this, so none can hang; a decided answer is exact and is kept, and once
+        :attr:`has_overlap` has been computed the displays show it.
 
         >>> Layout((4, 3), (1, 1)).quick_has_overlap
         True
-        >>> near = [10**12 + k for k in (0, 1, 3, 7, 12, 20)]
-        >>> Layout((900,) * 6, near, storage_size=10**16).quick_has_overlap is None
-        True
+        >>> hard = Layout((736, 330, 2577, 619, 2963), (9146999, 1545734, 5243047, 5316021, 5137698))
+        >>> hard.quick_has_overlap is None, hard.has_overlap   # the exact search takes ~0.2 s
+        (True, True)
         """
         if "overlap_witness" not in self.__dict__:
+            if self.__dict__.get("_overlap_undecided"):
+                return None
             try:
                 witness = internal_overlap_witness(
-                    self.shape, self.strides, self.element_cells, max_work=DISPLAY_MAX_WORK
+                    self.shape,
+                    self.strides,
+                    self.element_cells,
+                    max_work=DISPLAY_MAX_WORK,
+                    max_seconds=DISPLAY_MAX_SECONDS,
                 )
             except Undecided:
+                self.__dict__["_overlap_undecided"] = True  # one budget per layout, not per call
                 return None
             self.__dict__["overlap_witness"] = witness  # exact: spare has_overlap the search
         return self.overlap_witness is not None

@@ -49,6 +49,7 @@ All functions here take plain tuples of ints: no tensors, no NumPy arrays.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 
 __all__ = [
@@ -59,8 +60,10 @@ __all__ = [
     "ranges_overlap",
 ]
 
-#: Search nodes NumPy's C solver may visit before the Python search takes over (≈ 0.1 ms).
-_NUMPY_MAX_WORK = 2_000
+#: Search nodes NumPy's C solver may visit before the Python search takes over (≈ 1-5 ms).
+_NUMPY_MAX_WORK = 50_000
+#: The count split (step 3) is used when at most this many totals ``sum(x)`` are possible.
+_COUNT_SPLIT_MAX = 8
 #: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
 _MEMO_LIMIT = 200_000
 #: NumPy's solver works in int64: only problems whose reach stays below this are handed to it.
@@ -77,16 +80,20 @@ class Undecided(Exception):
 
 
 class _Budget:
-    """Search steps left; ``None`` means unlimited (the exact API)."""
+    """Search steps left and a deadline; ``None`` means unlimited (the exact API)."""
 
-    def __init__(self, max_work: int | None) -> None:
+    def __init__(self, max_work: int | None, max_seconds: float | None = None) -> None:
         self.left = max_work
+        self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
 
     def spend(self, steps: int) -> None:
         if self.left is not None:
             self.left -= steps
             if self.left < 0:
                 raise Undecided
+        # the clock is a safety net for slow machines; tests rely on the step count alone
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise Undecided
 
 
 def _two_variable(c1: int, u1: int, c2: int, u2: int, target: int) -> tuple[int, int] | None:
@@ -113,11 +120,13 @@ def bounded_knapsack(
     target: int,
     *,
     max_work: int | None = None,
+    max_seconds: float | None = None,
 ) -> list[int] | None:
     """Find ``x`` with ``0 <= x[i] <= bounds[i]`` and ``sum(c*x) == target``, exactly, or ``None``.
 
     Coefficients must be positive.  See the module docstring for the method and its cost.  With
-    ``max_work`` the search stops after about that many steps and raises :class:`Undecided`.
+    ``max_work`` (search steps) or ``max_seconds`` the search stops when either runs out and raises
+    :class:`Undecided`; without them it is exact, however long it takes (Ctrl-C stops it).
 
     >>> bounded_knapsack([4, 1], [2, 3], 9)   # 4*2 + 1*1
     [2, 1]
@@ -128,7 +137,7 @@ def bounded_knapsack(
         raise ValueError("coefficients must be positive")
     if len(coefficients) != len(bounds):
         raise ValueError("coefficients and bounds differ in length")
-    return _knapsack(coefficients, bounds, target, _Budget(max_work))
+    return _knapsack(coefficients, bounds, target, _Budget(max_work, max_seconds))
 
 
 def _knapsack(
@@ -175,8 +184,11 @@ def _solve(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> l
         return None if pair is None else list(pair)
     if all(coeffs[k] % coeffs[k + 1] == 0 for k in range(n - 1)):
         return _divisor_chain(coeffs, ubs, target)
-    if not _count_fits(target, coeffs[0], coeffs[-1], sum(ubs)):
+    fewest, most = -(-target // coeffs[0]), min(sum(ubs), target // coeffs[-1])
+    if fewest > most:
         return None
+    if most - fewest < _COUNT_SPLIT_MAX:
+        return _count_split(coeffs, ubs, target, range(fewest, most + 1), budget)
     if _numpy_solver is not None and reach < _INT64_SAFE:
         try:
             found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=_NUMPY_MAX_WORK)
@@ -202,6 +214,105 @@ def _count_fits(target: int, largest: int, smallest: int, count_max: int) -> boo
     """Can ``target`` be a sum of at most ``count_max`` terms, each in ``[smallest, largest]``?"""
     fewest = -(-target // largest)
     return fewest <= min(count_max, target // smallest)
+
+
+def _count_split(
+    coeffs: list[int], ubs: list[int], target: int, totals: range, budget: _Budget
+) -> list[int] | None:
+    """Step 3: with ``c_i = m + w_i`` (``m`` the smallest coefficient), ``sum(c*x) == t`` means
+    ``sum(x) == S`` and ``sum(w*x) == t - m*S`` for one of the few possible totals ``S``.
+
+    The weights ``w`` are small when the coefficients are near-equal, and for a fixed count the
+    reachable weight sums fill an interval except near its ends: a depth-first search over the
+    variables, largest weight first, whose every choice keeps the rest inside that interval (found
+    by binary search: the bounds are monotone in ``x``) and on the right residue (stepping ``x`` by
+    the period), tried from the middle of the range out, finds a solution at once when one exists.
+    """
+    n = len(coeffs)
+    weights = [c - coeffs[-1] for c in coeffs]  # descending; the last is 0
+    suffix_gcd = [0] * (n + 1)
+    suffix_count = [0] * (n + 1)
+    for k in range(n - 1, -1, -1):
+        suffix_gcd[k] = math.gcd(suffix_gcd[k + 1], weights[k])
+        suffix_count[k] = suffix_count[k + 1] + ubs[k]
+
+    def heaviest(k: int, count: int) -> int:
+        """Largest weight sum of ``count`` picks from variables ``k..``: heaviest first."""
+        total = 0
+        for j in range(k, n):
+            take = min(ubs[j], count)
+            total += take * weights[j]
+            count -= take
+        return total
+
+    def lightest(k: int, count: int) -> int:
+        total = 0
+        for j in range(n - 1, k - 1, -1):
+            take = min(ubs[j], count)
+            total += take * weights[j]
+            count -= take
+        return total
+
+    failed: set[tuple[int, int, int]] = set()
+    chosen = [0] * n
+
+    def search(k: int, count: int, weight: int) -> bool:
+        if k == n - 1:
+            chosen[k] = count
+            return weight == 0 and count <= ubs[k]
+        if k == n - 2:  # the last weight is 0: x_k = weight / w_k, the rest fills the count
+            x, left = divmod(weight, weights[k])
+            if left or x > ubs[k] or not 0 <= count - x <= ubs[k + 1]:
+                return False
+            chosen[k], chosen[k + 1] = x, count - x
+            return True
+        if (k, count, weight) in failed:
+            return False
+        w, rest = weights[k], k + 1
+        low, high = max(0, count - suffix_count[rest]), min(ubs[k], count, weight // w)
+        # smallest x whose heaviest completion still reaches `weight` (monotone in x)
+        a, b = low, high + 1
+        while a < b:
+            mid = (a + b) // 2
+            if w * mid + heaviest(rest, count - mid) >= weight:
+                b = mid
+            else:
+                a = mid + 1
+        low = a
+        # largest x whose lightest completion stays at or below `weight` (monotone in x)
+        a, b = low - 1, high
+        while a < b:
+            mid = (a + b + 1) // 2
+            if w * mid + lightest(rest, count - mid) <= weight:
+                a = mid
+            else:
+                b = mid - 1
+        high = a
+        # x must leave a weight the rest can form: w*x == weight (mod gcd of the rest)
+        g = suffix_gcd[rest]
+        d = math.gcd(w, g)
+        period = g // d
+        residue = (weight // d) * pow(w // d, -1, period) % period if period > 1 else 0
+        start = low + (residue - low) % period
+        candidates = range(start, high + 1, period)
+        centre = len(candidates) // 2
+        for i in range(2 * len(candidates)):  # from the middle out: centre, +1, -1, +2, ...
+            index = centre + (i + 1) // 2 if i % 2 else centre - i // 2
+            if not 0 <= index < len(candidates):
+                continue
+            x = candidates[index]
+            budget.spend(1)
+            if search(rest, count - x, weight - w * x):
+                chosen[k] = x
+                return True
+        if len(failed) < _MEMO_LIMIT:
+            failed.add((k, count, weight))
+        return False
+
+    for total in totals:
+        if search(0, total, target - coeffs[-1] * total):
+            return list(chosen)
+    return None
 
 
 def _search(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> list[int] | None:
@@ -253,12 +364,17 @@ def _search(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> 
 
 
 def internal_overlap_witness(
-    shape: Sequence[int], strides: Sequence[int], width: int = 1, *, max_work: int | None = None
+    shape: Sequence[int],
+    strides: Sequence[int],
+    width: int = 1,
+    *,
+    max_work: int | None = None,
+    max_seconds: float | None = None,
 ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
     """Two different logical indices whose elements share a storage cell, or ``None``.
 
     ``width`` is how many storage cells one element covers (1 for every torch tensor).  With
-    ``max_work``, raises :class:`Undecided` when the answer needs more search steps than that.
+    ``max_work`` or ``max_seconds``, raises :class:`Undecided` when the answer needs more.
 
     >>> internal_overlap_witness((3, 4), (4, 1)) is None       # contiguous
     True
@@ -295,7 +411,7 @@ def internal_overlap_witness(
     if width > 1:
         items.append((1, width - 1, None))
     items.sort(key=lambda item: -item[0])
-    budget = _Budget(max_work)
+    budget = _Budget(max_work, max_seconds)
     for k, (c_k, u_k, _) in enumerate(items):
         rest = items[k + 1 :]
         reach = sum(c * u for c, u, _ in rest)
@@ -337,12 +453,13 @@ def ranges_overlap(
     width_b: int,
     *,
     max_work: int | None = None,
+    max_seconds: float | None = None,
 ) -> bool:
     """Exact: do two strided sets of cells share at least one cell?
 
     Each set is ``{start + sum(i_k * stride_k) + w : 0 <= i_k < shape_k, 0 <= w < width}`` —
-    a view whose elements each cover ``width`` consecutive cells (bytes, say).  With ``max_work``,
-    raises :class:`Undecided` when the answer needs more search steps than that.
+    a view whose elements each cover ``width`` consecutive cells (bytes, say).  With ``max_work`` or
+    ``max_seconds``, raises :class:`Undecided` when the answer needs more.
 
     >>> ranges_overlap((4,), (2,), 0, 1, (4,), (2,), 1, 1)     # x[::2] vs x[1::2]
     False
@@ -369,7 +486,7 @@ def ranges_overlap(
     coefficients.append(1)
     bounds.append(width_a - 1 + width_b - 1)
     target = hi_b + width_b - 1 - lo_a
-    return _knapsack(coefficients, bounds, target, _Budget(max_work)) is not None
+    return _knapsack(coefficients, bounds, target, _Budget(max_work, max_seconds)) is not None
 
 
 def count_touched(
@@ -379,6 +496,7 @@ def count_touched(
     limit: int = 10**6,
     *,
     max_work: int | None = None,
+    max_seconds: float | None = None,
 ) -> tuple[int, bool]:
     """How many distinct storage cells a view touches, and whether that count is exact.
 
@@ -388,7 +506,8 @@ def count_touched(
     count is exact whenever at most ``limit`` bases remain (sliding windows of any length over up to
     ``limit`` positions, for instance).  Beyond that, or when the addresses do not fit in int64: an
     upper bound ``min(positions, span)`` flagged ``False``.  Memory: about 50 bytes per base, so
-    50 MiB at the default ``limit``.  ``max_work`` bounds the overlap test (:class:`Undecided`).
+    50 MiB at the default ``limit``.  ``max_work`` / ``max_seconds`` bound the overlap test
+    (:class:`Undecided`).
 
     >>> count_touched((3, 4), (4, 1))
     (12, True)
@@ -411,7 +530,7 @@ def count_touched(
     dims = sorted((n, s) for s, n in sizes.items())
     positions = math.prod(n for n, _ in dims)
     witness = internal_overlap_witness(
-        [n for n, _ in dims], [s for _, s in dims], max_work=max_work
+        [n for n, _ in dims], [s for _, s in dims], max_work=max_work, max_seconds=max_seconds
     )
     if witness is None:
         return positions, True

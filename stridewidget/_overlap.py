@@ -20,28 +20,39 @@ Method, in the order it is tried (each step is exact):
    divides the next larger one: every slice of a contiguous tensor plus an element width, the
    README's example) is solved greedily from the largest coefficient, which is exact because smaller
    coins that add up to at least one large coin always contain a subset worth exactly that coin.
-3. A **count bound**: ``sum(x_i)`` must lie between ``t / max(c)`` and ``t / min(c)``.  For near-equal
-   large coefficients (``10**12 + k``) this interval is empty or a single value, which settles many
-   adversarial pairs at once.
-4. **NumPy's C solver** (``solve_diophantine`` from ``mem_overlap.c``, the Euclid-based depth-first
-   search behind ``np.shares_memory``) with a small work cap, ``_NUMPY_MAX_WORK``: it is about a
-   hundred times faster per step than Python, so it settles NumPy's own fuzz streams and most
-   hard-looking problems in well under a millisecond.  It is reached through NumPy's test module,
-   so its absence (another NumPy, numbers beyond int64) only costs speed, never exactness.
-5. Otherwise a depth-first search over the coefficients from the largest down, choosing each ``x_i``
-   only from the values that keep the rest reachable (range, gcd and the count bound of step 3), the
-   last two variables in closed form, failed ``(level, remainder)`` states memoised (at most
-   ``_MEMO_LIMIT`` of them, so memory stays bounded; the memo only saves time).  It checks for
-   Ctrl-C like any Python loop.
+3. A **count bound and split**: ``sum(x_i)`` must lie between ``t / max(c)`` and ``t / min(c)``.
+   For near-equal large coefficients (``10**12 + k``) this interval is empty or holds a few values
+   ``S``; for each, ``sum(x) == S`` and ``sum((c - min(c)) * x) == t - min(c) * S`` is a problem with
+   small weights that a two-row search settles at once (:func:`_count_split`).
+4. A **portfolio search**: our depth-first search in two variable orders — largest coefficient
+   first (prunes best when strides nest) and smallest bound first (leaves the two variables with
+   the most values to the closed form: a huge dim beside a few small ones) — take turns with a step
+   limit that starts at ``_FIRST_LIMIT`` and grows fourfold per round, so each problem costs a small
+   factor times the better order.  After the first round, **NumPy's C solver** (``solve_diophantine``
+   from ``mem_overlap.c``, the Euclid-based search behind ``np.shares_memory``) gets one try with
+   ``max_work=_NUMPY_MAX_WORK``: about a hundred times faster per step than Python, it settles
+   NumPy's own fuzz streams in well under a millisecond.  It is reached through NumPy's test module,
+   so its absence (another NumPy build, numbers beyond int64) costs speed, never exactness.  Its work
+   count does not bound its time on every problem (a 0.35 s call with ``max_work=50_000`` was
+   measured), which is why it gets one small cap and not a growing one.
+5. Inside the search, each ``x_i`` is chosen only from the values that keep the rest reachable
+   (range, gcd and the count bound of step 3), the last two variables are solved in closed form,
+   and failed ``(level, remainder)`` states are memoised (at most ``_MEMO_LIMIT`` of them, so memory
+   stays bounded; the memo only saves time).  Ctrl-C stops it like any Python loop.
 
-Cost.  Steps 1–3 are O(n log n) for n variables.  Step 4 is capped at ``_NUMPY_MAX_WORK`` search
-nodes (≈ 0.1 ms).  Step 5 visits at most ``min(prod(u_j + 1 for j < k), span / g_k + 1)`` states at
-level ``k``: pseudo-polynomial, ``O(ndim * span)`` states, unlike NumPy's solver, which is
-exponential in the worst case.  Still slow, and why: problems that are none of the above — several
-near-equal coefficients whose count bound leaves many totals open, with solutions that do not exist
-(no early exit) — visit up to ``prod(u_j)`` states; ``benchmarks/bench_inspect.py`` measures them.
-Displays never wait for that: they pass ``max_work`` and say "not decided" when it runs out
-(:class:`Undecided`).
+Why this method: measured with ``benchmarks/bench_inspect.py`` against the alternatives tried on the
+way — NumPy's solver first with a 50,000 cap and then our largest-first search had a 90th percentile
+of 139 ms on random 1–6-D meta layouts (sizes up to 10**6, strides up to 10**12); the portfolio has
+0.13 ms.  The closed forms and the count split turn the issue's length-dependent and near-equal
+families into O(ndim) work.
+
+Cost.  Steps 1–3 are O(n log n) for n variables (the count split's search is tried from the middle
+of each range and usually succeeds or is pruned at once).  Step 4 is exact and exponential in the
+worst case, like every known method; pseudo-polynomial (``O(ndim * span)`` states) thanks to the
+memo.  Still slow, and why: random layouts mixing several huge strides with several long dims,
+where no closed form applies and neither order prunes (about 1 pair in 60 of the random 1–6-D
+family takes over a second).  Displays never wait for that: they pass ``max_work`` /
+``max_seconds`` and say "not decided" when either runs out (:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
 """
@@ -60,8 +71,12 @@ __all__ = [
     "ranges_overlap",
 ]
 
-#: Search nodes NumPy's C solver may visit before the Python search takes over (≈ 1-5 ms).
-_NUMPY_MAX_WORK = 50_000
+#: Steps each search order of step 5 gets in its first round (the limit then grows fourfold).
+_FIRST_LIMIT = 500
+#: Work NumPy's solver gets, once, after the first round (≈ 0.3 ms on NumPy's worst fuzz problem).
+_NUMPY_MAX_WORK = 40_000
+#: ... and under a display's deadline (NumPy's work count does not bound its time on every problem).
+_NUMPY_DISPLAY_WORK = 2_000
 #: The count split (step 3) is used when at most this many totals ``sum(x)`` are possible.
 _COUNT_SPLIT_MAX = 8
 #: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
@@ -189,15 +204,7 @@ def _solve(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> l
         return None
     if most - fewest < _COUNT_SPLIT_MAX:
         return _count_split(coeffs, ubs, target, range(fewest, most + 1), budget)
-    if _numpy_solver is not None and reach < _INT64_SAFE:
-        try:
-            found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=_NUMPY_MAX_WORK)
-        except (RuntimeError, OverflowError, ValueError):
-            pass  # "too much work" (or a number NumPy cannot hold): search ourselves
-        else:
-            budget.spend(_NUMPY_MAX_WORK // 100)
-            return None if found is None else list(found)
-    return _search(coeffs, ubs, target, budget)
+    return _portfolio(coeffs, ubs, target, budget, use_numpy=reach < _INT64_SAFE)
 
 
 def _divisor_chain(coeffs: list[int], ubs: list[int], target: int) -> list[int] | None:
@@ -315,18 +322,73 @@ def _count_split(
     return None
 
 
-def _search(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> list[int] | None:
+class _StepLimit(Exception):
+    """One search order of the portfolio used up its share; another order gets a turn."""
+
+
+def _portfolio(
+    coeffs: list[int], ubs: list[int], target: int, budget: _Budget, use_numpy: bool
+) -> list[int] | None:
+    """Steps 4 and 5: three searches take turns, each with a step limit that grows fourfold per
+    round, so the total cost stays within a small factor of the best of them on each problem.
+
+    * Our depth-first search, largest coefficient first: prunes best when strides nest (a
+      candidate or two per level).
+    * The same search, smallest bound first: leaves the two variables with the most values to the
+      closed form (a huge dim beside a few small ones).
+    * NumPy's C solver (Euclid-reduced, smallest coefficients first), ``max_work`` = 16 x our
+      limit: far faster per step, so it wins on problems all three find hard (NumPy's fuzz).
+      Its work count is not a time bound on every problem, hence the small, growing caps.
+    """
+    n = len(coeffs)
+    by_bound = sorted(range(n), key=lambda i: (ubs[i], -coeffs[i]))
+    orders = [list(range(n))] if by_bound == list(range(n)) else [list(range(n)), by_bound]
+    limit = _FIRST_LIMIT
+    while True:
+        for order in orders:
+            try:
+                found = _search(
+                    [coeffs[i] for i in order], [ubs[i] for i in order], target, budget, limit
+                )
+            except _StepLimit:
+                continue
+            if found is None:
+                return None
+            values = [0] * n
+            for position, i in enumerate(order):
+                values[i] = found[position]
+            return values
+        if use_numpy and _numpy_solver is not None and limit == _FIRST_LIMIT:
+            try:
+                work = _NUMPY_MAX_WORK if budget.deadline is None else _NUMPY_DISPLAY_WORK
+                found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=work)
+            except (RuntimeError, OverflowError, ValueError):
+                budget.spend(_FIRST_LIMIT)  # "too much work" (or a number beyond int64): go on
+            else:
+                return None if found is None else list(found)
+        limit *= 4
+
+
+def _search(
+    coeffs: list[int], ubs: list[int], target: int, budget: _Budget, limit: int
+) -> list[int] | None:
+    """Depth-first over the variables in the given order; raises :class:`_StepLimit` after
+    ``limit`` steps."""
     n = len(coeffs)
     suffix_max = [0] * (n + 1)
     suffix_gcd = [0] * (n + 1)
     suffix_count = [0] * (n + 1)
+    largest = [0] * (n + 1)
+    smallest = [0] * (n + 1)
     for k in range(n - 1, -1, -1):
         suffix_max[k] = suffix_max[k + 1] + coeffs[k] * ubs[k]
         suffix_gcd[k] = math.gcd(suffix_gcd[k + 1], coeffs[k])
         suffix_count[k] = suffix_count[k + 1] + ubs[k]
-    smallest = coeffs[-1]
+        largest[k] = max(largest[k + 1], coeffs[k])
+        smallest[k] = min(smallest[k + 1], coeffs[k]) if k < n - 1 else coeffs[k]
     failed: set[tuple[int, int]] = set()
     chosen = [0] * n
+    steps_left = [limit]
 
     def search(k: int, remainder: int) -> bool:
         if remainder == 0:
@@ -335,7 +397,7 @@ def _search(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> 
             return True
         if k == n or remainder > suffix_max[k] or remainder % suffix_gcd[k]:
             return False
-        if not _count_fits(remainder, coeffs[k], smallest, suffix_count[k]):
+        if not _count_fits(remainder, largest[k], smallest[k], suffix_count[k]):
             return False
         if k == n - 1:
             chosen[k] = remainder // coeffs[k]
@@ -353,6 +415,9 @@ def _search(coeffs: list[int], ubs: list[int], target: int, budget: _Budget) -> 
         x_lo = max(0, -((rest - remainder) // c))  # remainder - c*x <= rest
         for x in range(x_hi, x_lo - 1, -1):
             budget.spend(1)
+            steps_left[0] -= 1
+            if steps_left[0] < 0:
+                raise _StepLimit
             if search(k + 1, remainder - c * x):
                 chosen[k] = x
                 return True

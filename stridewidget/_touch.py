@@ -28,8 +28,8 @@ import math
 from ._layout import Layout
 
 #: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None):
-#: about 50 ms of Python, the display budget.
-_COUNT_WORK_LIMIT = 30_000
+#: about 20-40 ms of Python, within the display budget.
+_COUNT_WORK_LIMIT = 5_000
 #: Overlapping views whose span is at most this many cells get every count from one histogram
 #: (about 3 int64 arrays of the span: 24 MiB).
 _HISTOGRAM_SPAN_LIMIT = 1_000_000

@@ -161,16 +161,9 @@ def _on_alarm(signum, frame):
 
 def per_call(fn, timeout: float) -> float | None:
     """Median seconds per call (enough calls for ~50 ms); ``None`` if one call outran ``timeout``."""
-    signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, timeout)
-    try:
-        start = time.perf_counter()
-        fn()
-        first = time.perf_counter() - start
-    except _TimedOut:
+    first = once(fn, timeout)
+    if first is None:
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
     if first > 0.05:
         return first
     number = max(1, min(1000, int(0.01 / max(first, 1e-7))))

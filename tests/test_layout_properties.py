@@ -303,7 +303,7 @@ def test_render_text_and_touch_counts_of_huge_strides_match_brute_force():
 
 
 #: Found by a random search over 1-6-D meta layouts: no closed form or count split applies, NumPy's
-#: capped solver gives up, and the exact search needs ~40 s, far beyond the display budget.
+#: capped solver gives up, and the exact search needs 20-40 s, far beyond the display budget.
 ADVERSARIAL = Layout(
     (2, 100, 10**6, 10**6, 1000),
     (84, 1, 951793374218, 714707845745, 672294410367),

@@ -28,30 +28,33 @@ Method, in the order it is tried (each step is exact):
    first (prunes best when strides nest) and smallest bound first (leaves the two variables with
    the most values to the closed form: a huge dim beside a few small ones) — take turns with a step
    limit that starts at ``_FIRST_LIMIT`` and grows fourfold per round, so each problem costs a small
-   factor times the better order.  After the first round, **NumPy's C solver** (``solve_diophantine``
-   from ``mem_overlap.c``, the Euclid-based search behind ``np.shares_memory``) gets one try with
-   ``max_work=_NUMPY_MAX_WORK``: about a hundred times faster per step than Python, it settles
+   factor times the better order.  Before it, and once more after its first round, **NumPy's C
+   solver** (``solve_diophantine`` from ``mem_overlap.c``, the Euclid-based search behind
+   ``np.shares_memory``) gets a try with ``max_work`` of ``_NUMPY_FIRST_WORK`` and then
+   ``_NUMPY_MAX_WORK``: about a hundred times faster per step than Python, it settles most of
    NumPy's own fuzz streams in well under a millisecond.  It is reached through NumPy's test module,
    so its absence (another NumPy build, numbers beyond int64) costs speed, never exactness.  Its work
    count does not bound its time on every problem (a 0.35 s call with ``max_work=50_000`` was
-   measured), which is why it gets one small cap and not a growing one.
+   measured), which is why it gets two small caps and not a growing one.
 5. Inside the search, each ``x_i`` is chosen only from the values that keep the rest reachable
    (range, gcd and the count bound of step 3), the last two variables are solved in closed form,
    and failed ``(level, remainder)`` states are memoised (at most ``_MEMO_LIMIT`` of them, so memory
    stays bounded; the memo only saves time).  Ctrl-C stops it like any Python loop.
 
-Why this method: measured with ``benchmarks/bench_inspect.py`` against the alternatives tried on the
-way — NumPy's solver first with a 50,000 cap and then our largest-first search had a 90th percentile
-of 139 ms on random 1–6-D meta layouts (sizes up to 10**6, strides up to 10**12); the portfolio has
-0.13 ms.  The closed forms and the count split turn the issue's length-dependent and near-equal
-families into O(ndim) work.
+Why this method: measured on 600 random questions about 1–6-D meta layouts (sizes up to 10**6,
+strides up to 10**12; scratch runs of the family in ``benchmarks/bench_inspect.py``), three
+arrangements of the same parts: NumPy's solver first (cap 50,000), then our largest-first search —
+90th percentile 139 ms, 6 over a second; the portfolio alone (NumPy once after round one) — 0.13 ms,
+10 over a second; the portfolio behind a quick NumPy try (this module) — 0.8 ms, 5 over a second,
+and the least total time.  The closed forms and the count split turn the issue's length-dependent
+and near-equal families into O(ndim) work.
 
 Cost.  Steps 1–3 are O(n log n) for n variables (the count split's search is tried from the middle
 of each range and usually succeeds or is pruned at once).  Step 4 is exact and exponential in the
 worst case, like every known method; pseudo-polynomial (``O(ndim * span)`` states) thanks to the
 memo.  Still slow, and why: random layouts mixing several huge strides with several long dims,
-where no closed form applies and neither order prunes (about 1 pair in 60 of the random 1–6-D
-family takes over a second).  Displays never wait for that: they pass ``max_work`` /
+where no closed form applies and neither order prunes (about 1 question in 100 of the random 1–6-D
+family takes over a second; the worst found takes 20–40 s and ~70 MiB, the memo's cap).  Displays never wait for that: they pass ``max_work`` /
 ``max_seconds`` and say "not decided" when either runs out (:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
@@ -77,6 +80,8 @@ _FIRST_LIMIT = 500
 _NUMPY_MAX_WORK = 40_000
 #: ... and under a display's deadline (NumPy's work count does not bound its time on every problem).
 _NUMPY_DISPLAY_WORK = 2_000
+#: Work NumPy's solver gets before any Python search (a fraction of a millisecond, usually).
+_NUMPY_FIRST_WORK = 1_000
 #: The count split (step 3) is used when at most this many totals ``sum(x)`` are possible.
 _COUNT_SPLIT_MAX = 8
 #: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
@@ -343,6 +348,13 @@ def _portfolio(
     n = len(coeffs)
     by_bound = sorted(range(n), key=lambda i: (ubs[i], -coeffs[i]))
     orders = [list(range(n))] if by_bound == list(range(n)) else [list(range(n)), by_bound]
+    if use_numpy and _numpy_solver is not None:  # a quick first look: most problems end here
+        try:
+            found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=_NUMPY_FIRST_WORK)
+        except (RuntimeError, OverflowError, ValueError):
+            budget.spend(_NUMPY_FIRST_WORK // 100)
+        else:
+            return None if found is None else list(found)
     limit = _FIRST_LIMIT
     while True:
         for order in orders:

@@ -5,20 +5,40 @@
 2. ``sw.overlap`` vs ``np.shares_memory(max_work=None)`` (both exact) on the same pairs of views:
    transposes, slices, expands, sliding windows, block views and random ``as_strided`` up to 6-D.
    Both answers are also compared, so the benchmark doubles as a cross-check.
+3. Issue 11's families (overlap time that grew with the array length, near-equal huge strides,
+   NumPy's fuzz streams), *before and after*: the same cases run in a second interpreter whose
+   ``stridewidget`` is the one to compare with (``--before PYTHON``; by default the main checkout's
+   ``/work/main/.venv/bin/python`` when it exists), each case stopped after ``--timeout`` seconds.
+4. What a display spends (``str`` + ``explain()`` + ``to_dict()``) on the hardest layouts, and the
+   peak memory (tracemalloc) of the displays; time and peak-RSS growth of the exact API on the
+   hardest layout found.
 
-Run:  python benchmarks/bench_inspect.py
+Run:  python benchmarks/bench_inspect.py [--before PYTHON] [--timeout SECONDS]
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import os
 import random
+import resource
+import signal
 import statistics
+import subprocess
+import sys
+import time
 import timeit
+import tracemalloc
 
 import numpy as np
 import torch
+from numpy._core._multiarray_tests import solve_diophantine
 
 import stridewidget as sw
+from stridewidget._overlap import bounded_knapsack, ranges_overlap
+
+MAIN_PYTHON = "/work/main/.venv/bin/python"
 
 
 def best_of(fn, number: int = 200, repeat: int = 7) -> float:
@@ -131,8 +151,314 @@ def bench_hard_instances() -> None:
         print(f"  {ndim:4d} {t_sw * 1e3:9.2f} {t_np * 1e3:9.2f} {t_np / t_sw:9.2f}")
 
 
+class _TimedOut(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _TimedOut
+
+
+def per_call(fn, timeout: float) -> float | None:
+    """Median seconds per call (enough calls for ~50 ms); ``None`` if one call outran ``timeout``."""
+    first = once(fn, timeout)
+    if first is None:
+        return None
+    if first > 0.05:
+        return first
+    number = max(1, min(1000, int(0.01 / max(first, 1e-7))))
+    return statistics.median(timeit.repeat(fn, number=number, repeat=5)) / number
+
+
+#: One meta storage of 5e17 bytes for every meta view here (views of different storages never
+#: overlap, which would make the pairwise cases trivial).
+META_STORAGE = torch.empty(5 * 10**17, dtype=torch.uint8, device="meta")
+
+
+def _meta_view(size, stride, offset=0):
+    return torch.as_strided(META_STORAGE, size, stride, offset)
+
+
+def family_cases():
+    """(name, stridewidget call, NumPy call or None): issue 11's tables, in order."""
+    for n in (10**3, 10**4, 10**5):
+        v = np.zeros(2 * n, dtype=np.int32)
+        a, b = v[2 * n - 1 :: -2], v[: 2 * n : 2]
+        yield (
+            f"v[2n-1::-2] vs v[:2n:2] int32, n={n:.0e}",
+            lambda a=a, b=b: sw.overlap(a, b),
+            lambda a=a, b=b: np.shares_memory(a, b, max_work=None),
+        )
+    for n in (2 * 10**6, 2 * 10**7):
+        x = torch.zeros(n)
+        a, b, na, nb = x[::2], x[1::2], x[::2].numpy(), x[1::2].numpy()
+        yield (
+            f"x[::2] vs x[1::2] float32, n={n:.0e}",
+            lambda a=a, b=b: sw.overlap(a, b),
+            lambda na=na, nb=nb: np.shares_memory(na, nb, max_work=None),
+        )
+    coefficients = (551701, 768155, 792184, 590591, 448953, 367690)
+    bounds, target = (35, 48, 61, 38, 4, 49), 102074160
+    yield (
+        "NumPy fuzz worst: bounded_knapsack vs solve_diophantine",
+        lambda: bounded_knapsack(coefficients, bounds, target),
+        lambda: solve_diophantine(coefficients, bounds, target),
+    )
+    for ndim, size in ((5, 30), (5, 100), (5, 300), (5, 1000), (6, 30), (6, 100), (6, 300)):
+        yield near_equal_case(ndim, size)
+    for ndim, size in ((6, 1000), (8, 100), (10, 50)):
+        yield near_equal_case(ndim, size)
+    a = _meta_view((10**4,) * 3, [10**12 + k for k in (1, 3, 7)])
+    b = _meta_view((10**4,) * 3, [10**12 + k for k in (11, 13, 17)], 5)
+    yield "pair: 3-D 1e12+{1,3,7} vs 1e12+{11,13,17}, 1e4", lambda: sw.overlap(a, b), None
+
+
+def near_equal_case(ndim, size):
+    view = _meta_view((size,) * ndim, [10**12 + k for k in range(ndim)])
+    return (
+        f"has_overlap {ndim}-D size {size}, strides 1e12+k",
+        lambda: sw.inspect(view).has_overlap,
+        None,
+    )
+
+
+def time_families(timeout: float) -> dict[str, float | None]:
+    return {name: per_call(ours, timeout) for name, ours, _ in family_cases()}
+
+
+def bench_families(before_python: str | None, timeout: float) -> None:
+    print("\nissue 11 families: seconds per call, before (main) / after (this tree) / NumPy")
+    before: dict[str, float | None] = {}
+    if before_python:
+        script = os.path.abspath(__file__)
+        out = subprocess.run(
+            [before_python, script, "--time-families", "--timeout", str(timeout)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd="/",  # import the stridewidget installed for that interpreter
+        )
+        before = json.loads(out.stdout.strip().splitlines()[-1])
+
+    def fmt(seconds):
+        if seconds is None:
+            return f"> {timeout:g} s"
+        return f"{seconds * 1e3:.3f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} µs"
+
+    print(f"  {'case':52s} {'before':>11s} {'after':>11s} {'numpy':>11s} {'before/after':>12s}")
+    print(f"  {'':52s} {'':>11s} {'':>11s} {'':>11s} {'after/numpy':>12s}")
+    for name, ours, theirs in family_cases():
+        after = per_call(ours, 60.0)
+        numpy_time = per_call(theirs, 60.0) if theirs else None
+        old = before.get(name) if before_python else None
+        speedup = (
+            ""
+            if after is None
+            else (f"≥ {timeout / after:.0f}" if old is None else f"{old / after:.0f}")
+        )
+        versus = "" if numpy_time is None or after is None else f"{after / numpy_time:.1f}"
+        numpy_text = fmt(numpy_time) if theirs else "—"
+        before_text = fmt(old) if before_python else "not run"
+        print(
+            f"  {name:52s} {before_text:>11s} {fmt(after):>11s} {numpy_text:>11s} "
+            f"{speedup:>6s} {versus:>5s}"
+        )
+
+
+def random_meta_layout(rng, ndim):
+    size = [rng.choice([1, 2, 3, 10, 100, 1000, 10**4, 10**5, 10**6]) for _ in range(ndim)]
+    stride = [
+        rng.choice([0, 1, rng.randint(1, 100), rng.randint(1, 10**6), rng.randint(1, 10**12)])
+        for _ in range(ndim)
+    ]
+    return size, stride
+
+
+def bench_random_meta() -> None:
+    """Random as_strided up to 6-D (sizes up to 1e6, strides up to 1e12, meta), sliding windows
+    and blocks: internal overlap and pairwise overlap, distribution of the exact API's time."""
+    print("\nrandom meta layouts (up to 6-D, sizes <= 1e6, strides <= 1e12): exact API time")
+    rng = random.Random(11)
+    internal, pairwise = [], []
+    for _ in range(300):
+        size, stride = random_meta_layout(rng, rng.randint(1, 6))
+        lay = sw.Layout(size, stride, storage_size=10**19)
+        internal.append(once(lambda lay=lay: lay.has_overlap, timeout=1.0))
+        other = random_meta_layout(rng, rng.randint(1, 6))
+        offset = rng.randint(0, 10**6)
+        pairwise.append(
+            once(
+                lambda size=size, stride=stride, other=other, offset=offset: ranges_overlap(
+                    size, stride, 0, 4, *other, offset, 4
+                ),
+                timeout=1.0,
+            )
+        )
+    windows = sw.Layout((10**6, 10**3), (1, 1))
+    blocks = sw.Layout((1000, 1000, 1000, 1000), (10**9, 1000, 10**6, 1))
+    for name, lay in (("sliding windows 1e6 x 1e3", windows), ("blocks 1e3^4", blocks)):
+        start = time.perf_counter()
+        answer = lay.has_overlap
+        elapsed = time.perf_counter() - start
+        print(f"  {name:40s} has_overlap={answer!s:5s} {elapsed * 1e3:8.3f} ms")
+    for name, times in (
+        ("internal (has_overlap)", internal),
+        ("pairwise (ranges_overlap)", pairwise),
+    ):
+        slow = sum(t is None for t in times)
+        done = sorted(t for t in times if t is not None)
+        print(
+            f"  {name:28s} median {statistics.median(done) * 1e6:7.1f} µs · "
+            f"p90 {done[int(0.9 * len(done))] * 1e3:7.3f} ms · "
+            f"≤ 10 ms: {sum(t <= 0.01 for t in done)}/{len(times)} · over 1 s: {slow}"
+        )
+
+
+def once(fn, timeout: float) -> float | None:
+    """Seconds for one call, or ``None`` when it outran ``timeout`` (then it is interrupted)."""
+    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, timeout)
+    try:
+        start = time.perf_counter()
+        fn()
+        return time.perf_counter() - start
+    except _TimedOut:
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def numpy_fuzz_pairs(count):
+    """NumPy's view-pair fuzz stream (random slices and transposes of one int16 4-D array)."""
+    rng = np.random.RandomState(1234)
+    x = np.zeros([17, 34, 71, 97], dtype=np.int16)
+
+    def random_slice(n, step):
+        start = int(rng.randint(0, n + 1))
+        stop = int(rng.randint(start, n + 1))
+        return slice(stop, start, -step) if rng.randint(0, 2) == 0 else slice(start, stop, step)
+
+    for _ in range(count):
+        views = []
+        for _ in range(2):
+            steps = [int(rng.randint(1, 11)) if rng.randint(0, 5) == 0 else 1 for _ in range(4)]
+            view = x[tuple(random_slice(n, s) for n, s in zip(x.shape, steps))]
+            views.append(view.transpose(rng.permutation(4)))
+        yield views
+
+
+def bench_typical() -> None:
+    print("\ntypical pairs: NumPy's own fuzz streams, median per call")
+    ours, theirs = [], []
+    for a, b in numpy_fuzz_pairs(400):
+        assert sw.overlap(a, b) == bool(np.shares_memory(a, b, max_work=None))
+        ours.append(best_of(lambda a=a, b=b: sw.overlap(a, b), number=20, repeat=3))
+        theirs.append(
+            best_of(lambda a=a, b=b: np.shares_memory(a, b, max_work=None), number=20, repeat=3)
+        )
+    m_sw, m_np = statistics.median(ours), statistics.median(theirs)
+    print(
+        f"  view pairs: sw.overlap {m_sw * 1e6:.1f} µs, np.shares_memory {m_np * 1e6:.2f} µs, ratio {m_sw / m_np:.1f}"
+    )
+    rng = np.random.RandomState(1234)
+    problems = []
+    for ndim in range(10):
+        for _ in range(60):
+            a_max, u_max = 1 + int(rng.randint(0, 11)) ** 6, int(rng.randint(0, 11)) ** 6
+            coefficients = tuple(int(rng.randint(1, a_max + 1)) for _ in range(ndim))
+            bounds = tuple(int(rng.randint(0, u_max + 2)) for _ in range(ndim))
+            reach = min(2**62, sum(c * u for c, u in zip(coefficients, bounds)))
+            problems.append((coefficients, bounds, int(rng.randint(-1, reach + 2))))
+    start = time.perf_counter()
+    for problem in problems:
+        bounded_knapsack(*problem)
+    t_sw = time.perf_counter() - start
+    start = time.perf_counter()
+    for problem in problems:
+        solve_diophantine(*problem)
+    t_np = time.perf_counter() - start
+    print(
+        f"  diophantine fuzz ({len(problems)} problems): bounded_knapsack {t_sw * 1e3:.1f} ms, "
+        f"solve_diophantine {t_np * 1e3:.1f} ms, ratio {t_sw / t_np:.1f}"
+    )
+
+
+def bench_displays() -> None:
+    from stridewidget._scene import build_scene
+
+    print("\ndisplays: str + explain() + to_dict() + build_scene, time and peak memory")
+    hard = (
+        (2, 100, 10**6, 10**6, 1000),
+        (84, 1, 951793374218, 714707845745, 672294410367),
+        0,
+        4,
+        10**19,
+    )
+    cases = {
+        "hardest found: 5-D, exact 20-40 s": lambda: sw.Layout(*hard),
+        "near-equal 8-D size 100": lambda: sw.Layout(
+            (100,) * 8, [10**12 + k for k in range(8)], storage_size=10**19
+        ),
+        "1e7-element overlapping meta view": lambda: sw.inspect(
+            _meta_view((10**4, 10**3), (997, 1000))
+        ),
+        "S1000 NumPy view, byte strides (201 KB)": lambda: np.lib.stride_tricks.as_strided(
+            np.zeros(201, dtype="S1000"), (200, 1000), (1000, 1)
+        ),
+    }
+
+    def show(obj):
+        lay = obj if isinstance(obj, sw.Layout) else sw.inspect(obj)
+        text = str(lay) + lay.explain()
+        lay.to_dict()
+        build_scene({"t": obj})
+        return text
+
+    print("  (time on fresh objects without tracemalloc, then peak memory with it)")
+    for name, make in cases.items():
+        obj = make()
+        start = time.perf_counter()
+        text = show(obj)
+        elapsed = time.perf_counter() - start
+        obj = make()
+        tracemalloc.start()
+        show(obj)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        verdict = "not decided" if "not decided" in text else "decided"
+        print(
+            f"  {name:40s} {elapsed * 1e3:8.1f} ms  peak {peak / 2**20:6.1f} MiB  overlap {verdict}"
+        )
+    print("  exact API (time; growth of the process's peak RSS):")
+    for name, lay in (
+        ("hardest found: 5-D has_overlap", sw.Layout(*hard)),
+        (
+            "near-equal 10-D size 50 has_overlap",
+            sw.Layout((50,) * 10, [10**12 + k for k in range(10)], storage_size=10**19),
+        ),
+    ):
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        start = time.perf_counter()
+        answer = lay.has_overlap
+        elapsed = time.perf_counter() - start
+        grown = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss) / 1024
+        print(f"  {name:40s} {elapsed * 1e3:10.1f} ms  +{grown:6.1f} MiB  {answer}")
+
+
 if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", default=MAIN_PYTHON if os.path.exists(MAIN_PYTHON) else None)
+    parser.add_argument("--timeout", type=float, default=3.0)
+    parser.add_argument("--time-families", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.time_families:  # the "before" side, run by the interpreter named by --before
+        print(json.dumps(time_families(args.timeout)))
+        sys.exit()
     print(f"torch {torch.__version__}, numpy {np.__version__}, threads {torch.get_num_threads()}")
+    bench_families(args.before, args.timeout)
+    bench_typical()
+    bench_random_meta()
+    bench_displays()
     bench_inspect()
     bench_overlap()
     bench_internal_overlap()

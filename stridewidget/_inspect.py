@@ -514,8 +514,9 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
             "scales follow one axis); use the integer codes `x.int_repr()`, or dequantize first"
         )
     view_layout = Layout(size, stride, offset, layout.itemsize, layout.storage_size)
-    witness = view_layout.overlap_witness
-    if witness is not None and allow_overlap is not True:
+    # allow_overlap=True asks for no check: skip the search (it can be costly for huge views)
+    witness = None if allow_overlap is True else view_layout.overlap_witness
+    if witness is not None:
         message = (
             f"as_strided: size {size}, stride {stride} overlaps itself: indices {witness[0]} and "
             f"{witness[1]} are both storage element {view_layout.address(witness[0])}; "

@@ -22,7 +22,7 @@ from functools import cached_property
 from typing import Any
 
 from ._errors import LayoutError
-from ._overlap import count_touched, internal_overlap_witness
+from ._overlap import Undecided, count_touched, internal_overlap_witness
 
 __all__ = [
     "Layout",
@@ -36,8 +36,22 @@ __all__ = [
 ]
 
 #: Self-overlapping views with at most this many run starts get exact ``touched`` counts by
-#: enumeration (see ``count_touched``); every view of at most this many elements does.
-TOUCHED_ENUMERATION_LIMIT = 10**7
+#: enumeration (see ``count_touched``; about 50 MiB); every view of at most this many elements does.
+TOUCHED_ENUMERATION_LIMIT = 10**6
+#: Search steps a display (``str``, ``explain``, ``to_dict``, every renderer) may spend on one
+#: overlap question: about 50 ms of Python (``benchmarks/bench_inspect.py`` measures it).  Where the
+#: budget runs out the display says the question is not decided; the properties stay exact.
+DISPLAY_MAX_WORK = 10_000
+#: ... and never more than this long, whatever the machine (a safety net: tests use the step
+#: count).  The rest of the 50 ms goes to touch counts and the scene.
+DISPLAY_MAX_SECONDS = 0.03
+#: Run starts a display may enumerate for an exact ``touched`` (about 5 MiB, a few ms).
+DISPLAY_ENUMERATION_LIMIT = 10**5
+#: What a display says when its budget did not decide internal overlap.
+UNDECIDED_TEXT = (
+    "overlap: not decided within the display budget (~50 ms); "
+    "`sw.inspect(t).has_overlap` decides it exactly"
+)
 
 
 # --- pure stride utilities ------------------------------------------------------------------------
@@ -306,6 +320,26 @@ class Layout:
             self.shape, self.strides, self.element_cells, limit=TOUCHED_ENUMERATION_LIMIT
         )
 
+    @cached_property
+    def _display_touched(self) -> tuple[int, bool]:
+        if "_touched" in self.__dict__:
+            return self._touched
+        if self.quick_has_overlap is None:
+            reach = self.span
+            cells = 0 if reach is None else reach[1] - reach[0] + 1
+            return min(self.numel * self.element_cells, cells), False
+        try:
+            return count_touched(
+                self.shape,
+                self.strides,
+                self.element_cells,
+                limit=DISPLAY_ENUMERATION_LIMIT,
+                max_work=DISPLAY_MAX_WORK,
+                max_seconds=DISPLAY_MAX_SECONDS,
+            )
+        except Undecided:  # the count merges equal strides: a new overlap question
+            return self.numel * self.element_cells, False
+
     @property
     def touched(self) -> int:
         """Distinct storage cells the view reads (exact unless :attr:`touched_exact` is False)."""
@@ -352,8 +386,38 @@ class Layout:
         return self.overlap_witness is not None
 
     @property
+    def quick_has_overlap(self) -> bool | None:
+        """:attr:`has_overlap` when ``DISPLAY_MAX_WORK`` search steps decide it, else ``None``.
+
+        Every display uses this, so none can hang; a decided answer is exact and is kept, and once
+        :attr:`has_overlap` has been computed the displays show it.
+
+        >>> Layout((4, 3), (1, 1)).quick_has_overlap
+        True
+        >>> strides = (84, 1, 951793374218, 714707845745, 672294410367)
+        >>> Layout((2, 100, 10**6, 10**6, 1000), strides).quick_has_overlap is None  # exact: 20-40 s
+        True
+        """
+        if "overlap_witness" not in self.__dict__:
+            if self.__dict__.get("_overlap_undecided"):
+                return None
+            try:
+                witness = internal_overlap_witness(
+                    self.shape,
+                    self.strides,
+                    self.element_cells,
+                    max_work=DISPLAY_MAX_WORK,
+                    max_seconds=DISPLAY_MAX_SECONDS,
+                )
+            except Undecided:
+                self.__dict__["_overlap_undecided"] = True  # one budget per layout, not per call
+                return None
+            self.__dict__["overlap_witness"] = witness  # exact: spare has_overlap the search
+        return self.overlap_witness is not None
+
+    @property
     def flags(self) -> tuple[str, ...]:
-        """Short names of the layout flags that hold, for one-line summaries."""
+        """Short names of the layout flags that hold, for one-line summaries (display-budgeted)."""
         names = []
         if self.is_contiguous:
             names.append("contiguous")
@@ -363,8 +427,11 @@ class Layout:
             names.append("channels-last" if self.ndim == 4 else "channels-last-3d")
         if self.is_dense and not names:
             names.append("dense")
-        if self.has_overlap:
+        overlap = self.quick_has_overlap
+        if overlap:
             names.append("overlapping")
+        elif overlap is None:
+            names.append("overlap not decided")
         if not self.in_bounds:
             names.append("OUT OF BOUNDS")
         return tuple(names)
@@ -385,7 +452,8 @@ class Layout:
 
     def explain(self) -> str:
         """Plain-English facts: contiguity and why not, whether ``.view(-1)`` works, what
-        ``.contiguous()`` would copy, shared elements.
+        ``.contiguous()`` would copy, shared elements.  Display-budgeted, like ``str``: it never
+        hangs, and says so where the overlap search did not finish.
 
         >>> print(Layout((4, 3), (1, 4)).explain())  # doctest: +NORMALIZE_WHITESPACE
         Not contiguous: dim 1 (size 3) has stride 4 where a contiguous layout has 1.
@@ -420,11 +488,19 @@ class Layout:
                 f".contiguous() copies {self.numel} elements ({nbytes} bytes) into new storage."
             )
         lo_hi = self.span
-        if self.has_overlap:
-            first, second = self.overlap_witness  # type: ignore[misc]
-            exact = "" if self.touched_exact else "at most "
+        touched, touched_exact = self._display_touched
+        overlap = self.quick_has_overlap
+        if overlap is None:
+            bound = "" if touched_exact else "at most "
             lines.append(
-                f"Overlapping: {self.numel} logical elements read {exact}{self.touched} distinct "
+                f"{UNDECIDED_TEXT[0].upper()}{UNDECIDED_TEXT[1:]}. The view reads {bound}{touched} "
+                "distinct cells."
+            )
+        elif overlap:
+            first, second = self.overlap_witness  # type: ignore[misc]
+            exact = "" if touched_exact else "at most "
+            lines.append(
+                f"Overlapping: {self.numel} logical elements read {exact}{touched} distinct "
                 f"cells; e.g. {first} and {second} are the same cell "
                 f"(storage[{self.address(first)}]). In-place writes through this view are unsafe."
             )
@@ -433,10 +509,11 @@ class Layout:
                 f"Dense: the view covers storage [{lo_hi[0]}, {lo_hi[1]}] with no gaps and no cell twice."
             )
         elif not self.is_dense:
-            gaps = lo_hi[1] - lo_hi[0] + 1 - self.touched
+            bound = "" if touched_exact else "at most "
+            gaps = lo_hi[1] - lo_hi[0] + 1 - touched
             lines.append(
-                f"Gapped: the view reads {self.touched} of the {lo_hi[1] - lo_hi[0] + 1} cells in its "
-                f"span [{lo_hi[0]}, {lo_hi[1]}]; {gaps} cells in between are skipped."
+                f"Gapped: the view reads {bound}{touched} of the {lo_hi[1] - lo_hi[0] + 1} cells in "
+                f"its span [{lo_hi[0]}, {lo_hi[1]}]; {gaps} cells in between are skipped."
             )
         if not self.in_bounds:
             lines.append(
@@ -464,7 +541,8 @@ class Layout:
         raise AssertionError("unreachable: the layout is contiguous")
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able summary: the data, the flags and the derived facts.
+        """JSON-able summary: the data, the flags and the derived facts (display-budgeted:
+        ``has_overlap`` is ``None`` where the budget did not decide it, ``touched`` then a bound).
 
         >>> Layout((2,), (1,)).to_dict()["is_contiguous"]
         True
@@ -482,14 +560,14 @@ class Layout:
             "storage_size": self.storage_size,
             "storage_nbytes": self.storage_nbytes,
             "span": None if self.span is None else list(self.span),
-            "touched": self.touched,
-            "touched_exact": self.touched_exact,
+            "touched": self._display_touched[0],
+            "touched_exact": self._display_touched[1],
             "in_bounds": self.in_bounds,
             "is_contiguous": self.is_contiguous,
             "is_f_contiguous": self.is_f_contiguous,
             "is_channels_last": self.is_channels_last,
             "is_dense": self.is_dense,
-            "has_overlap": self.has_overlap,
+            "has_overlap": self.quick_has_overlap,
             "notes": list(self.notes),
             "text": str(self),
             "explain": self.explain(),

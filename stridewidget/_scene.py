@@ -483,7 +483,7 @@ def _suggest_wrap(layouts: list[Layout], size: int) -> int:
     """
     if size <= MAX_STRIP_CELLS:
         return max(size, 1)
-    candidates = [lay for lay in layouts if lay.numel and not lay.has_overlap]
+    candidates = [lay for lay in layouts if lay.numel and lay.quick_has_overlap is False]
     for layout in sorted(candidates, key=lambda lay: (not lay.is_dense, -lay.numel)):
         strides = {abs(s) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0}
         if layout.is_dense:

@@ -5,8 +5,8 @@ more for broadcasts and windows).  The counts must be exact for the cells shown,
 the view, and cheap: the scene is built for every display.  Five methods, tried in this order:
 
 1. Dense views (no gap, no cell twice): 1 inside the span, 0 outside.  O(cells shown).
-2. Views of at most ``_ENUMERATE_LIMIT`` elements: enumerate every address, sort, and look the shown
-   cells up.  O(numel log numel) time and O(numel) memory, both bounded by the limit.
+2. Views of at most ``_ENUMERATE_LIMIT`` element cells: enumerate every address, sort, and look the
+   shown cells up.  O(numel log numel) time and O(numel) memory, both bounded by the limit.
 3. *Nested* strides (each exceeds the reach of all the smaller ones: every slice, transpose or
    permute of a contiguous tensor): greedy division finds a cell's only preimage.
    O(ndim * cells shown).
@@ -16,7 +16,9 @@ the view, and cheap: the scene is built for every display.  Five methods, tried 
    budget of ``_COUNT_WORK_LIMIT`` loop steps per view; cells left when it runs out get ``None``
    ("unknown"), which the renderers show as such.
 
-Worst case: the work budget caps method 5; methods 2 and 4 are capped by their size limits.
+Methods 2-4 compute in int64, so they only run on spans inside ``±_INT64_SAFE``; method 5 uses
+Python ints.  Worst case: the work budget caps method 5 (≈ 50 ms); methods 2 and 4 are capped by
+their size limits (a few MiB and ≈ 24 MiB).
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ import math
 
 from ._layout import Layout
 
-#: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None).
-_COUNT_WORK_LIMIT = 300_000
-#: Overlapping views whose span is at most this many cells get every count from one histogram.
-_HISTOGRAM_SPAN_LIMIT = 4_000_000
-#: Tensors up to this many elements get their touch counts by enumerating every address.
+#: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None):
+#: about 20-40 ms of Python, within the display budget.
+_COUNT_WORK_LIMIT = 5_000
+#: Overlapping views whose span is at most this many cells get every count from one histogram
+#: (about 3 int64 arrays of the span: 24 MiB).
+_HISTOGRAM_SPAN_LIMIT = 1_000_000
+#: Tensors up to this many element cells get their touch counts by enumerating every address.
 _ENUMERATE_LIMIT = 200_000
+#: The NumPy methods compute addresses in int64; spans reaching beyond this use Python ints.
+_INT64_SAFE = 2**62
 
 
 def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
@@ -43,14 +49,15 @@ def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
     if layout.is_dense and layout.element_cells == 1:
         # a dense view covers its span with no gap and no cell twice
         return [1 if lo <= c <= hi else 0 for c in cells]
-    if layout.numel <= _ENUMERATE_LIMIT:
-        return _enumerated_counts(layout, cells)
-    if layout.element_cells == 1:
-        nested = _nested_counts(layout, cells)
-        if nested is not None:
-            return nested
-    if hi - lo + 1 <= _HISTOGRAM_SPAN_LIMIT:
-        return _histogram_counts(layout, cells)
+    if lo > -_INT64_SAFE and hi < _INT64_SAFE:
+        if layout.numel * layout.element_cells <= _ENUMERATE_LIMIT:
+            return _enumerated_counts(layout, cells)
+        if layout.element_cells == 1:
+            nested = _nested_counts(layout, cells)
+            if nested is not None:
+                return nested
+        if hi - lo + 1 <= _HISTOGRAM_SPAN_LIMIT:
+            return _histogram_counts(layout, cells)
     counter = _PreimageCounter(layout)
     return [counter.cell(c) if lo <= c <= hi else 0 for c in cells]
 

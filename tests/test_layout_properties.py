@@ -12,8 +12,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
-from stridewidget._layout import Layout
+from stridewidget import _overlap
+from stridewidget._layout import DISPLAY_MAX_WORK, UNDECIDED_TEXT, Layout
 from stridewidget._overlap import (
+    Undecided,
     bounded_knapsack,
     count_touched,
     internal_overlap_witness,
@@ -21,6 +23,11 @@ from stridewidget._overlap import (
 )
 
 PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+#: For tests whose fixture (a monkeypatched solver path) holds for every generated input.
+PROPERTY_WITH_FIXTURE = settings(
+    PROPERTY,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 
 
 @st.composite
@@ -92,12 +99,22 @@ def test_wide_elements_touch_and_overlap_as_cells(layout, width):
     assert (internal_overlap_witness(shape, strides, width) is not None) == overlaps
 
 
-@PROPERTY
+@pytest.fixture(params=["with NumPy's solver", "own search only"])
+def solver_paths(request, monkeypatch):
+    """Run a test through both step 4 (NumPy's C solver) and the pure-Python search."""
+    if request.param == "own search only":
+        monkeypatch.setattr(_overlap, "_numpy_solver", None)
+    else:
+        assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
+    return request.param
+
+
+@PROPERTY_WITH_FIXTURE
 @given(
     st.lists(st.tuples(st.integers(1, 30), st.integers(0, 4)), min_size=0, max_size=5),
     st.integers(0, 200),
 )
-def test_bounded_knapsack_matches_brute_force(items, target):
+def test_bounded_knapsack_matches_brute_force(solver_paths, items, target):
     coefficients = [c for c, _ in items]
     bounds = [u for _, u in items]
     reachable = {
@@ -248,3 +265,93 @@ def test_numpy_and_torch_views_of_one_buffer_inspect_alike(layout):
     assert from_numpy.touched == from_torch.touched
     assert from_numpy.has_overlap == from_torch.has_overlap
     assert sw.same_storage(t, a)
+
+
+# --- regressions (issue 12) and the display budget (issue 11) ----------------------------------
+
+
+def brute_force_cells(shape, strides, offset=0, width=1):
+    """Every storage cell a view covers, with Python ints (no int64 overflow)."""
+    return [a + w for _, a in all_addresses(shape, strides, offset) for w in range(width)]
+
+
+@pytest.mark.parametrize(
+    "shape, strides",
+    [((3, 3, 2), (2**62, 2**62, 1)), ((5, 2), (2**61, 2**61)), ((4, 3), (2**62 + 1, -(2**61)))],
+)
+def test_touched_of_huge_strides_is_exact_without_int64_overflow(shape, strides):
+    offset = sum(-s * (n - 1) for n, s in zip(shape, strides) if s < 0)
+    cells = brute_force_cells(shape, strides, offset)
+    lay = Layout(shape, strides, offset)
+    assert lay.touched_exact
+    assert lay.touched == len(set(cells))
+    assert lay.has_overlap == (len(set(cells)) < len(cells))
+
+
+def test_render_text_and_touch_counts_of_huge_strides_match_brute_force():
+    from collections import Counter
+
+    from stridewidget._scene import build_scene
+    from stridewidget.render import render_text
+
+    lay = Layout((5, 2), (2**61, 2**61))
+    assert "A×2" in render_text(lay)  # drew instead of raising OverflowError
+    scene = build_scene({"t": lay})
+    reads = Counter(brute_force_cells(lay.shape, lay.strides))
+    shown = scene["storages"][0]["cells"]["index"]
+    assert scene["tensors"][0]["touch"] == [reads[c] for c in shown]
+
+
+#: Found by a random search over 1-6-D meta layouts: no closed form or count split applies, NumPy's
+#: capped solver gives up, and the exact search needs 20-40 s, far beyond the display budget.
+ADVERSARIAL = Layout(
+    (2, 100, 10**6, 10**6, 1000),
+    (84, 1, 951793374218, 714707845745, 672294410367),
+    storage_size=10**19,
+)
+
+
+def test_displays_say_plainly_when_the_budget_did_not_decide_overlap():
+    from stridewidget._scene import build_scene
+    from stridewidget.render import render_text
+
+    lay = Layout(ADVERSARIAL.shape, ADVERSARIAL.strides, storage_size=ADVERSARIAL.storage_size)
+    assert lay.quick_has_overlap is None
+    assert "overlap not decided" in str(lay)
+    assert UNDECIDED_TEXT in lay.explain().replace("Overlap:", "overlap:")
+    facts = lay.to_dict()
+    assert facts["has_overlap"] is None and facts["touched_exact"] is False
+    assert facts["touched"] >= 1
+    assert "overlap not decided" in render_text(lay)
+    assert build_scene({"t": lay})["tensors"][0]["layout"]["has_overlap"] is None
+    with pytest.raises(Undecided):
+        internal_overlap_witness(lay.shape, lay.strides, max_work=DISPLAY_MAX_WORK)
+
+
+@PROPERTY
+@given(layouts(negative=True), st.integers(1, 3))
+def test_display_answers_are_exact_whenever_decided(layout, width):
+    """Small layouts are always decided within the budget, and then agree with brute force."""
+    shape, strides, offset = layout
+    cells = brute_force_cells(shape, strides, offset, width)
+    lay = Layout(shape, strides, offset, itemsize=width, unit=1)
+    assert lay.quick_has_overlap == (len(set(cells)) < len(cells))
+    facts = lay.to_dict()
+    assert facts["has_overlap"] == lay.has_overlap
+    assert facts["touched_exact"] and facts["touched"] == len(set(cells))
+
+
+@pytest.mark.parametrize("max_work", [0, 1, 10, 100])
+def test_budgeted_solver_answers_exactly_or_raises_undecided(max_work):
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n = int(rng.integers(3, 7))
+        coefficients = [int(c) for c in rng.integers(1, 60, n)]
+        bounds = [int(u) for u in rng.integers(0, 5, n)]
+        target = int(rng.integers(0, sum(c * u for c, u in zip(coefficients, bounds)) + 2))
+        exact = bounded_knapsack(coefficients, bounds, target)
+        try:
+            budgeted = bounded_knapsack(coefficients, bounds, target, max_work=max_work)
+        except Undecided:
+            continue
+        assert (budgeted is None) == (exact is None)

@@ -1,0 +1,136 @@
+"""NumPy's memory-overlap fuzz (``numpy/_core/tests/test_mem_overlap.py``), adapted.
+
+The same random streams NumPy uses to test its own solver — bounded Diophantine problems of up to
+9 variables with small and huge numbers, pairs of random slices/transposes of one 4-D array, random
+``as_strided`` layouts with negative strides — run through stridewidget's exact answers.  Oracles:
+``np.shares_memory(max_work=None)`` for view pairs, NumPy's exact ``solve_diophantine`` plus brute
+force for the knapsack, brute-force enumeration for internal overlap.  Each test runs through both
+of the solver's paths: with NumPy's capped C solver (step 4) and with the pure-Python search only.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from numpy._core._multiarray_tests import solve_diophantine
+from numpy.lib.stride_tricks import as_strided
+
+import stridewidget as sw
+from stridewidget import _overlap
+from stridewidget._overlap import bounded_knapsack, internal_overlap_witness
+
+INT64_MAX = np.iinfo(np.int64).max
+
+
+@pytest.fixture(params=["with NumPy's solver", "own search only"])
+def solver_path(request, monkeypatch):
+    if request.param == "own search only":
+        monkeypatch.setattr(_overlap, "_numpy_solver", None)
+    else:
+        assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
+    return request.param
+
+
+def diophantine_problems(count_per_ndim):
+    """NumPy's recipe: coefficient and bound maxima drawn as k**6, so that both tiny and huge
+    problems come up; targets anywhere from -1 to just past the reach."""
+    rng = np.random.RandomState(1234)
+    for ndim in range(10):
+        for _ in range(count_per_ndim):
+            a_max = 1 + int(rng.randint(0, 11)) ** 6
+            u_max = int(rng.randint(0, 11)) ** 6
+            coefficients = tuple(int(rng.randint(1, a_max + 1)) for _ in range(ndim))
+            bounds = tuple(int(rng.randint(0, u_max + 2)) for _ in range(ndim))
+            reach = min(INT64_MAX - 2, sum(a * u for a, u in zip(coefficients, bounds)))
+            yield coefficients, bounds, int(rng.randint(-1, reach + 2))
+
+
+def test_diophantine_fuzz_matches_numpy_and_brute_force(solver_path):
+    feasible = infeasible = brute_forced = 0
+    for coefficients, bounds, target in diophantine_problems(count_per_ndim=60):
+        expected = solve_diophantine(coefficients, bounds, target)
+        got = bounded_knapsack(coefficients, bounds, target)
+        assert (got is None) == (expected is None), (coefficients, bounds, target)
+        if got is None:
+            infeasible += 1
+            choices = [range(0, a * u + 1, a) for a, u in zip(coefficients, bounds)]
+            if np.prod([len(c) for c in choices], dtype=float) < 20_000:
+                assert not any(sum(w) == target for w in itertools.product(*choices))
+                brute_forced += 1
+        else:
+            feasible += 1
+            assert sum(a * x for a, x in zip(coefficients, got)) == target
+            assert all(0 <= x <= u for x, u in zip(got, bounds))
+    assert min(feasible, infeasible) >= 100 and brute_forced >= 100  # the stream is not one-sided
+
+
+def random_view_pairs(x, same_steps, rng):
+    """Random slices (random steps, reversed half of the time) and transposes of ``x``, in pairs."""
+
+    def random_slice(n, step):
+        start = int(rng.randint(0, n + 1))
+        stop = int(rng.randint(start, n + 1))
+        if rng.randint(0, 2) == 0:
+            return slice(stop, start, -step)
+        return slice(start, stop, step)
+
+    def random_steps():
+        return [int(rng.randint(1, 11)) if rng.randint(0, 5) == 0 else 1 for _ in range(x.ndim)]
+
+    while True:
+        steps = random_steps()
+        steps_b = steps if same_steps else random_steps()
+        a = x[tuple(random_slice(n, s) for n, s in zip(x.shape, steps))]
+        b = x[tuple(random_slice(n, s) for n, s in zip(x.shape, steps_b))]
+        yield a.transpose(rng.permutation(x.ndim)), b.transpose(rng.permutation(x.ndim))
+
+
+@pytest.mark.parametrize("same_steps", [True, False])
+def test_view_pair_fuzz_matches_shares_memory(solver_path, same_steps):
+    x = np.zeros([17, 34, 71, 97], dtype=np.int16)
+    fixed = [(x, x), (x[1:], x[:-1]), (x[..., 4:], x[..., :-4])]
+    broadcast = as_strided(x, shape=x.shape, strides=(0, *x.strides[1:]))
+    windows = as_strided(x, shape=x.shape, strides=(1, *x.strides[1:]))
+    fixed += [(x, broadcast), (broadcast, broadcast), (x, windows), (windows, windows)]
+    pairs = itertools.chain(fixed, random_view_pairs(x, same_steps, np.random.RandomState(1234)))
+    shared = disjoint = 0
+    for a, b in itertools.islice(pairs, 20_000):
+        expected = bool(np.shares_memory(a, b, max_work=None))
+        assert sw.overlap(a, b) == expected, (a.shape, a.strides, b.shape, b.strides)
+        if np.may_share_memory(a, b):  # bounds overlap: the question is not trivial
+            shared += expected
+            disjoint += not expected
+        if min(shared, disjoint) >= 200:
+            break
+    assert min(shared, disjoint) >= 200
+
+
+def test_internal_overlap_fuzz_matches_enumeration(solver_path):
+    rng = np.random.RandomState(1234)
+    counts = {True: 0, False: 0}
+    while min(counts.values()) < 150:
+        ndim = int(rng.randint(1, 4))
+        strides = tuple(int(rng.randint(-1000, 1000)) for _ in range(ndim))
+        shape = tuple(int(rng.randint(1, 30)) for _ in range(ndim))
+        addresses = [
+            sum(i * s for i, s in zip(index, strides))
+            for index in itertools.product(*(range(n) for n in shape))
+        ]
+        expected = len(set(addresses)) < len(addresses)
+        witness = internal_overlap_witness(shape, strides)
+        assert (witness is not None) == expected, (shape, strides)
+        if witness is not None:
+            first, second = witness
+            assert first != second
+            assert sum(i * s for i, s in zip(first, strides)) == sum(
+                i * s for i, s in zip(second, strides)
+            )
+        counts[expected] += 1
+
+
+def test_slices_and_transposes_never_overlap_internally():
+    x = np.zeros([17, 34, 71, 97], dtype=np.int16)
+    for a, _ in itertools.islice(random_view_pairs(x, False, np.random.RandomState(99)), 2000):
+        assert not sw.inspect(a).has_overlap, (a.shape, a.strides)

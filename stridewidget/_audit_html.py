@@ -8,8 +8,8 @@ same table is the report's ``text/html``; where scripts do not run the table sim
 
 from __future__ import annotations
 
+import hashlib
 import html
-import uuid
 from typing import TYPE_CHECKING
 
 from ._copies import _format_bytes, _layout_text, _ops_text
@@ -134,13 +134,15 @@ def _summary_table(title: str, rows: list[Row]) -> str:
 
 def report_html(report: AuditReport, standalone: bool) -> str:
     """The report as an HTML fragment (Jupyter) or a whole page (``to_html``)."""
-    root_id = "swa-" + uuid.uuid4().hex[:10]
     parts = [f"<p><b>{html.escape(report.summary())}</b></p>"]
     if report.copies:
         parts.append("<p>Copies (click a header to sort; ▸ draws the source and result):</p>")
         parts.append(_copies_table(report))
         parts.append("<p>By source line:</p>" + _summary_table("line", report.by_line()))
         parts.append("<p>By module:</p>" + _summary_table("module", report.by_module()))
+    # The sort script finds its tables by this id: derived from the content (same report, same
+    # id; reports on one page differ) so that saved notebooks stay byte-stable.
+    root_id = "swa-" + hashlib.blake2b("".join(parts).encode(), digest_size=5).hexdigest()
     body = (
         f"<style>{_STYLE}</style><div class='swa' id='{root_id}'>{''.join(parts)}</div>"
         f"<script>{_SORT_SCRIPT % repr(root_id)}</script>"

@@ -266,3 +266,24 @@ def test_importing_the_command_line_keeps_sw_audit_callable():
 
     assert callable(sw.audit)
     assert sw.audit(torch.nn.Linear(2, 2), torch.randn(1, 2)).copies == []
+
+
+def test_a_fix_that_changes_results_is_caught():
+    """The outputs check is real: a 'fix' that changes the values is reported as not matching."""
+    from stridewidget._audit import _measure
+
+    def scale_inputs(model, inputs):
+        return model, tuple(x * 2 for x in inputs)
+
+    suggestion = _measure(
+        torch.nn.Linear(3, 2),
+        (torch.randn(4, 3),),
+        True,
+        None,
+        "inputs",
+        "scale",
+        "x * 2",
+        scale_inputs,
+        min_run_time=0.01,
+    )
+    assert not suggestion.outputs_match and not suggestion.helps

@@ -23,10 +23,11 @@
 # times both with `torch.utils.benchmark`, and checks that the outputs and gradients match.
 # Nothing here is guessed.
 #
-# What counts as a copy is what the tracker sees at the ATen level: data-movement ops
-# (`clone`, `cat`, `_to_copy`, ...) a call ran.  Layout conversions a kernel does internally
-# without going through an ATen op (oneDNN's reorders inside a CPU convolution) are not visible
-# to it, and so not to the audit.
+# A copy is a data-movement op (`clone`, `cat`, `_to_copy`, ...) that a call ran — seen by the
+# copy tracker — or a `clone` / `_to_copy` that a kernel ran *inside* another op (`addmm`
+# cloning a gapped operand, a convolution's backward making its gradient contiguous), seen by
+# `torch.profiler` and named "`aten.clone in aten.convolution_backward`".  Reorders a library
+# does without any ATen op (oneDNN's, inside a CPU convolution) are invisible to both.
 
 # %%
 import sys
@@ -64,8 +65,9 @@ display(report)
 # %% [markdown]
 # The table sorts on a header click, and a row's ▸ draws the copy's source and result.  The same
 # in a terminal is `print(report)`, or `python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(32, 4, 64)" --input "torch.randn(4, 10, 32).transpose(0, 1)"`.
-# Every copy sits inside `self_attn`, in the one call `F.multi_head_attention_forward`
-# (`activation.py`), which hides `aten.clone`s; the backward copies come from the same line.
+# Most copies sit inside `self_attn`, in the one call `F.multi_head_attention_forward`
+# (`activation.py`), which runs `aten.clone`s and whose attention kernel's backward makes its
+# inputs contiguous; the layer norms copy the transposed input inside their kernels.
 
 # %%
 print(report)
@@ -104,6 +106,11 @@ for suggestion in report.suggestions:
     print(f"{suggestion.fix}: {before.bytes} → {after.bytes} bytes copied")
 
 # %% [markdown]
+# The fix is applied *inside* the measured step, so its own `.contiguous()` copy counts.  The
+# clones in `F.multi_head_attention_forward` come from its packed q/k/v projection and its head
+# split, not from the input's layout; what a contiguous input saves is the layer norms' hidden
+# copies — the table above says whether that beats the copy it costs.
+#
 # ## A vision transformer (torchvision, random weights)
 
 # %%
@@ -129,9 +136,10 @@ resnet_report = sw.audit(resnet, pictures)
 print(resnet_report)
 
 # %% [markdown]
-# On the CPU in NCHW the step runs no data-movement op at all at the ATen level (the layout work
-# of a CPU convolution happens inside oneDNN).  The audit still tries channels-last, the fix
-# usually recommended for convolution stacks, and measures it:
+# On the CPU in NCHW the forward makes almost no copy; the backward of the strided
+# convolutions (`layer2.0.conv1`, the downsample branches ...) copies inside
+# `aten.convolution_backward`.  The audit tries channels-last, the fix usually recommended for
+# convolution stacks, and measures it:
 
 # %%
 # NBVAL_IGNORE_OUTPUT

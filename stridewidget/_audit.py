@@ -26,12 +26,15 @@ from __future__ import annotations
 import copy
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 import torch
+from torch.profiler import record_function
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._copies import (
     COPY_OPS,
@@ -58,7 +61,10 @@ class AuditCopy:
     the data-movement ATen ops (``event.ops`` has every op the call ran); ``where``
     is the source line (``resnet.py:96``) — for a backward copy, the forward line whose gradient
     made it — or the autograd node's name when no line exists; ``call`` is the user-level call
-    (forward) or the autograd node (backward) whose ATen ``ops`` hid the copy.
+    (forward) or the autograd node (backward) whose ATen ``ops`` hid the copy.  A copy made
+    *inside* a kernel (``addmm`` cloning a gapped operand), seen by the profiler but by no
+    dispatch mode, has ``hidden_in`` set to that op; its ``result`` is empty (the buffer never
+    reaches Python) and ``source`` holds the call's inputs.
     """
 
     phase: str  # "forward" or "backward"
@@ -70,6 +76,7 @@ class AuditCopy:
     source: tuple[Layout | None, ...]
     result: tuple[Layout | None, ...]
     event: CopyEvent
+    hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
 
 
 @dataclass(frozen=True)
@@ -299,6 +306,115 @@ class _WatchCalls(torch.overrides.TorchFunctionMode):
         return result
 
 
+class _MarkOps(TorchDispatchMode):
+    """Sits below the tracker's op mode: names each ATen op, for the profiler, after the tracker
+    event it belongs to (the next one recorded), so that copies a kernel makes inside itself —
+    visible to the profiler, not to dispatch modes — can be traced to their call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: CopyLog | None = None
+        self.offset = 0  # _BACKWARD while the backward log records
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        index = self.offset + len(self.log.events) if self.log is not None else -1
+        with record_function(f"{_MARK}{index}"):
+            return func(*args, **(kwargs or {}))
+
+
+_MARK = "sw.audit:"
+_BACKWARD = 1 << 40  # added to backward event indices in the marks (one profile, two logs)
+# Ops that always put existing values into new storage; the outermost one under a kernel is
+# counted (``clone`` runs ``copy_`` into its own buffer).  ``contiguous`` is not one: recorded,
+# it may have found nothing to do; when it copies, a ``clone`` under it is counted.
+_NEW_STORAGE_COPIES = frozenset({"aten::clone", "aten::_to_copy"})
+# The profiler names dtypes by their C++ types.
+_CPP_ITEMSIZE = {
+    "float": 4,
+    "double": 8,
+    "c10::Half": 2,
+    "c10::BFloat16": 2,
+    "long int": 8,
+    "int": 4,
+    "short int": 2,
+    "signed char": 1,
+    "unsigned char": 1,
+    "bool": 1,
+    "c10::complex<float>": 8,
+    "c10::complex<double>": 16,
+}
+
+
+def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
+    """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op.
+
+    Reads the profiler's raw events and nests them by time per thread: building the profiler's
+    own event tree (``profile.events()``) costs many times the audited step.
+    """
+    by_thread: dict[int, list[Any]] = {}
+    for event in profile.profiler.kineto_results.events():
+        by_thread.setdefault(event.start_thread_id(), []).append(event)
+    found: dict[int, list[tuple[str, str, int]]] = {}
+    for events in by_thread.values():
+        events.sort(key=lambda e: (e.start_ns(), -e.end_ns()))
+        # each open event: (end, event index, the op under the mark or "", inside a copy)
+        stack: list[tuple[int, int, str, bool]] = []
+        for event in events:
+            start, name = event.start_ns(), event.name()
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
+            if name.startswith(_MARK):
+                index, hiding, inside_copy = int(name[len(_MARK) :]), "", False
+            elif index >= 0 and not hiding:  # the op the mark names
+                hiding = "-" if name.removeprefix("aten::") in COPY_OPS else name  # "-": counted
+            elif hiding not in ("", "-") and not inside_copy and name in _NEW_STORAGE_COPIES:
+                inside_copy = True
+                shapes, dtypes = event.shapes(), event.dtypes()
+                numel = 1
+                for size in shapes[0] if shapes else ():
+                    numel *= size
+                itemsize = _CPP_ITEMSIZE.get(dtypes[0] if dtypes else "", 0)
+                found.setdefault(index, []).append(
+                    (hiding.replace("::", "."), name.replace("::", "."), numel * itemsize)
+                )
+            stack.append((event.end_ns(), index, hiding, inside_copy))
+    return found
+
+
+@contextmanager
+def _profiled(marks: _MarkOps) -> Iterator[Any]:
+    from torch.profiler import ProfilerActivity, profile
+
+    profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
+    with _quiet_native_stderr():
+        profiler.start()
+    try:
+        with marks:
+            yield profiler
+    finally:
+        with _quiet_native_stderr():
+            profiler.stop()
+
+
+@contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Drop what native code writes to file descriptor 2 meanwhile: the profiler's backend
+    (kineto) logs each start and stop there, whatever its log level, which would land in every
+    notebook cell that audits."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _node_hooks(roots: list[torch.Tensor], timeline: _Timeline) -> None:
     """Pre/post hooks on every node of the graph, marking the node that runs."""
     pending = [t.grad_fn for t in roots if t.grad_fn is not None]
@@ -339,49 +455,56 @@ def _audited_step(
 ) -> list[AuditCopy]:
     from ._copies import track_copies
 
-    forward_timeline: _Timeline
     handles: list[Any] = []
     origins = _NodeOrigins()
-    try:
-        with _WatchCalls(origins), track_copies() as forward_log:
-            origins.log = forward_log
-            forward_timeline = _Timeline(forward_log, "")
-            handles = _module_hooks(model, forward_timeline)
-            try:
-                output = model(*inputs)
-            except Exception as error:
-                raise RuntimeError(
-                    f"sw.audit: model(*inputs) raised {type(error).__name__}: {error} — the "
-                    "audit has nothing to report; call model(*inputs) directly to debug it"
-                ) from error
-    finally:
-        for handle in handles:
-            handle.remove()
+    marks = _MarkOps()
+    # One profiler session for the whole step: starting and reading one costs tens of ms.
+    with _profiled(marks) as profile:
+        try:
+            with _WatchCalls(origins), track_copies() as forward_log:
+                origins.log = marks.log = forward_log
+                forward_timeline = _Timeline(forward_log, "")
+                handles = _module_hooks(model, forward_timeline)
+                try:
+                    output = model(*inputs)
+                except Exception as error:
+                    raise RuntimeError(
+                        f"sw.audit: model(*inputs) raised {type(error).__name__}: {error} — "
+                        "the audit has nothing to report; call model(*inputs) directly to debug it"
+                    ) from error
+        finally:
+            for handle in handles:
+                handle.remove()
+        if backward:
+            roots = _differentiable(output, loss_fn)
+            origins.resolve(roots)
+            params = [p for p in model.parameters() if p.requires_grad]
+            with track_copies() as backward_log:
+                marks.log, marks.offset = backward_log, _BACKWARD
+                backward_timeline = _Timeline(backward_log, None)
+                _node_hooks(roots, backward_timeline)
+                # Dense ones as the output gradient: the gradient of sum(), without the
+                # stride-0 expand that sum()'s backward would feed the model (an artefact of
+                # the loss, not of the model).  Torch-function handling is off around the call:
+                # else the tracker would see one user-level call (autograd.grad) holding every
+                # backward op, instead of each op alone.
+                with torch._C.DisableTorchFunction():
+                    torch.autograd.grad(
+                        roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+                    )
+    hidden = _hidden_copies(profile)
     forward_modules = forward_timeline.owners()
-    copies = [
-        _copy("forward", forward_modules[event.index], origins.where(event), event)
-        for event in forward_log.copies
-    ]
+    copies = []
+    for event in forward_log.events:
+        module, where = forward_modules[event.index], origins.where(event)
+        copies.extend(_copies_of("forward", module, where, event, hidden.get(event.index, ())))
     if not backward:
         return copies
 
-    roots = _differentiable(output, loss_fn)
-    origins.resolve(roots)
-    params = [p for p in model.parameters() if p.requires_grad]
     names = {p: name for name, p in model.named_parameters()}
-    with track_copies() as backward_log:
-        backward_timeline = _Timeline(backward_log, None)
-        _node_hooks(roots, backward_timeline)
-        # Dense ones as the output gradient: the gradient of sum(), without the stride-0
-        # expand that sum()'s backward would feed the model (an artefact of the loss, not it).
-        # Torch-function handling is off around the call: else the tracker would see one
-        # user-level call (autograd.grad) holding every backward op, instead of each op alone.
-        with torch._C.DisableTorchFunction():
-            torch.autograd.grad(
-                roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
-            )
     for event, node in zip(backward_log.events, backward_timeline.owners()):
-        if event.kind != "copy":
+        inside = hidden.get(_BACKWARD + event.index, ())
+        if event.kind != "copy" and not inside:
             continue
         origin = origins.of_node.get(node) if node is not None else None
         if origin is not None:
@@ -393,8 +516,36 @@ def _audited_step(
             module = names.get(variable, ".").rpartition(".")[0] if variable is not None else ""
             where = type(node).__name__ if node is not None else event.call
             call = where
-        copies.append(_copy("backward", module, where, event, call))
+        copies.extend(_copies_of("backward", module, where, event, inside, call))
     return copies
+
+
+def _copies_of(
+    phase: str,
+    module: str,
+    where: str,
+    event: CopyEvent,
+    inside: Iterable[tuple[str, str, int]],
+    call: str = "",
+) -> list[AuditCopy]:
+    """The event itself when it copied, and each copy a kernel of it made inside."""
+    found = [_copy(phase, module, where, event, call)] if event.kind == "copy" else []
+    for hidden_in, copy_op, size in inside:
+        found.append(
+            AuditCopy(
+                phase=phase,
+                module=module,
+                where=where,
+                call=call or _short_call(event.call),
+                ops=(copy_op,),
+                bytes=size,
+                source=event.inputs,
+                result=(),
+                event=event,
+                hidden_in=hidden_in,
+            )
+        )
+    return found
 
 
 def _copy(phase: str, module: str, where: str, event: CopyEvent, call: str = "") -> AuditCopy:
@@ -414,6 +565,13 @@ def _copy(phase: str, module: str, where: str, event: CopyEvent, call: str = "")
 # --- the report -----------------------------------------------------------------------------------
 
 
+def _op_names(item: AuditCopy) -> tuple[str, ...]:
+    """``aten.clone``, or ``aten.clone in aten.addmm`` for a copy a kernel hid."""
+    if item.hidden_in:
+        return tuple(f"{op} in {item.hidden_in}" for op in item.ops)
+    return item.ops
+
+
 @dataclass(frozen=True)
 class Row:
     """One line of :meth:`AuditReport.by_line` / :meth:`AuditReport.by_module`."""
@@ -430,6 +588,25 @@ class AuditReport:
 
     Displays as a table in a terminal (``repr``) and in Jupyter (rows sort on a header click; a
     row's ▸ opens the source and result layouts); :meth:`to_html` writes the same as a page.
+
+    >>> import torch, stridewidget as sw
+    >>> layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    >>> report = sw.audit(layer, torch.randn(2, 5, 8).transpose(0, 1))  # a transposed batch
+    >>> print(report.summary())  # doctest: +ELLIPSIS
+    sw.audit: ... copies, ... KiB (forward: ... copies, ...; backward: ... copies, ...)
+    >>> sorted({row.key for row in report.by_module()})   # module paths
+    ['norm1', 'self_attn']
+    >>> [row.ops for row in report.by_line()   # F.multi_head_attention_forward's line
+    ...  if row.phase == "forward" and row.key.startswith("torch/nn/modules/activation.py:")]
+    [('aten.clone',)]
+    >>> (suggestion,) = report.suggestions   # measured on copies: takes a moment
+    >>> suggestion.fix, suggestion.outputs_match
+    ('inputs[0] = inputs[0].contiguous()', True)
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "audit.html")
+    >>> report.to_html(path)
+    >>> open(path).read().startswith("<!DOCTYPE html>")
+    True
     """
 
     def __init__(
@@ -457,7 +634,7 @@ class AuditReport:
             groups.setdefault((key(item), item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
-            ops = tuple(dict.fromkeys(op for item in items for op in item.ops))
+            ops = tuple(dict.fromkeys(op for item in items for op in _op_names(item)))
             rows.append(Row(name, phase, len(items), sum(i.bytes for i in items), ops))
         return sorted(rows, key=lambda row: (-row.bytes, -row.count, row.key))
 

@@ -12,6 +12,7 @@ import hashlib
 import html
 from typing import TYPE_CHECKING
 
+from ._audit import _op_names
 from ._copies import _format_bytes, _layout_text, _ops_text
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ def _copies_table(report: AuditReport) -> str:
             + _cell(item.module or "(model)")
             + _cell(item.where)
             + _cell(item.call)
-            + _cell(_ops_text(item.ops))
+            + _cell(_ops_text(_op_names(item)))
             + _cell(_format_bytes(item.bytes), item.bytes)
             + layout_cell
             + "</tr>"

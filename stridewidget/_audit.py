@@ -1,24 +1,34 @@
 """``sw.audit``: every copy one training step of a model makes, where it comes from, and measured fixes.
 
 Built on the copy tracker (:func:`~stridewidget.track_copies`), which classifies each user-level
-call and each loose ATen op by what it did.  The audit adds *where*:
+call and each loose ATen op by what it did.  The audit adds *where*, and what the tracker cannot
+see:
 
-* **module path** — forward pre/post hooks on every submodule (PyTorch's own module tracking)
-  note how many tracker events existed when each module was entered and left, so each event gets
-  the innermost module that was running when it was recorded.
-* **source line** — in forward, the tracker's own: the innermost frame outside torch (the line in
-  ``torchvision/models/resnet.py`` or in your model).  Backward has no Python frames of its own:
-  autograd node pre/post hooks note which node ran each backward op, and each node is traced to
-  the forward call that created it (its output's ``grad_fn``, or, for nodes made *inside* one
-  call such as ``F.multi_head_attention_forward``, the call whose output the node feeds).  A
-  backward op with no forward call keeps its autograd node's name (``AccumulateGrad``).
+* **module path** — forward pre/post hooks on every submodule note how many tracker events
+  existed when each module was entered and left, so each event gets the innermost module that
+  was running when it was recorded.
+* **source line** — in forward, the line that made the call, also inside torch's own modules
+  (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): a function mode
+  below the tracker's sees each call's frame and result.  Backward has no Python frames of its
+  own: autograd node pre/post hooks note which node ran each backward op, and each node is
+  traced to the forward call that created it (its output's ``grad_fn``, or, for nodes made
+  *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the node
+  feeds).  A backward op with no forward call keeps its autograd node's name.
+* **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
+  ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
+  step runs under ``torch.profiler`` (CPU activity, shapes recorded) with each ATen op labelled
+  by its tracker event, and each outermost ``clone`` / ``_to_copy`` under a non-copy op becomes a
+  copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
+  inside a CPU convolution) stay invisible.
 
+The cost is per op, plus one profiler session per step (``benchmarks/bench_audit.py``).
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
 they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
 running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
-applied to a deep copy of the model and inputs, re-audited, timed with
-:mod:`torch.utils.benchmark` beside the original, and its outputs are checked against the
-original's.  They are computed on first access to ``report.suggestions``.
+applied to deep copies of the model and inputs, re-audited, timed with
+:mod:`torch.utils.benchmark` beside the unchanged copy, and its outputs and gradients are
+compared with the unchanged ones in float64.  They are computed on first access to
+``report.suggestions``.
 """
 
 from __future__ import annotations

@@ -55,8 +55,9 @@ torch.set_num_threads(1)
 # `batch × features`.
 
 # %%
-layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0)
-batch = torch.randn(4, 10, 32)
+# tiny sizes keep the saved pictures small; the copies are the same at any size
+layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+batch = torch.randn(2, 5, 8)
 x = batch.transpose(0, 1)
 print(sw.inspect(x))
 report = sw.audit(layer, x)
@@ -64,7 +65,7 @@ display(report)
 
 # %% [markdown]
 # The table sorts on a header click, and a row's ▸ draws the copy's source and result.  The same
-# in a terminal is `print(report)`, or `python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(32, 4, 64)" --input "torch.randn(4, 10, 32).transpose(0, 1)"`.
+# in a terminal is `print(report)`, or `python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(8, 2, 16)" --input "torch.randn(2, 5, 8).transpose(0, 1)"`.
 # Most copies sit inside `self_attn`, in the one call `F.multi_head_attention_forward`
 # (`activation.py`), which runs `aten.clone`s and whose attention kernel's backward makes its
 # inputs contiguous; the layer norms copy the transposed input inside their kernels.
@@ -157,13 +158,13 @@ print(f"copies {before.copies} → {after.copies}, bytes {before.bytes} → {aft
 # `helps` is false is reported all the same, so that a fix people recommend can be seen not to
 # pay here.
 #
-# ## Before → after, all three models
+# ## Before → after, all three models, with the verdict on the bytes copied
 #
 # (The ViT's patch embedding is a convolution, so channels-last is a candidate there too.)
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-rows = [("model", "fix", "copies", "bytes", "ms")]
+rows = [("model", "fix", "copies", "bytes", "ms", "verdict (bytes copied)")]
 for name, audited in (("layer", report), ("vit", vit_report), ("resnet18", resnet_report)):
     for suggestion in audited.suggestions:
         assert suggestion.outputs_match
@@ -175,8 +176,9 @@ for name, audited in (("layer", report), ("vit", vit_report), ("resnet18", resne
                 f"{b.copies} → {a.copies}",
                 f"{b.bytes} → {a.bytes}",
                 f"{b.seconds * 1e3:.2f} → {a.seconds * 1e3:.2f}",
+                "fewer" if a.bytes < b.bytes else "more" if a.bytes > b.bytes else "same",
             )
         )
-widths = [max(len(row[i]) for row in rows) for i in range(5)]
+widths = [max(len(row[i]) for row in rows) for i in range(6)]
 for row in rows:
     print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))

@@ -596,8 +596,9 @@ class Row:
 class AuditReport:
     """What :func:`audit` found: ``copies``, ``total_bytes``, tables and measured suggestions.
 
-    Displays as a table in a terminal (``repr``) and in Jupyter (rows sort on a header click; a
-    row's ▸ opens the source and result layouts); :meth:`to_html` writes the same as a page.
+    Displays as a table in a terminal (``repr``) and in Jupyter (rows sort on a header click; the
+    biggest copies' ▸ opens their source and result layouts); :meth:`to_html` writes the same as a
+    page.
 
     >>> import torch, stridewidget as sw
     >>> layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)

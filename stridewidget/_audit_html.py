@@ -18,8 +18,9 @@ from ._copies import _format_bytes, _layout_text, _ops_text
 if TYPE_CHECKING:
     from ._audit import AuditCopy, AuditReport, Row
 
-# Copies drawn with their pictures; the rest are listed without (a big model has thousands).
-MAX_PICTURES = 60
+# The biggest copies are drawn (a picture is 100-200 KB of SVG, so a page or a saved notebook
+# cannot hold one per copy); the rest are listed with their layouts as text.
+MAX_PICTURES = 3
 
 _STYLE = """
 .swa{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;color:#222;
@@ -83,12 +84,14 @@ def _copies_table(report: AuditReport) -> str:
         f"<th>{html.escape(h)}</th>"
         for h in ("#", "phase", "module", "where", "call", "ATen ops", "bytes", "source → result")
     )
+    biggest = sorted(range(len(report.copies)), key=lambda i: -report.copies[i].bytes)
+    drawn = set(biggest[:MAX_PICTURES])
     rows = []
     for number, item in enumerate(report.copies):
         layouts = (
             f"{_layout_text(item.source, compact=True)} → {_layout_text(item.result, compact=True)}"
         )
-        picture = _pictures(item) if number < MAX_PICTURES else ""
+        picture = _pictures(item) if number in drawn else ""
         if picture:
             layout_cell = (
                 f"<td><details><summary>{html.escape(layouts)}</summary>{picture}</details></td>"
@@ -137,7 +140,9 @@ def report_html(report: AuditReport, standalone: bool) -> str:
     """The report as an HTML fragment (Jupyter) or a whole page (``to_html``)."""
     parts = [f"<p><b>{html.escape(report.summary())}</b></p>"]
     if report.copies:
-        parts.append("<p>Copies (click a header to sort; ▸ draws the source and result):</p>")
+        parts.append(
+            "<p>Copies (click a header to sort; ▸ on the biggest draws the source and result):</p>"
+        )
         parts.append(_copies_table(report))
         parts.append("<p>By source line:</p>" + _summary_table("line", report.by_line()))
         parts.append("<p>By module:</p>" + _summary_table("module", report.by_module()))

@@ -363,16 +363,18 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
     Reads the profiler's raw events and nests them by time per thread: building the profiler's
     own event tree (``profile.events()``) costs many times the audited step.
     """
-    by_thread: dict[int, list[Any]] = {}
+    # (start, -end, name, event) per thread: each native accessor is called once per event
+    by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
     for event in profile.profiler.kineto_results.events():
-        by_thread.setdefault(event.start_thread_id(), []).append(event)
+        by_thread.setdefault(event.start_thread_id(), []).append(
+            (event.start_ns(), -event.end_ns(), event.name(), event)
+        )
     found: dict[int, list[tuple[str, str, int]]] = {}
     for events in by_thread.values():
-        events.sort(key=lambda e: (e.start_ns(), -e.end_ns()))
+        events.sort(key=lambda item: item[:2])
         # each open event: (end, event index, the op under the mark or "", inside a copy)
         stack: list[tuple[int, int, str, bool]] = []
-        for event in events:
-            start, name = event.start_ns(), event.name()
+        for start, negative_end, name, event in events:
             while stack and stack[-1][0] <= start:
                 stack.pop()
             index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
@@ -390,7 +392,7 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
                 found.setdefault(index, []).append(
                     (hiding.replace("::", "."), name.replace("::", "."), numel * itemsize)
                 )
-            stack.append((event.end_ns(), index, hiding, inside_copy))
+            stack.append((-negative_end, index, hiding, inside_copy))
     return found
 
 

@@ -31,6 +31,7 @@ _LAZY = {
     "unload_ipython_extension": "._display",
     "track_copies": "._copies",
     "CopyLog": "._copies",
+    "audit": "._audit",
     "playground": "._playground",
     "tricks": ".tricks",
 }

@@ -1,0 +1,115 @@
+"""sw.audit overhead: one audited training step against the same step run plainly (CPU), side by side.
+
+For each model, rounds interleave
+
+* ``plain``    ``model(*inputs)`` and the gradients of its outputs w.r.t. the parameters
+               (``torch.autograd.grad`` with ones as the output gradient: what the audit runs);
+* ``audited``  ``sw.audit(model, *inputs)``: the same step with the copy tracker, module hooks,
+               autograd node hooks, and the report built (suggestions are not computed);
+
+and prints the medians and the ratio audited/plain (target <= 3x).  Models, each at a toy size and a working size: an
+``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a config,
+torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
+each call and each backward op), so the ratio falls as the work per op grows.
+
+Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+import types
+
+import torch
+
+import stridewidget as sw
+from stridewidget._audit import _run_step
+
+
+def _models() -> dict:
+    # PyPI's torchvision is built against CUDA torch; its models are pure Python, so skip the
+    # op registrations that fail with the CPU torch (see tests/test_audit.py).
+    for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    import torchvision
+    import transformers
+
+    def bert(hidden: int, layers: int) -> torch.nn.Module:
+        config = transformers.BertConfig(
+            vocab_size=1000,
+            hidden_size=hidden,
+            num_hidden_layers=layers,
+            num_attention_heads=4,
+            intermediate_size=4 * hidden,
+            max_position_embeddings=128,
+        )
+        return transformers.BertModel(config)
+
+    def layer(width: int) -> torch.nn.Module:
+        return torch.nn.TransformerEncoderLayer(width, 4, 4 * width, dropout=0.0)
+
+    # Each model at a toy size (per-op interception dominates) and a working size.
+    return {
+        "TransformerEncoderLayer 64, transposed batch (8, 32)": (
+            layer(64),
+            (torch.randn(8, 32, 64).transpose(0, 1),),
+        ),
+        "TransformerEncoderLayer 256, transposed batch (16, 128)": (
+            layer(256),
+            (torch.randn(16, 128, 256).transpose(0, 1),),
+        ),
+        "BERT 2 layers, hidden 64, batch (4, 32)": (
+            bert(64, 2),
+            (torch.randint(0, 1000, (4, 32)),),
+        ),
+        "BERT 4 layers, hidden 256, batch (8, 128)": (
+            bert(256, 4),
+            (torch.randint(0, 1000, (8, 128)),),
+        ),
+        "ResNet18, batch (2, 3, 64, 64)": (
+            torchvision.models.resnet18(weights=None),
+            (torch.randn(2, 3, 64, 64),),
+        ),
+        "ResNet18, batch (8, 3, 128, 128)": (
+            torchvision.models.resnet18(weights=None),
+            (torch.randn(8, 3, 128, 128),),
+        ),
+    }
+
+
+def _seconds(step) -> float:
+    start = time.perf_counter()
+    step()
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=1)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
+    print(f"{'model':56} {'plain':>10} {'audited':>10} {'audited/plain':>14}")
+    for label, (model, inputs) in _models().items():
+        variants = {
+            "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
+            "audited": lambda m=model, x=inputs: sw.audit(m, *x),
+        }
+        for step in variants.values():  # warm up (first-call allocations, lazy imports)
+            step()
+        times: dict[str, list[float]] = {name: [] for name in variants}
+        for _ in range(args.rounds):
+            for name, step in variants.items():
+                times[name].append(_seconds(step))
+        plain = statistics.median(times["plain"])
+        audited = statistics.median(times["audited"])
+        print(f"{label:56} {plain * 1e3:8.1f}ms {audited * 1e3:8.1f}ms {audited / plain:13.2f}x")
+
+
+if __name__ == "__main__":
+    main()

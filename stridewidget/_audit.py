@@ -1,0 +1,910 @@
+"""``sw.audit``: every copy one training step of a model makes, where it comes from, and measured fixes.
+
+Built on the copy tracker (:func:`~stridewidget.track_copies`), which classifies each user-level
+call and each loose ATen op by what it did.  The audit adds *where*, and what the tracker cannot
+see:
+
+* **module path** — forward pre/post hooks on every submodule note how many tracker events
+  existed when each module was entered and left, so each event gets the innermost module that
+  was running when it was recorded.
+* **source line** — in forward, the line that made the call, also inside torch's own modules
+  (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): a function mode
+  below the tracker's sees each call's frame and result.  Backward has no Python frames of its
+  own: autograd node pre/post hooks note which node ran each backward op, and each node is
+  traced to the forward call that created it (its output's ``grad_fn``, or, for nodes made
+  *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the node
+  feeds).  A backward op with no forward call keeps its autograd node's name.
+* **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
+  ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
+  step runs under ``torch.profiler`` (CPU activity, shapes recorded) with each ATen op labelled
+  by its tracker event, and each outermost ``clone`` / ``_to_copy`` under a non-copy op becomes a
+  copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
+  inside a CPU convolution) stay invisible.
+
+The cost is per op, plus one profiler session per step (``benchmarks/bench_audit.py``).
+Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
+they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
+running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
+applied to deep copies of the model and inputs, re-audited, timed with
+:mod:`torch.utils.benchmark` beside the unchanged copy, and its outputs and gradients are
+compared with the unchanged ones in float64.  They are computed on first access to
+``report.suggestions``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import torch
+from torch.profiler import record_function
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ._copies import (
+    COPY_OPS,
+    CopyEvent,
+    CopyLog,
+    _describe_location,
+    _format_bytes,
+    _ops_text,
+    _short_call,
+)
+from ._errors import LayoutError
+from ._layout import Layout
+
+__all__ = ["AuditCopy", "AuditReport", "Suggestion", "audit"]
+
+_TOP = "(model)"  # how the root module (named "" by named_modules()) is shown
+
+
+@dataclass(frozen=True, eq=False)
+class AuditCopy:
+    """One event of the audited step that moved data into new storage.
+
+    ``module`` is a name from ``model.named_modules()`` (``""`` for the model itself); ``ops`` are
+    the data-movement ATen ops (``event.ops`` has every op the call ran); ``where``
+    is the source line (``resnet.py:96``) — for a backward copy, the forward line whose gradient
+    made it — or the autograd node's name when no line exists; ``call`` is the user-level call
+    (forward) or the autograd node (backward) whose ATen ``ops`` hid the copy.  A copy made
+    *inside* a kernel (``addmm`` cloning a gapped operand), seen by the profiler but by no
+    dispatch mode, has ``hidden_in`` set to that op; its ``result`` is empty (the buffer never
+    reaches Python) and ``source`` holds the call's inputs.
+    """
+
+    phase: str  # "forward" or "backward"
+    module: str
+    where: str
+    call: str
+    ops: tuple[str, ...]
+    bytes: int
+    source: tuple[Layout | None, ...]
+    result: tuple[Layout | None, ...]
+    event: CopyEvent
+    hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Copies, bytes copied and median step time (seconds) of one variant of the step."""
+
+    copies: int
+    bytes: int
+    seconds: float
+
+    def __str__(self) -> str:
+        return f"{self.copies} copies, {_format_bytes(self.bytes)}, {self.seconds * 1e3:.2f} ms"
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A candidate fix, applied to copies of the model and inputs and measured.
+
+    ``where`` says what it applies to, ``what`` what it changes, ``fix`` the code to apply, and
+    ``measured`` maps ``"before"`` / ``"after"`` to :class:`Measured`; ``outputs_match`` is the
+    result of comparing the step's outputs and gradients before and after.
+    """
+
+    where: str
+    what: str
+    fix: str
+    measured: dict[str, Measured]
+    outputs_match: bool
+
+    @property
+    def helps(self) -> bool:
+        """Fewer bytes copied and the outputs unchanged."""
+        return self.outputs_match and self.measured["after"].bytes < self.measured["before"].bytes
+
+    def __str__(self) -> str:
+        before, after = self.measured["before"], self.measured["after"]
+        return (
+            f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {before}\n  after:  {after}"
+        )
+
+
+# --- running one audited step ---------------------------------------------------------------------
+
+
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    """Tensors in a model output: a tensor, tuple/list, dict or ``ModelOutput``-like object."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _tensors(item)
+
+
+def _differentiable(
+    output: Any, loss_fn: Callable[[Any], torch.Tensor] | None
+) -> list[torch.Tensor]:
+    """What backward starts from: ``loss_fn(output)``, a ``loss`` entry, or every output tensor
+    that requires grad."""
+    if loss_fn is not None:
+        loss = loss_fn(output)
+        if not isinstance(loss, torch.Tensor):
+            raise TypeError(f"sw.audit: loss_fn returned {type(loss).__name__}, expected a tensor")
+        return [loss]
+    loss = output.get("loss") if isinstance(output, dict) else None
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        return [loss]
+    found = [t for t in _tensors(output) if t.requires_grad]
+    if not found:
+        raise TypeError(
+            f"sw.audit: the model returned {type(output).__name__} with no tensor that requires "
+            "grad, so there is nothing to run backward from; pass loss_fn=lambda out: ... "
+            "returning a tensor, or backward=False"
+        )
+    return found
+
+
+def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> None:
+    model_devices = {t.device for t in model.state_dict(keep_vars=True).values()}
+    for position, value in enumerate(inputs):
+        for tensor in _tensors(value):
+            if model_devices and tensor.device not in model_devices:
+                raise LayoutError(
+                    f"sw.audit: input {position} is on {tensor.device} but the model's parameters "
+                    f"are on {', '.join(sorted(map(str, model_devices)))}; move one of them "
+                    "(inputs[i].to(device) or model.to(device)) before auditing"
+                )
+
+
+class _Timeline:
+    """Which module / autograd node was running when each tracker event was recorded.
+
+    ``marks`` is a list of (number of events so far, what runs from now on); an event with index
+    ``i`` belongs to the last mark whose count is ``<= i``.
+    """
+
+    def __init__(self, log: CopyLog, initial: Any) -> None:
+        self.log = log
+        self.marks: list[tuple[int, Any]] = [(0, initial)]
+
+    def mark(self, value: Any) -> None:
+        self.marks.append((len(self.log.events), value))
+
+    def owners(self) -> list[Any]:
+        result: list[Any] = []
+        marks = self.marks
+        position = 0
+        for index in range(len(self.log.events)):
+            while position + 1 < len(marks) and marks[position + 1][0] <= index:
+                position += 1
+            result.append(marks[position][1])
+        return result
+
+
+def _module_hooks(model: torch.nn.Module, timeline: _Timeline) -> list[Any]:
+    """Forward pre/post hooks that keep ``timeline`` on the innermost running module."""
+    stack: list[str] = []
+    handles = []
+
+    def enter(name: str) -> Callable[..., None]:
+        def hook(*_: Any) -> None:
+            stack.append(name)
+            timeline.mark(name)
+
+        return hook
+
+    def leave(*_: Any) -> None:
+        stack.pop()
+        timeline.mark(stack[-1] if stack else "")
+
+    for name, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(enter(name)))
+        handles.append(module.register_forward_hook(leave, always_call=True))
+    return handles
+
+
+_PACKAGE_DIR = os.path.dirname(__file__) + os.sep
+_OVERRIDES_FILE = torch.overrides.__file__
+
+
+def _returns_tensor(result: Any) -> bool:
+    """A tensor, or a tuple/list holding one: what the tracker records as an event.  Runs for
+    every call (the tracker's own ``stride()`` reads too), so it stays flat and cheap."""
+    if isinstance(result, torch.Tensor):
+        return True
+    return type(result) in (tuple, list) and any(isinstance(item, torch.Tensor) for item in result)
+
+
+def _calling_line(func: Any) -> str:
+    """The line that made a user-level call, also when it is inside torch (``nn.Transformer``'s
+    own modules): the tracker's line is the innermost line outside torch, which for a torch
+    module is the line that called the model."""
+    callee = getattr(func, "__code__", None)
+    frame = sys._getframe(2)
+    # A Python-level torch function that dispatches to the modes (F.multi_head_attention_forward)
+    # is on the stack as the callee, once per mode: skip it too.
+    while frame is not None and (
+        frame.f_code is callee
+        or frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+        or frame.f_code.co_filename == _OVERRIDES_FILE
+    ):
+        frame = frame.f_back
+    if frame is None:
+        return "<unknown>"
+    filename = frame.f_code.co_filename
+    marker = filename.rfind("site-packages" + os.sep)
+    if marker >= 0:  # library code: the path people know (torch/nn/modules/transformer.py)
+        return f"{filename[marker + len('site-packages') + 1 :]}:{frame.f_lineno}"
+    return _describe_location(filename, frame.f_lineno)
+
+
+class _NodeOrigins:
+    """Maps each autograd node of the forward graph to the forward event that created it."""
+
+    def __init__(self) -> None:
+        self.log: CopyLog | None = None
+        self.of_node: dict[Any, int] = {}
+        self.location: dict[int, str] = {}  # event index -> the line that made the call
+
+    def note_call(self, func: Any, result: Any) -> None:
+        """Called as each user-level call returns, before the tracker (above) records its event,
+        so the event's index is the current length of the log."""
+        # Only calls returning tensors: the tracker records each of them as the next event (calls
+        # returning none may not be events; its own metadata reads while recording never are).
+        if self.log is None or not _returns_tensor(result):
+            return
+        index = len(self.log.events)
+        self.location[index] = _calling_line(func)
+        for tensor in _tensors(result):
+            if tensor.grad_fn is not None:
+                self.of_node.setdefault(tensor.grad_fn, index)
+
+    def where(self, event: CopyEvent) -> str:
+        """The forward line of a call event; the tracker's for loose ATen ops."""
+        return self.location.get(event.index) or event.location
+
+    def resolve(self, roots: list[torch.Tensor]) -> None:
+        """Nodes made inside a call (no call returned them) take the owner of the nearest owned
+        node above them: the call whose output they feed."""
+        pending = [(t.grad_fn, None) for t in roots if t.grad_fn is not None]
+        visited = set()
+        while pending:
+            node, inherited = pending.pop()
+            if node is None or node in visited:
+                continue
+            visited.add(node)
+            owner = self.of_node.setdefault(node, inherited)
+            for next_node, _ in node.next_functions:
+                pending.append((next_node, owner))
+
+
+class _WatchCalls(torch.overrides.TorchFunctionMode):
+    """Sits below the tracker's call mode (which handles each call first and then calls on into
+    this one), so it sees each user-level call's result without being a frame the tracker sees."""
+
+    def __init__(self, origins: _NodeOrigins) -> None:
+        super().__init__()
+        self.origins = origins
+
+    def __torch_function__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        result = func(*args, **(kwargs or {}))
+        self.origins.note_call(func, result)
+        return result
+
+
+class _MarkOps(TorchDispatchMode):
+    """Sits below the tracker's op mode: names each ATen op, for the profiler, after the tracker
+    event it belongs to (the next one recorded), so that copies a kernel makes inside itself —
+    visible to the profiler, not to dispatch modes — can be traced to their call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.log: CopyLog | None = None
+        self.offset = 0  # _BACKWARD while the backward log records
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        index = self.offset + len(self.log.events) if self.log is not None else -1
+        with record_function(f"{_MARK}{index}"):
+            return func(*args, **(kwargs or {}))
+
+
+_MARK = "sw.audit:"
+_BACKWARD = 1 << 40  # added to backward event indices in the marks (one profile, two logs)
+# Ops that always put existing values into new storage; the outermost one under a kernel is
+# counted (``clone`` runs ``copy_`` into its own buffer).  ``contiguous`` is not one: recorded,
+# it may have found nothing to do; when it copies, a ``clone`` under it is counted.
+_NEW_STORAGE_COPIES = frozenset({"aten::clone", "aten::_to_copy"})
+# The profiler names dtypes by their C++ types.
+_CPP_ITEMSIZE = {
+    "float": 4,
+    "double": 8,
+    "c10::Half": 2,
+    "c10::BFloat16": 2,
+    "long int": 8,
+    "int": 4,
+    "short int": 2,
+    "signed char": 1,
+    "unsigned char": 1,
+    "bool": 1,
+    "c10::complex<float>": 8,
+    "c10::complex<double>": 16,
+}
+
+
+def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
+    """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op.
+
+    Reads the profiler's raw events and nests them by time per thread: building the profiler's
+    own event tree (``profile.events()``) costs many times the audited step.
+    """
+    # (start, -end, name, event) per thread: each native accessor is called once per event
+    by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
+    for event in profile.profiler.kineto_results.events():
+        by_thread.setdefault(event.start_thread_id(), []).append(
+            (event.start_ns(), -event.end_ns(), event.name(), event)
+        )
+    found: dict[int, list[tuple[str, str, int]]] = {}
+    for events in by_thread.values():
+        events.sort(key=lambda item: item[:2])
+        # each open event: (end, event index, the op under the mark or "", inside a copy)
+        stack: list[tuple[int, int, str, bool]] = []
+        for start, negative_end, name, event in events:
+            while stack and stack[-1][0] <= start:
+                stack.pop()
+            index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
+            if name.startswith(_MARK):
+                index, hiding, inside_copy = int(name[len(_MARK) :]), "", False
+            elif index >= 0 and not hiding:  # the op the mark names
+                hiding = "-" if name.removeprefix("aten::") in COPY_OPS else name  # "-": counted
+            elif hiding not in ("", "-") and not inside_copy and name in _NEW_STORAGE_COPIES:
+                inside_copy = True
+                shapes, dtypes = event.shapes(), event.dtypes()
+                numel = 1
+                for size in shapes[0] if shapes else ():
+                    numel *= size
+                itemsize = _CPP_ITEMSIZE.get(dtypes[0] if dtypes else "", 0)
+                found.setdefault(index, []).append(
+                    (hiding.replace("::", "."), name.replace("::", "."), numel * itemsize)
+                )
+            stack.append((-negative_end, index, hiding, inside_copy))
+    return found
+
+
+@contextmanager
+def _profiled(marks: _MarkOps) -> Iterator[Any]:
+    from torch.profiler import ProfilerActivity, profile
+
+    profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
+    with _quiet_native_stderr():
+        profiler.start()
+    try:
+        with marks:
+            yield profiler
+    finally:
+        with _quiet_native_stderr():
+            profiler.stop()
+
+
+@contextmanager
+def _quiet_native_stderr() -> Iterator[None]:
+    """Drop what native code writes to file descriptor 2 meanwhile: the profiler's backend
+    (kineto) logs each start and stop there, whatever its log level, which would land in every
+    notebook cell that audits."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _node_hooks(roots: list[torch.Tensor], timeline: _Timeline) -> None:
+    """Pre/post hooks on every node of the graph, marking the node that runs."""
+    pending = [t.grad_fn for t in roots if t.grad_fn is not None]
+    seen = set()
+    while pending:
+        node = pending.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        node.register_prehook(lambda grads, node=node: timeline.mark(node))
+        node.register_hook(lambda grads_in, grads_out: timeline.mark(None))
+        pending.extend(next_node for next_node, _ in node.next_functions)
+
+
+def _run_step(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+) -> tuple[Any, tuple[torch.Tensor, ...]]:
+    """One plain step (forward, and gradients w.r.t. the parameters): what the audit times."""
+    output = model(*inputs)
+    if not backward:
+        return output, ()
+    roots = _differentiable(output, loss_fn)
+    params = [p for p in model.parameters() if p.requires_grad]
+    grads = torch.autograd.grad(
+        roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+    )
+    return output, grads
+
+
+def _audited_step(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+) -> list[AuditCopy]:
+    from ._copies import track_copies
+
+    handles: list[Any] = []
+    origins = _NodeOrigins()
+    marks = _MarkOps()
+    # One profiler session for the whole step: starting and reading one costs tens of ms.
+    with _profiled(marks) as profile:
+        try:
+            with _WatchCalls(origins), track_copies() as forward_log:
+                origins.log = marks.log = forward_log
+                forward_timeline = _Timeline(forward_log, "")
+                handles = _module_hooks(model, forward_timeline)
+                try:
+                    output = model(*inputs)
+                except Exception as error:
+                    raise RuntimeError(
+                        f"sw.audit: model(*inputs) raised {type(error).__name__}: {error} — "
+                        "the audit has nothing to report; call model(*inputs) directly to debug it"
+                    ) from error
+        finally:
+            for handle in handles:
+                handle.remove()
+        if backward:
+            roots = _differentiable(output, loss_fn)
+            origins.resolve(roots)
+            params = [p for p in model.parameters() if p.requires_grad]
+            with track_copies() as backward_log:
+                marks.log, marks.offset = backward_log, _BACKWARD
+                backward_timeline = _Timeline(backward_log, None)
+                _node_hooks(roots, backward_timeline)
+                # Dense ones as the output gradient: the gradient of sum(), without the
+                # stride-0 expand that sum()'s backward would feed the model (an artefact of
+                # the loss, not of the model).  Torch-function handling is off around the call:
+                # else the tracker would see one user-level call (autograd.grad) holding every
+                # backward op, instead of each op alone.
+                with torch._C.DisableTorchFunction():
+                    torch.autograd.grad(
+                        roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+                    )
+    hidden = _hidden_copies(profile)
+    forward_modules = forward_timeline.owners()
+    copies = []
+    for event in forward_log.events:
+        module, where = forward_modules[event.index], origins.where(event)
+        copies.extend(_copies_of("forward", module, where, event, hidden.get(event.index, ())))
+    if not backward:
+        return copies
+
+    names = {p: name for name, p in model.named_parameters()}
+    for event, node in zip(backward_log.events, backward_timeline.owners()):
+        inside = hidden.get(_BACKWARD + event.index, ())
+        if event.kind != "copy" and not inside:
+            continue
+        origin = origins.of_node.get(node) if node is not None else None
+        if origin is not None:
+            forward_event = forward_log.events[origin]
+            module, where = forward_modules[origin], origins.where(forward_event)
+            call = f"{type(node).__name__} of {_short_call(forward_event.call)}"
+        else:
+            variable = getattr(node, "variable", None)  # AccumulateGrad: a parameter's gradient
+            module = names.get(variable, ".").rpartition(".")[0] if variable is not None else ""
+            where = type(node).__name__ if node is not None else event.call
+            call = where
+        copies.extend(_copies_of("backward", module, where, event, inside, call))
+    return copies
+
+
+def _copies_of(
+    phase: str,
+    module: str,
+    where: str,
+    event: CopyEvent,
+    inside: Iterable[tuple[str, str, int]],
+    call: str = "",
+) -> list[AuditCopy]:
+    """The event itself when it copied, and each copy a kernel of it made inside."""
+    found = [_copy(phase, module, where, event, call)] if event.kind == "copy" else []
+    for hidden_in, copy_op, size in inside:
+        found.append(
+            AuditCopy(
+                phase=phase,
+                module=module,
+                where=where,
+                call=call or _short_call(event.call),
+                ops=(copy_op,),
+                bytes=size,
+                source=event.inputs,
+                result=(),
+                event=event,
+                hidden_in=hidden_in,
+            )
+        )
+    return found
+
+
+def _copy(phase: str, module: str, where: str, event: CopyEvent, call: str = "") -> AuditCopy:
+    return AuditCopy(
+        phase=phase,
+        module=module,
+        where=where,
+        call=call or _short_call(event.call),
+        ops=tuple(op for op in event.ops if op.removeprefix("aten.") in COPY_OPS) or event.ops,
+        bytes=event.bytes_copied,
+        source=event.inputs,
+        result=event.outputs,
+        event=event,
+    )
+
+
+# --- the report -----------------------------------------------------------------------------------
+
+
+def _op_names(item: AuditCopy) -> tuple[str, ...]:
+    """``aten.clone``, or ``aten.clone in aten.addmm`` for a copy a kernel hid."""
+    if item.hidden_in:
+        return tuple(f"{op} in {item.hidden_in}" for op in item.ops)
+    return item.ops
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of :meth:`AuditReport.by_line` / :meth:`AuditReport.by_module`."""
+
+    key: str
+    phase: str
+    count: int
+    bytes: int
+    ops: tuple[str, ...]
+
+
+class AuditReport:
+    """What :func:`audit` found: ``copies``, ``total_bytes``, tables and measured suggestions.
+
+    Displays as a table in a terminal (``repr``) and in Jupyter (rows sort on a header click; the
+    biggest copies' ▸ opens their source and result layouts); :meth:`to_html` writes the same as a
+    page.
+
+    >>> import torch, stridewidget as sw
+    >>> layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    >>> report = sw.audit(layer, torch.randn(2, 5, 8).transpose(0, 1))  # a transposed batch
+    >>> print(report.summary())  # doctest: +ELLIPSIS
+    sw.audit: ... copies, ... KiB (forward: ... copies, ...; backward: ... copies, ...)
+    >>> sorted({row.key for row in report.by_module()})   # module paths
+    ['norm1', 'self_attn']
+    >>> [row.ops for row in report.by_line()   # F.multi_head_attention_forward's line
+    ...  if row.phase == "forward" and row.key.startswith("torch/nn/modules/activation.py:")]
+    [('aten.clone',)]
+    >>> (suggestion,) = report.suggestions   # measured on copies: takes a moment
+    >>> suggestion.fix, suggestion.outputs_match
+    ('inputs[0] = inputs[0].contiguous()', True)
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "audit.html")
+    >>> report.to_html(path)
+    >>> open(path).read().startswith("<!DOCTYPE html>")
+    True
+    """
+
+    def __init__(
+        self,
+        copies: list[AuditCopy],
+        model: torch.nn.Module,
+        inputs: tuple[Any, ...],
+        backward: bool,
+        loss_fn: Callable[[Any], torch.Tensor] | None,
+    ) -> None:
+        self.copies = copies
+        self.backward = backward
+        self._model = model
+        self._inputs = inputs
+        self._loss_fn = loss_fn
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes copied in the audited step: the sum over :attr:`copies`."""
+        return sum(c.bytes for c in self.copies)
+
+    def _group(self, key: Callable[[AuditCopy], str]) -> list[Row]:
+        groups: dict[tuple[str, str], list[AuditCopy]] = {}
+        for item in self.copies:
+            groups.setdefault((key(item), item.phase), []).append(item)
+        rows = []
+        for (name, phase), items in groups.items():
+            ops = tuple(dict.fromkeys(op for item in items for op in _op_names(item)))
+            rows.append(Row(name, phase, len(items), sum(i.bytes for i in items), ops))
+        return sorted(rows, key=lambda row: (-row.bytes, -row.count, row.key))
+
+    def by_line(self) -> list[Row]:
+        """Source line → count, bytes, ATen ops; forward and backward apart, most bytes first."""
+        return self._group(lambda item: item.where)
+
+    def by_module(self) -> list[Row]:
+        """Module path → count, bytes, ATen ops; forward and backward apart, most bytes first."""
+        return self._group(lambda item: item.module or _TOP)
+
+    @cached_property
+    def suggestions(self) -> list[Suggestion]:
+        """Candidate fixes that apply to this model, each applied to copies and measured."""
+        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn)
+
+    def summary(self) -> str:
+        """One line: how many copies and how many bytes, forward and backward."""
+        if not self.copies:
+            return "sw.audit: no copies — the audited step moved no data into new storage"
+        parts = []
+        for phase in ("forward", "backward"):
+            items = [c for c in self.copies if c.phase == phase]
+            if items:
+                size = _format_bytes(sum(c.bytes for c in items))
+                parts.append(f"{phase}: {len(items)} copies, {size}")
+        return f"sw.audit: {len(self.copies)} copies, {_format_bytes(self.total_bytes)} ({'; '.join(parts)})"
+
+    def to_text(self, max_rows: int = 15) -> str:
+        """The summary and the top rows of both tables as plain text."""
+        lines = [self.summary()]
+        for title, rows in (("by line", self.by_line()), ("by module", self.by_module())):
+            if not rows:
+                continue
+            lines.append(f"\n{title}:")
+            table = [(title.split()[1], "phase", "count", "bytes", "ATen ops")]
+            for row in rows[:max_rows]:
+                table.append(
+                    (
+                        row.key,
+                        row.phase,
+                        str(row.count),
+                        _format_bytes(row.bytes),
+                        _ops_text(row.ops),
+                    )
+                )
+            widths = [min(60, max(len(r[c]) for r in table)) for c in range(5)]
+            for row in table:
+                lines.append("  ".join(cell[:w].ljust(w) for cell, w in zip(row, widths)).rstrip())
+            if len(rows) > max_rows:
+                lines.append(f"... {len(rows) - max_rows} more rows")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        from ._audit_html import report_html
+
+        return report_html(self, standalone=False)
+
+    def to_html(self, path: str) -> None:
+        """Write the report as one standalone page (inline SVG, CSS and a small sort script)."""
+        from ._audit_html import report_html
+
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(report_html(self, standalone=True))
+
+
+def audit(
+    model: torch.nn.Module,
+    *example_inputs: Any,
+    backward: bool = True,
+    loss_fn: Callable[[Any], torch.Tensor] | None = None,
+) -> AuditReport:
+    """Run one step of ``model`` (forward, and backward unless ``backward=False``) and report
+    every copy it made.
+
+    Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
+    model returns one, else from every output tensor that requires grad (as the backward of
+    their sum).  Parameters' ``.grad`` are not touched.
+
+    >>> import torch, stridewidget as sw
+    >>> class Flatten(torch.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.permute(0, 2, 3, 1).reshape(len(x), -1)   # permute, then reshape: copies
+    >>> model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), Flatten())
+    >>> report = sw.audit(model, torch.randn(2, 3, 4, 4))
+    >>> [(c.phase, c.module, c.call, c.bytes) for c in report.copies][:1]
+    [('forward', '1', 'Tensor.reshape', 512)]
+    >>> report.total_bytes == sum(c.bytes for c in report.copies)
+    True
+    """
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(
+            f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
+            "object itself (sw.audit(model, x)), not its output"
+        )
+    _check_devices(model, example_inputs)
+    copies = _audited_step(model, example_inputs, backward, loss_fn)
+    return AuditReport(copies, model, example_inputs, backward, loss_fn)
+
+
+# --- suggestions ----------------------------------------------------------------------------------
+
+
+def _suggestions(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+) -> list[Suggestion]:
+    candidates = []
+    if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
+        t.dim() == 4 for value in inputs for t in _tensors(value)
+    ):
+        candidates.append(
+            (
+                "the convolution stack",
+                "keep activations and weights channels-last (NHWC) instead of NCHW",
+                "model = model.to(memory_format=torch.channels_last); "
+                "x = x.contiguous(memory_format=torch.channels_last)",
+                _channels_last,
+            )
+        )
+    for position, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and not value.is_contiguous():
+            candidates.append(
+                (
+                    f"input {position} {tuple(value.shape)} with strides {value.stride()}",
+                    "make the reused non-contiguous input contiguous once, before the model",
+                    f"inputs[{position}] = inputs[{position}].contiguous()",
+                    _contiguous_input(position),
+                )
+            )
+    return [
+        _measure(model, inputs, backward, loss_fn, where, what, fix, apply)
+        for where, what, fix, apply in candidates
+    ]
+
+
+def _channels_last(
+    model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    return model.to(memory_format=torch.channels_last), tuple(
+        value.contiguous(memory_format=torch.channels_last)
+        if isinstance(value, torch.Tensor) and value.dim() == 4
+        else value
+        for value in inputs
+    )
+
+
+class _ContiguousInputs(torch.nn.Module):
+    """The model, with the chosen inputs made contiguous inside the step (so that the fix's own
+    copy is audited and timed with it)."""
+
+    def __init__(self, model: torch.nn.Module, positions: tuple[int, ...]) -> None:
+        super().__init__()
+        self.model = model
+        self.positions = positions
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.model(
+            *(x.contiguous() if i in self.positions else x for i, x in enumerate(inputs))
+        )
+
+
+def _contiguous_input(position: int) -> Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]:
+    def apply(
+        model: torch.nn.Module, inputs: tuple[Any, ...]
+    ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+        return _ContiguousInputs(model, (position,)), inputs
+
+    return apply
+
+
+def _median_seconds(step: Callable[[], Any], min_run_time: float) -> float:
+    from torch.utils import benchmark
+
+    timer = benchmark.Timer(stmt="step()", globals={"step": step})
+    return timer.blocked_autorange(min_run_time=min_run_time).median
+
+
+def _measure(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+    where: str,
+    what: str,
+    fix: str,
+    apply: Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]],
+    min_run_time: float = 0.2,
+) -> Suggestion:
+    # Both variants run on deep copies, so that the user's model is untouched.
+    measured = {}
+    for label, (variant_model, variant_inputs) in _variants(model, inputs, apply).items():
+        copies = _audited_step(variant_model, variant_inputs, backward, loss_fn)
+        seconds = _median_seconds(
+            lambda m=variant_model, x=variant_inputs: _run_step(m, x, backward, loss_fn),
+            min_run_time,
+        )
+        measured[label] = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+    # The outputs are compared in float64 from one state and one seed: in float32 a layout change
+    # reorders sums, and an ill-conditioned gradient (BatchNorm over a few values) turns that
+    # rounding into percent-size differences that would hide or fake a real one.
+    results = {}
+    double_model = copy.deepcopy(model).double()
+    double_inputs = tuple(
+        value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+        for value in inputs
+    )
+    for label, (variant_model, variant_inputs) in _variants(
+        double_model, double_inputs, apply
+    ).items():
+        torch.manual_seed(0)
+        results[label] = _run_step(variant_model, variant_inputs, backward, loss_fn)
+    return Suggestion(where, what, fix, measured, _same(results["before"], results["after"]))
+
+
+def _variants(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    apply: Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]],
+) -> dict[str, tuple[torch.nn.Module, tuple[Any, ...]]]:
+    """Deep copies of the model and inputs, as they are and with the fix applied."""
+    return {
+        "before": (copy.deepcopy(model), copy.deepcopy(inputs)),
+        "after": apply(copy.deepcopy(model), copy.deepcopy(inputs)),
+    }
+
+
+def _scale(tensors: list[torch.Tensor]) -> float:
+    floating = [t for t in tensors if t.numel() and t.is_floating_point()]
+    return max((float(t.detach().abs().max()) for t in floating), default=1.0)
+
+
+def _same(before: tuple[Any, tuple], after: tuple[Any, tuple]) -> bool:
+    """Outputs and gradients of two float64 variants of a step agree up to rounding.
+
+    Tensors are compared relative to a scale: each output its own, gradients the largest
+    gradient's, because a gradient that is zero in exact arithmetic (a bias just before
+    BatchNorm) is rounding noise whose value depends on the summation order.
+    """
+    for part_before, part_after, shared in (
+        (before[0], after[0], False),
+        (before[1], after[1], True),
+    ):
+        flat_before = [t for t in _tensors(part_before)]
+        flat_after = [t for t in _tensors(part_after)]
+        if len(flat_before) != len(flat_after):
+            return False
+        common = _scale(flat_before) if shared else None
+        for a, b in zip(flat_before, flat_after):
+            scale = common if common is not None else _scale([a])
+            try:
+                torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7 * max(scale, 1e-12))
+            except AssertionError:
+                return False
+    return True

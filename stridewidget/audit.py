@@ -1,0 +1,105 @@
+"""``python -m stridewidget.audit MODEL --input EXPR [--input EXPR ...] [--no-backward] [--html out.html]``.
+
+Audits one step of a model from the terminal and prints :func:`stridewidget.audit`'s tables.
+``MODEL`` and each ``--input`` are **your own Python code**, evaluated like ``python -c`` would
+run them: ``torch``, ``np`` and ``sw`` are in scope, and any other top-level name is imported
+on first use (``torchvision.models.resnet18()``).  Only pass expressions you would run yourself.
+
+    python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(64, 4)" \\
+        --input "torch.randn(8, 10, 64).transpose(0, 1)" --html audit.html
+
+``sw.audit`` stays the function: importing this module (``python -m`` does not, doctest
+collection does) would make ``stridewidget.audit`` name the module, so the module is callable and
+calling it runs the function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import types
+from collections.abc import Sequence
+from typing import Any
+
+__all__ = ["main"]
+
+
+class _ImportOnUse(dict):
+    """Evaluation namespace that imports an unknown top-level name as a module, else fails as
+    Python would."""
+
+    def __missing__(self, name: str) -> Any:
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            raise NameError(f"name {name!r} is not defined") from None
+        self[name] = module
+        return module
+
+
+def _evaluate(expression: str, what: str) -> Any:
+    import numpy
+    import torch
+
+    import stridewidget
+
+    namespace = _ImportOnUse(torch=torch, np=numpy, numpy=numpy, sw=stridewidget)
+    try:
+        return eval(expression, {"__builtins__": __builtins__}, namespace)
+    except Exception as error:
+        message = f"stridewidget.audit: could not evaluate {what} {expression!r}: {error}"
+        raise SystemExit(message) from error
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse the command line, audit the model, print the tables (and write the page).
+
+    >>> import contextlib, io
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out):
+    ...     code = main(["torch.nn.Linear(4, 2)", "--input", "torch.randn(3, 4)", "--no-backward"])
+    >>> code, out.getvalue().strip()
+    (0, 'sw.audit: no copies — the audited step moved no data into new storage')
+    """
+    parser = argparse.ArgumentParser(
+        prog="python -m stridewidget.audit",
+        description="Every copy one step of a model makes: by source line and by module.",
+    )
+    parser.add_argument(
+        "model", help='Python expression giving the model, e.g. "torch.nn.GRU(8, 8)"'
+    )
+    parser.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        help='expression giving one example input (repeat for several), e.g. "torch.randn(2, 8)"',
+    )
+    parser.add_argument("--no-backward", action="store_true", help="audit the forward only")
+    parser.add_argument("--html", metavar="PATH", help="also write a standalone HTML report")
+    parser.add_argument("--rows", type=int, default=20, help="rows per table (default 20)")
+    args = parser.parse_args(argv)
+
+    from ._audit import audit
+
+    model = _evaluate(args.model, "the model")
+    inputs = [_evaluate(text, "the input") for text in args.input]
+    report = audit(model, *inputs, backward=not args.no_backward)
+    print(report.to_text(max_rows=args.rows))
+    if args.html:
+        report.to_html(args.html)
+        print(f"wrote {args.html}")
+    return 0
+
+
+class _CallableModule(types.ModuleType):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        from ._audit import audit
+
+        return audit(*args, **kwargs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+else:
+    sys.modules[__name__].__class__ = _CallableModule

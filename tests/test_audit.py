@@ -1,0 +1,320 @@
+"""sw.audit on real models (torchvision ResNet and ViT, a Hugging Face BERT, nn.TransformerEncoderLayer
+fed a transposed batch) and on small modules: invariants checked against storage identity, the
+copy tracker and the models' own module names, never hard-coded counts."""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import sys
+import types
+
+import pytest
+import torch
+
+import stridewidget as sw
+from stridewidget._copies import COPY_OPS
+
+
+def _import_torchvision() -> types.ModuleType:
+    """torchvision's models are pure Python, but PyPI's Linux wheel is built against CUDA torch:
+    with the CPU torch the project installs, its compiled ops do not load and its import fails
+    while registering fake kernels for them.  The tests need no torchvision op, so those two
+    registration modules are skipped."""
+    for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    import torchvision
+
+    return torchvision
+
+
+def _resnet() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    return _import_torchvision().models.resnet18(weights=None), (torch.randn(2, 3, 32, 32),)
+
+
+def _vit() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    model = _import_torchvision().models.VisionTransformer(
+        image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64
+    )
+    return model, (torch.randn(2, 3, 32, 32),)
+
+
+def _bert() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    _import_torchvision()  # transformers imports torchvision when it is installed
+    import transformers
+
+    config = transformers.BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=16,
+    )
+    return transformers.BertModel(config), (torch.randint(0, 50, (2, 12)),)
+
+
+def _transposed_batch_layer() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)  # batch_first=False
+    return layer, (torch.randn(2, 6, 16).transpose(0, 1),)  # (batch, seq) made (seq, batch)
+
+
+REAL_MODELS = {
+    "resnet18": _resnet,
+    "vit": _vit,
+    "bert": _bert,
+    "transformer-layer-transposed": _transposed_batch_layer,
+}
+
+
+def _byte_range(layout: sw.Layout) -> tuple[int, int]:
+    return layout.storage_address, layout.storage_address + layout.storage_nbytes
+
+
+@pytest.fixture(scope="module", params=sorted(REAL_MODELS))
+def audited(request):
+    torch.manual_seed(0)
+    model, inputs = REAL_MODELS[request.param]()
+    return model, inputs, sw.audit(model, *inputs)
+
+
+def test_every_copy_allocated_new_storage(audited):
+    _, _, report = audited
+    for item in report.copies:
+        if item.hidden_in:  # made inside a kernel: no result reaches Python
+            assert item.result == () and item.bytes > 0
+            assert item.hidden_in.removeprefix("aten.") not in COPY_OPS
+            continue
+        assert item.event.kind == "copy" and item.event.allocated
+        sources = [s for s in item.source if s is not None and s.storage_address]
+        for result in (r for r in item.result if r is not None and r.storage_address):
+            start, end = _byte_range(result)
+            for source in sources:
+                other_start, other_end = _byte_range(source)
+                # storage identity by address range: the result shares no byte with an input
+                assert end <= other_start or other_end <= start, item
+
+
+def test_totals_are_sums_of_events(audited):
+    _, _, report = audited
+    assert report.total_bytes == sum(item.bytes for item in report.copies)
+    visible = [item for item in report.copies if not item.hidden_in]
+    assert sum(item.bytes for item in visible) == sum(item.event.bytes_copied for item in visible)
+    for table in (report.by_line(), report.by_module()):
+        assert sum(row.bytes for row in table) == report.total_bytes
+        assert sum(row.count for row in table) == len(report.copies)
+
+
+def test_module_paths_exist(audited):
+    model, _, report = audited
+    names = dict(model.named_modules())
+    assert all(item.module in names for item in report.copies)
+    assert {row.key for row in report.by_module()} <= set(names) - {""} | {"(model)"}
+
+
+def test_audit_leaves_gradients_and_hooks_alone(audited):
+    model, _, _ = audited
+    assert all(p.grad is None for p in model.parameters())
+    assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+
+
+def test_forward_matches_the_copy_tracker():
+    """The audit's forward copies are the tracker's, for the same call."""
+    torch.manual_seed(0)
+    model, inputs = _bert()
+    report = sw.audit(model, *inputs, backward=False)
+    with sw.track_copies() as log:
+        model(*inputs)
+    visible = [c for c in report.copies if not c.hidden_in]
+    assert [c.event.call for c in visible] == [e.call for e in log.copies]
+    assert sum(c.bytes for c in visible) == sum(e.bytes_copied for e in log.copies)
+    assert {c.phase for c in report.copies} <= {"forward"}
+
+
+class _GappedLinear(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return self.linear(x[:, ::2])  # a gapped operand: addmm clones it inside its kernel
+
+
+def test_copies_hidden_inside_an_op_are_counted_and_named():
+    x = torch.randn(5, 16)
+    gapped = x[:, ::2]
+    with sw.track_copies() as log:  # the tracker alone does not see this copy
+        torch.nn.functional.linear(gapped, torch.randn(4, 8), torch.randn(4))
+    assert log.copies == []
+    report = sw.audit(_GappedLinear(), x)
+    hidden = [c for c in report.copies if c.hidden_in]
+    forward = [c for c in hidden if c.phase == "forward"]
+    assert forward and all(c.hidden_in == "aten.addmm" and c.module == "linear" for c in forward)
+    assert sum(c.bytes for c in forward) == gapped.numel() * gapped.element_size()
+    assert "aten.clone in aten.addmm" in repr(report)
+
+
+class _Flip(torch.nn.Module):
+    def forward(self, x):
+        return x.flip(0) * 2
+
+
+def test_backward_copies_point_at_the_forward_line():
+    """flip's gradient is a flip: a backward copy whose line is the forward flip's."""
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4), _Flip())
+    report = sw.audit(model, torch.randn(3, 4))
+    lines, start = inspect.getsourcelines(_Flip.forward)
+    flip_line = start + next(i for i, text in enumerate(lines) if ".flip(" in text)
+    backward = [c for c in report.copies if c.phase == "backward" and "aten.flip" in c.ops]
+    forward = [c for c in report.copies if c.phase == "forward" and "aten.flip" in c.ops]
+    assert backward and forward
+    for item in backward + forward:
+        assert item.where.endswith(f"test_audit.py:{flip_line}")
+        assert item.module == "1"
+    assert all("FlipBackward" in c.call for c in backward)
+
+
+def test_suggestions_are_measured_and_outputs_match():
+    torch.manual_seed(0)
+    model, inputs = _transposed_batch_layer()
+    report = sw.audit(model, *inputs)
+    suggestions = report.suggestions
+    assert suggestions, "a non-contiguous input is a candidate fix"
+    for suggestion in suggestions:
+        assert suggestion.outputs_match
+        before = suggestion.measured["before"]
+        assert (before.copies, before.bytes) == (len(report.copies), report.total_bytes)
+        assert suggestion.measured["after"].seconds > 0
+        assert suggestion.fix and suggestion.where and suggestion.what
+
+
+def test_channels_last_suggestion_on_a_convolution_stack():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3), torch.nn.BatchNorm2d(8), torch.nn.ReLU(), torch.nn.Conv2d(8, 4, 1)
+    )
+    strides = {name: t.stride() for name, t in model.state_dict().items()}
+    report = sw.audit(model, torch.randn(2, 3, 12, 12))
+    (suggestion,) = [s for s in report.suggestions if "channels_last" in s.fix]
+    assert suggestion.outputs_match
+    # measured on copies: the user's model keeps its layout
+    assert {name: t.stride() for name, t in model.state_dict().items()} == strides
+
+
+def test_no_copies_says_so():
+    report = sw.audit(torch.nn.Linear(4, 3), torch.randn(2, 4))
+    assert report.copies == [] and report.total_bytes == 0
+    assert "no copies" in repr(report) and "no copies" in report._repr_html_()
+    assert report.by_line() == [] and report.by_module() == []
+
+
+def test_model_that_raises():
+    class Broken(torch.nn.Module):
+        def forward(self, x):
+            raise ValueError("shapes do not fit")
+
+    model = Broken()
+    with pytest.raises(RuntimeError, match="raised ValueError: shapes do not fit") as caught:
+        sw.audit(model, torch.randn(2))
+    assert isinstance(caught.value.__cause__, ValueError)
+    assert not model._forward_hooks and not model._forward_pre_hooks
+    with sw.track_copies() as log:  # no mode was left behind
+        torch.ones(2).flip(0)
+    assert len(log.copies) == 1
+
+
+def test_inputs_on_the_wrong_device():
+    with pytest.raises(sw.LayoutError, match=r"input 0 is on meta .* parameters are on cpu"):
+        sw.audit(torch.nn.Linear(4, 3), torch.randn(2, 4, device="meta"))
+
+
+def test_not_a_model():
+    with pytest.raises(TypeError, match=r"expected a torch\.nn\.Module"):
+        sw.audit(torch.randn(3), torch.randn(3))
+
+
+def test_non_tensor_outputs():
+    class Counts(torch.nn.Module):
+        def forward(self, x):
+            return {"count": int(x.numel()), "name": "x"}
+
+    with pytest.raises(TypeError, match="loss_fn="):
+        sw.audit(Counts(), torch.randn(3))
+    assert sw.audit(Counts(), torch.randn(3), backward=False).copies == []
+
+    class Pair(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.linear(x)
+            return {"loss": (y.t().reshape(-1) ** 2).sum(), "hidden": y}
+
+    # a "loss" entry is picked; loss_fn picks anything else
+    assert sw.audit(Pair(), torch.randn(2, 3)).copies
+    report = sw.audit(Pair(), torch.randn(2, 3), loss_fn=lambda out: out["hidden"].sum())
+    assert report.copies
+
+
+def test_html_is_standalone_and_escaped(tmp_path):
+    model = torch.nn.Sequential()
+    model.add_module("<img src=x onerror=alert(1)>", _Flip())
+    report = sw.audit(model, torch.randn(3, 2), backward=False)
+    path = tmp_path / "audit.html"
+    report.to_html(str(path))
+    page = path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page
+    assert "<img src=x" not in page and "&lt;img src=x" in page
+    assert "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page
+    assert "innerHTML" not in page and "eval(" not in page  # the sort script only moves rows
+
+
+def test_command_line(tmp_path):
+    out = tmp_path / "audit.html"
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stridewidget.audit",
+            "torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)",
+            "--input",
+            "torch.randn(2, 6, 16).transpose(0, 1)",
+            "--html",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "by line:" in run.stdout and "by module:" in run.stdout and "self_attn" in run.stdout
+    assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_importing_the_command_line_keeps_sw_audit_callable():
+    import stridewidget.audit  # noqa: F401
+
+    assert callable(sw.audit)
+    assert sw.audit(torch.nn.Linear(2, 2), torch.randn(1, 2)).copies == []
+
+
+def test_a_fix_that_changes_results_is_caught():
+    """The outputs check is real: a 'fix' that changes the values is reported as not matching."""
+    from stridewidget._audit import _measure
+
+    def scale_inputs(model, inputs):
+        return model, tuple(x * 2 for x in inputs)
+
+    suggestion = _measure(
+        torch.nn.Linear(3, 2),
+        (torch.randn(4, 3),),
+        True,
+        None,
+        "inputs",
+        "scale",
+        "x * 2",
+        scale_inputs,
+        min_run_time=0.01,
+    )
+    assert not suggestion.outputs_match and not suggestion.helps

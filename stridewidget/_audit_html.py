@@ -66,7 +66,7 @@ def _cell(text: str, sort: int | None = None) -> str:
 
 
 def _pictures(item: AuditCopy) -> str:
-    from ._svg import render_svg
+    from .render import render_svg
 
     drawn = {}
     if item.source and item.source[0] is not None:

@@ -3,7 +3,7 @@
 #   demo: Python venv with the package and JupyterLab (enough to run the tutorials)
 #   test: also the test tools, Node packages and (as root, when missing) Debian's chromium
 #   min:  a second venv, .venv-min/, with every dependency at the minimum version pyproject.toml
-#         declares (each `>=` floor pinned with `==`), plus pytest and hypothesis
+#         declares (each `>=` floor pinned with `==`), plus pytest, hypothesis and jsonschema
 set -euo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-demo}
@@ -24,7 +24,7 @@ with open("pyproject.toml", "rb") as pyproject:
 PYTHON
   echo "== installing stridewidget at its declared minimum versions: $(paste -sd' ' .venv-min/floors.txt)"
   .venv-min/bin/python -m pip --disable-pip-version-check -q install \
-    -c .venv-min/floors.txt -e . pytest hypothesis
+    -c .venv-min/floors.txt -e . pytest hypothesis jsonschema
   exit 0
 fi
 

@@ -91,8 +91,11 @@ _INT64_SAFE = 2**62
 
 try:  # NumPy's own bounded-Diophantine solver; private, so optional (see step 4 above)
     from numpy._core._multiarray_tests import solve_diophantine as _numpy_solver
-except ImportError:  # pragma: no cover - depends on the NumPy build
-    _numpy_solver = None
+except ImportError:  # pragma: no cover - NumPy 1.x keeps it in numpy.core
+    try:
+        from numpy.core._multiarray_tests import solve_diophantine as _numpy_solver
+    except ImportError:  # depends on the NumPy build
+        _numpy_solver = None
 
 
 class Undecided(Exception):

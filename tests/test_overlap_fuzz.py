@@ -14,7 +14,6 @@ import itertools
 
 import numpy as np
 import pytest
-from numpy._core._multiarray_tests import solve_diophantine
 from numpy.lib.stride_tricks import as_strided
 
 import stridewidget as sw
@@ -22,6 +21,8 @@ from stridewidget import _overlap
 from stridewidget._overlap import bounded_knapsack, internal_overlap_witness
 
 INT64_MAX = np.iinfo(np.int64).max
+# NumPy's own solver, wherever this NumPy keeps it (numpy._core in 2.x, numpy.core in 1.x)
+solve_diophantine = _overlap._numpy_solver
 
 
 @pytest.fixture(params=["with NumPy's solver", "own search only"])

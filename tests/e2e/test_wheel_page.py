@@ -59,7 +59,7 @@ def test_wheel_carries_the_front_end_licence_and_metadata(wheel):
     for needed in ("ipython", "executing", "anywidget", "matplotlib"):
         assert needed in requires
     assert "Typing :: Typed" in metadata.get_all("Classifier")
-    assert metadata.get_all("Project-URL")
+    assert metadata.get_all("Project-URL") is None  # no public repository to point at yet
 
 
 def test_page_from_the_installed_wheel_works_offline(wheel, page, tmp_path):

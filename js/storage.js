@@ -13,6 +13,9 @@ export { STORAGE_GEOMETRY };
 /** What the cells show: "values", "index" (storage index / address) or "both". */
 export const CELL_MODES = ["both", "values", "index"];
 
+/** Strips up to this tall (px) stay in view while the page scrolls past their cards. */
+export const STICKY_MAX_HEIGHT = 320;
+
 /** Above this many shown storage cells, strips carry no mark letters (colour + pattern only). */
 export const MAX_LABELLED_CELLS = 240;
 
@@ -264,6 +267,9 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   svg.appendChild(arrows);
   const arrowLegend = htmlEl("div", "sw-arrow-legend");
   node.append(arrowLegend, svg);
+  // a short strip stays in view (sticky) while the reader hovers cards further down; a tall one
+  // would hide them, so it scrolls
+  if (layout.height <= STICKY_MAX_HEIGHT) node.classList.add("sw-sticky");
   if (plan.mode !== "index" && !plan.valuesFit && texts !== null) node.appendChild(colourScaleNote(storage));
   return { node, cells, positions: layout.positions, layout, arrows, arrowLegend, plan };
 }

@@ -46,6 +46,11 @@ describe("rendering", () => {
     expect(counts).toEqual(["A×3", "A×3", "A×3", "A×3"]);
   });
 
+  it("keeps a short storage strip in view (sticky) and lets a tall one scroll", () => {
+    expect(mount(aliases).el.querySelector(".sw-storage").classList.contains("sw-sticky")).toBe(true);
+    expect(mount(meta).el.querySelector(".sw-storage").classList.contains("sw-sticky")).toBe(false);
+  });
+
   it("shows each storage cell's index under it, in storage order", () => {
     const { el } = mount(aliases);
     const indices = [...el.querySelectorAll(".sw-storage .sw-cell-index")].map((n) => n.textContent);
@@ -105,6 +110,8 @@ describe("rendering", () => {
   it("names only the flags that matter for the ndim", () => {
     const { el } = mount(aliases);
     expect(el.querySelector(".sw-facts details").textContent).not.toContain("channels-last");
+    const fiveD = mount(five).el.querySelector(".sw-flags").textContent;
+    expect(fiveD).toContain("channels-last-3d");
     expect(el.querySelector(".sw-summary").title).toContain("shape:strides +offset");
   });
 

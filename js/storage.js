@@ -33,7 +33,9 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
     cellW,
     valuesFit: hasValues && valueChars * g.charW + 6 <= cellW,
     indexFits: indexChars * g.smallCharW + 4 <= cellW,
-    indexUnder: effective === "both",
+    // a big window's cells are read by row label + column offset: thousands of index texts would
+    // make the first render several times slower (SVG text layout dominates it)
+    indexUnder: effective === "both" && storage.cells.index.length <= MAX_LABELLED_CELLS,
   };
 }
 
@@ -131,10 +133,11 @@ function colourScaleNote(storage) {
   return note;
 }
 
-/** The caption saying what the numbers in the cells are. */
-export function cellsCaption(mode) {
-  if (mode === "index") return "cells show storage indices";
-  if (mode === "values") return "cells show values";
+/** The caption saying what the numbers in the cells are (`plan`: storageCellPlan's). */
+export function cellsCaption(plan) {
+  if (plan.mode === "index") return "cells show storage indices";
+  if (plan.mode === "values") return "cells show values";
+  if (!plan.indexUnder) return "cells show values; storage index = row label + column offset";
   return "cells show values; small numbers are storage indices";
 }
 

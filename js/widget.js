@@ -146,7 +146,7 @@ function render({ model, el }) {
         legend.appendChild(chip);
       }
       // one line: who lives here, the arrows' legend, what the numbers are
-      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan.mode)));
+      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan)));
       drawn.node.insertBefore(legend, drawn.node.children[1]);
       views.storages.set(storage.id, drawn);
       views.storageCells.set(storage.id, drawn.cells);

@@ -112,8 +112,8 @@ def standalone_html(
     """
     from ipywidgets.embed import dependency_state, embed_data
 
-    from ._svg import render_html, render_text
     from ._widget import StrideWidget
+    from .render import render_html, render_text
 
     widget = StrideWidget(wrap=wrap, **tensors)
     # drop_defaults=False: anywidget's `_esm`/`_css` are trait defaults and would be left out.
@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     import stridewidget as sw
 
-    from ._svg import render_text
+    from .render import render_text
 
     tensors = evaluate(args.expr)
     try:

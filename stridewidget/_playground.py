@@ -228,7 +228,7 @@ class Playground(StaticFallbackWidget):
             return text
         try:
             from ._scene import build_scene
-            from ._svg import render_html
+            from .render import render_html
         except ImportError:  # the SVG renderer is optional for the playground
             return text
         return text + render_html(build_scene({"x": self._storage, "view": view}))

@@ -326,7 +326,7 @@ class StrideWidget(StaticFallbackWidget):
 
     def _static_html(self) -> str:
         try:
-            from ._svg import render_html
+            from .render import render_html
         except ImportError:
             return f"<pre>{html.escape(self.summary())}</pre>"
         scene = self.scene

@@ -11,7 +11,8 @@ import torch
 
 import stridewidget as sw
 from stridewidget._scene import build_scene
-from stridewidget._svg import PATTERNS, TENSOR_COLOURS, scene_of
+from stridewidget.render.picture import scene_of
+from stridewidget.render.style import STYLE
 
 SVG = "{http://www.w3.org/2000/svg}"
 EVIL = '<img src=x onerror=alert(1)>"&'
@@ -23,6 +24,35 @@ def parse(svg: str) -> ET.Element:
 
 def groups(root: ET.Element, cls: str) -> list[ET.Element]:
     return [g for g in root.iter(f"{SVG}g") if cls in g.get("class", "").split()]
+
+
+def texts_in(element: ET.Element) -> list[str]:
+    return [e.text for e in element.iter(f"{SVG}text") if e.text]
+
+
+def marks_in(element: ET.Element) -> set[str]:
+    """The readers' letters on a storage cell's strip: A, B×2, C?"""
+    return {t for t in texts_in(element) if re.fullmatch(r"[A-Z]\d*(×\d+|\?)?", t)}
+
+
+def arrow_labels(root: ET.Element) -> set[str]:
+    return {t for g in groups(root, "sws-arrow-label") for t in texts_in(g)}
+
+
+def expected_labels(strides, shape, signs="+") -> set[str]:
+    """Oracle: one label per distinct stride over the dims of size > 1 (equal strides merged)."""
+    dims: dict[int, list[int]] = {}
+    for d, (n, stride) in enumerate(zip(shape, strides)):
+        if n > 1:
+            dims.setdefault(stride, []).append(d)
+    return {
+        ",".join(f"d{d}" for d in ds) + (" ×0" if s == 0 else f" +{s}" if s > 0 else f" −{-s}")
+        for s, ds in dims.items()
+    }
+
+
+def first_rect_x(g: ET.Element) -> float:
+    return float(g.find(f"{SVG}rect").get("x"))
 
 
 def storage_address(t: torch.Tensor, index: tuple[int, ...]) -> int:
@@ -79,30 +109,44 @@ def test_storage_cells_untouched_and_repeat_counts_match_brute_force(case):
         cell = int(g.get("data-cell"))
         untouched = "sws-untouched" in g.get("class")
         assert untouched == (cell not in counts), cell
-        texts = [e.text for e in g.iter(f"{SVG}text")]
-        if counts.get(cell, 0) > 1:
-            assert f"×{counts[cell]}" in texts
-        else:
-            assert not any(s and s.startswith("×") for s in texts)
+        marks = marks_in(g)
+        assert marks == (
+            set()
+            if cell not in counts
+            else {"A" + (f"×{counts[cell]}" if counts[cell] > 1 else "")}
+        )
 
 
-def test_arrow_labels_are_torch_strides_and_stride_zero_is_a_loop():
-    t = torch.arange(3.0).expand(4, 3)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.arange(3.0).expand(4, 3),
+        lambda: torch.arange(10.0).unfold(0, 4, 1),  # two dims of stride 1: one merged arrow
+        lambda: torch.arange(11.0).unfold(0, 4, 2),
+        lambda: torch.arange(24.0).reshape(2, 3, 4).permute(2, 0, 1),
+    ],
+)
+def test_arrow_labels_are_torch_strides_merged_when_equal(make):
+    t = make()
     root = parse(sw.render_svg(e=t))
-    labels = {e.text for e in root.iter(f"{SVG}text") if e.text and e.text.startswith("dim ")}
-    assert labels == {f"dim {d}: +{t.stride(d)}" for d in range(t.ndim)}
+    assert arrow_labels(root) == expected_labels(t.stride(), t.shape)
+    assert len(groups(root, "sws-arrow")) == len(expected_labels(t.stride(), t.shape))
+
+
+def test_stride_zero_is_a_loop_on_one_cell():
+    root = parse(sw.render_svg(e=torch.arange(3.0).expand(4, 3)))
     loop = next(g for g in groups(root, "sws-arrow") if g.get("data-dim") == "0")
-    path = loop.find(f"{SVG}path").get("d")
-    numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", path)]
-    # a loop starts and ends on the same cell's top edge
-    assert numbers[1] == numbers[-1]
+    numbers = [float(v) for v in re.findall(r"-?\d+(?:\.\d+)?", loop.find(f"{SVG}path").get("d"))]
+    assert numbers[1] == numbers[-1]  # it starts and ends on the cell's top edge ...
+    assert abs(numbers[0] - numbers[-2]) < STYLE["geometry"]["cell_w"]  # ... of one cell
 
 
 def test_negative_strides_from_numpy_are_labelled_with_a_minus():
     a = np.arange(12.0).reshape(3, 4)[::-1, ::-2]
     root = parse(sw.render_svg(a=a))
-    labels = {e.text for e in root.iter(f"{SVG}text") if e.text and e.text.startswith("dim ")}
-    assert labels == {f"dim {d}: −{abs(s) // a.itemsize}" for d, s in enumerate(a.strides)}
+    strides = [s // a.itemsize for s in a.strides]
+    assert arrow_labels(root) == expected_labels(strides, a.shape)
+    assert all("−" in label for label in arrow_labels(root))
 
 
 def test_names_and_values_are_escaped_in_svg_html_and_text():
@@ -126,11 +170,9 @@ def test_several_tensors_over_one_storage_differ_by_pattern_and_mark_not_only_hu
     patterns = {p.get("id"): p for p in root.iter(f"{SVG}pattern")}
     assert len(patterns) == 4
     # each tensor: its own texture (not only its own colour) and its own letter mark
-    kinds = {PATTERNS[i % len(PATTERNS)] for i in range(4)}
-    assert len(kinds) == 4 and len({TENSOR_COLOURS[i] for i in range(4)}) == 4
-    strip_marks = {
-        e.text for e in root.iter(f"{SVG}text") if "sws-strip-label" in e.get("class", "")
-    }
+    assert len({STYLE["patterns"][i] for i in range(4)}) == 4
+    assert len({STYLE["tensor_colours"][i] for i in range(4)}) == 4
+    strip_marks = set().union(*(marks_in(g) for g in groups(root, "sws-scell")))
     assert {"A", "B", "C", "D"} <= strip_marks
     # a, b, c share one storage grid; the clone gets its own
     titles = [e.text for e in root.iter(f"{SVG}text") if (e.text or "").startswith("storage s")]
@@ -142,8 +184,7 @@ def test_cells_read_by_two_tensors_carry_both_marks():
     root = parse(sw.render_svg(a=x, b=x[::2]))
     for g in groups(root, "sws-scell"):
         cell = int(g.get("data-cell"))
-        marks = {e.text for e in g.iter(f"{SVG}text") if "sws-strip-label" in e.get("class", "")}
-        assert marks == ({"A", "B"} if cell % 2 == 0 else {"A"})
+        assert marks_in(g) == ({"A", "B"} if cell % 2 == 0 else {"A"})
 
 
 def test_payload_is_bounded_for_a_billion_elements():
@@ -182,12 +223,21 @@ def test_text_layout_line_grid_and_markers():
     grid = lines[lines.index(f"logical x {tuple(x.shape)}:") + 1 :]
     values = [[float(v) for v in row.strip()[1:-1].split()] for row in grid]
     assert values == x.tolist()
-    # the storage strip marks exactly the cells the view reads; "·" = untouched
-    touched = brute_touch(x)
-    marker_rows = [line for line in lines if re.fullmatch(r"\s+\|[\sA·]+", line)]
-    marks = "".join(row.split("|", 1)[1] for row in marker_rows).split()
+
+    # storage is one line: every index in order, each cell's value and its reader mark
+    def row(name: str) -> list[str]:
+        return [
+            v
+            for line in lines
+            if line.startswith(f"  {name:<5} |")
+            for v in line.split("|", 1)[1].split()
+        ]
+
     shown = x.untyped_storage().nbytes() // x.element_size()
-    assert marks == ["A" if c in touched else "·" for c in range(shown)]
+    assert row("index") == [str(c) for c in range(shown)]
+    assert row("value") == [f"{float(c):.0f}." for c in range(shown)]
+    touched = brute_touch(x)
+    assert row("read") == ["A" if c in touched else "·" for c in range(shown)]
 
 
 def test_text_meta_tensor_shows_addresses_not_values():
@@ -212,10 +262,8 @@ def test_wrap_sets_the_storage_row_width_for_tensors_scenes_and_widgets():
     x = torch.arange(12.0).reshape(3, 4)
 
     def row_starts(svg: str) -> set[int]:
-        root = parse(svg)
         cells = [
-            (float(g.get("transform").split("(")[1].split(",")[0]), int(g.get("data-cell")))
-            for g in groups(root, "sws-scell")
+            (first_rect_x(g), int(g.get("data-cell"))) for g in groups(parse(svg), "sws-scell")
         ]
         left = min(x for x, _ in cells)
         return {cell for x, cell in cells if x == left}
@@ -239,19 +287,23 @@ def test_styling_survives_sanitizers_that_drop_style_elements():
     rects = list(root.iter(f"{SVG}rect"))
     assert rects and all(r.get("fill") for r in rects)
     untouched = [g for g in groups(root, "sws-scell") if "sws-untouched" in g.get("class")]
-    assert untouched and all(g.find(f"{SVG}rect").get("fill") == "#e4e4e4" for g in untouched)
+    fill = STYLE["themes"]["light"]["untouched_bg"]
+    assert untouched and all(g.find(f"{SVG}rect").get("fill") == fill for g in untouched)
 
 
 def test_values_too_wide_for_cells_get_a_colour_scale_and_a_legend():
-    r = torch.tensor([[0.123456, -7.654321], [3.141593, 100.5]])
-    root = parse(sw.render_svg(r=r))
+    torch.manual_seed(0)
+    z = torch.randn(2, 2, dtype=torch.complex128)  # texts like "-0.205+0.7652j"
+    root = parse(sw.render_svg(z=z))
     fills = {g.find(f"{SVG}rect").get("fill") for g in groups(root, "sws-scell")}
     assert len(fills) == 4  # four different values, four colours
+    assert fills <= set(STYLE["viridis"]["stops"]) | {f for f in fills if f.startswith("#")}
     legend = [e.text for e in root.iter(f"{SVG}text") if "colour = value" in (e.text or "")]
-    assert legend and "-7.654" in legend[0] and "100.5" in legend[0]
+    assert legend
     # the exact value is still there, in the tooltip
     titles = [g.find(f"{SVG}title").text for g in groups(root, "sws-lcell")]
-    assert any(t.endswith("= 3.142") for t in titles)
+    scene = build_scene({"z": z})
+    assert all(title.split(" = ")[1] in scene["storages"][0]["cells"]["text"] for title in titles)
 
 
 def test_arrow_labels_fit_inside_the_picture():
@@ -259,8 +311,105 @@ def test_arrow_labels_fit_inside_the_picture():
     for named in ({"x": x[:, 2:]}, {"a": x, "b": x.t(), "c": x[:, ::2]}):
         root = parse(sw.render_svg(**named))
         width = float(root.get("width"))
-        for g in groups(root, "sws-arrow"):
+        for g in groups(root, "sws-arrow-label"):
             box = g.find(f"{SVG}rect")
             assert (
                 float(box.get("x")) >= 0 and float(box.get("x")) + float(box.get("width")) <= width
             )
+
+
+def test_storage_is_one_line_with_each_cells_index_under_it():
+    x = torch.arange(24.0).reshape(4, 6)
+    root = parse(sw.render_svg(x=x, xt=x.t()))
+    cells = groups(root, "sws-scell")
+    assert [int(g.get("data-cell")) for g in cells] == list(range(24))
+    tops = {float(g.find(f"{SVG}rect").get("y")) for g in cells}
+    assert len(tops) == 1  # one row
+    xs = [first_rect_x(g) for g in cells]
+    assert xs == sorted(xs)  # in storage order, left to right
+    for g in cells:  # the index under the cell is the cell's own storage index
+        assert g.get("data-cell") in texts_in(g)
+
+
+def test_a_long_storage_wraps_at_its_natural_row_with_column_offsets_and_row_labels():
+    x = torch.arange(120.0).reshape(2, 3, 4, 5)
+    scene = build_scene({"nchw": x})
+    wrap = scene["storages"][0]["wrap"]
+    root = parse(sw.render_svg(scene))
+    cells = {int(g.get("data-cell")): g for g in groups(root, "sws-scell")}
+    by_row: dict[float, list[int]] = {}
+    for cell, g in cells.items():
+        by_row.setdefault(float(g.find(f"{SVG}rect").get("y")), []).append(cell)
+    starts = sorted(min(row) for row in by_row.values())
+    assert starts == list(range(0, 120, wrap))  # rows of the storage's own width
+    texts = texts_in(root)
+    assert all(f"+{k}" in texts for k in range(wrap))  # the column-offset header
+    assert all(f"{start:,}" in texts for start in starts)  # full row labels
+
+
+def test_huge_storage_labels_keep_every_digit():
+    huge = torch.empty(10**6, 10**6, device="meta")
+    root = parse(sw.render_svg(tail=huge[-2:, -3:]))
+    texts = texts_in(root)
+    last = 10**12 - 1
+    assert f"{last:,}" in texts  # the last storage cell's index, grouped, uncut
+    assert any(t.startswith("⋯ ") and t.endswith(" cells") for t in texts)  # explicit elision
+
+
+def test_a_4d_tensor_is_a_grid_of_panels_rows_n_columns_c():
+    x = torch.arange(120.0).reshape(2, 3, 4, 5)
+    root = parse(sw.render_svg(x=x))
+    corner: dict[tuple[int, int], tuple[float, float]] = {}
+    for g in groups(root, "sws-lcell"):
+        n, c, h, w = map(int, g.get("data-index").split(","))
+        assert int(g.get("data-addr")) == storage_address(x, (n, c, h, w))
+        if h == w == 0:
+            rect = g.find(f"{SVG}rect")
+            corner[(n, c)] = (float(rect.get("x")), float(rect.get("y")))
+    assert len(corner) == 6
+    for n in range(2):  # a panel row per n, a panel column per c
+        assert len({corner[(n, c)][1] for c in range(3)}) == 1
+    for c in range(3):
+        assert len({corner[(n, c)][0] for n in range(2)}) == 1
+    assert corner[(0, 0)][0] < corner[(0, 1)][0] < corner[(0, 2)][0]
+    assert corner[(0, 0)][1] < corner[(1, 0)][1]
+
+
+def test_facts_line_shows_only_the_flags_that_matter_for_the_ndim():
+    root = parse(sw.render_svg(a=torch.arange(6.0).reshape(2, 3)))
+    facts = [t for g in groups(root, "sws-facts") for t in texts_in(g)]
+    assert facts == ["shape (2, 3) · strides (3, 1) · offset 0 · float32 · contiguous"]
+    x = torch.zeros(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    facts = [t for g in groups(parse(sw.render_svg(x=x)), "sws-facts") for t in texts_in(g)]
+    assert facts[0].endswith("· channels-last") and "contiguous" not in facts[0]
+    title = groups(parse(sw.render_svg(x=x)), "sws-facts")[0].find(f"{SVG}title").text
+    assert sw.inspect(x).to_dict()["text"] in title and "offset" in title  # notation explained
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_themes_draw_with_their_own_colours(theme):
+    colours = STYLE["themes"][theme]
+    root = parse(sw.render_svg(x=torch.arange(4.0), theme=theme))
+    assert root.find(f"{SVG}rect").get("fill") == colours["background"]
+    fills = {e.get("fill") for e in root.iter(f"{SVG}text")}
+    assert colours["text"] in fills and fills <= {
+        colours[key] for key in ("text", "text_muted", "untouched_text", "strip_text")
+    }
+    with pytest.raises(ValueError, match="theme"):
+        sw.render_svg(x=torch.arange(4.0), theme="sepia")
+    assert colours["background"] in sw.render_html(x=torch.arange(4.0), theme=theme)
+
+
+def test_every_reader_and_its_count_is_written_on_the_cells_strip():
+    x = torch.arange(24).view(4, 6)
+    views = {"x": x, "b": x[:, 0:1].expand(4, 6), "w": x.view(-1).unfold(0, 3, 1)}
+    root = parse(sw.render_svg(**views))
+    counts = {name: brute_touch(t) for name, t in views.items()}
+    for g in groups(root, "sws-scell"):
+        cell = int(g.get("data-cell"))
+        expected = set()
+        for mark, name in zip("ABC", views):
+            n = counts[name].get(cell, 0)
+            if n:
+                expected.add(mark + (f"×{n}" if n > 1 else ""))
+        assert marks_in(g) == expected, cell

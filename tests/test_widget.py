@@ -137,15 +137,15 @@ def test_mimebundle_has_widget_view_text_and_static_html():
     html = data["text/html"]
     assert "<img" not in html  # the name is escaped in the static fallback
     assert "&lt;img" in html
-    if importlib.util.find_spec("stridewidget._svg") is not None:
+    if importlib.util.find_spec("stridewidget.render") is not None:
         assert "<svg" in html
 
 
 def test_static_html_follows_the_wrap_trait(monkeypatch):
-    import stridewidget._svg as svg
+    import stridewidget.render as render
 
     seen = []
-    monkeypatch.setattr(svg, "render_html", lambda scene: seen.append(scene) or "<svg></svg>")
+    monkeypatch.setattr(render, "render_html", lambda scene: seen.append(scene) or "<svg></svg>")
     w = sw.show(torch.zeros(3, 4))
     w._repr_mimebundle_()
     w.wrap = 6
@@ -160,8 +160,8 @@ def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(mo
     real_import = builtins.__import__
 
     def no_svg(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 1 and name == "_svg":
-            raise ImportError("simulated: _svg not importable")
+        if level == 1 and name == "render":
+            raise ImportError("simulated: render not importable")
         return real_import(name, globals, locals, fromlist, level)
 
     w = sw.show(**{"a<b>": torch.zeros(2)})

@@ -122,7 +122,7 @@ _GEOMETRY = {
     "font_size": 11,
     "font_size_small": 9,
     "font_size_title": 13,
-    "char_em": 0.62,
+    "char_em": 0.64,  # DejaVu Sans Mono advances 0.6 em; Agg hinting rounds 11 px text up to 7 px
     "line_h": 18,
     "pad": 10,
     "cell_w": 46,
@@ -133,7 +133,7 @@ _GEOMETRY = {
     "row_gap": 4,
     "gap_h": 24,
     "logical_w": 46,
-    "logical_h": 32,  # value over its address (@6)
+    "logical_h": 28,  # value over its address (@6)
     "ellipsis_w": 20,
     "ellipsis_h": 16,
     "arrow_lane": 15,  # vertical room per arc lane above the strip

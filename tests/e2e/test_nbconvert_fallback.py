@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from stridewidget import __main__ as cli
 
 from .conftest import require_or_skip, screenshot
+from .visual_lint import counts, lint
 
 EVIL = '<img src=x onerror="window.__pwned = 1">'
 CELLS = [
@@ -61,6 +62,10 @@ def test_nbconvert_without_widget_state_shows_the_svg_fallback(page, tmp_path):
     expect(fallbacks.nth(1)).to_contain_text(EVIL)
     assert page.locator(".stridewidget-fallback img").count() == 0
     assert page.evaluate("window.__pwned") is None
+    # legible inside nbconvert's own page and styles: no text on another, none cut, none faint
+    for k in range(3):
+        found = counts(lint(page, f".stridewidget-fallback >> nth={k}"))
+        assert (found["overlaps"], found["clipped"], found["low_contrast"]) == (0, 0, 0), found
     fallbacks.nth(0).locator('.sws-lcell[data-r="1"][data-c="2"]').hover()
     screenshot(page, "nbconvert_svg_fallback", full_page=True)
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from .visual_lint import counts, lint
+import pytest
+
+from .visual_lint import counts, lint, summary_line
 
 # Every planted problem is named by its text; everything else on the page is fine.
 PLANTED = """
@@ -67,3 +69,46 @@ def test_corpus_has_the_issue_layouts_and_every_playground_preset():
         assert tensors and all(isinstance(name, str) for name in tensors), case.name
     assert max(len(tensors_of(c)) for c in CASES) == 6  # the six-views case
     assert max(len(n) for c in CASES for n in tensors_of(c)) == 60  # the long name
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_static_fallback_over_the_corpus_has_no_text_problems_and_fits(browser, theme):
+    """Issue 10's check on the static fallback (``sw.render_html``, what nbconvert and GitHub
+    show), every corpus layout at 1,280 px wide: 0 overlapping texts, 0 clipped texts, 0 texts
+    under 4.5:1, heights within the issue's limits.  Prints the table; saves every screenshot."""
+    import stridewidget as sw
+
+    from .conftest import SCREENSHOTS
+    from .lint_corpus import CASES, tensors_of
+
+    colours = sw.render.style.STYLE["themes"][theme]
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    lines, failures = [], []
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    for case in CASES:
+        fallback = sw.render_html(**tensors_of(case), wrap=case.wrap, theme=theme)
+        page.set_content(
+            f'<body style="margin:0;background:{colours["background"]}">{fallback}</body>'
+        )
+        result = lint(page, ".stridewidget-fallback")
+        page.locator(".stridewidget-fallback").screenshot(
+            path=str(SCREENSHOTS / f"static-{theme}-{case.name}.png")
+        )
+        lines.append(summary_line(case.name, result))
+        c = counts(result)
+        if c["overlaps"] or c["clipped"] or c["low_contrast"] or c["height"] > case.max_height:
+            failures.append(
+                (
+                    case.name,
+                    c,
+                    result["overlaps"][:3],
+                    result["clipped"][:3],
+                    result["low_contrast"][:3],
+                )
+            )
+    context.close()
+    table = "\n".join([f"static fallback, {theme} theme, 1,280 px wide:", *lines])
+    print(table)
+    (SCREENSHOTS / f"static-{theme}-lint.txt").write_text(table + "\n")
+    assert failures == []

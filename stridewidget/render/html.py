@@ -1,0 +1,73 @@
+"""Static HTML: the SVG picture plus each tensor's facts — no JavaScript, no kernel.
+
+This is the ``text/html`` fallback in the widget's mime bundle (nbviewer, GitHub, nbconvert without
+widget state).  Each tensor gets one summary line (the flags that matter for its ndim) in a
+``<details>`` whose body holds the rest of the facts and ``explain()``.  Every string is escaped.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from .picture import NOTATION, group_digits, layout_summary, scene_of
+from .style import STYLE
+from .svg import render_svg
+
+__all__ = ["render_html"]
+
+
+def _facts(tensor: dict[str, Any]) -> str:
+    layout = tensor["layout"]
+    rows = [
+        ("notation", layout["text"]),
+        ("strides", f"{tuple(layout['strides'])} elements = {tuple(layout['byte_strides'])} bytes"),
+        ("dtype / device", f"{layout['dtype']} / {layout['device']}"),
+        (
+            "storage",
+            f"{group_digits(layout['storage_size'])} elements ({group_digits(layout['storage_nbytes'])} B)",
+        ),
+        (
+            "touched",
+            f"{group_digits(layout['touched'])} of {group_digits(layout['storage_size'])} storage elements",
+        ),
+    ]
+    table = "".join(
+        f'<tr><th style="text-align:left;padding-right:8px">{html.escape(key)}</th>'
+        f"<td>{html.escape(value)}</td></tr>"
+        for key, value in rows
+    )
+    summary = f"{tensor['mark']} {tensor['name']}: {layout_summary(layout)}"
+    return (
+        f'<details><summary title="{html.escape(NOTATION)}">{html.escape(summary)}</summary>'
+        f"<table>{table}</table>"
+        f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
+        "</details>"
+    )
+
+
+def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **named: Any) -> str:
+    """Static HTML: the inline SVG plus each tensor's facts and ``explain()`` — no JS, no kernel.
+
+    Takes what :func:`~stridewidget.render_svg` takes; ``theme`` is ``"light"`` or ``"dark"``.
+
+    >>> import torch, stridewidget as sw
+    >>> page = sw.render_html(**{"<img src=x onerror=alert(1)>": torch.zeros(2)})
+    >>> "<img" in page, "&lt;img src=x onerror=alert(1)&gt;" in page
+    (False, True)
+    """
+    scene = scene_of(*tensors, wrap=wrap, **named)
+    picture = render_svg(scene, theme=theme)  # first: it refuses an unknown theme
+    colours = STYLE["themes"][theme]
+    style = (
+        f"background:{colours['background']};color:{colours['text']};padding:6px;"
+        f"border:1px solid {colours['panel_stroke']};border-radius:4px;display:inline-block;"
+        "max-width:100%;overflow-x:auto;font-size:12px;"
+        f"font-family:{STYLE['geometry']['font_family']}"
+    )
+    return (
+        f'<div class="stridewidget-fallback" style="{html.escape(style)}">'
+        + picture
+        + "".join(_facts(tensor) for tensor in scene.get("tensors", []))
+        + "</div>"
+    )

@@ -180,7 +180,8 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   svg.appendChild(patternDefs(uid, members));
   const defs = svgEl("defs");
   const markerId = `${uid}-${storage.id}-arrowhead`;
-  const marker = svgEl("marker", { id: markerId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  // a fixed 7 px head (not scaled by the line width): it must not reach the indices above the cell
+  const marker = svgEl("marker", { id: markerId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
   marker.appendChild(svgEl("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "sw-arrowhead" }));
   defs.appendChild(marker);
   svg.appendChild(defs);

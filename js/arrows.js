@@ -98,14 +98,20 @@ export function walkHops(tensor, index) {
   return hops;
 }
 
-/** Draw the index walk of `index` (replacing the stride arrows); the legend spells it out. */
-export function drawWalk(group, tensor, index, layout, { legend = null, geometry = STORAGE_GEOMETRY } = {}) {
-  group.replaceChildren();
-  legend?.replaceChildren();
-  const hops = walkHops(tensor, index);
+/**
+ * Draw the index walk of `index` (replacing the stride arrows).  Returns the walk spelled out,
+ * for the status line (the legend keeps its size: a hover never moves the cells under the pointer).
+ */
+export function walkText(tensor, index) {
   const parts = [`${tensor.name}[${index.join(",")}]: start at the offset ${tensor.layout.offset}`];
+  for (const hop of walkHops(tensor, index)) parts.push(`${hop.text} (dim ${hop.dim}) → ${hop.to}`);
+  return parts.join(" ");
+}
+
+export function drawWalk(group, tensor, index, layout, { geometry = STORAGE_GEOMETRY } = {}) {
+  group.replaceChildren();
+  const hops = walkHops(tensor, index);
   hops.forEach((hop, k) => {
-    parts.push(`${hop.text} (dim ${hop.dim}) → ${hop.to}`);
     const from = layout.positions.get(hop.from);
     const to = layout.positions.get(hop.to);
     if (!from || !to) return;
@@ -114,6 +120,5 @@ export function drawWalk(group, tensor, index, layout, { legend = null, geometry
     g.appendChild(svgEl("path", { d: route.d, class: "sw-walk-line", "marker-end": `url(#${group.dataset.marker})` }));
     group.appendChild(g);
   });
-  legend?.appendChild(htmlEl("span", "sw-walk-text", parts.join(" ")));
   return hops;
 }

@@ -26,9 +26,14 @@ const FLAGS = [
   ["has_overlap", "overlap"],
 ];
 
-/** The flags that mean something for a tensor of `ndim` dims (channels-last only for 4-D). */
+/**
+ * The flags that mean something for a tensor of `ndim` dims: channels-last only for 4-D,
+ * channels-last-3d only for 5-D, F-contiguous from 2-D on.
+ */
 export function flagsFor(ndim) {
-  return FLAGS.filter(([key]) => key !== "is_channels_last" || ndim === 4).filter(([key]) => key !== "is_f_contiguous" || ndim >= 2);
+  return FLAGS.filter(([key]) => (key !== "is_channels_last" || ndim === 4 || ndim === 5) && (key !== "is_f_contiguous" || ndim >= 2)).map(([key, label]) =>
+    key === "is_channels_last" && ndim === 5 ? [key, "channels-last-3d"] : [key, label],
+  );
 }
 
 /**

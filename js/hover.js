@@ -67,7 +67,7 @@ export function clearHighlight(nodes) {
 }
 
 /** Attach hover handling to `root`; `state()` returns the current {indexed, views}. */
-export function attachHover(root, model, state, { onStatus, onActive, onTarget = () => {} }) {
+export function attachHover(root, model, state, { onStatus, onTarget = () => {} }) {
   let lit = [];
   let current = null;
   const publish = (value) => {
@@ -87,7 +87,6 @@ export function attachHover(root, model, state, { onStatus, onActive, onTarget =
     lit = nodes;
     current = target;
     onStatus(status);
-    if (target.kind === "logical") onActive(target.tensor.id);
     root.classList.add("sw-hovering");
     onTarget(target);
     publish(value);

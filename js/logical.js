@@ -8,7 +8,7 @@ import { cellWidth } from "./geometry.js";
 
 export const LOGICAL_GEOMETRY = {
   cellH: 26,
-  cellHBoth: 29, // value + address
+  cellHBoth: 28, // value + address
   ellipsisW: 20,
   ellipsisH: 16,
   headerH: 16,
@@ -156,7 +156,7 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
       if (plan.mode === "index") {
         svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
       } else {
-        const valueY = plan.mode === "both" ? y + 11.5 : y + plan.cellH / 2 + 3;
+        const valueY = plan.mode === "both" ? y + 11 : y + plan.cellH / 2 + 3;
         if (plan.valuesFit && text !== null) {
           svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
         } else if (storage) {

@@ -13,6 +13,9 @@ export { STORAGE_GEOMETRY };
 /** What the cells show: "values", "index" (storage index / address) or "both". */
 export const CELL_MODES = ["both", "values", "index"];
 
+/** Strips up to this tall (px) stay in view while the page scrolls past their cards. */
+export const STICKY_MAX_HEIGHT = 320;
+
 /** Above this many shown storage cells, strips carry no mark letters (colour + pattern only). */
 export const MAX_LABELLED_CELLS = 240;
 
@@ -30,7 +33,9 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
     cellW,
     valuesFit: hasValues && valueChars * g.charW + 6 <= cellW,
     indexFits: indexChars * g.smallCharW + 4 <= cellW,
-    indexUnder: effective === "both",
+    // a big window's cells are read by row label + column offset: thousands of index texts would
+    // make the first render several times slower (SVG text layout dominates it)
+    indexUnder: effective === "both" && storage.cells.index.length <= MAX_LABELLED_CELLS,
   };
 }
 
@@ -128,10 +133,11 @@ function colourScaleNote(storage) {
   return note;
 }
 
-/** The caption saying what the numbers in the cells are. */
-export function cellsCaption(mode) {
-  if (mode === "index") return "cells show storage indices";
-  if (mode === "values") return "cells show values";
+/** The caption saying what the numbers in the cells are (`plan`: storageCellPlan's). */
+export function cellsCaption(plan) {
+  if (plan.mode === "index") return "cells show storage indices";
+  if (plan.mode === "values") return "cells show values";
+  if (!plan.indexUnder) return "cells show values; storage index = row label + column offset";
   return "cells show values; small numbers are storage indices";
 }
 
@@ -174,7 +180,8 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   svg.appendChild(patternDefs(uid, members));
   const defs = svgEl("defs");
   const markerId = `${uid}-${storage.id}-arrowhead`;
-  const marker = svgEl("marker", { id: markerId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+  // a fixed 7 px head (not scaled by the line width): it must not reach the indices above the cell
+  const marker = svgEl("marker", { id: markerId, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
   marker.appendChild(svgEl("path", { d: "M 0 0 L 10 5 L 0 10 z", class: "sw-arrowhead" }));
   defs.appendChild(marker);
   svg.appendChild(defs);
@@ -264,6 +271,9 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   svg.appendChild(arrows);
   const arrowLegend = htmlEl("div", "sw-arrow-legend");
   node.append(arrowLegend, svg);
+  // a short strip stays in view (sticky) while the reader hovers cards further down; a tall one
+  // would hide them, so it scrolls
+  if (layout.height <= STICKY_MAX_HEIGHT) node.classList.add("sw-sticky");
   if (plan.mode !== "index" && !plan.valuesFit && texts !== null) node.appendChild(colourScaleNote(storage));
   return { node, cells, positions: layout.positions, layout, arrows, arrowLegend, plan };
 }

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { drawArrows, drawWalk, walkHops } from "./arrows.js";
+import { drawArrows, drawWalk, walkHops, walkText } from "./arrows.js";
 import { svgEl } from "./dom.js";
 import { cellWidth, STORAGE_GEOMETRY } from "./geometry.js";
-import { fittedWrap, layoutStorage, storageCellPlan } from "./storage.js";
+import { cellsCaption, fittedWrap, layoutStorage, storageCellPlan } from "./storage.js";
 import { addressFormula, indexScene, storageFormula } from "./scene.js";
 import aliases from "./fixtures/aliases.json";
 import expand from "./fixtures/expand.json";
@@ -64,6 +64,14 @@ describe("cell plans", () => {
     const wrap = fittedWrap(32, 64);
     expect(wrap * 64).toBeLessThanOrEqual(STORAGE_GEOMETRY.maxWidth);
     expect(32 % wrap).toBe(0); // rows still start on multiples of the natural row
+  });
+
+  it("a big window reads indices from row labels and column offsets, not one text per cell", () => {
+    const many = 300;
+    const big = { ...aliases.storages[0], cells: { index: [...Array(many).keys()], text: Array(many).fill("0."), value: Array(many).fill(0) } };
+    expect(storageCellPlan(aliases.storages[0], "both").indexUnder).toBe(true);
+    expect(storageCellPlan(big, "both").indexUnder).toBe(false);
+    expect(cellsCaption(storageCellPlan(big, "both"))).toBe("cells show values; storage index = row label + column offset");
   });
 
   it("a storage without values shows indices whatever the mode", () => {
@@ -149,10 +157,10 @@ describe("the index walk", () => {
   });
 
   it("draws one path per hop and spells the walk out", () => {
-    const { group, legend, layout, tensor } = arrowsOf(aliases, 1);
-    drawWalk(group, tensor, [3, 2], layout, { legend });
+    const { group, layout, tensor } = arrowsOf(aliases, 1);
+    drawWalk(group, tensor, [3, 2], layout);
     expect(group.querySelectorAll(".sw-walk").length).toBe(2);
     expect(group.querySelectorAll(".sw-arrow").length).toBe(0);
-    expect(legend.textContent).toBe("xt[3,2]: start at the offset 0 +3·1 (dim 0) → 3 +2·4 (dim 1) → 11");
+    expect(walkText(tensor, [3, 2])).toBe("xt[3,2]: start at the offset 0 +3·1 (dim 0) → 3 +2·4 (dim 1) → 11");
   });
 });

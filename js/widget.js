@@ -21,7 +21,7 @@ import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
 import { indexScene } from "./scene.js";
-import { drawArrows, drawWalk } from "./arrows.js";
+import { drawArrows, drawWalk, walkText } from "./arrows.js";
 import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
 
 let instances = 0;
@@ -84,7 +84,8 @@ function render({ model, el }) {
       if (hint) hint.textContent = on ? "its strides are drawn" : "click: show its strides";
     }
   };
-  // hovering a logical cell turns its tensor's arrows into the walk to the cell it reads
+  // hovering a logical cell turns the arrows into its walk to the cell it reads (the active card,
+  // chosen by a click, keeps its arrows: a hover changes no layout, so nothing moves under the pointer)
   let walking = null;
   const onTarget = (target) => {
     if (walking) redrawArrows(walking);
@@ -92,7 +93,8 @@ function render({ model, el }) {
     if (target?.kind !== "logical") return;
     const view = current.views?.storages.get(target.storage);
     if (!view) return;
-    drawWalk(view.arrows, target.tensor, target.index, view.layout, { legend: view.arrowLegend });
+    drawWalk(view.arrows, target.tensor, target.index, view.layout);
+    status.append("\n", htmlEl("span", "sw-walk-text", `walk: ${walkText(target.tensor, target.index)}`));
     walking = target.storage;
   };
 
@@ -147,9 +149,9 @@ function render({ model, el }) {
         chip.append(swatch(tensor, `${uid}-legend`), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name));
         legend.appendChild(chip);
       }
-      // one line: who lives here, the arrows' legend, what the numbers are
-      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan.mode)));
-      drawn.node.insertBefore(legend, drawn.node.children[1]);
+      // one line under the storage's name: who lives here, the arrows' legend, what the numbers are
+      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan)));
+      drawn.node.children[0].appendChild(legend);
       views.storages.set(storage.id, drawn);
       views.storageCells.set(storage.id, drawn.cells);
       block.appendChild(drawn.node);
@@ -190,7 +192,7 @@ function render({ model, el }) {
     for (const tensorId of active.values()) setActive(tensorId);
   };
 
-  const hover = attachHover(root, model, () => current, { onStatus: setStatus, onActive: setActive, onTarget });
+  const hover = attachHover(root, model, () => current, { onStatus: setStatus, onTarget });
   model.on("change:scene", draw);
   model.on("change:wrap", draw);
   draw();

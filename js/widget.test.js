@@ -46,6 +46,11 @@ describe("rendering", () => {
     expect(counts).toEqual(["A×3", "A×3", "A×3", "A×3"]);
   });
 
+  it("keeps a short storage strip in view (sticky) and lets a tall one scroll", () => {
+    expect(mount(aliases).el.querySelector(".sw-storage").classList.contains("sw-sticky")).toBe(true);
+    expect(mount(meta).el.querySelector(".sw-storage").classList.contains("sw-sticky")).toBe(false);
+  });
+
   it("shows each storage cell's index under it, in storage order", () => {
     const { el } = mount(aliases);
     const indices = [...el.querySelectorAll(".sw-storage .sw-cell-index")].map((n) => n.textContent);
@@ -60,7 +65,7 @@ describe("rendering", () => {
     expect(loop).toMatch(/^M .* C /); // a curve back to the same cell
   });
 
-  it("switches the arrows to the card clicked or hovered, and says so on the cards", () => {
+  it("switches the arrows to the card clicked, and says so on the cards; a hover does not switch them", () => {
     const { el } = mount(aliases);
     const labels = () => [...el.querySelectorAll(".sw-arrow-label")].map((n) => n.textContent);
     const hint = (t) => el.querySelector(`.sw-tensor[data-tensor="${t}"] .sw-click-hint`).textContent;
@@ -72,7 +77,7 @@ describe("rendering", () => {
     expect(hint("t1")).toBe("its strides are drawn");
     hover(lcell(el, "t2", 0, 0));
     el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
-    expect(labels()).toEqual(["d0 +4", "d1 +2"]);
+    expect(labels()).toEqual(["d0 +1", "d1 +4"]);
   });
 
   it("draws different storages separately (a clone is not a view)", () => {
@@ -105,6 +110,8 @@ describe("rendering", () => {
   it("names only the flags that matter for the ndim", () => {
     const { el } = mount(aliases);
     expect(el.querySelector(".sw-facts details").textContent).not.toContain("channels-last");
+    const fiveD = mount(five).el.querySelector(".sw-flags").textContent;
+    expect(fiveD).toContain("channels-last-3d");
     expect(el.querySelector(".sw-summary").title).toContain("shape:strides +offset");
   });
 
@@ -188,7 +195,9 @@ describe("hover", () => {
     hover(lcell(el, "t2", 2, 1)); // cols[2,1] = storage[0 + 2·4 + 1·2]
     const hops = [...el.querySelectorAll(".sw-walk")];
     expect(hops.length).toBe(2);
-    expect(el.querySelector(".sw-walk-text").textContent).toBe("cols[2,1]: start at the offset 0 +2·4 (dim 0) → 8 +1·2 (dim 1) → 10");
+    expect(el.querySelector(".sw-status .sw-walk-text").textContent).toBe("walk: cols[2,1]: start at the offset 0 +2·4 (dim 0) → 8 +1·2 (dim 1) → 10");
+    expect(el.querySelector(".sw-status").textContent.startsWith("cols[2,1] → storage[off + 2·s0 + 1·s1]")).toBe(true);
+    expect(el.querySelector(".sw-arrow-legend").textContent).toContain("stride arrows of x"); // the legend stays
     el.querySelector(".sw-root").dispatchEvent(new MouseEvent("mouseleave"));
     expect(el.querySelectorAll(".sw-walk").length).toBe(0);
     expect(el.querySelectorAll(".sw-arrow").length).toBe(2);
@@ -206,7 +215,7 @@ describe("hover", () => {
     const { el, model } = mount(aliases);
     hover(lcell(el, "t0", 1, 2));
     expect(scell(el, "s0", 6).classList.contains("sw-hl")).toBe(true);
-    expect(el.querySelector(".sw-status").textContent).toBe(
+    expect(el.querySelector(".sw-status").textContent.split("\n")[0]).toBe(
       "x[1,2] → storage[off + 1·s0 + 2·s1] = storage[0 + 1·4 + 2·1] = storage[6] = 6.",
     );
     expect(model.state.hovered).toEqual({ tensor: "t0", name: "x", index: [1, 2], storage: "s0", cell: 6 });

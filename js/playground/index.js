@@ -293,7 +293,7 @@ function render({ model, el }) {
     setStatus(null);
   };
 
-  const hover = attachHover(picture, model, () => current, { onStatus: setStatus, onActive: () => {} });
+  const hover = attachHover(picture, model, () => current, { onStatus: setStatus });
 
   // Changes from Python (pg.stride = ...) move the controls.  An input already showing the
   // model's value is left alone (our own edits: the cursor stays), and so is one holding a

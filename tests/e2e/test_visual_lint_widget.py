@@ -3,9 +3,10 @@
 Each case is drawn by the committed bundles (``stridewidget/static/widget.js``, and
 ``playground.js`` for the playground presets) in Chromium, with the model a plain object holding
 what Python would sync (the scene, or the playground's traits).  The visual lint counts
-overlapping, clipped and low-contrast texts and the height; the table is printed, every screenshot
-saved under ``artifacts/screenshots/widget-lint-<theme>-<case>.png``, and any count above zero or
-height over the case's limit fails the test.
+overlapping, clipped and low-contrast texts and the height, then again while the last logical cell
+is hovered (outline, dimming, index walk); the table is printed, every screenshot saved under
+``artifacts/screenshots/widget-lint-<theme>-<case>[-hover].png``, and any count above zero or height
+over the case's limit fails the test.
 """
 
 from __future__ import annotations
@@ -122,6 +123,21 @@ def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
         problems = [kind for kind in totals if found[kind]]
         if found["height"] > case.max_height:
             problems.append(f"height {found['height']} > {case.max_height}")
+        # the same picture while a deep logical cell is hovered: outline, dimming, index walk
+        cells = page.locator("#pic .sw-lcell")
+        if cells.count():
+            cells.nth(cells.count() - 1).hover()
+            hovered = lint(page, "#pic")
+            page.locator("#pic").screenshot(
+                path=str(SCREENSHOTS / f"widget-lint-{theme}-{case.name}-hover.png")
+            )
+            lines.append(summary_line(f"  (hovered) {case.name}", hovered))
+            found_hovered = counts(hovered)
+            for kind in totals:
+                totals[kind] += found_hovered[kind]
+            problems += [f"hovered {kind}" for kind in totals if found_hovered[kind]]
+            result = {k: result[k] + hovered[k] for k in ("overlaps", "clipped", "low_contrast")}
+            page.mouse.move(0, 0)
         if problems:
             details = result["overlaps"][:2] + result["clipped"][:2] + result["low_contrast"][:2]
             failures.append(f"{case.name}: {', '.join(problems)} {details}")

@@ -46,7 +46,9 @@ export function summaryLine(layout) {
   else if (layout.is_f_contiguous && layout.shape.filter((n) => n > 1).length >= 2) words.push("F-contiguous (transposed)");
   else if (layout.is_channels_last && layout.shape.length === 4) words.push("channels-last");
   else if (layout.is_dense) words.push("dense, permuted");
-  if (layout.has_overlap) words.push("overlapping");
+  // has_overlap is null when the display's time budget ran out before overlap was decided
+  if (layout.has_overlap === null) words.push("overlap not decided");
+  else if (layout.has_overlap) words.push("overlapping");
   else if (!layout.is_dense) words.push("gaps between elements");
   return [`shape ${tuple(layout.shape)}`, `strides ${tuple(layout.strides)}`, `offset ${groupDigits(layout.offset)}`, layout.dtype, ...words].join(" · ");
 }
@@ -65,9 +67,11 @@ export function drawFacts(tensor) {
   list.append(htmlEl("dt", "", "flags"));
   const flags = htmlEl("dd", "sw-flags");
   for (const [key, label] of flagsFor(tensor.layout.shape.length)) {
-    const on = Boolean(tensor.layout[key]);
-    // ✓/✗ in the text: the state is readable without colour
-    flags.appendChild(htmlEl("span", on ? "sw-flag sw-flag-on" : "sw-flag sw-flag-off", `${on ? "✓" : "✗"} ${label}`));
+    const value = tensor.layout[key];
+    // ✓/✗/? in the text: the state is readable without colour (null: not decided in the budget)
+    const mark = value === null ? "?" : value ? "✓" : "✗";
+    const state = value === null ? "sw-flag-off" : value ? "sw-flag-on" : "sw-flag-off";
+    flags.appendChild(htmlEl("span", `sw-flag ${state}`, `${mark} ${label}${value === null ? " (not decided)" : ""}`));
   }
   list.appendChild(flags);
   if (tensor.layout.notes.length) list.append(htmlEl("dt", "", "notes"), htmlEl("dd", "", tensor.layout.notes.join(", ")));

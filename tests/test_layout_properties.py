@@ -324,6 +324,10 @@ def test_displays_say_plainly_when_the_budget_did_not_decide_overlap():
     assert facts["touched"] >= 1
     assert "overlap not decided" in render_text(lay)
     assert build_scene({"t": lay})["tensors"][0]["layout"]["has_overlap"] is None
+    # the static picture's facts line says it too, instead of passing it off as "no overlap"
+    from stridewidget.render import render_svg
+
+    assert "overlap not decided" in render_svg(lay)
     with pytest.raises(Undecided):
         internal_overlap_witness(lay.shape, lay.strides, max_work=DISPLAY_MAX_WORK)
 

@@ -147,7 +147,9 @@ def layout_summary(layout: Mapping[str, Any]) -> str:
         flags.append("channels-last")
     if not flags and layout.get("is_dense"):
         flags.append("dense")
-    if layout.get("has_overlap"):
+    if layout.get("has_overlap") is None and "has_overlap" in layout:
+        flags.append("overlap not decided")  # the display's time budget ran out
+    elif layout.get("has_overlap"):
         flags.append("overlapping")
     if not flags:
         flags.append("strided")

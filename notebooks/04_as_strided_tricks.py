@@ -334,7 +334,7 @@ print("fixed [0, 1] == x[0::2, 1::2]:", board[0, 1].tolist())
 tiles = sw.tricks.blocks(board_input, 2, 2)
 assert torch.equal(tiles, board_input.reshape(2, 2, 2, 2).permute(0, 2, 1, 3))
 assert not sw.inspect(tiles).has_overlap and sw.same_storage(tiles, board_input)
-display(sw.show(board_input, seed=seed_board, fixed=board))
+display(sw.show(board_input, seed=seed_board))  # the fixed view is drawn at the top of the section
 sw.show(board_input, tiles=tiles)
 
 # %%

@@ -451,8 +451,7 @@ assert not torch.equal(result, expected) and torch.equal(result, as_if_dense)
 
 # %% [markdown]
 # `copy.deepcopy` copies the storage; `_base` and `_is_view()` record *autograd's* view
-# relation, which misses views made another way (`from_numpy`, `set_`, `as_strided` on storage
-# from elsewhere). Storage identity (`untyped_storage().data_ptr()`, or `sw.same_storage`) is the
+# relation, which misses an alias made another way (below: `from_numpy` over the same memory). Storage identity (`untyped_storage().data_ptr()`, or `sw.same_storage`) is the
 # test that always answers "do these share memory?".
 
 # %%
@@ -510,8 +509,17 @@ log
 
 # %% [markdown]
 # `float()` keeps the permuted (channels-last) layout, so the `contiguous()` after it is a second
-# full copy; calling `contiguous()` on the uint8 view first would copy a quarter of the bytes,
-# or the model can take channels-last input as it is.
+# full copy; calling `contiguous()` on the uint8 view first copies a quarter of the bytes (checked
+# below), or the model can take channels-last input as it is.
+
+# %%
+# [copies] contiguous() on the uint8 view first: the layout copy moves 1 byte per value, not 4
+with sw.track_copies() as log:
+    batch_first = torch.from_numpy(frames).permute(0, 3, 1, 2).contiguous().float().div(255)
+assert torch.equal(batch_first.view(batch.shape), batch)
+layout_copy, float_copy = (event.bytes_copied for event in log.copies)
+assert layout_copy == frames.size and float_copy == 4 * frames.size
+print(f"uint8 contiguous(): {layout_copy} B, then float(): {float_copy} B")
 
 
 # %%

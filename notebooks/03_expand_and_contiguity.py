@@ -319,7 +319,8 @@ sw.show(hwc=hwc_small, chw=hwc_small.permute(2, 0, 1))
 # non-contiguous strides, so `.view(1, -1)` raises; `.contiguous().view(1, -1)` or
 # `.reshape(1, -1)` copy once. But a convolution accepts the permuted view directly and gives the
 # same result. In the seed's `collate_fn`, the `.contiguous()` per image is an extra copy:
-# `torch.stack` copies into a new contiguous batch anyway.
+# `torch.stack` of these permuted images copies into a new contiguous batch anyway (of
+# channels-last batches it does not: the last cell below).
 
 # %%
 # [D10] [B16] HWC -> CHW
@@ -346,7 +347,7 @@ with torch.no_grad():
 
 
 # %%
-# [B16] torch.stack keeps its inputs' layout: contiguous in, contiguous out — and not otherwise
+# [B16] torch.stack copies: contiguous from permuted HWC images, not from channels-last batches
 images = [
     torch.from_numpy(np.random.default_rng(i).random((32, 32, 3), dtype=np.float32)).permute(
         2, 0, 1
@@ -383,8 +384,9 @@ sw.show(features, every_other_column=features[:, ::2])
 # ("loaded from ONNX") leaves `x` non-contiguous and slows the next `nn.Linear`, and makes it a
 # golden rule that every input to `nn.Linear` must be contiguous. Measured: a channels-last weight
 # does make the convolution's output channels-last — and then `view` *raises*, it does not pass a
-# non-contiguous tensor on; `flatten` copies. `nn.Linear` takes a non-contiguous input as it is,
-# gives the same result, and allocates only its output.
+# non-contiguous tensor on; `flatten` copies. `nn.Linear` takes a transposed input as it is,
+# gives the same result, and allocates only its output; a gapped input is cloned inside `addmm`,
+# which the count of new storage misses and the op names show.
 
 # %%
 # [B18] [B19] a conv with channels-last weights, and nn.Linear on a non-contiguous input

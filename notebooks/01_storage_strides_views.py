@@ -101,7 +101,7 @@ sw.show(numbers, from_2=numbers[2:])
 # The seed says `tensor.data_ptr()` is the storage's start and that the data starts at
 # `data_ptr() + storage_offset()`. Measured: `data_ptr()` is the address of the view's *first
 # element*, i.e. the storage's pointer plus `storage_offset() * element_size()` bytes. Adding the
-# offset again points past the data (and mixes elements with bytes).
+# offset again adds 3 *elements* as 3 *bytes*: it points 3 bytes into `t[0]`, at no element.
 
 # %%
 # [B2] data_ptr() vs the storage's data_ptr()
@@ -111,7 +111,7 @@ print("storage_offset():", t.storage_offset(), "elements")
 print("t.data_ptr() - storage.data_ptr():", t.data_ptr() - storage_pointer, "bytes")
 assert t.data_ptr() == storage_pointer + t.storage_offset() * t.element_size()
 seed_data_start = t.data_ptr() + t.storage_offset()
-assert seed_data_start != t.data_ptr()  # the seed's recipe does not point at t[0]
+assert 0 < seed_data_start - t.data_ptr() < t.element_size()  # 3 bytes into t[0]: no element
 # the seed reads the storage pointer through the old TypedStorage API (deprecated: torch warns
 # once per process, so this cell does not rely on seeing the warning); it gives the same pointer
 with warnings.catch_warnings():
@@ -185,6 +185,11 @@ for name, flipped, source in [
     assert flipped.is_contiguous() == source.is_contiguous()
     print(f"{name:20} stride {flipped.stride()!s:8} contiguous {flipped.is_contiguous()}")
 assert x.t().flip(0).stride() == (1, 6)
+try:  # a view with a negative step, which flip would need, does not exist
+    x[::-1]
+    raise AssertionError("the line above should raise")
+except ValueError as error:
+    print("x[::-1]:", error)
 
 # %%
 seed_myth("B5", "B5b", "B5c", "D4", "B14")

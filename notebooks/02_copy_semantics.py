@@ -370,9 +370,8 @@ except ValueError as error:
 assert torch.equal(
     torch.from_numpy(np.ascontiguousarray(np.arange(5)[::-1])), torch.tensor([4, 3, 2, 1, 0])
 )
-if (
-    torch.cuda.is_available()
-):  # .numpy() refuses CUDA tensors: the copy to the host must be explicit
+# .numpy() refuses CUDA tensors: the copy to the host must be explicit
+if torch.cuda.is_available():
     try:
         torch.ones(2, device="cuda").numpy()
         raise AssertionError("the line above should raise")

@@ -29,6 +29,14 @@ torch.set_printoptions(precision=4)
 # %% [markdown]
 # ## 1. One storage, two layouts
 #
+# A tensor is a flat **storage** plus a **layout**: shape, strides (counted in elements) and a
+# storage offset. `transpose` swaps two strides and moves no data.
+
+# %%
+matrix = torch.arange(6).reshape(2, 3)
+sw.show(matrix, transposed=matrix.t())
+
+# %% [markdown]
 # `a.transpose(0, 1)` swaps two entries of the shape and of the strides. Nothing is moved:
 # both tensors read the same 24 storage elements, in a different order.
 
@@ -43,7 +51,6 @@ m = torch.randn(3, 4)
 assert m.stride() == (4, 1) and m.t().stride() == (1, 4) and not m.t().is_contiguous()
 print(sw.inspect(a))
 print(sw.inspect(b))
-sw.show(a, b=b)
 
 # %%
 seed_myth("B3", "D2")
@@ -51,6 +58,14 @@ seed_myth("B3", "D2")
 # %% [markdown]
 # ## 2. The address formula
 #
+# Element `[i, j]` is `storage[offset + i*stride[0] + j*stride[1]]`; a slice only changes the
+# offset and the strides.
+
+# %%
+matrix = torch.arange(12).reshape(3, 4)
+sw.show(matrix, rows_from_1_even_columns=matrix[1:, ::2])
+
+# %% [markdown]
 # Element `[i, j, k]` of any strided tensor is `storage[offset + i*stride[0] + j*stride[1] + k*stride[2]]`.
 # Checked below for *every* element of an offset, gapped view, against the raw storage.
 # The largest address touched is `offset + sum((size - 1) * stride)`; a view is in bounds when
@@ -66,17 +81,8 @@ for index in itertools.product(*map(range, v.shape)):
     assert v[index] == flat[address] and layout.address(index) == address
 largest = v.storage_offset() + sum((n - 1) * s for n, s in zip(v.shape, v.stride()))
 assert layout.span == (v.storage_offset(), largest) and largest < flat.numel()
-print(
-    "shape",
-    tuple(v.shape),
-    "stride",
-    v.stride(),
-    "offset",
-    v.storage_offset(),
-    "largest address",
-    largest,
-)
-sw.show(a, v=v)
+print(f"shape {tuple(v.shape)}, stride {v.stride()}, offset {v.storage_offset()}")
+print(f"largest address {largest}, storage size {flat.numel()}")
 
 # %%
 seed_myth("B1", "B21")
@@ -84,10 +90,18 @@ seed_myth("B1", "B21")
 # %% [markdown]
 # ## 3. `data_ptr()` already includes the offset
 #
+# `data_ptr()` is the address of the view's first element: the storage's address plus
+# `storage_offset() * element_size()` bytes.
+
+# %%
+numbers = torch.arange(6.0)
+sw.show(numbers, from_2=numbers[2:])
+
+# %% [markdown]
 # The seed says `tensor.data_ptr()` is the storage's start and that the data starts at
 # `data_ptr() + storage_offset()`. Measured: `data_ptr()` is the address of the view's *first
 # element*, i.e. the storage's pointer plus `storage_offset() * element_size()` bytes. Adding the
-# offset again points past the data (and mixes elements with bytes).
+# offset again adds 3 *elements* as 3 *bytes*: it points 3 bytes into `t[0]`, at no element.
 
 # %%
 # [B2] data_ptr() vs the storage's data_ptr()
@@ -97,7 +111,7 @@ print("storage_offset():", t.storage_offset(), "elements")
 print("t.data_ptr() - storage.data_ptr():", t.data_ptr() - storage_pointer, "bytes")
 assert t.data_ptr() == storage_pointer + t.storage_offset() * t.element_size()
 seed_data_start = t.data_ptr() + t.storage_offset()
-assert seed_data_start != t.data_ptr()  # the seed's recipe does not point at t[0]
+assert 0 < seed_data_start - t.data_ptr() < t.element_size()  # 3 bytes into t[0]: no element
 # the seed reads the storage pointer through the old TypedStorage API (deprecated: torch warns
 # once per process, so this cell does not rely on seeing the warning); it gives the same pointer
 with warnings.catch_warnings():
@@ -111,8 +125,15 @@ seed_myth("B2")
 # %% [markdown]
 # ## 4. What is contiguous?
 #
-# `is_contiguous()` means: the elements, read in row-major order, sit at consecutive storage
-# addresses. Slices along dim 0 keep that; slicing a later dim (`narrow(1, ...)`) leaves gaps;
+# A tensor is contiguous when its elements, read in row-major order, sit at consecutive storage
+# addresses: a slice of whole rows is, a slice of columns is not.
+
+# %%
+matrix = torch.arange(12).reshape(3, 4)
+sw.show(matrix, rows=matrix[1:], columns=matrix[:, 1:3])
+
+# %% [markdown]
+# Slices along dim 0 keep the elements consecutive; slicing a later dim (`narrow(1, ...)`) leaves gaps;
 # transposes that only move size-1 dims change nothing that matters (a size-1 dim's stride is never
 # used); channels-last is contiguous only in its own memory format. `sw.inspect` agrees with torch
 # on each case.
@@ -141,7 +162,6 @@ for name, (view, expected) in cases.items():
     print(
         f"{name:34} {tuple(view.shape)!s:14} {view.stride()!s:16} {view.storage_offset():>6}  {expected}"
     )
-sw.show(x, dim0_slice=x[1:3], narrow_dim1=x.narrow(1, 1, 3))
 
 # %% [markdown]
 # Two details of the table: `narrow` moves the offset only when it starts past 0, and
@@ -165,6 +185,11 @@ for name, flipped, source in [
     assert flipped.is_contiguous() == source.is_contiguous()
     print(f"{name:20} stride {flipped.stride()!s:8} contiguous {flipped.is_contiguous()}")
 assert x.t().flip(0).stride() == (1, 6)
+try:  # a view with a negative step, which flip would need, does not exist
+    x[::-1]
+    raise AssertionError("the line above should raise")
+except ValueError as error:
+    print("x[::-1]:", error)
 
 # %%
 seed_myth("B5", "B5b", "B5c", "D4", "B14")
@@ -172,11 +197,17 @@ seed_myth("B5", "B5b", "B5c", "D4", "B14")
 # %% [markdown]
 # ## 5. `view` vs `reshape` vs `flatten`
 #
-# * `view` **never copies**: it either returns a view or raises.
-# * `reshape` and `flatten` return a view when one exists and **silently copy** otherwise.
-# * `contiguous()` returns the tensor itself when it is already contiguous, and a copy otherwise.
-#
-# Below, each is run on five inputs; "copy" means new storage, measured with
+# `view` never copies: it returns a view or raises. `reshape` and `flatten` return a view when one
+# exists and silently copy otherwise.
+
+# %%
+transposed = torch.arange(6).reshape(2, 3).t()
+sw.show(transposed, reshaped=transposed.reshape(-1))
+
+# %% [markdown]
+# In the picture the transposed tensor cannot be read as one evenly spaced run, so `reshape(-1)`
+# made new storage. `contiguous()` is the third of the family: it returns the tensor itself when
+# it is already contiguous, and a copy otherwise. Below, each is run on five inputs; "copy" means new storage, measured with
 # `stridewidget.tricks.PeakMemory` (bytes of tensor storage allocated during the call).
 
 
@@ -252,10 +283,16 @@ seed_myth("D8")
 # %% [markdown]
 # ## 6. `view` on a non-contiguous tensor
 #
-# `view` does not need a contiguous input. It needs each *new* dim to be a run of old dims that
-# are evenly spaced in storage: **splitting** a dim always works (`t.view(3, 2, 4)` splits a
-# stride-1 dim of `x.t()`), and so does merging dims whose strides chain
-# (`stride[i] == size[i+1] * stride[i+1]`). Each case below is checked against `reshape`, and
+# `view` needs each new dim to be a run of old dims that are evenly spaced in storage: splitting a
+# dim always works, merging works when the strides chain.
+
+# %%
+transposed = torch.arange(8).reshape(2, 4).t()
+sw.show(transposed, split=transposed.view(2, 2, 2))
+
+# %% [markdown]
+# `view` does not need a contiguous input: the picture splits the stride-1 dim of a transposed
+# tensor. Merging dims works when their strides chain (`stride[i] == size[i+1] * stride[i+1]`). Each case below is checked against `reshape`, and
 # shares the input's storage.
 
 # %%

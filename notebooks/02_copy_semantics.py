@@ -39,6 +39,14 @@ torch.set_printoptions(precision=4)
 # %% [markdown]
 # ## 1. The measured table
 #
+# An op returns either a **view** (the input's storage, nothing allocated) or a **copy** (new
+# storage, filled during the call).
+
+# %%
+pair = torch.arange(6.0).reshape(2, 3)
+sw.show(pair, detached=pair.detach(), cloned=pair.clone())
+
+# %% [markdown]
 # Each row runs one operation on a `(128, 256)` float32 tensor `x` (128 KiB), first contiguous,
 # then transposed (dense but not contiguous). "new bytes" is the peak of new storage while the
 # operation ran, in units of `x.nbytes`.
@@ -174,6 +182,16 @@ seed_myth("B11", "B12", "B13")
 # %% [markdown]
 # ## 2. Is `clone()` a shallow, copy-on-write copy?
 #
+# `clone()` allocates and fills its new storage during the call; a later write to the clone copies
+# nothing and leaves the original alone.
+
+# %%
+original = torch.tensor([1.0, 2.0, 3.0])
+written_clone = original.clone()
+written_clone[0] = 999.0
+sw.show(original, clone=written_clone)
+
+# %% [markdown]
 # The seed: after `y = x.clone()`, `x.storage().data_ptr() == y.storage().data_ptr()` is `True`
 # "initially", and the first write to `y` triggers the real copy. Measured: `clone()` allocates the
 # full new storage *during the call*, the pointers differ immediately, and the first write
@@ -223,9 +241,6 @@ for label, seconds in [("clone() in 0.02 ms", 0.02e-3), ("empty_like().copy_() i
 assert x.cpu() is x and x.to("cpu") is x
 
 # %%
-seed_myth("B10", "B10b", "B10c")
-
-# %%
 # [B10] copy timings from the stored full-size run: a fresh buffer costs more than the copy
 stored = bench.load_results(STORED_RUN)  # full sizes, one thread, side by side in one run
 for name in [
@@ -239,9 +254,22 @@ for name in [
 fresh = time_ratio(stored, "copy", "x.clone()", "preallocated.copy_(x)")
 assert fresh > TIMING_MARGIN  # most of a clone's time is the new buffer's page faults
 assert time_ratio(stored, "copy", "torch.empty_like(x).copy_(x)", "x.clone()") < TIMING_MARGIN
+
+# %%
+seed_myth("B10", "B10b", "B10c")
+
 # %% [markdown]
 # ## 3. Zero-copy results and lifetimes
 #
+# A storage lives as long as any tensor uses it: a view keeps its whole storage alive, however
+# little of it the view shows.
+
+# %%
+last_row = torch.arange(6.0).reshape(2, 3)[1]  # the (2, 3) tensor is gone, its storage is not
+assert last_row.untyped_storage().nbytes() == 6 * last_row.element_size()  # all six kept
+sw.show(last_row)
+
+# %% [markdown]
 # `detach()` shares the storage (right). The seed warns that deleting `x` can free the storage
 # under `y` ("dangling pointer"). Storages are reference-counted: while `y` exists, its storage
 # does.
@@ -282,6 +310,8 @@ with warnings.catch_warnings(record=True) as caught:
     _ = leaf.data
 assert caught == []
 
+# %%
+# [B7] [B31] a write through .data bypasses autograd; the same write through detach() is caught
 w = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
 loss = (w**2).sum()  # saves w for the backward pass
 w.data.zero_()  # autograd does not notice
@@ -302,6 +332,12 @@ seed_myth("B7", "B7b", "B31", "B8", "D5")
 # %% [markdown]
 # ## 4. NumPy interop
 #
+# On the CPU, `.numpy()` and `torch.from_numpy` share memory and keep the strides.
+
+# %%
+sw.show(torch.from_numpy(np.arange(6.0).reshape(2, 3).T))
+
+# %% [markdown]
 # On the CPU, `.numpy()` and `torch.from_numpy` are zero-copy both ways and keep strides
 # (a Fortran-order array becomes a non-contiguous tensor). The seed says `.numpy()` "forces a
 # synchronous copy to the CPU": not for a CPU tensor (on CUDA, `.numpy()` is refused until you
@@ -334,15 +370,13 @@ except ValueError as error:
 assert torch.equal(
     torch.from_numpy(np.ascontiguousarray(np.arange(5)[::-1])), torch.tensor([4, 3, 2, 1, 0])
 )
-if (
-    torch.cuda.is_available()
-):  # .numpy() refuses CUDA tensors: the copy to the host must be explicit
+# .numpy() refuses CUDA tensors: the copy to the host must be explicit
+if torch.cuda.is_available():
     try:
         torch.ones(2, device="cuda").numpy()
         raise AssertionError("the line above should raise")
     except TypeError:
         pass
-sw.show(from_fortran)
 
 # %%
 seed_myth("B23", "B28")
@@ -350,11 +384,18 @@ seed_myth("B23", "B28")
 # %% [markdown]
 # ## 5. Making tensors from data: `torch.tensor`, `as_tensor`, `.to`
 #
-# `torch.tensor(data)` **always copies** (and warns when `data` is already a tensor);
-# `torch.as_tensor(data)` **aliases** whatever it can (a tensor or a NumPy array of the right dtype
-# and device) and copies only when it must convert; `.to(dtype)` returns the tensor itself when
-# nothing changes, a copy otherwise, and `.to(..., copy=True)` always copies. The picture: one
-# storage shared by `x` and its alias, a separate one for the copy.
+# `torch.tensor(data)` always copies, `torch.as_tensor(data)` aliases when it can, and `.to(...)`
+# copies only when it converts (or when asked to, `copy=True`).
+
+# %%
+source = torch.arange(6.0).reshape(2, 3)
+sw.show(source, as_tensor=torch.as_tensor(source), to_copy=source.to(copy=True))
+
+# %% [markdown]
+# The picture: one storage shared by `source` and `as_tensor(source)`, a separate one for the
+# copy. `torch.tensor(data)` also warns when `data` is already a tensor; `torch.as_tensor` aliases
+# a tensor or a NumPy array of the right dtype and device, and copies only when it must convert;
+# `.to(dtype)` returns the tensor itself when nothing changes.
 
 # %%
 # [making] tensor copies, as_tensor aliases, .to copies only when it converts
@@ -371,7 +412,6 @@ assert not shares_storage(torch.as_tensor(array, dtype=torch.float32), torch.fro
 assert x.to(torch.float32) is x and x.to(torch.float32, copy=True) is not x
 assert not shares_storage(x.to(torch.float64), x) and not shares_storage(x.to(copy=True), x)
 print("copy warning:", str(caught[0].message).split(",")[0])
-sw.show(x, alias=aliased.view(3, 2), copy=copied)
 
 # %% [markdown]
 # `copy_` writes into a tensor that already exists: it broadcasts the source, converts its dtype,
@@ -410,8 +450,7 @@ assert not torch.equal(result, expected) and torch.equal(result, as_if_dense)
 
 # %% [markdown]
 # `copy.deepcopy` copies the storage; `_base` and `_is_view()` record *autograd's* view
-# relation, which misses views made another way (`from_numpy`, `set_`, `as_strided` on storage
-# from elsewhere). Storage identity (`untyped_storage().data_ptr()`, or `sw.same_storage`) is the
+# relation, which misses an alias made another way (below: `from_numpy` over the same memory). Storage identity (`untyped_storage().data_ptr()`, or `sw.same_storage`) is the
 # test that always answers "do these share memory?".
 
 # %%
@@ -434,6 +473,14 @@ print("alias._base:", alias._base, "| shares storage with base:", shares_storage
 # %% [markdown]
 # ## 6. Where did my copies come from?
 #
+# `sw.track_copies()` lists each call in a block that made a copy, with the ATen ops it ran.
+
+# %%
+with sw.track_copies() as small_log:
+    torch.arange(6.0).reshape(2, 3).t().contiguous()
+small_log
+
+# %% [markdown]
 # `sw.track_copies()` records every tensor-producing call in a block and classifies it as a
 # copy, in-place write, view or compute, from the ATen ops it ran and storage identity. Two
 # realistic snippets: an HWC→CHW preprocessing step and a multi-head attention block.
@@ -461,8 +508,17 @@ log
 
 # %% [markdown]
 # `float()` keeps the permuted (channels-last) layout, so the `contiguous()` after it is a second
-# full copy; calling `contiguous()` on the uint8 view first would copy a quarter of the bytes,
-# or the model can take channels-last input as it is.
+# full copy; calling `contiguous()` on the uint8 view first copies a quarter of the bytes (checked
+# below), or the model can take channels-last input as it is.
+
+# %%
+# [copies] contiguous() on the uint8 view first: the layout copy moves 1 byte per value, not 4
+with sw.track_copies() as log:
+    batch_first = torch.from_numpy(frames).permute(0, 3, 1, 2).contiguous().float().div(255)
+assert torch.equal(batch_first.view(batch.shape), batch)
+layout_copy, float_copy = (event.bytes_copied for event in log.copies)
+assert layout_copy == frames.size and float_copy == 4 * frames.size
+print(f"uint8 contiguous(): {layout_copy} B, then float(): {float_copy} B")
 
 
 # %%

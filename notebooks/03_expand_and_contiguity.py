@@ -29,6 +29,14 @@ torch.set_printoptions(precision=4)
 # %% [markdown]
 # ## 1. `expand` is a view, `repeat` is a copy
 #
+# `expand` returns a view with stride 0 along each stretched dim and allocates nothing; `repeat`
+# allocates the whole result and copies into it.
+
+# %%
+column = torch.arange(3.0).reshape(3, 1)
+sw.show(column, expanded=column.expand(3, 4), repeated=column.repeat(1, 4))
+
+# %% [markdown]
 # The seed's check `expanded.storage().data_ptr() == base.storage().data_ptr()` is right. Its memory
 # tables are not: for `base = randn(1, 1024)`, `repeat(1024, 1)` allocates exactly
 # `1024 * 1024 * 4` bytes = 4 MiB (the seed says "+8 MB"), and `expand` allocates nothing (the
@@ -46,8 +54,6 @@ assert copy_ops(lambda: base.expand(1024, 1024)) == []  # no copy op either
 print(f"expand: {expand_bytes} B new | repeat: {repeat_bytes / 2**20:.1f} MiB new")
 print(sw.inspect(expanded))
 print(sw.inspect(repeated))
-small = torch.arange(3.0).reshape(3, 1)
-sw.show(small, expanded=small.expand(3, 4), repeated=small.repeat(1, 4))
 
 # %%
 seed_myth("C1", "C2", "C7")
@@ -77,6 +83,16 @@ seed_myth("C2b", "C4")
 # %% [markdown]
 # ## 2. Writing through an expanded view
 #
+# Every row of an expanded view is the same memory: writing one row writes the base, and so every
+# row.
+
+# %%
+zeros_row = torch.zeros(1, 3)
+stretched = zeros_row.expand(2, 3)
+stretched[1] = torch.tensor([1.0, 2.0, 3.0])
+sw.show(zeros_row, expanded=stretched)
+
+# %% [markdown]
 # The seed: an in-place op on an expanded tensor "affects the original". torch refuses in-place
 # *arithmetic* on it outright. Writing into one row is allowed — and that row is the base's
 # memory, so *every* row and the base change. The seed's fix, `.contiguous()` before writing, is
@@ -115,6 +131,13 @@ seed_myth("C3", "C12")
 
 # %% [markdown]
 # ## 3. `expand` errors, `-1`, and autograd
+#
+# `expand` only stretches size-1 dims (`-1` keeps a size), and its gradient sums over the
+# stretched dims.
+
+# %%
+column = torch.arange(2.0).reshape(2, 1)
+sw.show(column, expanded=column.expand(-1, 3))
 
 # %%
 # [C9] [C10] [C11] what expand accepts
@@ -169,6 +192,14 @@ seed_myth("C8")
 # %% [markdown]
 # ## 4. Broadcasting needs neither
 #
+# Arithmetic broadcasts size-1 dims by itself, as if they were expanded: `x * w` needs neither
+# `expand` nor `repeat`.
+
+# %%
+row = torch.arange(3.0).reshape(1, 3)
+sw.show(row, broadcast_to_2x3=torch.broadcast_to(row, (2, 3)))
+
+# %% [markdown]
 # Arithmetic broadcasts by itself: the seed's `WeightedPooling` expands its weights before
 # multiplying, but `x * weights` gives the same result with the same allocations.
 
@@ -189,6 +220,14 @@ seed_myth("C6")
 # %% [markdown]
 # ## 5. Does `y + 1` on a transposed `y` hide a copy?
 #
+# An elementwise op reads a dense, non-contiguous input where it is and gives its output the
+# input's layout: no hidden copy.
+
+# %%
+transposed = torch.arange(6.0).reshape(2, 3).t()
+sw.show(transposed, plus_one=transposed + 1)
+
+# %% [markdown]
 # The fourth seed times `y.contiguous() + 1` against `y + 1` for a transposed `y` and calls the
 # second an "implicit copy". Measured: `y + 1` allocates only its output, and the output takes
 # `y`'s (transposed) layout; `y.contiguous() + 1` copies first, so it allocates twice as much.
@@ -207,15 +246,16 @@ print(
 )
 
 # %%
-seed_myth("D11")
-
-# %%
 # [D11] time, from the stored full-size run: y + 1 vs y.contiguous() + 1
 stored = bench.load_results(STORED_RUN)  # full sizes, one thread, side by side in one run
 implicit_s = find_variant(stored, "contiguity", "y + 1")["median_s"]
 explicit_s = find_variant(stored, "contiguity", "y.contiguous() + 1")["median_s"]
 print(f"y + 1: {implicit_s * 1e3:.1f} ms | y.contiguous() + 1: {explicit_s * 1e3:.1f} ms")
 assert explicit_s > TIMING_MARGIN * implicit_s  # the explicit copy costs, the implicit one is none
+
+# %%
+seed_myth("D11")
+
 # %% [markdown]
 # The seed also says matrix multiplication needs contiguous operands ("cuBLAS asserts
 # contiguity, or copies internally") and recommends `q.transpose(-2, -1).contiguous()`. On this
@@ -267,11 +307,20 @@ seed_myth("D3b", "D9")
 # %% [markdown]
 # ## 6. HWC → CHW
 #
+# `permute(2, 0, 1)` turns an HWC image into a CHW view without moving data; the view is not
+# contiguous.
+
+# %%
+hwc_small = torch.arange(12).reshape(2, 2, 3)
+sw.show(hwc=hwc_small, chw=hwc_small.permute(2, 0, 1))
+
+# %% [markdown]
 # An image from OpenCV/PIL/NumPy is HWC; convolutions want CHW. `permute(2, 0, 1)` is a view with
 # non-contiguous strides, so `.view(1, -1)` raises; `.contiguous().view(1, -1)` or
 # `.reshape(1, -1)` copy once. But a convolution accepts the permuted view directly and gives the
 # same result. In the seed's `collate_fn`, the `.contiguous()` per image is an extra copy:
-# `torch.stack` copies into a new contiguous batch anyway.
+# `torch.stack` of these permuted images copies into a new contiguous batch anyway (of
+# channels-last batches it does not: the last cell below).
 
 # %%
 # [D10] [B16] HWC -> CHW
@@ -298,7 +347,7 @@ with torch.no_grad():
 
 
 # %%
-# [B16] torch.stack keeps its inputs' layout: contiguous in, contiguous out — and not otherwise
+# [B16] torch.stack copies: contiguous from permuted HWC images, not from channels-last batches
 images = [
     torch.from_numpy(np.random.default_rng(i).random((32, 32, 3), dtype=np.float32)).permute(
         2, 0, 1
@@ -316,8 +365,6 @@ assert stacked_cl.stride() == (384, 192, 1, 24, 3) and not stacked_cl.is_contigu
 print(
     "stack of 4 channels-last (2, 3, 8, 8) batches: stride", stacked_cl.stride(), "not contiguous"
 )
-hwc_small = torch.arange(12.0).reshape(2, 2, 3)
-sw.show(hwc=hwc_small, chw=hwc_small.permute(2, 0, 1))
 
 # %%
 seed_myth("D10", "B16")
@@ -325,12 +372,21 @@ seed_myth("D10", "B16")
 # %% [markdown]
 # ## 7. Layers and non-contiguous inputs
 #
+# Layers take non-contiguous inputs as they are and give the same result; a few copy them inside
+# the kernel, which only the op names show.
+
+# %%
+features = torch.arange(8.0).reshape(2, 4)
+sw.show(features, every_other_column=features[:, ::2])
+
+# %% [markdown]
 # The second seed says `x.view(B, -1)` after a convolution whose weights are non-contiguous
 # ("loaded from ONNX") leaves `x` non-contiguous and slows the next `nn.Linear`, and makes it a
 # golden rule that every input to `nn.Linear` must be contiguous. Measured: a channels-last weight
 # does make the convolution's output channels-last — and then `view` *raises*, it does not pass a
-# non-contiguous tensor on; `flatten` copies. `nn.Linear` takes a non-contiguous input as it is,
-# gives the same result, and allocates only its output.
+# non-contiguous tensor on; `flatten` copies. `nn.Linear` takes a transposed input as it is,
+# gives the same result, and allocates only its output; a gapped input is cloned inside `addmm`,
+# which the count of new storage misses and the op names show.
 
 # %%
 # [B18] [B19] a conv with channels-last weights, and nn.Linear on a non-contiguous input
@@ -375,6 +431,14 @@ seed_myth("B18", "B19")
 # %% [markdown]
 # ## 8. Elementwise ops keep the layout; `flip` copies
 #
+# Elementwise results follow a dense input's layout and are contiguous for a gapped one; `flip`
+# copies into a tensor laid out like its input.
+
+# %%
+transposed = torch.arange(6.0).reshape(2, 3).t()
+sw.show(transposed, times_2=transposed * 2, flipped=transposed.flip(0))
+
+# %% [markdown]
 # The seed lists `flip` among operations that break contiguity and says `Normalize`-style
 # arithmetic on a non-contiguous input returns a non-contiguous output. `flip` copies (its output
 # is contiguous for a contiguous input); elementwise arithmetic follows the input's layout when

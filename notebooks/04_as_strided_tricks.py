@@ -36,6 +36,12 @@ torch.set_printoptions(precision=4)
 # %% [markdown]
 # ## 0. Strides count elements, not bytes
 #
+# A PyTorch stride counts elements; a NumPy stride counts bytes.
+
+# %%
+sw.show(torch.arange(6, dtype=torch.int32).reshape(2, 3))
+
+# %% [markdown]
 # The seed says a stride is the number of *bytes* to skip. In PyTorch it is a number of
 # *elements*; NumPy's `.strides` are bytes.
 
@@ -53,6 +59,14 @@ seed_myth("A1")
 # %% [markdown]
 # ## 1. The seed's opening example: odd columns with `as_strided`
 #
+# `as_strided(x, size, stride, storage_offset)` reads `storage[offset + sum(index * stride)]`:
+# column 1 of a contiguous `(5, 2)` tensor is size `(5,)`, stride `(2,)`, offset 1.
+
+# %%
+pairs = torch.arange(10).reshape(5, 2)
+sw.show(pairs, column_1=torch.as_strided(pairs, (5,), (2,), 1))
+
+# %% [markdown]
 # The seed builds `x[:, 1]` of a `(5, 2)` tensor as `as_strided(x, (5,), (2,))`. Without a
 # storage offset that starts at element 0, so it returns the *even* column.
 
@@ -76,7 +90,15 @@ seed_myth("A3")
 # %% [markdown]
 # ## 2. Trick 1 — zero-stride broadcast
 #
-# A stride of 0 repeats one element along a dimension. The seed's `as_strided(original, (3, 4), (1, 0))`
+# A stride of 0 repeats one element along a dim; `expand` builds that view from the input's own
+# strides.
+
+# %%
+column = torch.arange(3.0).reshape(3, 1)
+sw.show(column, stride_0=column.expand(3, 4))
+
+# %% [markdown]
+# The seed's `as_strided(original, (3, 4), (1, 0))`
 # is right for a contiguous `(3, 1)` input, but the `1` is hard-coded: for a column sliced out of a
 # wider tensor the row stride is not 1, and the seed reads the wrong elements. The seed also says
 # `expand` "creates new memory" and quotes 96 B for `expand` vs 48 B for the strided view: both
@@ -124,6 +146,15 @@ assert expand_s < TIMING_MARGIN * strided_s  # nowhere near the seed's 10x
 # %% [markdown]
 # ## 3. Trick 2 — sliding windows
 #
+# Windows of length `w` over a 1-d tensor of stride `s` are the view of shape `(n - w + 1, w)`
+# and strides `(s, s)`; `unfold(0, w, 1)` builds it.
+
+# %%
+samples = torch.arange(6.0)
+assert samples[::2].unfold(0, 3, 1).stride() == (2, 2)  # (s, s) for an input of stride s = 2
+sw.show(samples, windows=samples.unfold(0, 3, 1))
+
+# %% [markdown]
 # The seed's window view `as_strided(x, (n - w + 1, w), (1, 1))` is right for a contiguous 1-d
 # tensor (and keeps a sliced input's offset, because `torch.as_strided` defaults to the input's
 # offset), but hard-codes stride 1: on a strided input (`x[::2]`) it is wrong. The seed also says
@@ -150,7 +181,10 @@ assert torch.equal(windows, every_other.unfold(0, 3, 1))
 assert np.array_equal(
     windows.numpy(), np.lib.stride_tricks.sliding_window_view(every_other.numpy(), 3)
 )
+sw.show(signal, every_other=every_other, windows=windows)
 
+# %%
+# [A5] [A5b] Tensor.unfold is a view; only the im2col F.unfold copies
 images = torch.randn(4, 3, 32, 32)
 _, unfold_view_bytes = allocated(lambda: images.unfold(2, 3, 1).unfold(3, 3, 1))
 assert copy_ops(lambda: images.unfold(2, 3, 1).unfold(3, 3, 1)) == []
@@ -161,7 +195,6 @@ print(
 assert (
     unfold_view_bytes == 0 and im2col_bytes > 7 * images.nbytes
 )  # 9 values per pixel, minus the borders
-sw.show(signal, every_other=every_other, windows=windows)
 
 # %%
 seed_myth("A5", "A5b")
@@ -169,6 +202,13 @@ seed_myth("A5", "A5b")
 # %% [markdown]
 # ## 4. Trick 3 — transpose by strides
 #
+# A transpose swaps the input's own strides, `(s0, s1)` → `(s1, s0)`: that is what `.T` does.
+
+# %%
+matrix = torch.arange(6).reshape(2, 3)
+sw.show(matrix, T=matrix.T)
+
+# %% [markdown]
 # `as_strided(matrix, (6, 4), (1, 6))` equals `matrix.T` for a contiguous `(4, 6)` matrix; on a
 # matrix sliced out of a wider one its hard-coded `6` is wrong. The seed calls the strided
 # version "more efficient in chained operations": both are views with the same layout, so nothing
@@ -194,6 +234,14 @@ seed_myth("A6", "A6b")
 # %% [markdown]
 # ## 5. Trick 4 — merging batch dimensions
 #
+# Two dims merge into one when the outer stride equals size × stride of the inner one;
+# `sw.tricks.merge_dims` derives the merged view or says why there is none.
+
+# %%
+batch = torch.arange(12).reshape(2, 3, 2)
+sw.show(batch, merged=sw.tricks.merge_dims(batch, 0, 1))
+
+# %% [markdown]
 # The seed views a `(32, 3, 224, 224)` batch as `(96, 224, 224)` with strides
 # `(3*224*224, 224*224, 224)`. The first stride is wrong (merging `32 x 3` steps by one
 # channel, `224*224`), and the view runs past the end of the storage: torch refuses it.
@@ -223,6 +271,9 @@ assert (
     == 3 * 224 * 224
 )
 del batch, merged, offset_batch
+
+# %%
+# [A7] merge_dims on a small offset, gapped batch
 small_batch = torch.arange(24.0).reshape(2, 3, 4)[:, :, 1:]  # offset and gapped
 small_merged = sw.tricks.merge_dims(small_batch, 0, 1)
 assert torch.equal(small_merged, small_batch.reshape(6, 3)) and small_merged.storage_offset() == 1
@@ -234,6 +285,15 @@ seed_myth("A7")
 # %% [markdown]
 # ## 6. Trick 5 — checkerboard and blocks
 #
+# The four `x[a::2, b::2]` sub-grids of a checkerboard are one view of shape `(2, 2, H/2, W/2)`
+# with strides `(s0, s1, 2*s0, 2*s1)`.
+
+# %%
+board = torch.arange(16).reshape(4, 4)
+assert sw.tricks.checkerboard(board).stride() == (4, 1, 8, 2)  # (s0, s1, 2*s0, 2*s1)
+sw.show(board, squares=sw.tricks.checkerboard(board))
+
+# %% [markdown]
 # The seed's `checkerboard` uses 3 sizes `(2, H/2, W/2)` with strides `(2W, 2, 2)`: the last two
 # dims both step two columns, so elements repeat, others are never read, and the last dim wraps
 # into the next row. The fixed
@@ -274,7 +334,7 @@ print("fixed [0, 1] == x[0::2, 1::2]:", board[0, 1].tolist())
 tiles = sw.tricks.blocks(board_input, 2, 2)
 assert torch.equal(tiles, board_input.reshape(2, 2, 2, 2).permute(0, 2, 1, 3))
 assert not sw.inspect(tiles).has_overlap and sw.same_storage(tiles, board_input)
-display(sw.show(board_input, seed=seed_board, fixed=board))
+display(sw.show(board_input, seed=seed_board))  # the fixed view is drawn at the top of the section
 sw.show(board_input, tiles=tiles)
 
 # %%
@@ -283,6 +343,16 @@ seed_myth("A8")
 # %% [markdown]
 # ## 7. Bounds checking and "safety helpers"
 #
+# A strided view must stay inside its storage: its largest address,
+# `offset + sum((size - 1) * stride)`, must be below the storage size, and torch checks that.
+
+# %%
+storage_6 = torch.arange(6.0)
+ends_at_5 = torch.as_strided(storage_6, (2, 2), (3, 1), 1)
+assert sw.inspect(ends_at_5).span == (1, 1 + (2 - 1) * 3 + (2 - 1) * 1)  # the last element
+sw.show(storage_6, ends_at_5=ends_at_5)
+
+# %% [markdown]
 # torch already checks a strided view against the storage size (on CPU it raises); the seed's
 # `safe_as_strided` repeats that check by hand. Its formula is right, but it passes `offset=0` to
 # `torch.as_strided` by default, so on an offset input it silently reads from the start of the
@@ -339,6 +409,14 @@ seed_myth("A10", "A11")
 # %% [markdown]
 # ## 8. Writing through overlapping views
 #
+# A write through overlapping views lands once per alias: `+= 1` on sliding windows adds to a
+# storage element as many times as the windows read it.
+
+# %%
+samples = torch.arange(6.0)
+sw.show(samples, windows=samples.unfold(0, 3, 1))
+
+# %% [markdown]
 # `expand` and sliding windows map many indices to one storage element. torch refuses in-place
 # arithmetic on an `expand`ed tensor, but a sliding window built with `as_strided` is accepted
 # and **silently adds once per alias**: each storage element gets `+1` as many times as it
@@ -372,6 +450,16 @@ seed_myth("A13")
 # %% [markdown]
 # ## 9. Autograd
 #
+# The gradient of an overlapping view adds up per alias: an element read by `n` window cells gets
+# `n` times the gradient.
+
+# %%
+samples = torch.ones(5, requires_grad=True)
+samples.unfold(0, 3, 1).sum().backward()
+assert samples.grad.tolist() == [1.0, 2.0, 3.0, 2.0, 1.0]  # read 1, 2, 3, 2, 1 times
+sw.show(samples.grad, windows=samples.grad.unfold(0, 3, 1))
+
+# %% [markdown]
 # `torch.as_strided` is differentiable: the gradient of an overlapping view adds up per alias.
 # The seed's custom `autograd.Function` returns `grad_output.contiguous()` as the input's
 # gradient, which has the *view's* shape, not the input's: autograd rejects it.
@@ -409,6 +497,14 @@ seed_myth("A12")
 # %% [markdown]
 # ## 10. Local response normalization
 #
+# LRN divides each channel by a power of the summed squares of its neighbouring channels; a
+# sliding window over the channel dim of a zero-padded `x**2` gives those sums as one view.
+
+# %%
+padded_squares = F.pad(torch.arange(1.0, 5.0) ** 2, (2, 2))
+sw.show(padded_squares, windows=padded_squares.unfold(0, 5, 1))
+
+# %% [markdown]
 # The seed's "naive" LRN computes `x / (1 + alpha * sum of squares over 5 channels)`. That is
 # PyTorch's `F.local_response_norm` with `beta=1` and `alpha` scaled by the window size (the
 # seed's formula has no `beta`). Its "optimized" `lrn_strided` gives the channel dimension
@@ -514,6 +610,12 @@ assert speedup * TIMING_MARGIN < 3  # below the seed's range even with the margi
 # %% [markdown]
 # ## 11. GPU notes
 #
+# A view keeps its whole storage alive, however little of it the view shows.
+
+# %%
+sw.show(torch.arange(8.0)[6:])
+
+# %% [markdown]
 # The seed's GPU advice (alignment, kernel fusion, atomics) is not measured here. Its
 # "use `torch.cuda.empty_cache()` to clean up invalid views" is wrong on the layout facts alone:
 # a view holds its **whole** storage alive however little of it the view shows, and

@@ -5,9 +5,10 @@
 
 Each source is read with jupytext, run top to bottom with nbclient in ``notebooks/`` (the
 kernel's working directory, so ``claims.toml`` and ``results/`` resolve), and saved with its
-outputs. Widget outputs are saved as their static picture (SVG/HTML) only. A failing cell
-stops that notebook (its saved ``.ipynb`` is left untouched, the cell's error is printed), the
-others are still built, and the script exits with status 1.
+outputs. Widget outputs are saved as their static picture (SVG/HTML) only. A failing cell, a
+cell running past ``CELL_TIMEOUT_S`` or a dying kernel stops that notebook (its saved ``.ipynb``
+is left untouched, the reason is printed), the others are still built, and the script exits
+with status 1.
 ``tests/test_notebooks_meta.py`` checks that every saved notebook matches its source.
 """
 
@@ -20,7 +21,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 from nbclient import NotebookClient
-from nbclient.exceptions import CellExecutionError
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
 HERE = Path(__file__).resolve().parent
 CELL_TIMEOUT_S = 240
@@ -81,15 +82,16 @@ def main(argv: list[str]) -> None:
     failed = []
     for path in chosen:
         start = time.perf_counter()
+        # one broken notebook must not keep the others from being rebuilt
         try:
             target = build(path)
-        except CellExecutionError as error:
+        except (CellExecutionError, CellTimeoutError, DeadKernelError) as error:
             failed.append(path.name)
             print(f"FAILED {path.name}:\n{error}", file=sys.stderr)
             continue
         print(f"built {target.relative_to(HERE.parent)} in {time.perf_counter() - start:.0f} s")
     if failed:
-        raise SystemExit(f"not rebuilt (a cell failed): {', '.join(failed)}")
+        raise SystemExit(f"not rebuilt (see the errors above): {', '.join(failed)}")
 
 
 if __name__ == "__main__":

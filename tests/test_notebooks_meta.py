@@ -22,7 +22,7 @@ SOURCES = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
 CLAIMS = load_claims(NOTEBOOK_DIR / "claims.toml")
 IGNORED = "nbval-ignore-output"
 TIMING_CALLS = ("median_us(", "benchmark.Timer", "timeit", "time.perf_counter", "bench.run(")
-LONGEST_CELL = 30  # lines; a cell a reader takes in at a glance
+LONGEST_CELL = 25  # lines; a cell a reader takes in at a glance
 
 
 def source_cells(path: Path) -> list[nbformat.NotebookNode]:

@@ -28,26 +28,28 @@ Method, in the order it is tried (each step is exact):
    first (prunes best when strides nest) and smallest bound first (leaves the two variables with
    the most values to the closed form: a huge dim beside a few small ones) — take turns with a step
    limit that starts at ``_FIRST_LIMIT`` and grows fourfold per round, so each problem costs a small
-   factor times the better order.  Before it, and once more after its first round, **NumPy's C
-   solver** (``solve_diophantine`` from ``mem_overlap.c``, the Euclid-based search behind
-   ``np.shares_memory``) gets a try with ``max_work`` of ``_NUMPY_FIRST_WORK`` and then
-   ``_NUMPY_MAX_WORK``: about a hundred times faster per step than Python, it settles most of
-   NumPy's own fuzz streams in well under a millisecond.  It is reached through NumPy's test module,
-   so its absence (another NumPy build, numbers beyond int64) costs speed, never exactness.  Its work
-   count does not bound its time on every problem (a 0.35 s call with ``max_work=50_000`` was
-   measured), which is why it gets two small caps and not a growing one.
+   factor times the better order.  Before each round **NumPy's C solver** (``solve_diophantine``
+   from ``mem_overlap.c``, the Euclid-based search behind ``np.shares_memory``) gets a turn too,
+   coefficients ascending (its outermost loop then runs over the largest one's few values), with
+   ``max_work`` starting at ``_NUMPY_FIRST_WORK`` and growing ``_NUMPY_GROWTH``-fold per round:
+   one of its steps is a node of its search, O(1) C code, about 20 ns (measured), so each of its
+   turns costs about what our round costs and the total stays within a small factor of the best
+   of the three.  It is reached through NumPy's test module, so its absence (another NumPy build,
+   numbers beyond int64) costs speed, never exactness.  Displays give it only its first turn.
 5. Inside the search, each ``x_i`` is chosen only from the values that keep the rest reachable
    (range, gcd and the count bound of step 3), the last two variables are solved in closed form,
    and failed ``(level, remainder)`` states are memoised (at most ``_MEMO_LIMIT`` of them, so memory
    stays bounded; the memo only saves time).  Ctrl-C stops it like any Python loop.
 
-Why this method: measured on 600 random questions about 1–6-D meta layouts (sizes up to 10**6,
-strides up to 10**12; scratch runs of the family in ``benchmarks/bench_inspect.py``), three
-arrangements of the same parts: NumPy's solver first (cap 50,000), then our largest-first search —
-90th percentile 139 ms, 6 over a second; the portfolio alone (NumPy once after round one) — 0.13 ms,
-10 over a second; the portfolio behind a quick NumPy try (this module) — 0.8 ms, 5 over a second,
-and the least total time.  The closed forms and the count split turn the issue's length-dependent
-and near-equal families into O(ndim) work.
+Why this method: measured side by side (scratch runs of the families in
+``benchmarks/bench_inspect.py``; 600 problems of NumPy's diophantine fuzz, 300 random pairwise
+questions about 1–6-D meta layouts with sizes up to 10**6 and strides up to 10**12).  NumPy's
+solver once before and once after round one, with caps of 1,000 and 40,000 work: fuzz 7.0x
+NumPy's own time, 279/300 pairs within 10 ms, 5 over a second.  Growing turns for it from 1,000:
+3.3x, 292/300, none over a second.  Growing turns from 16,000 (this module): 0.7x (faster than
+NumPy's solver alone: the closed forms settle the small problems), 296/300, one over a second.
+The closed forms and the count split turn the issue's length-dependent and near-equal families
+into O(ndim) work.
 
 Cost.  Steps 1–3 are O(n log n) for n variables (the count split's search is tried from the middle
 of each range and usually succeeds or is pruned at once).  Step 4 is exact and exponential in the
@@ -76,12 +78,14 @@ __all__ = [
 
 #: Steps each search order of step 5 gets in its first round (the limit then grows fourfold).
 _FIRST_LIMIT = 500
-#: Work NumPy's solver gets, once, after the first round (≈ 0.3 ms on NumPy's worst fuzz problem).
-_NUMPY_MAX_WORK = 40_000
-#: ... and under a display's deadline (NumPy's work count does not bound its time on every problem).
-_NUMPY_DISPLAY_WORK = 2_000
-#: Work NumPy's solver gets before any Python search (a fraction of a millisecond, usually).
-_NUMPY_FIRST_WORK = 1_000
+#: NumPy's solver's work grows this much per round, against fourfold for our search: one of its
+#: steps (a node of its depth-first search, O(1) C) costs about a hundredth of one of ours.
+_NUMPY_GROWTH = 16
+#: Its steps charged to a budget as one of ours.
+_NUMPY_STEPS_PER_STEP = 100
+#: Work NumPy's solver gets before any Python search: about 0.35 ms at most (~20 ns per step,
+#: measured on the near-equal 6-10-D families); displays get only this first try.
+_NUMPY_FIRST_WORK = 16_000
 #: The count split (step 3) is used when at most this many totals ``sum(x)`` are possible.
 _COUNT_SPLIT_MAX = 8
 #: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
@@ -348,15 +352,21 @@ def _portfolio(
     n = len(coeffs)
     by_bound = sorted(range(n), key=lambda i: (ubs[i], -coeffs[i]))
     orders = [list(range(n))] if by_bound == list(range(n)) else [list(range(n)), by_bound]
-    if use_numpy and _numpy_solver is not None:  # a quick first look: most problems end here
-        try:
-            found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=_NUMPY_FIRST_WORK)
-        except (RuntimeError, OverflowError, ValueError):
-            budget.spend(_NUMPY_FIRST_WORK // 100)
-        else:
-            return None if found is None else list(found)
+    numpy_work = _NUMPY_FIRST_WORK if use_numpy and _numpy_solver is not None else 0
     limit = _FIRST_LIMIT
     while True:
+        if numpy_work:
+            try:  # ascending coefficients: its outermost loop runs over the largest one's values
+                found = _numpy_solver(
+                    tuple(reversed(coeffs)), tuple(reversed(ubs)), target, max_work=numpy_work
+                )
+            except (RuntimeError, OverflowError, ValueError):
+                budget.spend(numpy_work // _NUMPY_STEPS_PER_STEP)  # too much work: go on
+            else:
+                return None if found is None else list(reversed(found))
+            numpy_work *= _NUMPY_GROWTH
+            if budget.deadline is not None:
+                numpy_work = 0  # displays: keep the search's step count the only clock
         for order in orders:
             try:
                 found = _search(
@@ -370,14 +380,6 @@ def _portfolio(
             for position, i in enumerate(order):
                 values[i] = found[position]
             return values
-        if use_numpy and _numpy_solver is not None and limit == _FIRST_LIMIT:
-            try:
-                work = _NUMPY_MAX_WORK if budget.deadline is None else _NUMPY_DISPLAY_WORK
-                found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=work)
-            except (RuntimeError, OverflowError, ValueError):
-                budget.spend(_FIRST_LIMIT)  # "too much work" (or a number beyond int64): go on
-            else:
-                return None if found is None else list(found)
         limit *= 4
 
 

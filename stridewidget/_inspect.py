@@ -358,12 +358,16 @@ def inspect(x: Any) -> Layout:
 def _cells(x: Any) -> tuple[Layout, Any]:
     """Layout of ``x`` plus a key that is equal exactly when two objects share a storage."""
     layout = inspect(x)
-    if _is_tensor(x) and layout.storage_address is None:
+    return layout, _storage_identity(x, layout.storage_address, layout.device)
+
+
+def _storage_identity(x: Any, storage_address: int | None, device: str) -> Hashable:
+    if storage_address is not None:
+        return device, storage_address
+    if _is_tensor(x):
         # Meta and zero-byte storages have no memory address; the StorageImpl is their identity.
-        return layout, ("torch-storage", x.untyped_storage()._cdata)
-    if layout.storage_address is None:
-        return layout, ("empty", id(x))
-    return layout, (layout.device, layout.storage_address)
+        return "torch-storage", x.untyped_storage()._cdata
+    return "empty", id(x)
 
 
 def storage_key(x: Any) -> Hashable:
@@ -392,8 +396,9 @@ class _Extent(NamedTuple):
 
 
 def _extent(x: Any) -> _Extent:
-    """Byte geometry of ``x``; NumPy arrays skip the :class:`Layout` (cell units, flags, notes),
-    which is most of the time ``sw.overlap`` spent on a typical pair (bench_inspect.py)."""
+    """Byte geometry of ``x``; arrays and tensors skip the :class:`Layout` (cell units, checks of
+    fields their adapters already know), most of the time ``sw.overlap`` spent on a typical pair
+    (bench_inspect.py)."""
     if _is_ndarray(x):
         _check_numpy(x)
         start, nbytes = _numpy_buffer(x)
@@ -405,7 +410,20 @@ def _extent(x: Any) -> _Extent:
             start or None,
             nbytes,
             "cpu",
-            ("cpu", start) if start else ("empty", id(x)),
+            _storage_identity(x, start or None, "cpu"),
+        )
+    if _is_tensor(x):
+        fields = torch_layout_fields(x)
+        itemsize = fields["itemsize"]
+        return _Extent(
+            fields["shape"],
+            tuple(s * itemsize for s in fields["strides"]),
+            fields["offset"] * itemsize,
+            itemsize,
+            fields["storage_address"],
+            fields["storage_size"] * itemsize,
+            fields["device"],
+            _storage_identity(x, fields["storage_address"], fields["device"]),
         )
     layout, key = _cells(x)
     return _Extent(

@@ -46,8 +46,9 @@ Why this method: measured side by side (scratch runs of the families in
 questions about 1–6-D meta layouts with sizes up to 10**6 and strides up to 10**12).  NumPy's
 solver once before and once after round one, with caps of 1,000 and 40,000 work: fuzz 7.0x
 NumPy's own time, 279/300 pairs within 10 ms, 5 over a second.  Growing turns for it from 1,000:
-3.3x, 292/300, none over a second.  Growing turns from 16,000 (this module): 0.7x (faster than
-NumPy's solver alone: the closed forms settle the small problems), 296/300, one over a second.
+3.3x, 292/300, none over a second.  Growing turns from 16,000, fourfold per round (this module):
+0.5–0.8x (faster than NumPy's solver alone: the closed forms settle the small problems),
+294–296/300, one or two over a second.
 The closed forms and the count split turn the issue's length-dependent and near-equal families
 into O(ndim) work.
 
@@ -78,10 +79,11 @@ __all__ = [
 
 #: Steps each search order of step 5 gets in its first round (the limit then grows fourfold).
 _FIRST_LIMIT = 500
-#: NumPy's solver's work grows this much per round, against fourfold for our search: one of its
-#: steps (a node of its depth-first search, O(1) C) costs about a hundredth of one of ours.
-_NUMPY_GROWTH = 16
-#: Its steps charged to a budget as one of ours.
+#: NumPy's solver's work grows this much per round, like our search's limit, so that neither
+#: side's turns come to dominate the time (sixteenfold made the hardest instance 109 s, not 19 s).
+_NUMPY_GROWTH = 4
+#: NumPy steps charged to a budget as one of ours: one of its steps (a node of its depth-first
+#: search, O(1) C) costs about a hundredth of one of ours.
 _NUMPY_STEPS_PER_STEP = 100
 #: Work NumPy's solver gets before any Python search: about 0.35 ms at most (~20 ns per step,
 #: measured on the near-equal 6-10-D families); displays get only this first try.

@@ -239,7 +239,10 @@ def time_families(timeout: float) -> dict[str, float | None]:
 
 
 def bench_families(before_python: str | None, timeout: float) -> None:
-    print("\nissue 11 families: seconds per call, before (main) / after (this tree) / NumPy")
+    print(
+        "\nissue 11 families: seconds per call, "
+        "before (--before; main by default) / after (this tree) / NumPy"
+    )
     before: dict[str, float | None] = {}
     if before_python:
         script = os.path.abspath(__file__)

@@ -52,7 +52,7 @@ Why this method: measured side by side (scratch runs of the families in
 questions about 1–6-D meta layouts with sizes up to 10**6 and strides up to 10**12).  NumPy's
 solver once before and once after round one, with caps of 1,000 and 40,000 work: fuzz 7.0x
 NumPy's own time, 279/300 pairs within 10 ms, 5 over a second.  Growing turns for it from 1,000:
-3.3x, 292/300, none over a second.  Growing turns from 16,000 or 50,000 (this module), fourfold per
+3.3x, 292/300, none over a second.  Growing turns from 16,000 (this module), fourfold per
 round: 0.5–0.8x (faster than NumPy's solver alone: the closed forms settle the small problems),
 294–296/300, one or two over a second.
 The closed forms and the count split turn the issue's length-dependent and near-equal families
@@ -109,10 +109,10 @@ _NUMPY_GROWTH = 4
 #: NumPy steps charged to a budget as one of ours: one of its steps (a node of its depth-first
 #: search, O(1) C) costs about a hundredth of one of ours.
 _NUMPY_STEPS_PER_STEP = 100
-#: Work NumPy's solver gets before any Python search: as long as one of our turns at
-#: ``_FIRST_LIMIT`` (about 1 ms: ~20 ns per step, measured on the near-equal 6-10-D families);
+#: Work NumPy's solver gets before any Python search, per variable order: about 0.35 ms (~20 ns
+#: per step, measured on the near-equal 6-10-D families; 50,000 made the 6-D one 16 ms);
 #: displays get only this first try.
-_NUMPY_FIRST_WORK = _NUMPY_STEPS_PER_STEP * _FIRST_LIMIT
+_NUMPY_FIRST_WORK = 16_000
 #: Problems whose reach stays below this give NumPy's solver a second variable order too.
 _NUMPY_SMALL_REACH = 2**40
 #: The count split (step 3) is used when at most this many totals ``sum(x)`` are possible.

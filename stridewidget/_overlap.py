@@ -62,7 +62,7 @@ Cost.  Steps 1–3 are O(n log n) for n variables (the count split's search is t
 of each range and usually succeeds or is pruned at once).  Step 4 is exact and exponential in the
 worst case, like every known method; the memo caps its memory at ``_MEMO_LIMIT`` states.
 
-Still slow, and why (measured: 6 of the 600 random 1–6-D questions of ``bench_inspect.py`` take over
+Still slow, and why (measured: 6–9 of the 600 random 1–6-D questions of ``bench_inspect.py`` take over
 10 ms, 2–3 over a second).  Every slow instance found has the same shape:
 
 * three or more coefficients of 10**11 or more (strides of a huge meta storage) with no divisor

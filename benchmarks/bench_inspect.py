@@ -208,6 +208,18 @@ def family_cases():
         yield near_equal_case(ndim, size)
     for ndim, size in ((6, 1000), (8, 100), (10, 50)):
         yield near_equal_case(ndim, size)
+    pairs = list(numpy_fuzz_pairs(400))
+    yield (
+        "NumPy view-pair fuzz: 400 pairs, sw.overlap",
+        lambda: [sw.overlap(a, b) for a, b in pairs],
+        lambda: [np.shares_memory(a, b, max_work=None) for a, b in pairs],
+    )
+    problems = diophantine_fuzz()
+    yield (
+        "NumPy diophantine fuzz: 600 problems, solver",
+        lambda: [bounded_knapsack(*problem) for problem in problems],
+        lambda: [solve_diophantine(*problem) for problem in problems],
+    )
     a = _meta_view((10**4,) * 3, [10**12 + k for k in (1, 3, 7)])
     b = _meta_view((10**4,) * 3, [10**12 + k for k in (11, 13, 17)], 5)
     yield "pair: 3-D 1e12+{1,3,7} vs 1e12+{11,13,17}, 1e4", lambda: sw.overlap(a, b), None
@@ -227,7 +239,10 @@ def time_families(timeout: float) -> dict[str, float | None]:
 
 
 def bench_families(before_python: str | None, timeout: float) -> None:
-    print("\nissue 11 families: seconds per call, before (main) / after (this tree) / NumPy")
+    print(
+        "\nissue 11 families: seconds per call, "
+        "before (--before; main by default) / after (this tree) / NumPy"
+    )
     before: dict[str, float | None] = {}
     if before_python:
         script = os.path.abspath(__file__)
@@ -347,6 +362,20 @@ def numpy_fuzz_pairs(count):
         yield views
 
 
+def diophantine_fuzz() -> list[tuple[tuple[int, ...], tuple[int, ...], int]]:
+    """NumPy's diophantine fuzz stream (600 problems, up to 9 variables)."""
+    rng = np.random.RandomState(1234)
+    problems = []
+    for ndim in range(10):
+        for _ in range(60):
+            a_max, u_max = 1 + int(rng.randint(0, 11)) ** 6, int(rng.randint(0, 11)) ** 6
+            coefficients = tuple(int(rng.randint(1, a_max + 1)) for _ in range(ndim))
+            bounds = tuple(int(rng.randint(0, u_max + 2)) for _ in range(ndim))
+            reach = min(2**62, sum(c * u for c, u in zip(coefficients, bounds)))
+            problems.append((coefficients, bounds, int(rng.randint(-1, reach + 2))))
+    return problems
+
+
 def bench_typical() -> None:
     print("\ntypical pairs: NumPy's own fuzz streams, median per call")
     ours, theirs = [], []
@@ -360,15 +389,7 @@ def bench_typical() -> None:
     print(
         f"  view pairs: sw.overlap {m_sw * 1e6:.1f} µs, np.shares_memory {m_np * 1e6:.2f} µs, ratio {m_sw / m_np:.1f}"
     )
-    rng = np.random.RandomState(1234)
-    problems = []
-    for ndim in range(10):
-        for _ in range(60):
-            a_max, u_max = 1 + int(rng.randint(0, 11)) ** 6, int(rng.randint(0, 11)) ** 6
-            coefficients = tuple(int(rng.randint(1, a_max + 1)) for _ in range(ndim))
-            bounds = tuple(int(rng.randint(0, u_max + 2)) for _ in range(ndim))
-            reach = min(2**62, sum(c * u for c, u in zip(coefficients, bounds)))
-            problems.append((coefficients, bounds, int(rng.randint(-1, reach + 2))))
+    problems = diophantine_fuzz()
     start = time.perf_counter()
     for problem in problems:
         bounded_knapsack(*problem)

@@ -6,12 +6,13 @@ Nothing here reads a tensor's values, synchronizes a device or copies data, exce
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 import sys
 import warnings
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._errors import LayoutError
 from ._layout import Layout
@@ -236,11 +237,6 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
     that, the array's own byte bounds are the best known (and still exact for the view itself).
     """
     np = _numpy()
-    try:
-        from numpy.lib.array_utils import byte_bounds
-    except ImportError:  # NumPy < 2.0 has it at the top level
-        from numpy import byte_bounds
-
     owner = a
     while getattr(owner, "base", None) is not None:
         owner = owner.base
@@ -249,7 +245,9 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
         return storage.data_ptr(), storage.nbytes()
     if isinstance(owner, np.ndarray):
         if owner.flags.owndata:
-            low, high = byte_bounds(owner)
+            if owner.flags.c_contiguous:  # the usual owner: no need to walk its strides
+                return owner.__array_interface__["data"][0], owner.nbytes
+            low, high = _byte_bounds()(owner)
             return low, high - low
     else:
         try:
@@ -258,28 +256,52 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
             block = None
         if block is not None:
             return block.__array_interface__["data"][0], block.nbytes
-    low, high = byte_bounds(a)
+    low, high = _byte_bounds()(a)
     return low, high - low
 
 
-def _numpy_layout(a: Any) -> Layout:
-    np = _numpy()
+@functools.cache
+def _byte_bounds() -> Any:
+    """NumPy's ``byte_bounds``, looked up once (its home moved in NumPy 2.0)."""
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:  # NumPy < 2.0 has it at the top level
+        from numpy import byte_bounds
+    return byte_bounds
+
+
+@functools.lru_cache(maxsize=1024)
+def _numpy_dtype_name(dtype: Any) -> str:
+    """The Layout's dtype name; cached because NumPy builds ``str(dtype)`` in Python, per call."""
+    return str(dtype) if dtype.names is None else "structured"
+
+
+def _check_numpy(a: Any) -> None:
+    """Refuse the arrays that have no layout of values: object and zero-size dtypes."""
     if a.dtype.hasobject:
         raise LayoutError(
             "cannot inspect an object array: its cells hold pointers to Python objects, "
             "not values; convert it with `a.astype(...)` to a numeric dtype first."
         )
-    itemsize = a.itemsize
-    if itemsize == 0:
+    if a.itemsize == 0:
         raise LayoutError(f"cannot inspect an array of zero-size dtype {a.dtype}.")
-    data_address = a.__array_interface__["data"][0]
+
+
+def _numpy_layout(a: Any) -> Layout:
+    np = _numpy()
+    _check_numpy(a)
+    itemsize = a.itemsize
+    data_address, interface_read_only = a.__array_interface__["data"]
     start, nbytes = _numpy_buffer(a)
     byte_offset = data_address - start
     unit = math.gcd(itemsize, byte_offset, *a.strides)
-    with warnings.catch_warnings():
-        # np.broadcast_arrays outputs warn on reading `writeable` (they are writeable for now)
-        warnings.simplefilter("ignore", FutureWarning)
-        notes = [] if a.flags.writeable else ["read-only"]
+    notes = []
+    if interface_read_only:  # also true of arrays that only warn on writing: ask the flag
+        with warnings.catch_warnings():
+            # np.broadcast_arrays outputs warn on reading `writeable` (they are writeable for now)
+            warnings.simplefilter("ignore", FutureWarning)
+            if not a.flags.writeable:
+                notes.append("read-only")
     return (
         Layout(
             shape=a.shape,
@@ -287,7 +309,7 @@ def _numpy_layout(a: Any) -> Layout:
             offset=byte_offset // unit,
             itemsize=itemsize,
             storage_size=nbytes // unit,
-            dtype=str(a.dtype) if a.dtype.names is None else "structured",
+            dtype=_numpy_dtype_name(a.dtype),
             device="cpu",
             unit=unit,
             notes=tuple(notes),
@@ -336,12 +358,16 @@ def inspect(x: Any) -> Layout:
 def _cells(x: Any) -> tuple[Layout, Any]:
     """Layout of ``x`` plus a key that is equal exactly when two objects share a storage."""
     layout = inspect(x)
-    if _is_tensor(x) and layout.storage_address is None:
+    return layout, _storage_identity(x, layout.storage_address, layout.device)
+
+
+def _storage_identity(x: Any, storage_address: int | None, device: str) -> Hashable:
+    if storage_address is not None:
+        return device, storage_address
+    if _is_tensor(x):
         # Meta and zero-byte storages have no memory address; the StorageImpl is their identity.
-        return layout, ("torch-storage", x.untyped_storage()._cdata)
-    if layout.storage_address is None:
-        return layout, ("empty", id(x))
-    return layout, (layout.device, layout.storage_address)
+        return "torch-storage", x.untyped_storage()._cdata
+    return "empty", id(x)
 
 
 def storage_key(x: Any) -> Hashable:
@@ -356,21 +382,71 @@ def storage_key(x: Any) -> Hashable:
     return _cells(x)[1]
 
 
-def _byte_extent(layout: Layout) -> tuple[int, int]:
-    start = layout.storage_address or 0
-    return start, start + layout.storage_nbytes
+class _Extent(NamedTuple):
+    """What :func:`overlap` and :func:`same_storage` need of one object, in bytes."""
+
+    shape: tuple[int, ...]
+    byte_strides: tuple[int, ...]
+    byte_offset: int
+    itemsize: int
+    storage_address: int | None
+    storage_nbytes: int
+    device: str
+    key: Hashable  # equal exactly when two objects share a storage (see `_cells`)
 
 
-def _share(layout_a: Layout, key_a: Any, layout_b: Layout, key_b: Any) -> bool:
-    if key_a == key_b:
+def _extent(x: Any) -> _Extent:
+    """Byte geometry of ``x``; arrays and tensors skip the :class:`Layout` (cell units, checks of
+    fields their adapters already know), most of the time ``sw.overlap`` spent on a typical pair
+    (bench_inspect.py)."""
+    if _is_ndarray(x):
+        _check_numpy(x)
+        start, nbytes = _numpy_buffer(x)
+        return _Extent(
+            x.shape,
+            x.strides,
+            x.__array_interface__["data"][0] - start,
+            x.itemsize,
+            start or None,
+            nbytes,
+            "cpu",
+            _storage_identity(x, start or None, "cpu"),
+        )
+    if _is_tensor(x):
+        fields = torch_layout_fields(x)
+        itemsize = fields["itemsize"]
+        return _Extent(
+            fields["shape"],
+            tuple(s * itemsize for s in fields["strides"]),
+            fields["offset"] * itemsize,
+            itemsize,
+            fields["storage_address"],
+            fields["storage_size"] * itemsize,
+            fields["device"],
+            _storage_identity(x, fields["storage_address"], fields["device"]),
+        )
+    layout, key = _cells(x)
+    return _Extent(
+        layout.shape,
+        layout.byte_strides,
+        layout.byte_offset,
+        layout.itemsize,
+        layout.storage_address,
+        layout.storage_nbytes,
+        layout.device,
+        key,
+    )
+
+
+def _share(a: _Extent, b: _Extent) -> bool:
+    if a.key == b.key:
         return True
-    if layout_a.storage_address is None or layout_b.storage_address is None:
+    if a.storage_address is None or b.storage_address is None or a.device != b.device:
         return False
-    if layout_a.device != layout_b.device:
-        return False
-    lo_a, hi_a = _byte_extent(layout_a)
-    lo_b, hi_b = _byte_extent(layout_b)
-    return lo_a < hi_b and lo_b < hi_a
+    return (
+        a.storage_address < b.storage_address + b.storage_nbytes
+        and b.storage_address < a.storage_address + a.storage_nbytes
+    )
 
 
 def same_storage(a: Any, b: Any) -> bool:
@@ -386,7 +462,7 @@ def same_storage(a: Any, b: Any) -> bool:
     >>> sw.same_storage(x, x.numpy()), sw.same_storage(x, x.clone())
     (True, False)
     """
-    return _share(*_cells(a), *_cells(b))
+    return _share(_extent(a), _extent(b))
 
 
 def overlap(a: Any, b: Any) -> bool:
@@ -399,23 +475,22 @@ def overlap(a: Any, b: Any) -> bool:
     >>> sw.overlap(x[::2], x[1::2]), sw.overlap(x[::2], x[4:5]), sw.overlap(x, x.clone())
     (False, True, False)
     """
-    layout_a, key_a = _cells(a)
-    layout_b, key_b = _cells(b)
-    if not _share(layout_a, key_a, layout_b, key_b):
+    extent_a, extent_b = _extent(a), _extent(b)
+    if not _share(extent_a, extent_b):
         return False
-    if key_a == key_b or layout_a.storage_address is None:
+    if extent_a.key == extent_b.key or extent_a.storage_address is None:
         base_a = base_b = 0
     else:
-        base_a, base_b = layout_a.storage_address, layout_b.storage_address  # type: ignore[assignment]
+        base_a, base_b = extent_a.storage_address, extent_b.storage_address  # type: ignore[assignment]
     return ranges_overlap(
-        layout_a.shape,
-        layout_a.byte_strides,
-        base_a + layout_a.byte_offset,
-        layout_a.itemsize,
-        layout_b.shape,
-        layout_b.byte_strides,
-        base_b + layout_b.byte_offset,
-        layout_b.itemsize,
+        extent_a.shape,
+        extent_a.byte_strides,
+        base_a + extent_a.byte_offset,
+        extent_a.itemsize,
+        extent_b.shape,
+        extent_b.byte_strides,
+        base_b + extent_b.byte_offset,
+        extent_b.itemsize,
     )
 
 

@@ -199,7 +199,7 @@ def span(
 
 def _as_int_tuple(values: Any, what: str) -> tuple[int, ...]:
     try:
-        return tuple(int(v) for v in values)
+        return tuple(map(int, values))
     except TypeError:
         raise TypeError(f"{what} must be a sequence of ints, got {values!r}") from None
 
@@ -237,7 +237,7 @@ class Layout:
             raise LayoutError(
                 f"shape {shape} has {len(shape)} dims but strides {strides} have {len(strides)}"
             )
-        if any(n < 0 for n in shape):
+        if shape and min(shape) < 0:
             raise LayoutError(f"shape {shape} has a negative size")
         unit = self.itemsize if self.unit is None else int(self.unit)
         if self.itemsize <= 0 or unit <= 0 or self.itemsize % unit:

@@ -28,34 +28,61 @@ Method, in the order it is tried (each step is exact):
    first (prunes best when strides nest) and smallest bound first (leaves the two variables with
    the most values to the closed form: a huge dim beside a few small ones) — take turns with a step
    limit that starts at ``_FIRST_LIMIT`` and grows fourfold per round, so each problem costs a small
-   factor times the better order.  Before it, and once more after its first round, **NumPy's C
-   solver** (``solve_diophantine`` from ``mem_overlap.c``, the Euclid-based search behind
-   ``np.shares_memory``) gets a try with ``max_work`` of ``_NUMPY_FIRST_WORK`` and then
-   ``_NUMPY_MAX_WORK``: about a hundred times faster per step than Python, it settles most of
-   NumPy's own fuzz streams in well under a millisecond.  It is reached through NumPy's test module,
-   so its absence (another NumPy build, numbers beyond int64) costs speed, never exactness.  Its work
-   count does not bound its time on every problem (a 0.35 s call with ``max_work=50_000`` was
-   measured), which is why it gets two small caps and not a growing one.
+   factor times the better order.  Before each round **NumPy's C solver** (``solve_diophantine``
+   from ``mem_overlap.c``, the Euclid-based search behind ``np.shares_memory``) gets a turn too,
+   coefficients ascending (its outermost loop then runs over the largest one's few values) and,
+   while the reach stays under ``_NUMPY_SMALL_REACH``, descending as well (NumPy's fuzz has
+   problems each order solves at once and the other does not; with huge coefficients the
+   descending order was measured taking 0.3 s on 50,000 work, so its work count bounds its time
+   only for small numbers), with ``max_work`` starting at ``_NUMPY_FIRST_WORK`` and growing ``_NUMPY_GROWTH``-fold per round:
+   one of its steps is a node of its search, O(1) C code, about 20 ns (measured), so each of its
+   turns costs about what our round costs and the total stays within a small factor of the best
+   of the three.  It is reached through NumPy's test module, so its absence (another NumPy build,
+   numbers beyond int64) costs speed, never exactness.  Displays give it only its first turn.
+   Each order's most steps are known in advance (:func:`_enumeration_steps`); once the smaller of
+   them fits in a round's two turns, that order alone runs to its end (a huge dim beside a few
+   small ones: 16,016 steps, 0.07 s, where the alternation took 1.6 s).
 5. Inside the search, each ``x_i`` is chosen only from the values that keep the rest reachable
    (range, gcd and the count bound of step 3), the last two variables are solved in closed form,
    and failed ``(level, remainder)`` states are memoised (at most ``_MEMO_LIMIT`` of them, so memory
    stays bounded; the memo only saves time).  Ctrl-C stops it like any Python loop.
 
-Why this method: measured on 600 random questions about 1–6-D meta layouts (sizes up to 10**6,
-strides up to 10**12; scratch runs of the family in ``benchmarks/bench_inspect.py``), three
-arrangements of the same parts: NumPy's solver first (cap 50,000), then our largest-first search —
-90th percentile 139 ms, 6 over a second; the portfolio alone (NumPy once after round one) — 0.13 ms,
-10 over a second; the portfolio behind a quick NumPy try (this module) — 0.8 ms, 5 over a second,
-and the least total time.  The closed forms and the count split turn the issue's length-dependent
-and near-equal families into O(ndim) work.
+Why this method: measured side by side (scratch runs of the families in
+``benchmarks/bench_inspect.py``; 600 problems of NumPy's diophantine fuzz, 300 random pairwise
+questions about 1–6-D meta layouts with sizes up to 10**6 and strides up to 10**12).  NumPy's
+solver once before and once after round one, with caps of 1,000 and 40,000 work: fuzz 7.0x
+NumPy's own time, 279/300 pairs within 10 ms, 5 over a second.  Growing turns for it from 1,000:
+3.3x, 292/300, none over a second.  Growing turns from 16,000 (this module), fourfold per
+round: 0.5–0.8x (faster than NumPy's solver alone: the closed forms settle the small problems),
+294–296/300, one or two over a second.
+The closed forms and the count split turn the issue's length-dependent and near-equal families
+into O(ndim) work.
 
 Cost.  Steps 1–3 are O(n log n) for n variables (the count split's search is tried from the middle
 of each range and usually succeeds or is pruned at once).  Step 4 is exact and exponential in the
-worst case, like every known method; pseudo-polynomial (``O(ndim * span)`` states) thanks to the
-memo.  Still slow, and why: random layouts mixing several huge strides with several long dims,
-where no closed form applies and neither order prunes (about 1 question in 100 of the random 1–6-D
-family takes over a second; the worst found takes 20–40 s and ~70 MiB, the memo's cap).  Displays never wait for that: they pass ``max_work`` /
-``max_seconds`` and say "not decided" when either runs out (:class:`Undecided`).
+worst case, like every known method; the memo caps its memory at ``_MEMO_LIMIT`` states.
+
+Still slow, and why (measured: 6–9 of the 600 random 1–6-D questions of ``bench_inspect.py`` take over
+10 ms, 2–3 over a second).  Every slow instance found has the same shape:
+
+* three or more coefficients of 10**11 or more (strides of a huge meta storage) with no divisor
+  relation, each with a long bound (10**3 to 10**6 values), and
+* beside them a few small coefficients (element widths, strides under 10**6) whose total reach
+  ``R`` is tiny next to the huge ones.
+
+Why each step fails on it: no divisor chain; the count bound of step 3 is useless because the small
+coefficients make ``min(c)`` tiny; the gcd filter prunes nothing because the width's coefficient 1
+makes every gcd 1; and each search order must enumerate the product of all bounds but the two it
+leaves to the closed form: smallest bound first, the small variables times the shorter huge
+bounds (14 million steps for ``(418879024259, 339515310248, 293343465123, 230738, 92, 1)`` with
+bounds ``(999, 9999, 999999, 1, 999, 6)``, 0.6–2 s on a loaded machine); largest first, a huge
+bound times what the rest leaves.  NumPy's solver enumerates the same products.  The worst found, internal overlap of
+``(2, 100, 10**6, 10**6, 1000):(84, 1, 951793374218, 714707845745, 672294410367)``, takes 19–40 s
+and ~75 MiB.  What would remove it (not done): the huge variables' values that land in a window of
+width ``R`` form a translated lattice of rank ``k - 1``; finding a point of it in the bounds' box is
+polynomial for fixed ``k`` (lattice reduction), leaving ``R`` small residues for the small part.
+Displays never wait for these: they pass ``max_work`` / ``max_seconds`` and say "not decided" when
+either runs out (:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
 """
@@ -76,12 +103,18 @@ __all__ = [
 
 #: Steps each search order of step 5 gets in its first round (the limit then grows fourfold).
 _FIRST_LIMIT = 500
-#: Work NumPy's solver gets, once, after the first round (≈ 0.3 ms on NumPy's worst fuzz problem).
-_NUMPY_MAX_WORK = 40_000
-#: ... and under a display's deadline (NumPy's work count does not bound its time on every problem).
-_NUMPY_DISPLAY_WORK = 2_000
-#: Work NumPy's solver gets before any Python search (a fraction of a millisecond, usually).
-_NUMPY_FIRST_WORK = 1_000
+#: NumPy's solver's work grows this much per round, like our search's limit, so that neither
+#: side's turns come to dominate the time (sixteenfold made the hardest instance 109 s, not 19 s).
+_NUMPY_GROWTH = 4
+#: NumPy steps charged to a budget as one of ours: one of its steps (a node of its depth-first
+#: search, O(1) C) costs about a hundredth of one of ours.
+_NUMPY_STEPS_PER_STEP = 100
+#: Work NumPy's solver gets before any Python search, per variable order: about 0.35 ms (~20 ns
+#: per step, measured on the near-equal 6-10-D families; 50,000 made the 6-D one 16 ms);
+#: displays get only this first try.
+_NUMPY_FIRST_WORK = 16_000
+#: Problems whose reach stays below this give NumPy's solver a second variable order too.
+_NUMPY_SMALL_REACH = 2**40
 #: The count split (step 3) is used when at most this many totals ``sum(x)`` are possible.
 _COUNT_SPLIT_MAX = 8
 #: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
@@ -351,19 +384,38 @@ def _portfolio(
     n = len(coeffs)
     by_bound = sorted(range(n), key=lambda i: (ubs[i], -coeffs[i]))
     orders = [list(range(n))] if by_bound == list(range(n)) else [list(range(n)), by_bound]
-    if use_numpy and _numpy_solver is not None:  # a quick first look: most problems end here
-        try:
-            found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=_NUMPY_FIRST_WORK)
-        except (RuntimeError, OverflowError, ValueError):
-            budget.spend(_NUMPY_FIRST_WORK // 100)
-        else:
-            return None if found is None else list(found)
+    # Steps an order can take at most, whatever the target (a huge dim beside a few small ones
+    # gives the smallest-bound-first order a small sure ceiling while the other order wanders).
+    ceilings = {tuple(order): _enumeration_steps([ubs[i] for i in order]) for order in orders}
+    surest = min(orders, key=lambda order: ceilings[tuple(order)])
+    numpy_work = _NUMPY_FIRST_WORK if use_numpy and _numpy_solver is not None else 0
+    small = sum(c * u for c, u in zip(coeffs, ubs)) < _NUMPY_SMALL_REACH
+    numpy_directions = (-1, 1) if small else (-1,)
     limit = _FIRST_LIMIT
     while True:
-        for order in orders:
+        # Its outermost loop runs over the last coefficient's values: the largest last is safe;
+        # the smallest last wins on some of NumPy's fuzz but, with huge coefficients, was measured
+        # spending 0.3 s on 50,000 work, so it gets turns only while the numbers stay small.
+        for direction in numpy_directions if numpy_work else ():
+            try:
+                found = _numpy_solver(
+                    tuple(coeffs[::direction]), tuple(ubs[::direction]), target, max_work=numpy_work
+                )
+            except (RuntimeError, OverflowError, ValueError):
+                budget.spend(numpy_work // _NUMPY_STEPS_PER_STEP)  # too much work: go on
+            else:
+                return None if found is None else list(found)[::direction]
+        if numpy_work:
+            numpy_work *= _NUMPY_GROWTH
+            if budget.deadline is not None:
+                numpy_work = 0  # displays: keep the search's step count the only clock
+        turns, turn_limit = orders, limit
+        if ceilings[tuple(surest)] <= 2 * limit:  # sure to end within this round's two turns
+            turns, turn_limit = [surest], 2 * limit
+        for order in turns:
             try:
                 found = _search(
-                    [coeffs[i] for i in order], [ubs[i] for i in order], target, budget, limit
+                    [coeffs[i] for i in order], [ubs[i] for i in order], target, budget, turn_limit
                 )
             except _StepLimit:
                 continue
@@ -373,15 +425,21 @@ def _portfolio(
             for position, i in enumerate(order):
                 values[i] = found[position]
             return values
-        if use_numpy and _numpy_solver is not None and limit == _FIRST_LIMIT:
-            try:
-                work = _NUMPY_MAX_WORK if budget.deadline is None else _NUMPY_DISPLAY_WORK
-                found = _numpy_solver(tuple(coeffs), tuple(ubs), target, max_work=work)
-            except (RuntimeError, OverflowError, ValueError):
-                budget.spend(_FIRST_LIMIT)  # "too much work" (or a number beyond int64): go on
-            else:
-                return None if found is None else list(found)
         limit *= 4
+
+
+def _enumeration_steps(ubs: list[int]) -> int:
+    """Most steps :func:`_search` takes on bounds in this order: the last two variables are
+    solved in closed form, each earlier level tries at most ``u + 1`` values per state.
+
+    >>> _enumeration_steps([15, 999, 99999, 999999])   # 16 + 16 * 1000
+    16016
+    """
+    steps, states = 0, 1
+    for u in ubs[:-2]:
+        states *= u + 1
+        steps += states
+    return steps
 
 
 def _search(

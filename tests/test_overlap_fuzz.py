@@ -14,6 +14,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import stridewidget as sw
@@ -135,3 +137,33 @@ def test_slices_and_transposes_never_overlap_internally():
     x = np.zeros([17, 34, 71, 97], dtype=np.int16)
     for a, _ in itertools.islice(random_view_pairs(x, False, np.random.RandomState(99)), 2000):
         assert not sw.inspect(a).has_overlap, (a.shape, a.strides)
+
+
+@given(
+    problem=st.lists(
+        st.tuples(st.integers(1, 40), st.integers(1, 4)), min_size=3, max_size=6
+    ).flatmap(
+        lambda terms: st.tuples(st.just(terms), st.integers(-1, sum(c * u for c, u in terms) + 1))
+    )
+)
+@settings(max_examples=300, deadline=None)
+def test_search_never_outruns_its_enumeration_ceiling(problem):
+    """The portfolio runs one order alone with ``_enumeration_steps`` as its share; the search
+    must end within it, with brute force's answer."""
+    terms, target = problem
+    coefficients, bounds = [c for c, _ in terms], [u for _, u in terms]
+    found = _overlap._search(
+        coefficients,
+        bounds,
+        target,
+        _overlap._Budget(None),
+        _overlap._enumeration_steps(bounds),
+    )  # raises _StepLimit if the ceiling were too low
+    reachable = any(
+        sum(c * x for c, x in zip(coefficients, xs)) == target
+        for xs in itertools.product(*(range(u + 1) for u in bounds))
+    )
+    assert (found is not None) == reachable
+    if found is not None:
+        assert sum(c * x for c, x in zip(coefficients, found)) == target
+        assert all(0 <= x <= u for x, u in zip(found, bounds))

@@ -28,7 +28,11 @@ running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each 
 applied to deep copies of the model and inputs, re-audited, timed with
 :mod:`torch.utils.benchmark` beside the unchanged copy, and its outputs and gradients are
 compared with the unchanged ones in float64.  They are computed on first access to
-``report.suggestions``.
+``report.suggestions``.  The candidates: channels-last for a convolution stack; a reused
+non-contiguous input made contiguous; a parameter whose permuted view the step copies stored in
+that layout; an input whose ``permute`` + ``reshape`` copies stored so that the reshape is a view.
+The same ``permute`` + ``reshape`` on a tensor made inside the model can only be fixed by editing
+the model's source, so it is reported unapplied (``Suggestion.applied`` false), never faked.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import torch
@@ -107,7 +111,10 @@ class Suggestion:
 
     ``where`` says what it applies to, ``what`` what it changes, ``fix`` the code to apply, and
     ``measured`` maps ``"before"`` / ``"after"`` to :class:`Measured`; ``outputs_match`` is the
-    result of comparing the step's outputs and gradients before and after.
+    result of comparing the step's outputs and gradients before and after.  A fix that needs the
+    model's source rewritten (a ``permute`` + ``reshape`` on a tensor made inside the model) is
+    not applied: ``applied`` is false, ``what`` says why, ``measured`` has ``"before"`` only and
+    ``outputs_match`` is false (nothing was compared).
     """
 
     where: str
@@ -115,17 +122,22 @@ class Suggestion:
     fix: str
     measured: dict[str, Measured]
     outputs_match: bool
+    applied: bool = True
 
     @property
     def helps(self) -> bool:
-        """Fewer bytes copied and the outputs unchanged."""
-        return self.outputs_match and self.measured["after"].bytes < self.measured["before"].bytes
+        """Applied, fewer bytes copied and the outputs unchanged."""
+        return (
+            self.applied
+            and self.outputs_match
+            and self.measured["after"].bytes < self.measured["before"].bytes
+        )
 
     def __str__(self) -> str:
-        before, after = self.measured["before"], self.measured["after"]
-        return (
-            f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {before}\n  after:  {after}"
-        )
+        text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
+        if self.applied:
+            text += f"\n  after:  {self.measured['after']}"
+        return text
 
 
 # --- running one audited step ---------------------------------------------------------------------
@@ -662,7 +674,7 @@ class AuditReport:
     @cached_property
     def suggestions(self) -> list[Suggestion]:
         """Candidate fixes that apply to this model, each applied to copies and measured."""
-        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn)
+        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn, self.copies)
 
     def summary(self) -> str:
         """One line: how many copies and how many bytes, forward and backward."""
@@ -759,6 +771,7 @@ def _suggestions(
     inputs: tuple[Any, ...],
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
+    copies: list[AuditCopy],
 ) -> list[Suggestion]:
     candidates = []
     if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
@@ -780,13 +793,184 @@ def _suggestions(
                     f"input {position} {tuple(value.shape)} with strides {value.stride()}",
                     "make the reused non-contiguous input contiguous once, before the model",
                     f"inputs[{position}] = inputs[{position}].contiguous()",
-                    _contiguous_input(position),
+                    partial(_contiguous_input, position),
                 )
             )
-    return [
+    candidates.extend(_transposed_weight_candidates(model, copies))
+    unapplied = []
+    for where, what, fix, order, position in _permute_reshape_candidates(inputs, copies):
+        if position is None:
+            unapplied.append((where, what, fix))
+        else:
+            candidates.append((where, what, fix, partial(_input_stored_for, position, order)))
+    found = [
         _measure(model, inputs, backward, loss_fn, where, what, fix, apply)
         for where, what, fix, apply in candidates
     ]
+    if unapplied:
+        unchanged_model, unchanged_inputs = copy.deepcopy(model), copy.deepcopy(inputs)
+        seconds = _median_seconds(
+            lambda: _run_step(unchanged_model, unchanged_inputs, backward, loss_fn), 0.2
+        )
+        as_audited = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+        found.extend(
+            Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
+            for where, what, fix in unapplied
+        )
+    return found
+
+
+def _view_order(
+    view: Layout, shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+) -> tuple[int, ...] | None:
+    """``order`` with ``view == base.permute(order)`` for a base tensor of ``shape``, ``strides``
+    and ``offset`` in the same storage, or ``None`` when the view is not a permutation of it.
+
+    >>> _view_order(Layout((3, 2), (1, 3)), (2, 3), (3, 1), 0)
+    (1, 0)
+    >>> _view_order(Layout((3, 2), (1, 3)), (2, 3), (3, 1), 1) is None   # another offset
+    True
+    """
+    if view.offset != offset or len(view.shape) != len(shape):
+        return None
+    order: list[int] = []
+    for size, stride in zip(view.shape, view.strides):
+        # a dim of size 1 is never stepped along, so its stride does not have to match
+        match = next(
+            (
+                dim
+                for dim in range(len(shape))
+                if dim not in order and shape[dim] == size and (size == 1 or strides[dim] == stride)
+            ),
+            None,
+        )
+        if match is None:
+            return None
+        order.append(match)
+    return tuple(order)
+
+
+def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(order)
+    for position, dim in enumerate(order):
+        inverse[dim] = position
+    return tuple(inverse)
+
+
+def _laid_out_for(tensor: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
+    """``tensor``'s values and shape, stored so that ``tensor.permute(order)`` is contiguous."""
+    return tensor.permute(order).contiguous().permute(_inverse(order))
+
+
+def _layout_code(order: tuple[int, ...]) -> str:
+    if order == tuple(range(len(order))):
+        return ".contiguous()"
+    if len(order) == 2:
+        return ".t().contiguous().t()"
+    return f".permute{order}.contiguous().permute{_inverse(order)}"
+
+
+def _forward_copies_from(
+    copies: list[AuditCopy],
+) -> Iterator[tuple[AuditCopy, Layout]]:
+    """Each forward copy the tracker saw (not hidden in a kernel) with each of its sources, when
+    every result it made is contiguous: the layout the copy was for."""
+    for item in copies:
+        if item.phase != "forward" or item.hidden_in or item.event.kind != "copy":
+            continue
+        if not item.result or not all(r is not None and r.is_contiguous for r in item.result):
+            continue
+        for source in item.source:
+            if source is not None and source.storage_address and not source.is_contiguous:
+                yield item, source
+
+
+def _transposed_weight_candidates(
+    model: torch.nn.Module, copies: list[AuditCopy]
+) -> list[tuple[str, str, str, Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]]]:
+    """A parameter whose permuted view (``weight.t()``) is copied to a contiguous one in the
+    step: store the parameter so that the view it is used as is contiguous (once, outside the
+    step — a parameter outlives the step, as with channels-last)."""
+    parameters = {p.untyped_storage().data_ptr(): (name, p) for name, p in model.named_parameters()}
+    found: dict[str, tuple[tuple[int, ...], str]] = {}  # name -> (order, where it is copied)
+    for item, source in _forward_copies_from(copies):
+        name, parameter = parameters.get(source.storage_address, (None, None))
+        if parameter is None or name in found:
+            continue
+        order = _view_order(
+            source, tuple(parameter.shape), parameter.stride(), parameter.storage_offset()
+        )
+        if order is not None:
+            found[name] = (order, item.where)
+    candidates = []
+    for name, (order, where) in found.items():
+        parameter = model.get_parameter(name)
+        candidates.append(
+            (
+                f"parameter {name} {tuple(parameter.shape)} with strides {parameter.stride()}, "
+                f"copied at {where}",
+                "keep the weight in the layout it is used in, so that the view the step copies "
+                "is already contiguous",
+                f'with torch.no_grad(): model.get_parameter("{name}").data = '
+                f'model.get_parameter("{name}").data{_layout_code(order)}',
+                partial(_relaid_parameter, name, order),
+            )
+        )
+    return candidates
+
+
+_RESHAPES = ("Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten")
+
+
+def _permute_reshape_candidates(
+    inputs: tuple[Any, ...], copies: list[AuditCopy]
+) -> list[tuple[str, str, str, tuple[int, ...], int | None]]:
+    """A ``reshape`` / ``flatten`` that copied because its source is a permuted dense tensor.
+
+    Such a reshape merges dims that are not adjacent in memory, so no reordering of the same two
+    calls on the same tensor is a view: the tensor has to be *stored* in the permuted order.  When
+    it is a model input, that is applied (inside the step, so the relayout's own copy counts):
+    ``(where, what, fix, order, input position)``.  When it is made inside the model, only the
+    model's source can change (make the producer write it permuted, or let the consumer take the
+    unmerged dims): reported with position ``None``, not applied.
+    """
+    by_storage = {
+        value.untyped_storage().data_ptr(): (position, value)
+        for position, value in enumerate(inputs)
+        if isinstance(value, torch.Tensor) and value.numel()
+    }
+    found = []
+    seen = set()
+    for item, source in _forward_copies_from(copies):
+        if item.call not in _RESHAPES or not source.is_dense:
+            continue
+        position, value = by_storage.get(source.storage_address, (None, None))
+        order = None
+        if value is not None:
+            order = _view_order(source, tuple(value.shape), value.stride(), value.storage_offset())
+            position = position if order is not None else None
+        if (item.where, position) in seen:
+            continue
+        seen.add((item.where, position))
+        where = f"{item.call} at {item.where} of {source.shape} with strides {source.strides}"
+        if position is None:
+            what = (
+                "not applied automatically: the permuted tensor is made inside the model, and "
+                "a reshape that merges dims not adjacent in memory copies in any order of the "
+                "calls; rewrite the code so the producer writes the permuted order, or the "
+                "consumer takes the unmerged dims"
+            )
+            fix = f"edit {item.where}"
+            found.append((where, what, fix, (), None))
+        else:
+            what = (
+                f"store input {position} in the order its permute reads it, so that the "
+                "reshape stays a view (measured with the input made so where it is made, outside "
+                "the step, as for channels-last)"
+            )
+            fix = f"inputs[{position}] = inputs[{position}]{_layout_code(order)}"
+            found.append((where, what, fix, order, position))
+    return found
 
 
 def _channels_last(
@@ -800,28 +984,42 @@ def _channels_last(
     )
 
 
-class _ContiguousInputs(torch.nn.Module):
-    """The model, with the chosen inputs made contiguous inside the step (so that the fix's own
-    copy is audited and timed with it)."""
+def _relaid_parameter(
+    name: str, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    parameter = model.get_parameter(name)
+    with torch.no_grad():
+        parameter.data = _laid_out_for(parameter.data, order)
+    return model, inputs
 
-    def __init__(self, model: torch.nn.Module, positions: tuple[int, ...]) -> None:
+
+def _input_stored_for(
+    position: int, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    stored = list(inputs)
+    stored[position] = _laid_out_for(stored[position], order)
+    return model, tuple(stored)
+
+
+class _ContiguousInput(torch.nn.Module):
+    """The model, with one input made contiguous inside the step (so that the fix's own copy is
+    audited and timed with it)."""
+
+    def __init__(self, model: torch.nn.Module, position: int) -> None:
         super().__init__()
         self.model = model
-        self.positions = positions
+        self.position = position
 
     def forward(self, *inputs: Any) -> Any:
         return self.model(
-            *(x.contiguous() if i in self.positions else x for i, x in enumerate(inputs))
+            *(x.contiguous() if i == self.position else x for i, x in enumerate(inputs))
         )
 
 
-def _contiguous_input(position: int) -> Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]:
-    def apply(
-        model: torch.nn.Module, inputs: tuple[Any, ...]
-    ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-        return _ContiguousInputs(model, (position,)), inputs
-
-    return apply
+def _contiguous_input(
+    position: int, model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    return _ContiguousInput(model, position), inputs
 
 
 def _median_seconds(step: Callable[[], Any], min_run_time: float) -> float:

@@ -21,7 +21,8 @@ see:
   copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
   inside a CPU convolution) stay invisible.
 
-The cost is per op, plus one profiler session per step (``benchmarks/bench_audit.py``).
+The cost is per op, plus one profiler session per step that collects only while an op that can
+hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py``.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
 they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
 running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
@@ -47,7 +48,8 @@ from functools import cached_property, partial
 from typing import Any
 
 import torch
-from torch.profiler import record_function
+from torch._C._profiler import _RecordFunctionFast
+from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._copies import (
@@ -329,9 +331,11 @@ class _WatchCalls(torch.overrides.TorchFunctionMode):
 
 
 class _MarkOps(TorchDispatchMode):
-    """Sits below the tracker's op mode: names each ATen op, for the profiler, after the tracker
-    event it belongs to (the next one recorded), so that copies a kernel makes inside itself —
-    visible to the profiler, not to dispatch modes — can be traced to their call."""
+    """Sits below the tracker's op mode: names each ATen op that can hide a copy, for the
+    profiler, after the tracker event it belongs to (the next one recorded), so that copies a
+    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced to
+    their call.  The profiler collects only while such an op runs: the other ops' events would
+    only be recorded, stored and read to be skipped (most of the profiler's cost per step)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -341,9 +345,36 @@ class _MarkOps(TorchDispatchMode):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
-        index = self.offset + len(self.log.events) if self.log is not None else -1
-        with record_function(f"{_MARK}{index}"):
+        if self.log is None or not _can_hide_a_copy(func):
             return func(*args, **(kwargs or {}))
+        _collect(True)
+        try:
+            with _RecordFunctionFast(f"{_MARK}{self.offset + len(self.log.events)}"):
+                return func(*args, **(kwargs or {}))
+        finally:
+            _collect(False)
+
+
+_CAN_HIDE: dict[Any, bool] = {}
+
+
+def _can_hide_a_copy(func: Any) -> bool:
+    """Can a kernel of ``func`` copy data into new storage that no dispatch mode sees?  Not a
+    view (every result aliases an input: no kernel runs), nor a copy op itself (the copy it
+    makes is the tracker's own event)."""
+    can = _CAN_HIDE.get(func)
+    if can is None:
+        returns = func._schema.returns
+        is_view = bool(returns) and all(
+            r.alias_info is not None and not r.alias_info.is_write for r in returns
+        )
+        can = _CAN_HIDE[func] = not is_view and func.overloadpacket.__name__ not in COPY_OPS
+    return can
+
+
+def _collect(on: bool) -> None:
+    """Turn the running profiler's CPU op collection on or off (the session stays open)."""
+    torch._C._autograd._toggle_collection_dynamic(on, {ProfilerActivity.CPU})
 
 
 _MARK = "sw.audit:"
@@ -392,9 +423,9 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
             index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
             if name.startswith(_MARK):
                 index, hiding, inside_copy = int(name[len(_MARK) :]), "", False
-            elif index >= 0 and not hiding:  # the op the mark names
-                hiding = "-" if name.removeprefix("aten::") in COPY_OPS else name  # "-": counted
-            elif hiding not in ("", "-") and not inside_copy and name in _NEW_STORAGE_COPIES:
+            elif index >= 0 and not hiding:  # the op the mark names (never a copy op)
+                hiding = name
+            elif hiding and not inside_copy and name in _NEW_STORAGE_COPIES:
                 inside_copy = True
                 shapes, dtypes = event.shapes(), event.dtypes()
                 numel = 1
@@ -410,11 +441,12 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
 
 @contextmanager
 def _profiled(marks: _MarkOps) -> Iterator[Any]:
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import profile
 
     profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
     with _quiet_native_stderr():
         profiler.start()
+    _collect(False)  # on only while an op that can hide a copy runs (_MarkOps)
     try:
         with marks:
             yield profiler

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import os
 import subprocess
 import sys
 import types
@@ -293,6 +294,47 @@ def test_command_line(tmp_path):
     )
     assert "by line:" in run.stdout and "by module:" in run.stdout and "self_attn" in run.stdout
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def _command_line(*arguments, **environment):
+    return subprocess.run(
+        [sys.executable, "-m", "stridewidget.audit", *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **environment},
+    )
+
+
+def test_command_line_names_a_package_built_for_another_torch(tmp_path):
+    """A package whose compiled operators do not register with this torch (PyPI's torchvision
+    wheel next to the CPU torch) fails on import with "operator ...::nms does not exist": the
+    command line says so in one line, with what to do, instead of a traceback."""
+    package = tmp_path / "mismatchedvision"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        'raise RuntimeError("operator mismatchedvision::nms does not exist")\n'
+    )
+    run = _command_line(
+        "mismatchedvision.models.net()", "--input", "torch.randn(1, 3)", PYTHONPATH=str(tmp_path)
+    )
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    (line,) = [text for text in run.stderr.splitlines() if text.startswith("stridewidget.audit")]
+    assert "operator mismatchedvision::nms does not exist" in line
+    assert "built for another torch" in line and torch.__version__ in line
+    assert "install the mismatchedvision release made for torch" in line
+
+
+def test_command_line_with_the_installed_torchvision():
+    """The issue's own command: with a torchvision that matches torch it audits, with one that
+    does not it fails in one line (no traceback either way)."""
+    run = _command_line(
+        "torchvision.models.resnet18()", "--input", "torch.randn(1, 3, 32, 32)", "--no-backward"
+    )
+    assert "Traceback" not in run.stderr
+    if run.returncode == 0:
+        assert "by module:" in run.stdout and "layer1" in run.stdout
+    else:
+        assert "torchvision" in run.stderr and "built for another torch" in run.stderr
 
 
 def test_importing_the_command_line_keeps_sw_audit_callable():

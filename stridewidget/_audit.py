@@ -373,8 +373,10 @@ def _can_hide_a_copy(func: Any) -> bool:
 
 
 def _collect(on: bool) -> None:
-    """Turn the running profiler's CPU op collection on or off (the session stays open)."""
-    torch._C._autograd._toggle_collection_dynamic(on, {ProfilerActivity.CPU})
+    """Turn this thread's ``RecordFunction`` events, which the profiler collects, on or off: a
+    thread-local flag (the profiler's own ``toggle_collection_dynamic`` re-registers its global
+    callbacks, which costs ~20-150 µs a call)."""
+    torch._C._autograd._enable_record_function(on)
 
 
 _MARK = "sw.audit:"
@@ -451,6 +453,7 @@ def _profiled(marks: _MarkOps) -> Iterator[Any]:
         with marks:
             yield profiler
     finally:
+        _collect(True)  # the default, which other profilers rely on
         with _quiet_native_stderr():
             profiler.stop()
 

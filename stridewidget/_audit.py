@@ -243,14 +243,6 @@ _PACKAGE_DIR = os.path.dirname(__file__) + os.sep
 _OVERRIDES_FILE = torch.overrides.__file__
 
 
-def _returns_tensor(result: Any) -> bool:
-    """A tensor, or a tuple/list holding one: what the tracker records as an event.  Runs for
-    every call (the tracker's own ``stride()`` reads too), so it stays flat and cheap."""
-    if isinstance(result, torch.Tensor):
-        return True
-    return type(result) in (tuple, list) and any(isinstance(item, torch.Tensor) for item in result)
-
-
 def _calling_line(func: Any) -> str:
     """The line that made a user-level call, also when it is inside torch (``nn.Transformer``'s
     own modules): the tracker's line is the innermost line outside torch, which for a torch
@@ -282,14 +274,12 @@ class _NodeOrigins:
         self.of_node: dict[Any, int] = {}
         self.location: dict[int, str] = {}  # event index -> the line that made the call
 
-    def note_call(self, func: Any, result: Any) -> None:
-        """Called as each user-level call returns, before the tracker (above) records its event,
-        so the event's index is the current length of the log."""
-        # Only calls returning tensors: the tracker records each of them as the next event (calls
-        # returning none may not be events; its own metadata reads while recording never are).
-        if self.log is None or not _returns_tensor(result):
+    def note_call(self, func: Any, result: Any, events_before: int) -> None:
+        """Called as each user-level call returns, after the tracker (below) recorded its event
+        — the last one in the log — if it recorded any (``events_before`` were there)."""
+        if self.log is None or len(self.log.events) == events_before:
             return
-        index = len(self.log.events)
+        index = len(self.log.events) - 1
         self.location[index] = _calling_line(func)
         for tensor in _tensors(result):
             if tensor.grad_fn is not None:
@@ -315,8 +305,9 @@ class _NodeOrigins:
 
 
 class _WatchCalls(torch.overrides.TorchFunctionMode):
-    """Sits below the tracker's call mode (which handles each call first and then calls on into
-    this one), so it sees each user-level call's result without being a frame the tracker sees."""
+    """Sits above the tracker's call mode, so it sees each user-level call and its result, and
+    not the tracker's own metadata reads while it records (thousands per step: a mode below the
+    tracker's would be called for each of them)."""
 
     def __init__(self, origins: _NodeOrigins) -> None:
         super().__init__()
@@ -325,8 +316,10 @@ class _WatchCalls(torch.overrides.TorchFunctionMode):
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        log = self.origins.log
+        events_before = len(log.events) if log is not None else 0
         result = func(*args, **(kwargs or {}))
-        self.origins.note_call(func, result)
+        self.origins.note_call(func, result, events_before)
         return result
 
 
@@ -520,7 +513,7 @@ def _audited_step(
     # One profiler session for the whole step: starting and reading one costs tens of ms.
     with _profiled(marks) as profile:
         try:
-            with _WatchCalls(origins), track_copies() as forward_log:
+            with track_copies() as forward_log, _WatchCalls(origins):
                 origins.log = marks.log = forward_log
                 forward_timeline = _Timeline(forward_log, "")
                 handles = _module_hooks(model, forward_timeline)

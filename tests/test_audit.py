@@ -225,6 +225,10 @@ def test_model_that_raises():
     with sw.track_copies() as log:  # no mode was left behind
         torch.ones(2).flip(0)
     assert len(log.copies) == 1
+    # the audit switches this thread's profiler events off between ops: they are back on
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        torch.ones(2).flip(0)
+    assert "aten::flip" in {event.name for event in profile.events()}
 
 
 def test_inputs_on_the_wrong_device():

@@ -4,10 +4,13 @@ For each model, rounds interleave
 
 * ``plain``    ``model(*inputs)`` and the gradients of its outputs w.r.t. the parameters
                (``torch.autograd.grad`` with ones as the output gradient: what the audit runs);
+* ``tracked``  the plain step inside ``sw.track_copies()``: the copy tracker alone, the floor
+               the audit is built on;
 * ``audited``  ``sw.audit(model, *inputs)``: the same step with the copy tracker, module hooks,
-               autograd node hooks, and the report built (suggestions are not computed);
+               autograd node hooks, the profiler for copies hidden inside ops, and the report
+               built (suggestions are not computed);
 
-and prints the medians and the ratio audited/plain (target <= 3x).  Models, each at a toy size and a working size: an
+and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  Models, each at a toy size and a working size: an
 ``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a config,
 torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
 each call and each backward op), so the ratio falls as the work per op grows.
@@ -80,6 +83,11 @@ def _models() -> dict:
     }
 
 
+def _tracked_step(model: torch.nn.Module, inputs: tuple) -> None:
+    with sw.track_copies():
+        _run_step(model, inputs, True, None)
+
+
 def _seconds(step) -> float:
     start = time.perf_counter()
     step()
@@ -94,10 +102,14 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
-    print(f"{'model':56} {'plain':>10} {'audited':>10} {'audited/plain':>14}")
+    print(
+        f"{'model':56} {'plain':>10} {'tracked':>10} {'audited':>10} "
+        f"{'tracked/plain':>14} {'audited/plain':>14}"
+    )
     for label, (model, inputs) in _models().items():
         variants = {
             "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
+            "tracked": lambda m=model, x=inputs: _tracked_step(m, x),
             "audited": lambda m=model, x=inputs: sw.audit(m, *x),
         }
         for step in variants.values():  # warm up (first-call allocations, lazy imports)
@@ -106,9 +118,11 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, step in variants.items():
                 times[name].append(_seconds(step))
-        plain = statistics.median(times["plain"])
-        audited = statistics.median(times["audited"])
-        print(f"{label:56} {plain * 1e3:8.1f}ms {audited * 1e3:8.1f}ms {audited / plain:13.2f}x")
+        plain, tracked, audited = (statistics.median(times[name]) for name in variants)
+        print(
+            f"{label:56} {plain * 1e3:8.1f}ms {tracked * 1e3:8.1f}ms {audited * 1e3:8.1f}ms "
+            f"{tracked / plain:13.2f}x {audited / plain:13.2f}x"
+        )
 
 
 if __name__ == "__main__":

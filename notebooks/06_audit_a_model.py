@@ -19,7 +19,9 @@
 # forward line whose gradient made them.
 #
 # Then it tries the fixes that apply (channels-last for a convolution stack, one `.contiguous()`
-# before a reused non-contiguous input), each on a *copy* of the model and inputs: it re-audits,
+# before a reused non-contiguous input, a weight stored in the transposed layout it is used in,
+# an input stored so that its `permute` + `reshape` stays a view), each on a *copy* of the model
+# and inputs: it re-audits,
 # times both with `torch.utils.benchmark`, and checks that the outputs and gradients match.
 # Nothing here is guessed.
 #
@@ -182,3 +184,52 @@ for name, audited in (("layer", report), ("vit", vit_report), ("resnet18", resne
 widths = [max(len(row[i]) for row in rows) for i in range(6)]
 for row in rows:
     print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
+
+# %% [markdown]
+# ## A weight kept transposed, and `permute` + `reshape`
+#
+# Two more kinds of fix, on a small module made to need them.  `weight.t().contiguous()` copies
+# the weight every step: the fix stores the parameter so that `weight.t()` is already
+# contiguous.  `x.permute(0, 2, 1).reshape(-1, 4)` copies because the reshape merges dims that
+# are not adjacent in memory — no order of the two calls avoids it; the tensor has to be
+# *stored* in the permuted order.  For the input that is a fix the audit can apply (measured with
+# the input made so where it is made, as for channels-last); for a tensor the model makes itself
+# it is only a change to the model's source, so the audit reports it with `applied` false and
+# no "after" rather than pretend.
+
+
+# %%
+class Projection(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(4, 4))  # (out, in)
+
+    def forward(self, x):  # x: (batch, 4 channels, length)
+        rows = x.permute(0, 2, 1).reshape(-1, 4) @ self.weight.t().contiguous()
+        return rows.view(len(x), -1, 4).permute(0, 2, 1).reshape(len(x), -1)
+
+
+torch.manual_seed(0)
+projection_report = sw.audit(Projection(), torch.randn(2, 4, 3))
+print(projection_report.summary())  # (the cell's line numbers are in the report's by-line table)
+for row in projection_report.by_module():
+    print(row)
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+for suggestion in projection_report.suggestions:
+    print(
+        suggestion, "\n  applied:", suggestion.applied, "outputs match:", suggestion.outputs_match
+    )
+
+# %%
+for suggestion in projection_report.suggestions:
+    before = suggestion.measured["before"]
+    if not suggestion.applied:
+        print(f"{suggestion.what.split(':')[0]}: {suggestion.where.split(' at ')[0]}")
+        continue
+    after = suggestion.measured["after"]
+    assert suggestion.outputs_match and after.bytes < before.bytes
+    print(
+        f"{suggestion.fix}\n  copies {before.copies} → {after.copies}, bytes {before.bytes} → {after.bytes}"
+    )

@@ -21,14 +21,19 @@ see:
   copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
   inside a CPU convolution) stay invisible.
 
-The cost is per op, plus one profiler session per step (``benchmarks/bench_audit.py``).
+The cost is per op, plus one profiler session per step that collects only while an op that can
+hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py``.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
 they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
 running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
 applied to deep copies of the model and inputs, re-audited, timed with
 :mod:`torch.utils.benchmark` beside the unchanged copy, and its outputs and gradients are
 compared with the unchanged ones in float64.  They are computed on first access to
-``report.suggestions``.
+``report.suggestions``.  The candidates: channels-last for a convolution stack; a reused
+non-contiguous input made contiguous; a parameter whose permuted view the step copies stored in
+that layout; an input whose ``permute`` + ``reshape`` copies stored so that the reshape is a view.
+The same ``permute`` + ``reshape`` on a tensor made inside the model can only be fixed by editing
+the model's source, so it is reported unapplied (``Suggestion.applied`` false), never faked.
 """
 
 from __future__ import annotations
@@ -39,11 +44,12 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 import torch
-from torch.profiler import record_function
+from torch._C._profiler import _RecordFunctionFast
+from torch.profiler import ProfilerActivity
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._copies import (
@@ -107,7 +113,10 @@ class Suggestion:
 
     ``where`` says what it applies to, ``what`` what it changes, ``fix`` the code to apply, and
     ``measured`` maps ``"before"`` / ``"after"`` to :class:`Measured`; ``outputs_match`` is the
-    result of comparing the step's outputs and gradients before and after.
+    result of comparing the step's outputs and gradients before and after.  A fix that needs the
+    model's source rewritten (a ``permute`` + ``reshape`` on a tensor made inside the model) is
+    not applied: ``applied`` is false, ``what`` says why, ``measured`` has ``"before"`` only and
+    ``outputs_match`` is false (nothing was compared).
     """
 
     where: str
@@ -115,17 +124,22 @@ class Suggestion:
     fix: str
     measured: dict[str, Measured]
     outputs_match: bool
+    applied: bool = True
 
     @property
     def helps(self) -> bool:
-        """Fewer bytes copied and the outputs unchanged."""
-        return self.outputs_match and self.measured["after"].bytes < self.measured["before"].bytes
+        """Applied, fewer bytes copied and the outputs unchanged."""
+        return (
+            self.applied
+            and self.outputs_match
+            and self.measured["after"].bytes < self.measured["before"].bytes
+        )
 
     def __str__(self) -> str:
-        before, after = self.measured["before"], self.measured["after"]
-        return (
-            f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {before}\n  after:  {after}"
-        )
+        text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
+        if self.applied:
+            text += f"\n  after:  {self.measured['after']}"
+        return text
 
 
 # --- running one audited step ---------------------------------------------------------------------
@@ -229,14 +243,6 @@ _PACKAGE_DIR = os.path.dirname(__file__) + os.sep
 _OVERRIDES_FILE = torch.overrides.__file__
 
 
-def _returns_tensor(result: Any) -> bool:
-    """A tensor, or a tuple/list holding one: what the tracker records as an event.  Runs for
-    every call (the tracker's own ``stride()`` reads too), so it stays flat and cheap."""
-    if isinstance(result, torch.Tensor):
-        return True
-    return type(result) in (tuple, list) and any(isinstance(item, torch.Tensor) for item in result)
-
-
 def _calling_line(func: Any) -> str:
     """The line that made a user-level call, also when it is inside torch (``nn.Transformer``'s
     own modules): the tracker's line is the innermost line outside torch, which for a torch
@@ -268,14 +274,12 @@ class _NodeOrigins:
         self.of_node: dict[Any, int] = {}
         self.location: dict[int, str] = {}  # event index -> the line that made the call
 
-    def note_call(self, func: Any, result: Any) -> None:
-        """Called as each user-level call returns, before the tracker (above) records its event,
-        so the event's index is the current length of the log."""
-        # Only calls returning tensors: the tracker records each of them as the next event (calls
-        # returning none may not be events; its own metadata reads while recording never are).
-        if self.log is None or not _returns_tensor(result):
+    def note_call(self, func: Any, result: Any, events_before: int) -> None:
+        """Called as each user-level call returns, after the tracker (below) recorded its event
+        — the last one in the log — if it recorded any (``events_before`` were there)."""
+        if self.log is None or len(self.log.events) == events_before:
             return
-        index = len(self.log.events)
+        index = len(self.log.events) - 1
         self.location[index] = _calling_line(func)
         for tensor in _tensors(result):
             if tensor.grad_fn is not None:
@@ -301,8 +305,9 @@ class _NodeOrigins:
 
 
 class _WatchCalls(torch.overrides.TorchFunctionMode):
-    """Sits below the tracker's call mode (which handles each call first and then calls on into
-    this one), so it sees each user-level call's result without being a frame the tracker sees."""
+    """Sits above the tracker's call mode, so it sees each user-level call and its result, and
+    not the tracker's own metadata reads while it records (thousands per step: a mode below the
+    tracker's would be called for each of them)."""
 
     def __init__(self, origins: _NodeOrigins) -> None:
         super().__init__()
@@ -311,15 +316,19 @@ class _WatchCalls(torch.overrides.TorchFunctionMode):
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        log = self.origins.log
+        events_before = len(log.events) if log is not None else 0
         result = func(*args, **(kwargs or {}))
-        self.origins.note_call(func, result)
+        self.origins.note_call(func, result, events_before)
         return result
 
 
 class _MarkOps(TorchDispatchMode):
-    """Sits below the tracker's op mode: names each ATen op, for the profiler, after the tracker
-    event it belongs to (the next one recorded), so that copies a kernel makes inside itself —
-    visible to the profiler, not to dispatch modes — can be traced to their call."""
+    """Sits below the tracker's op mode: names each ATen op that can hide a copy, for the
+    profiler, after the tracker event it belongs to (the next one recorded), so that copies a
+    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced to
+    their call.  The profiler collects only while such an op runs: the other ops' events would
+    only be recorded, stored and read to be skipped (most of the profiler's cost per step)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -329,9 +338,38 @@ class _MarkOps(TorchDispatchMode):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
-        index = self.offset + len(self.log.events) if self.log is not None else -1
-        with record_function(f"{_MARK}{index}"):
+        if self.log is None or not _can_hide_a_copy(func):
             return func(*args, **(kwargs or {}))
+        _collect(True)
+        try:
+            with _RecordFunctionFast(f"{_MARK}{self.offset + len(self.log.events)}"):
+                return func(*args, **(kwargs or {}))
+        finally:
+            _collect(False)
+
+
+_CAN_HIDE: dict[Any, bool] = {}
+
+
+def _can_hide_a_copy(func: Any) -> bool:
+    """Can a kernel of ``func`` copy data into new storage that no dispatch mode sees?  Not a
+    view (every result aliases an input: no kernel runs), nor a copy op itself (the copy it
+    makes is the tracker's own event)."""
+    can = _CAN_HIDE.get(func)
+    if can is None:
+        returns = func._schema.returns
+        is_view = bool(returns) and all(
+            r.alias_info is not None and not r.alias_info.is_write for r in returns
+        )
+        can = _CAN_HIDE[func] = not is_view and func.overloadpacket.__name__ not in COPY_OPS
+    return can
+
+
+def _collect(on: bool) -> None:
+    """Turn this thread's ``RecordFunction`` events, which the profiler collects, on or off: a
+    thread-local flag (the profiler's own ``toggle_collection_dynamic`` re-registers its global
+    callbacks, which costs ~20-150 µs a call)."""
+    torch._C._autograd._enable_record_function(on)
 
 
 _MARK = "sw.audit:"
@@ -380,9 +418,9 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
             index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
             if name.startswith(_MARK):
                 index, hiding, inside_copy = int(name[len(_MARK) :]), "", False
-            elif index >= 0 and not hiding:  # the op the mark names
-                hiding = "-" if name.removeprefix("aten::") in COPY_OPS else name  # "-": counted
-            elif hiding not in ("", "-") and not inside_copy and name in _NEW_STORAGE_COPIES:
+            elif index >= 0 and not hiding:  # the op the mark names (never a copy op)
+                hiding = name
+            elif hiding and not inside_copy and name in _NEW_STORAGE_COPIES:
                 inside_copy = True
                 shapes, dtypes = event.shapes(), event.dtypes()
                 numel = 1
@@ -398,15 +436,17 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
 
 @contextmanager
 def _profiled(marks: _MarkOps) -> Iterator[Any]:
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import profile
 
     profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
     with _quiet_native_stderr():
         profiler.start()
+    _collect(False)  # on only while an op that can hide a copy runs (_MarkOps)
     try:
         with marks:
             yield profiler
     finally:
+        _collect(True)  # the default, which other profilers rely on
         with _quiet_native_stderr():
             profiler.stop()
 
@@ -473,7 +513,7 @@ def _audited_step(
     # One profiler session for the whole step: starting and reading one costs tens of ms.
     with _profiled(marks) as profile:
         try:
-            with _WatchCalls(origins), track_copies() as forward_log:
+            with track_copies() as forward_log, _WatchCalls(origins):
                 origins.log = marks.log = forward_log
                 forward_timeline = _Timeline(forward_log, "")
                 handles = _module_hooks(model, forward_timeline)
@@ -662,7 +702,7 @@ class AuditReport:
     @cached_property
     def suggestions(self) -> list[Suggestion]:
         """Candidate fixes that apply to this model, each applied to copies and measured."""
-        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn)
+        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn, self.copies)
 
     def summary(self) -> str:
         """One line: how many copies and how many bytes, forward and backward."""
@@ -759,6 +799,7 @@ def _suggestions(
     inputs: tuple[Any, ...],
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
+    copies: list[AuditCopy],
 ) -> list[Suggestion]:
     candidates = []
     if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
@@ -780,13 +821,184 @@ def _suggestions(
                     f"input {position} {tuple(value.shape)} with strides {value.stride()}",
                     "make the reused non-contiguous input contiguous once, before the model",
                     f"inputs[{position}] = inputs[{position}].contiguous()",
-                    _contiguous_input(position),
+                    partial(_contiguous_input, position),
                 )
             )
-    return [
+    candidates.extend(_transposed_weight_candidates(model, copies))
+    unapplied = []
+    for where, what, fix, order, position in _permute_reshape_candidates(inputs, copies):
+        if position is None:
+            unapplied.append((where, what, fix))
+        else:
+            candidates.append((where, what, fix, partial(_input_stored_for, position, order)))
+    found = [
         _measure(model, inputs, backward, loss_fn, where, what, fix, apply)
         for where, what, fix, apply in candidates
     ]
+    if unapplied:
+        unchanged_model, unchanged_inputs = copy.deepcopy(model), copy.deepcopy(inputs)
+        seconds = _median_seconds(
+            lambda: _run_step(unchanged_model, unchanged_inputs, backward, loss_fn), 0.2
+        )
+        as_audited = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+        found.extend(
+            Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
+            for where, what, fix in unapplied
+        )
+    return found
+
+
+def _view_order(
+    view: Layout, shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+) -> tuple[int, ...] | None:
+    """``order`` with ``view == base.permute(order)`` for a base tensor of ``shape``, ``strides``
+    and ``offset`` in the same storage, or ``None`` when the view is not a permutation of it.
+
+    >>> _view_order(Layout((3, 2), (1, 3)), (2, 3), (3, 1), 0)
+    (1, 0)
+    >>> _view_order(Layout((3, 2), (1, 3)), (2, 3), (3, 1), 1) is None   # another offset
+    True
+    """
+    if view.offset != offset or len(view.shape) != len(shape):
+        return None
+    order: list[int] = []
+    for size, stride in zip(view.shape, view.strides):
+        # a dim of size 1 is never stepped along, so its stride does not have to match
+        match = next(
+            (
+                dim
+                for dim in range(len(shape))
+                if dim not in order and shape[dim] == size and (size == 1 or strides[dim] == stride)
+            ),
+            None,
+        )
+        if match is None:
+            return None
+        order.append(match)
+    return tuple(order)
+
+
+def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(order)
+    for position, dim in enumerate(order):
+        inverse[dim] = position
+    return tuple(inverse)
+
+
+def _laid_out_for(tensor: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
+    """``tensor``'s values and shape, stored so that ``tensor.permute(order)`` is contiguous."""
+    return tensor.permute(order).contiguous().permute(_inverse(order))
+
+
+def _layout_code(order: tuple[int, ...]) -> str:
+    if order == tuple(range(len(order))):
+        return ".contiguous()"
+    if len(order) == 2:
+        return ".t().contiguous().t()"
+    return f".permute{order}.contiguous().permute{_inverse(order)}"
+
+
+def _forward_copies_from(
+    copies: list[AuditCopy],
+) -> Iterator[tuple[AuditCopy, Layout]]:
+    """Each forward copy the tracker saw (not hidden in a kernel) with each of its sources, when
+    every result it made is contiguous: the layout the copy was for."""
+    for item in copies:
+        if item.phase != "forward" or item.hidden_in or item.event.kind != "copy":
+            continue
+        if not item.result or not all(r is not None and r.is_contiguous for r in item.result):
+            continue
+        for source in item.source:
+            if source is not None and source.storage_address and not source.is_contiguous:
+                yield item, source
+
+
+def _transposed_weight_candidates(
+    model: torch.nn.Module, copies: list[AuditCopy]
+) -> list[tuple[str, str, str, Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]]]:
+    """A parameter whose permuted view (``weight.t()``) is copied to a contiguous one in the
+    step: store the parameter so that the view it is used as is contiguous (once, outside the
+    step — a parameter outlives the step, as with channels-last)."""
+    parameters = {p.untyped_storage().data_ptr(): (name, p) for name, p in model.named_parameters()}
+    found: dict[str, tuple[tuple[int, ...], str]] = {}  # name -> (order, where it is copied)
+    for item, source in _forward_copies_from(copies):
+        name, parameter = parameters.get(source.storage_address, (None, None))
+        if parameter is None or name in found:
+            continue
+        order = _view_order(
+            source, tuple(parameter.shape), parameter.stride(), parameter.storage_offset()
+        )
+        if order is not None:
+            found[name] = (order, item.where)
+    candidates = []
+    for name, (order, where) in found.items():
+        parameter = model.get_parameter(name)
+        candidates.append(
+            (
+                f"parameter {name} {tuple(parameter.shape)} with strides {parameter.stride()}, "
+                f"copied at {where}",
+                "keep the weight in the layout it is used in, so that the view the step copies "
+                "is already contiguous",
+                f'with torch.no_grad(): model.get_parameter("{name}").data = '
+                f'model.get_parameter("{name}").data{_layout_code(order)}',
+                partial(_relaid_parameter, name, order),
+            )
+        )
+    return candidates
+
+
+_RESHAPES = ("Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten")
+
+
+def _permute_reshape_candidates(
+    inputs: tuple[Any, ...], copies: list[AuditCopy]
+) -> list[tuple[str, str, str, tuple[int, ...], int | None]]:
+    """A ``reshape`` / ``flatten`` that copied because its source is a permuted dense tensor.
+
+    Such a reshape merges dims that are not adjacent in memory, so no reordering of the same two
+    calls on the same tensor is a view: the tensor has to be *stored* in the permuted order.  When
+    it is a model input, that is applied (inside the step, so the relayout's own copy counts):
+    ``(where, what, fix, order, input position)``.  When it is made inside the model, only the
+    model's source can change (make the producer write it permuted, or let the consumer take the
+    unmerged dims): reported with position ``None``, not applied.
+    """
+    by_storage = {
+        value.untyped_storage().data_ptr(): (position, value)
+        for position, value in enumerate(inputs)
+        if isinstance(value, torch.Tensor) and value.numel()
+    }
+    found = []
+    seen = set()
+    for item, source in _forward_copies_from(copies):
+        if item.call not in _RESHAPES or not source.is_dense:
+            continue
+        position, value = by_storage.get(source.storage_address, (None, None))
+        order = None
+        if value is not None:
+            order = _view_order(source, tuple(value.shape), value.stride(), value.storage_offset())
+            position = position if order is not None else None
+        if (item.where, position) in seen:
+            continue
+        seen.add((item.where, position))
+        where = f"{item.call} at {item.where} of {source.shape} with strides {source.strides}"
+        if position is None:
+            what = (
+                "not applied automatically: the permuted tensor is made inside the model, and "
+                "a reshape that merges dims not adjacent in memory copies in any order of the "
+                "calls; rewrite the code so the producer writes the permuted order, or the "
+                "consumer takes the unmerged dims"
+            )
+            fix = f"edit {item.where}"
+            found.append((where, what, fix, (), None))
+        else:
+            what = (
+                f"store input {position} in the order its permute reads it, so that the "
+                "reshape stays a view (measured with the input made so where it is made, outside "
+                "the step, as for channels-last)"
+            )
+            fix = f"inputs[{position}] = inputs[{position}]{_layout_code(order)}"
+            found.append((where, what, fix, order, position))
+    return found
 
 
 def _channels_last(
@@ -800,28 +1012,42 @@ def _channels_last(
     )
 
 
-class _ContiguousInputs(torch.nn.Module):
-    """The model, with the chosen inputs made contiguous inside the step (so that the fix's own
-    copy is audited and timed with it)."""
+def _relaid_parameter(
+    name: str, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    parameter = model.get_parameter(name)
+    with torch.no_grad():
+        parameter.data = _laid_out_for(parameter.data, order)
+    return model, inputs
 
-    def __init__(self, model: torch.nn.Module, positions: tuple[int, ...]) -> None:
+
+def _input_stored_for(
+    position: int, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    stored = list(inputs)
+    stored[position] = _laid_out_for(stored[position], order)
+    return model, tuple(stored)
+
+
+class _ContiguousInput(torch.nn.Module):
+    """The model, with one input made contiguous inside the step (so that the fix's own copy is
+    audited and timed with it)."""
+
+    def __init__(self, model: torch.nn.Module, position: int) -> None:
         super().__init__()
         self.model = model
-        self.positions = positions
+        self.position = position
 
     def forward(self, *inputs: Any) -> Any:
         return self.model(
-            *(x.contiguous() if i in self.positions else x for i, x in enumerate(inputs))
+            *(x.contiguous() if i == self.position else x for i, x in enumerate(inputs))
         )
 
 
-def _contiguous_input(position: int) -> Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]:
-    def apply(
-        model: torch.nn.Module, inputs: tuple[Any, ...]
-    ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-        return _ContiguousInputs(model, (position,)), inputs
-
-    return apply
+def _contiguous_input(
+    position: int, model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    return _ContiguousInput(model, position), inputs
 
 
 def _median_seconds(step: Callable[[], Any], min_run_time: float) -> float:

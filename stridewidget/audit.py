@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import sys
 import types
 from collections.abc import Sequence
@@ -34,8 +35,42 @@ class _ImportOnUse(dict):
             module = importlib.import_module(name)
         except ImportError:
             raise NameError(f"name {name!r} is not defined") from None
+        except RuntimeError as error:
+            raise SystemExit(_import_failure(name, error)) from error
         self[name] = module
         return module
+
+
+def _import_failure(name: str, error: RuntimeError) -> str:
+    """One line for a package whose import fails inside torch: a compiled extension built for
+    another torch (PyPI's torchvision wheel is built for CUDA torch) cannot register its
+    operators, and its import fails with ``operator torchvision::nms does not exist``.
+
+    >>> line = _import_failure("torchvision", RuntimeError("operator torchvision::nms does not exist"))
+    >>> "torchvision" in line and "built for another torch" in line and "install" in line
+    True
+    >>> len(line.splitlines())
+    1
+    """
+    import torch
+
+    if "does not exist" not in str(error) or "operator" not in str(error):
+        return f"stridewidget.audit: importing {name} failed: {type(error).__name__}: {error}"
+    try:
+        version = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        version = "(version unknown)"
+    source = (
+        f"the CPU index: pip install {name} --index-url https://download.pytorch.org/whl/cpu"
+        if "+cpu" in torch.__version__
+        else "the index torch came from"
+    )
+    return (
+        f"stridewidget.audit: importing {name} failed ({error}): the installed {name} "
+        f"{version} was built for another torch than this one ({torch.__version__}); install "
+        f"the {name} release made for torch {torch.__version__} from the same source as torch "
+        f"({source}), or audit a model that does not need {name}"
+    )
 
 
 def _evaluate(expression: str, what: str) -> Any:

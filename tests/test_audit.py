@@ -4,13 +4,17 @@ copy tracker and the models' own module names, never hard-coded counts."""
 
 from __future__ import annotations
 
+import copy
 import inspect
+import os
 import subprocess
 import sys
 import types
 
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import stridewidget as sw
 from stridewidget._copies import COPY_OPS
@@ -221,6 +225,10 @@ def test_model_that_raises():
     with sw.track_copies() as log:  # no mode was left behind
         torch.ones(2).flip(0)
     assert len(log.copies) == 1
+    # the audit switches this thread's profiler events off between ops: they are back on
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as profile:
+        torch.ones(2).flip(0)
+    assert "aten::flip" in {event.name for event in profile.events()}
 
 
 def test_inputs_on_the_wrong_device():
@@ -292,6 +300,47 @@ def test_command_line(tmp_path):
     assert out.read_text().startswith("<!DOCTYPE html>")
 
 
+def _command_line(*arguments, **environment):
+    return subprocess.run(
+        [sys.executable, "-m", "stridewidget.audit", *arguments],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **environment},
+    )
+
+
+def test_command_line_names_a_package_built_for_another_torch(tmp_path):
+    """A package whose compiled operators do not register with this torch (PyPI's torchvision
+    wheel next to the CPU torch) fails on import with "operator ...::nms does not exist": the
+    command line says so in one line, with what to do, instead of a traceback."""
+    package = tmp_path / "mismatchedvision"
+    package.mkdir()
+    (package / "__init__.py").write_text(
+        'raise RuntimeError("operator mismatchedvision::nms does not exist")\n'
+    )
+    run = _command_line(
+        "mismatchedvision.models.net()", "--input", "torch.randn(1, 3)", PYTHONPATH=str(tmp_path)
+    )
+    assert run.returncode != 0 and "Traceback" not in run.stderr
+    (line,) = [text for text in run.stderr.splitlines() if text.startswith("stridewidget.audit")]
+    assert "operator mismatchedvision::nms does not exist" in line
+    assert "built for another torch" in line and torch.__version__ in line
+    assert "install the mismatchedvision release made for torch" in line
+
+
+def test_command_line_with_the_installed_torchvision():
+    """The issue's own command: with a torchvision that matches torch it audits, with one that
+    does not it fails in one line (no traceback either way)."""
+    run = _command_line(
+        "torchvision.models.resnet18()", "--input", "torch.randn(1, 3, 32, 32)", "--no-backward"
+    )
+    assert "Traceback" not in run.stderr
+    if run.returncode == 0:
+        assert "by module:" in run.stdout and "layer1" in run.stdout
+    else:
+        assert "torchvision" in run.stderr and "built for another torch" in run.stderr
+
+
 def test_importing_the_command_line_keeps_sw_audit_callable():
     import stridewidget.audit  # noqa: F401
 
@@ -318,3 +367,111 @@ def test_a_fix_that_changes_results_is_caught():
         min_run_time=0.01,
     )
     assert not suggestion.outputs_match and not suggestion.helps
+
+
+class _TransposedWeight(torch.nn.Module):
+    """Keeps its weight as (out, in) and copies its transpose every step."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(6, 5))
+
+    def forward(self, x):
+        return x @ self.weight.t().contiguous()
+
+
+class _PermuteReshape(torch.nn.Module):
+    """A permute + reshape of its input, and one of a tensor it makes: both copy."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):  # x: (batch, channels=4, length)
+        rows = self.linear(x.permute(0, 2, 1).reshape(-1, 4))
+        return rows.view(len(x), -1, 4).permute(0, 2, 1).reshape(len(x), -1)
+
+
+def _only(suggestions, text):
+    (found,) = [s for s in suggestions if text in s.fix]
+    return found
+
+
+def test_transposed_weight_kept_in_its_used_layout():
+    torch.manual_seed(0)
+    model = _TransposedWeight()
+    strides = model.weight.stride()
+    report = sw.audit(model, torch.randn(3, 5))
+    suggestion = _only(report.suggestions, 'get_parameter("weight")')
+    assert suggestion.applied and suggestion.outputs_match
+    before, after = suggestion.measured["before"], suggestion.measured["after"]
+    assert (before.copies, before.bytes) == (len(report.copies), report.total_bytes)
+    # the copy of weight.t() is gone, measured by re-auditing, not assumed
+    copied = [c for c in report.copies if c.call == "Tensor.contiguous"]
+    assert copied and after.bytes <= before.bytes - sum(c.bytes for c in copied)
+    assert after.copies < before.copies and suggestion.helps
+    assert model.weight.stride() == strides  # applied to a copy: the user's model is untouched
+    # the fix's code does what it says on a copy of the model
+    fixed = copy.deepcopy(model)
+    exec(suggestion.fix, {"torch": torch, "model": fixed})
+    assert fixed.weight.t().is_contiguous() and torch.equal(fixed.weight, model.weight)
+
+
+def test_permute_reshape_of_an_input_stays_a_view_and_one_inside_is_not_faked():
+    torch.manual_seed(0)
+    report = sw.audit(_PermuteReshape(), torch.randn(2, 4, 3))
+    suggestions = [s for s in report.suggestions if s.where.startswith("Tensor.reshape")]
+    (stored,) = [s for s in suggestions if s.applied]
+    assert stored.fix.startswith("inputs[0] = inputs[0].permute(")
+    assert stored.outputs_match
+    before, after = stored.measured["before"], stored.measured["after"]
+    assert after.copies < before.copies and after.bytes < before.bytes
+    (inside,) = [s for s in suggestions if not s.applied]
+    assert inside.what.startswith("not applied automatically")
+    assert set(inside.measured) == {"before"} and not inside.helps
+    assert inside.measured["before"].bytes == report.total_bytes
+    assert "after:" not in str(inside)
+
+
+def test_a_relayout_that_changes_values_is_caught():
+    """The same measurement reports a relayout that scrambles a weight as not matching."""
+    from stridewidget._audit import _measure
+
+    def scrambled(model, inputs):
+        with torch.no_grad():
+            model.weight.data = model.weight.data.t().contiguous().view(model.weight.shape)
+        return model, inputs
+
+    suggestion = _measure(
+        _TransposedWeight(), (torch.randn(3, 5),), True, None, "w", "w", "w", scrambled, 0.01
+    )
+    assert not suggestion.outputs_match and not suggestion.helps
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=1, max_size=4),
+    data=st.data(),
+)
+def test_view_order_finds_the_permutation(shape, data):
+    """Checked against brute force: every element of the view sits where the base, permuted by
+    the order found, puts it; and storing the base for that order makes the view contiguous."""
+    from stridewidget._audit import _laid_out_for, _view_order
+
+    order = tuple(data.draw(st.permutations(range(len(shape)))))
+    base = torch.arange(float(torch.Size(shape).numel())).reshape(shape)
+    if data.draw(st.booleans()):  # a base that is itself a transpose
+        base = base.transpose(0, -1)
+    view = base.permute(order)
+    found = _view_order(sw.inspect(view), tuple(base.shape), base.stride(), 0)
+    assert found is not None
+    candidate = base.permute(found)
+    for index in torch.cartesian_prod(*(torch.arange(n) for n in view.shape)).reshape(
+        -1, view.dim()
+    ):
+        index = tuple(index.tolist())
+        assert view[index] == candidate[index]
+    assert candidate.shape == view.shape
+    stored = _laid_out_for(base, found)
+    assert torch.equal(stored, base) and stored.permute(found).is_contiguous()
+    assert _view_order(sw.inspect(view), tuple(base.shape), base.stride(), 1) is None

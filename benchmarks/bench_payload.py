@@ -1,6 +1,7 @@
 """Scene payload: build time and size for a huge vs a tiny tensor, and browser render/hover time.
 
 Run:  .venv/bin/python benchmarks/bench_payload.py [--repeats 15] [--no-browser] [--screenshots DIR]
+          [--baseline DIR]
 
 1. Scene build time of a 10**8-element CPU tensor vs a 100-element one, interleaved in one run
    (the machine is noisy: medians of alternating repeats), their ratio (target <= 3) and the JSON
@@ -10,6 +11,8 @@ Run:  .venv/bin/python benchmarks/bench_payload.py [--repeats 15] [--no-browser]
    storage cell the defaults allow) from a fake model; first render time (target <= 150 ms) and
    hover-response time, median over logical and storage cells (target <= 16 ms).  Times are
    script + style + layout (a forced layout ends each measurement); paint is not included.
+``--baseline DIR`` (another build's widget.js + widget.css) times that build's first render in the
+same run, page loads alternating, and prints this build / baseline.
 ``--screenshots DIR`` also saves PNGs of a few demo scenes (for looking at the widget).
 """
 
@@ -55,10 +58,11 @@ def time_builds(tensors: dict[str, dict[str, object]], repeats: int) -> dict[str
     return times
 
 
-def page_html(scene: dict[str, object], dark: bool = False) -> str:
-    """A standalone page: the built bundle, its CSS and a fake anywidget model holding ``scene``."""
-    code = (STATIC / "widget.js").read_text()
-    css = (STATIC / "widget.css").read_text()
+def page_html(scene: dict[str, object], dark: bool = False, bundle: pathlib.Path = STATIC) -> str:
+    """A standalone page: the built bundle (``widget.js`` + ``widget.css`` in ``bundle``), its CSS
+    and a fake anywidget model holding ``scene``."""
+    code = (bundle / "widget.js").read_text()
+    css = (bundle / "widget.css").read_text()
     background = "#111" if dark else "#fff"
     theme = (
         ":root{--jp-ui-font-color1:#e6edf3;--jp-ui-font-color2:#9198a1;--jp-layout-color0:#111;"
@@ -99,20 +103,32 @@ def largest_default_view() -> dict[str, object]:
     return {"x": base, "xt": base.transpose(1, 3), "xs": base[:, ::3, 1::2]}
 
 
-def browser_timings(scene: dict[str, object], samples: int, page_loads: int) -> dict[str, float]:
+def browser_timings(
+    scene: dict[str, object], samples: int, page_loads: int, baseline: pathlib.Path | None = None
+) -> dict[str, float]:
+    """Render and hover times of the bundle; with ``baseline`` (a folder holding another build's
+    ``widget.js`` + ``widget.css``) also its render times, page loads alternating between the two."""
     from playwright.sync_api import sync_playwright
 
-    html = page_html(scene)
     with tempfile.TemporaryDirectory() as tmp, sync_playwright() as p:
         path = pathlib.Path(tmp) / "page.html"
-        path.write_text(html)
+        path.write_text(page_html(scene))
+        baseline_path = pathlib.Path(tmp) / "baseline.html"
+        if baseline:
+            baseline_path.write_text(page_html(scene, bundle=baseline))
         browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        renders = []
-        for _ in range(page_loads):
-            page.goto(path.as_uri())
+        renders, baseline_renders = [], []
+
+        def load(url: str) -> float:
+            page.goto(url)
             page.wait_for_function("window.__ready === true")
-            renders.append(page.evaluate("window.__renderMs"))
+            return page.evaluate("window.__renderMs")
+
+        for _ in range(page_loads):
+            if baseline:
+                baseline_renders.append(load(baseline_path.as_uri()))
+            renders.append(load(path.as_uri()))
         hover = page.evaluate(
             """(samples) => {
               const nodes = [...document.querySelectorAll('[data-key],[data-cell]')];
@@ -133,6 +149,9 @@ def browser_timings(scene: dict[str, object], samples: int, page_loads: int) -> 
         browser.close()
     return {
         "render_ms_median": statistics.median(renders),
+        "baseline_render_ms_median": (
+            statistics.median(baseline_renders) if baseline_renders else None
+        ),
         "render_ms_first": renders[0],
         "render_ms_min": min(renders),
         "hover_ms_median": hover["median"],
@@ -190,6 +209,12 @@ def main() -> int:
     parser.add_argument("--page-loads", type=int, default=11)
     parser.add_argument("--no-browser", action="store_true")
     parser.add_argument("--screenshots", type=pathlib.Path)
+    parser.add_argument(
+        "--baseline",
+        type=pathlib.Path,
+        help="a folder with another build's widget.js + widget.css (e.g. from `git show "
+        "REV:stridewidget/static/widget.js`): its first render is timed in the same run",
+    )
     args = parser.parse_args()
 
     huge = torch.zeros(10**8)
@@ -214,7 +239,7 @@ def main() -> int:
     if not args.no_browser:
         view = largest_default_view()
         scene = build_scene(view)
-        timing = browser_timings(scene, args.hover_samples, args.page_loads)
+        timing = browser_timings(scene, args.hover_samples, args.page_loads, args.baseline)
         print(
             f"browser (Chromium, largest default view: {len(json.dumps(scene))} B payload, "
             f"{timing['cells']} hoverable cells)"
@@ -224,6 +249,12 @@ def main() -> int:
             f"loads (min {timing['render_ms_min']:.1f}, first {timing['render_ms_first']:.1f}; "
             "target <= 150 ms)"
         )
+        if timing["baseline_render_ms_median"] is not None:
+            before = timing["baseline_render_ms_median"]
+            print(
+                f"  baseline {args.baseline}: first render median {before:.1f} ms, loads "
+                f"alternating; this build / baseline = {timing['render_ms_median'] / before:.2f}"
+            )
         print(
             f"  hover response: median {timing['hover_ms_median']:.2f} ms, "
             f"max {timing['hover_ms_max']:.2f} ms (target median <= 16 ms)"

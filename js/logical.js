@@ -48,7 +48,7 @@ export function panelGrid(logical, selected = null) {
   const selectors = [];
   const seen = new Set();
   for (const slice of logical.slices) {
-    if (slice.kind !== "slice") continue;
+    if (slice.kind !== "slice" || slice.picked) continue;
     const key = JSON.stringify(keyOf(slice));
     if (!seen.has(key)) {
       seen.add(key);
@@ -60,7 +60,7 @@ export function panelGrid(logical, selected = null) {
   const colValues = [];
   const panels = [];
   logical.slices.forEach((slice, s) => {
-    if (slice.kind !== "slice" || JSON.stringify(keyOf(slice)) !== chosen) return;
+    if (slice.kind !== "slice" || slice.picked || JSON.stringify(keyOf(slice)) !== chosen) return;
     const rowValue = rowDim === null ? 0 : slice.lead[rowDim];
     const colValue = colDim === null ? 0 : slice.lead[colDim];
     if (!rowValues.includes(rowValue)) rowValues.push(rowValue);
@@ -184,9 +184,10 @@ const leadText = (tensor, slice) => `${tensor.name}${slice.label}`;
 /**
  * The logical grids of one tensor.  Returns {node, cells: Map(key -> <rect>)} where a key is
  * "tensorId:slice:r:c" (the same keys scene.js uses).  `selected`: the outer index shown for
- * 5-D and more; `onSelect(outer)` is called when the reader picks another.
+ * 5-D and more; `onSelect(outer)` is called when the reader picks another.  When the scene left
+ * slices out, `onPick(lead)` is called with any leading index the reader asks for.
  */
-export function drawLogical(tensor, indexed, { mode = "both", selected = null, onSelect = null, geometry = LOGICAL_GEOMETRY } = {}) {
+export function drawLogical(tensor, indexed, { mode = "both", selected = null, onSelect = null, onPick = null, geometry = LOGICAL_GEOMETRY } = {}) {
   const g = geometry;
   const cells = new Map();
   const node = htmlEl("div", "sw-logical");
@@ -236,7 +237,66 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
     const text = gap.dim === null ? `⋮ ${gap.count} more slices not shown` : `⋮ ${gap.count} slices along dim ${gap.dim} not shown`;
     node.appendChild(htmlEl("div", "sw-gap-note", text));
   }
+  if (grid.gaps.length) node.appendChild(slicePicker(tensor, indexed, plan, cells, g, onPick));
   return { node, cells };
+}
+
+/**
+ * "show slice [i0] [i1] …": any slice the bounded scene left out, drawn as one extra panel.  Its
+ * addresses are exact (sliceAt); its values only where the storage window holds them, and the
+ * panel says so plainly when it does not (the scene is bounded: nothing is fetched).
+ */
+function slicePicker(tensor, indexed, plan, cells, g, onPick) {
+  const box = htmlEl("div", "sw-slice-picker");
+  const leadDims = tensor.logical.ndim - 2;
+  const pickedIndex = tensor.logical.slices.findIndex((slice) => slice.picked);
+  const pickedSlice = pickedIndex < 0 ? null : tensor.logical.slices[pickedIndex];
+  const inputs = [];
+  box.appendChild(htmlEl("span", "", "show any slice: "));
+  for (let d = 0; d < leadDims; d += 1) {
+    const input = htmlEl("input", "sw-slice-index");
+    input.type = "number";
+    input.min = "0";
+    input.max = String(tensor.logical.shape[d] - 1);
+    input.value = String(pickedSlice?.lead[d] ?? 0);
+    input.setAttribute("aria-label", `index along dim ${d} (0 to ${tensor.logical.shape[d] - 1})`);
+    inputs.push(input);
+    box.append(htmlEl("span", "", `dim ${d} `), input, " ");
+  }
+  const button = htmlEl("button", "sw-slice-show", "show");
+  button.type = "button";
+  const error = htmlEl("span", "sw-slice-error", "");
+  const apply = () => {
+    const lead = inputs.map((input) => Number(input.value));
+    const valid = lead.every((i, d) => Number.isInteger(i) && i >= 0 && i < tensor.logical.shape[d]);
+    error.textContent = valid ? "" : " each index must be a whole number from 0 to its dim's size − 1";
+    if (valid) onPick?.(lead);
+  };
+  button.addEventListener("click", (event) => {
+    event.stopPropagation(); // a click inside the card must not count as "switch the arrows"
+    apply();
+  });
+  for (const input of inputs) {
+    input.addEventListener("click", (event) => event.stopPropagation());
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") apply();
+    });
+  }
+  box.append(button, error);
+  if (!pickedSlice) return box;
+  const wrap = htmlEl("div", "sw-panel sw-picked");
+  wrap.appendChild(htmlEl("div", "sw-slice-label", `${leadText(tensor, pickedSlice)} (picked)`));
+  const shown = indexed.storages.get(tensor.storage)?.position;
+  const missing = pickedSlice.addr.flat().some((a) => a !== null && !shown?.has(a));
+  // values the storage window does not hold cannot be shown: the panel shows addresses instead
+  const pickedPlan = missing ? { ...plan, mode: "index", cellH: g.cellH } : plan;
+  wrap.appendChild(drawSlice(tensor, indexed, pickedSlice, pickedIndex, pickedPlan, cells, g));
+  if (missing) {
+    wrap.appendChild(htmlEl("div", "sw-gap-note sw-picked-note", "its values are not in this picture (it holds a bounded window of the storage): cells show the storage index each one reads"));
+  }
+  const outer = htmlEl("div", "sw-slice-picked");
+  outer.append(box, wrap);
+  return outer;
 }
 
 /** Header line of a tensor card: swatch, mark, name, one-line layout, the click hint. */

@@ -1,5 +1,6 @@
 // Lookups over a scene (see stridewidget/_scene.py for the format) and the address formula.
-// No layout math beyond reading the scene: addresses come from Python (Layout.address).
+// Addresses come from Python (Layout.address); the one exception is `sliceAt`, a slice the reader
+// picks that the bounded scene does not hold: its addresses are the address formula itself.
 
 /** Logical index of cell (r, c) of a slice: lead + [rows[r]] + [cols[c]] where present. */
 export function logicalIndex(slice, r, c) {
@@ -7,6 +8,34 @@ export function logicalIndex(slice, r, c) {
   if (slice.rows !== null) index.push(slice.rows[r]);
   if (slice.cols !== null) index.push(slice.cols[c]);
   return index;
+}
+
+/**
+ * The 2-D slice of `tensor` at leading index `lead`, in the scene's slice format, for a slice the
+ * scene left out: rows/cols as in the scene's listed slices, each address offset + Σ index·stride.
+ */
+export function sliceAt(tensor, lead) {
+  const { shape, strides, offset } = tensor.layout;
+  const template = tensor.logical.slices.find((slice) => slice.kind === "slice");
+  const leadAddress = lead.reduce((sum, i, d) => sum + i * strides[d], offset);
+  const rowStride = template.rows === null ? 0 : strides[lead.length];
+  const colStride = template.cols === null ? 0 : strides[shape.length - 1];
+  const addr = (template.rows ?? [0]).map((r) =>
+    (template.cols ?? [0]).map((c) => (r === null || c === null ? null : leadAddress + r * rowStride + c * colStride)),
+  );
+  const label = `[${[...lead.map(String), ...Array(shape.length - lead.length).fill(":")].join(", ")}]`;
+  return { kind: "slice", lead: [...lead], label, rows: template.rows, cols: template.cols, addr, picked: true };
+}
+
+/** The scene with each tensor's picked slice (Map tensorId -> lead) appended to its slices; pure. */
+export function withPickedSlices(scene, picked) {
+  if (!picked.size) return scene;
+  const tensors = (scene.tensors ?? []).map((tensor) => {
+    const lead = picked.get(tensor.id);
+    if (!lead) return tensor;
+    return { ...tensor, logical: { ...tensor.logical, slices: [...tensor.logical.slices, sliceAt(tensor, lead)] } };
+  });
+  return { ...scene, tensors };
 }
 
 /** Index maps used by rendering and hover. */

@@ -13,6 +13,7 @@
 //   .sw-walk[data-hop]            the index walk of the hovered logical cell
 //   .sw-mode-button[data-mode]    cells show both / values / storage index
 //   .sw-panel, .sw-slice-select   panels of 3-D+ tensors; the outer-slice selector (5-D+)
+//   .sw-slice-index, .sw-picked   "show any slice" inputs (when the scene left slices out); its panel
 //   input.sw-wrap                 storage row width (sets the `wrap` trait; Enter applies)
 import "./widget.css";
 import { htmlEl } from "./dom.js";
@@ -20,7 +21,7 @@ import { followHostScheme } from "./theme.js";
 import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
-import { indexScene } from "./scene.js";
+import { indexScene, withPickedSlices } from "./scene.js";
 import { drawArrows, drawWalk, walkText } from "./arrows.js";
 import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
 
@@ -58,6 +59,7 @@ function render({ model, el }) {
   // view state that stays in the browser (no trait): what cells show, the chosen outer slices
   let mode = "both";
   const selectedSlices = new Map();
+  const pickedSlices = new Map(); // tensor id -> leading index of a slice the scene left out
   let current = { indexed: null, views: null, scene: EMPTY_SCENE, active: new Map() };
   const status = htmlEl("div", "sw-status");
   status.setAttribute("aria-live", "polite");
@@ -99,7 +101,7 @@ function render({ model, el }) {
   };
 
   const draw = () => {
-    const scene = model.get("scene") ?? EMPTY_SCENE;
+    const scene = withPickedSlices(model.get("scene") ?? EMPTY_SCENE, pickedSlices);
     const indexed = indexScene(scene);
     const wrapOverride = model.get("wrap");
     const views = { storages: new Map(), storageCells: new Map(), logicalCells: new Map() };
@@ -171,6 +173,10 @@ function render({ model, el }) {
             selectedSlices.set(tensor.id, outer);
             draw();
           },
+          onPick: (lead) => {
+            pickedSlices.set(tensor.id, lead);
+            draw();
+          },
         });
         for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
         const logicalWrap = htmlEl("div", "sw-logical-wrap");
@@ -193,14 +199,19 @@ function render({ model, el }) {
   };
 
   const hover = attachHover(root, model, () => current, { onStatus: setStatus, onTarget });
-  model.on("change:scene", draw);
+  // a new scene may hold other tensors under the same ids: a picked index would not fit them
+  const onScene = () => {
+    pickedSlices.clear();
+    draw();
+  };
+  model.on("change:scene", onScene);
   model.on("change:wrap", draw);
   draw();
 
   return () => {
     stopFollowingScheme();
     hover.detach();
-    model.off("change:scene", draw);
+    model.off("change:scene", onScene);
     model.off("change:wrap", draw);
     root.remove();
   };

@@ -2,6 +2,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import aliases from "./fixtures/aliases.json";
 import copies from "./fixtures/copies.json";
+import deep from "./fixtures/deep.json";
+import deepAll from "./fixtures/deep_all.json";
 import expand from "./fixtures/expand.json";
 import five from "./fixtures/five.json";
 import hd from "./fixtures/hd.json";
@@ -130,6 +132,51 @@ describe("rendering", () => {
       expect(slice.lead[0]).toBe(1);
       expect(Number(cell.dataset.addr)).toBe(slice.addr[Number(cell.dataset.r)][Number(cell.dataset.c)]);
     }
+  });
+
+  it("3-D with more leading slices than the scene lists: any slice can be picked, with Python's addresses and values", () => {
+    const { el } = mount(deep);
+    const listed = new Set(deep.tensors[0].logical.slices.filter((s) => s.kind === "slice").map((s) => s.lead[0]));
+    const reference = new Map(deepAll.tensors[0].logical.slices.map((s) => [s.lead[0], s]));
+    for (const i of [7, 8]) {
+      expect(listed.has(i)).toBe(false);
+      const input = el.querySelector(".sw-slice-index");
+      expect(input.max).toBe("9");
+      input.value = String(i);
+      el.querySelector(".sw-slice-show").click();
+      const picked = el.querySelector(".sw-picked");
+      expect(picked.querySelector(".sw-slice-label").textContent).toBe(`d[${i}, :, :] (picked)`);
+      // addresses and values equal what build_scene lists when it lists every slice
+      const want = reference.get(i);
+      const cellsOf = [...picked.querySelectorAll(".sw-lcell")];
+      expect(cellsOf.map((c) => Number(c.dataset.addr))).toEqual(want.addr.flat());
+      const storage = deep.storages[0];
+      const values = want.addr.flat().map((a) => storage.cells.text[storage.cells.index.indexOf(a)]);
+      expect([...picked.querySelectorAll(".sw-cell-text")].map((t) => t.textContent)).toEqual(values);
+      expect(picked.querySelector(".sw-picked-note")).toBeNull();
+      // the picked cells link to the storage like any other
+      hover(cellsOf[5]);
+      expect(scell(el, "s0", want.addr.flat()[5]).classList.contains("sw-hl")).toBe(true);
+    }
+  });
+
+  it("a picked slice outside the storage window says its values are not in the picture", () => {
+    const { el } = mount(meta);
+    const input = el.querySelector(".sw-slice-index");
+    input.value = "500";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    const picked = el.querySelector(".sw-picked");
+    expect(picked.querySelector(".sw-picked-note").textContent).toContain("not in this picture");
+    const { strides, offset } = meta.tensors[0].layout;
+    const slice = meta.tensors[0].logical.slices[0];
+    const want = slice.rows.flatMap((r) => slice.cols.map((c) => (r === null || c === null ? null : offset + 500 * strides[0] + r * strides[1] + c * strides[2])));
+    expect([...picked.querySelectorAll(".sw-lcell")].map((c) => Number(c.dataset.addr))).toEqual(want.filter((a) => a !== null));
+    const again = el.querySelector(".sw-slice-index"); // the picked slice redrew the widget
+    expect(again.value).toBe("500");
+    again.value = "1000";
+    again.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(el.querySelector(".sw-slice-error").textContent).toContain("0 to its dim's size − 1");
+    expect(el.querySelector(".sw-picked .sw-slice-label").textContent).toBe("m[500, :, :] (picked)");
   });
 
   it("collapses untouched runs of a huge meta tensor into gaps and shows indices, not values", () => {

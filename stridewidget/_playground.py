@@ -224,14 +224,21 @@ class Playground(StaticFallbackWidget):
         """The picture without JavaScript: the shared renderer's SVG of x and the view."""
         text = f"<pre>{html.escape(self.summary())}</pre>"
         view = self._check()
-        if view is None:
-            return text
         try:
             from ._scene import build_scene
             from .render import render_html
+            from .render.phantom import escaping_cells, phantom_picture
+            from .render.svg import svg_of
         except ImportError:  # the SVG renderer is optional for the playground
             return text
-        return text + render_html(build_scene({"x": self._storage, "view": view}))
+        if view is not None:
+            return text + render_html(build_scene({"x": self._storage, "view": view}))
+        # refused: draw the elements it would read past the storage's end, as the live one does
+        found = escaping_cells(self.size, self.stride, self.offset, self.storage_size)
+        if not found or not found[0]:
+            return text
+        cells, total = found
+        return text + svg_of(phantom_picture(self.storage_size, cells, total), "swpg")
 
 
 def playground(

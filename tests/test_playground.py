@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import pathlib
+import re
 import sys
 
 import numpy as np
@@ -12,6 +14,7 @@ import torch
 
 import stridewidget as sw
 from stridewidget._playground import MAX_EMBEDDED_CELLS, Playground
+from stridewidget.render.picture import MAX_WIDTH
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import make_playground_cases
@@ -180,7 +183,41 @@ def test_static_fallback_and_text_say_what_the_setting_is():
     pg.stride = [7, 1]
     data, _ = pg._repr_mimebundle_()
     assert "refused: as_strided: index (3, 3)" in data["text/plain"]
-    assert "<svg" not in data["text/html"]
+    # the refusal text stays; the static picture is the phantom strip alone, no view drawn
+    assert "refused: as_strided: index (3, 3)" in data["text/html"]
+    assert 'class="sws-phantom"' in data["text/html"]
+    assert "sws-tensor" not in data["text/html"]
+
+
+def _escapes_by_brute_force(size, stride, offset, storage_size):
+    """Every storage position >= storage_size the setting reads -> the first index reading it."""
+    first: dict[int, tuple[int, ...]] = {}
+    for index in itertools.product(*(range(n) for n in size)):
+        position = offset + sum(i * s for i, s in zip(index, stride, strict=True))
+        if position >= storage_size:
+            first.setdefault(position, index)
+    return dict(sorted(first.items()))
+
+
+@pytest.mark.parametrize(
+    ("size", "stride", "offset"),
+    [((4, 6), (7, 1), 0), ((3, 5), (1, 9), 2), ((40,), (3,), 5), ((2, 3, 4), (12, 4, 1), 1)],
+)
+def test_static_fallback_draws_the_escaping_cells_torch_would_read(size, stride, offset):
+    pg = sw.playground(torch.arange(24).view(4, 6), size=size, stride=stride, storage_offset=offset)
+    assert pg.view is None
+    html = pg._repr_mimebundle_()[0]["text/html"]
+    want = _escapes_by_brute_force(size, stride, offset, 24)
+    drawn = [int(cell) for cell in re.findall(r'class="sws-phantom" data-cell="(\d+)"', html)]
+    assert drawn == list(want)[:16]
+    titles = re.findall(r"storage\[(\d+)\] does not exist: view\[([\d,]*)\]", html)
+    assert titles == [(str(c), ",".join(map(str, i))) for c, i in list(want.items())[:16]]
+    if len(want) > 16:
+        assert f"(the first 16 of {len(want)})" in html
+    assert 'class="sws-last" data-cell="23"' in html
+    # a long run of escapes wraps within the picture's width budget instead of running off
+    (width,) = re.findall(r'<svg xmlns="[^"]+" class="sws-svg" role="img" width="(\d+)"', html)
+    assert int(width) <= MAX_WIDTH
 
 
 def test_playground_class_is_an_anywidget_with_its_bundle():

@@ -4,7 +4,8 @@ Each case is drawn by the committed bundles (``stridewidget/static/widget.js``, 
 ``playground.js`` for the playground presets) in Chromium, with the model a plain object holding
 what Python would sync (the scene, or the playground's traits).  The visual lint counts
 overlapping, clipped and low-contrast texts and the height, then again while the last logical cell
-is hovered (outline, dimming, index walk); the table is printed, every screenshot saved under
+is hovered (outline, dimming, index walk), where the dimmed cells must stand apart from the linked
+ones (``MIN_DIMMING_RATIO``, measured from pixels); the table is printed, every screenshot saved under
 ``artifacts/screenshots/widget-lint-<theme>-<case>[-hover].png``, and any count above zero or height
 over the case's limit fails the test.
 """
@@ -12,12 +13,14 @@ over the case's limit fails the test.
 from __future__ import annotations
 
 import base64
+import io
 import json
 import pathlib
 
 import pytest
 
 from stridewidget._scene import build_scene
+from stridewidget.render.style import contrast_ratio
 
 from .conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, SCREENSHOTS, require_or_skip
 from .lint_corpus import CASES, evaluate, tensors_of
@@ -26,6 +29,41 @@ from .visual_lint import counts, lint, summary_line
 STATIC = ROOT / "stridewidget" / "static"
 WIDTH = 1280
 THEMES = {"light": "#ffffff", "dark": "#1e1e1e"}
+#: How far a dimmed cell's fill must stand apart from a linked cell's (WCAG ratio of the two fills):
+#: a cell that merely turns translucent on a page of its own colour measures 1.0.
+MIN_DIMMING_RATIO = 1.25
+
+# A point of each kind of cell's fill while something is hovered: inside the rect, left of its
+# centred text and clear of its outline.
+_FILL_POINTS = """
+() => {
+  const point = (cell) => {
+    if (!cell) return null;
+    const box = cell.getBoundingClientRect();
+    return [box.left + 5, box.top + box.height / 2];
+  };
+  return {
+    linked: point(document.querySelector("#pic .sw-lcell.sw-hl:not(.sw-hl-source):not([style])")),
+    dimmed: point(document.querySelector("#pic .sw-lcell:not(.sw-hl):not([style])")),
+  };
+}
+"""
+
+
+def _dimming_ratio(page) -> float | None:
+    """Contrast of a dimmed cell's fill against a linked one's, from pixels (None: no such pair)."""
+    from PIL import Image
+
+    points = page.evaluate(_FILL_POINTS)
+    if points["linked"] is None or points["dimmed"] is None:
+        return None
+    image = Image.open(io.BytesIO(page.screenshot())).convert("RGB")
+    fills = [
+        tuple(channel / 255 for channel in image.getpixel((round(x), round(y))))
+        for x, y in (points["linked"], points["dimmed"])
+    ]
+    return contrast_ratio(*fills)
+
 
 _LOADER = """
 async ([widgetUrl, playgroundUrl]) => {
@@ -136,6 +174,11 @@ def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
             for kind in totals:
                 totals[kind] += found_hovered[kind]
             problems += [f"hovered {kind}" for kind in totals if found_hovered[kind]]
+            dimming = _dimming_ratio(page)
+            if dimming is not None:
+                lines[-1] += f"  dimming {dimming:.2f}:1"
+                if dimming < MIN_DIMMING_RATIO:
+                    problems.append(f"dimmed cells {dimming:.2f}:1 from linked ones")
             result = {k: result[k] + hovered[k] for k in ("overlaps", "clipped", "low_contrast")}
             page.mouse.move(0, 0)
         if problems:

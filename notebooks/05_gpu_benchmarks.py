@@ -300,8 +300,8 @@ seed_myth("S14")
 # ### §S16 · Non-contiguous access "can cut performance several times" (seed 004, about GPUs)
 #
 # On the CPU it depends on the op: a transposing write is slow, a layout-keeping one is not. Writing
-# `x.t() + 1` into a contiguous `out` reads `x` down its columns; without `out` the result keeps
-# `x.t()`'s strides and both sides run in storage order.
+# `x.t() + 1` into a contiguous `out` walks one of the two against its storage order; without
+# `out` the result keeps `x.t()`'s strides and both sides run in storage order.
 
 # %%
 x = torch.arange(6.0).reshape(2, 3)

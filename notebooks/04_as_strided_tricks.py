@@ -641,6 +641,10 @@ seed_myth("A9")
 # %% [markdown]
 # ## 12. Playground: edit size, stride and offset yourself
 #
+# Any size, stride and offset whose largest address, `offset + Σ (size − 1) · stride`, stays inside
+# the storage is a view; the playground below is the picture: it draws the setting, names the op
+# it equals and refuses the rest.
+#
 # `sw.playground(x)` opens an editor over `x`'s storage: one number input per dim for size and
 # stride, the storage offset, add/remove a dim, and one button per trick above — the five tricks
 # done right (plus the opening "column" example) and the seed article's versions of them (dashed

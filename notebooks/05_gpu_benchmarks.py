@@ -60,6 +60,16 @@ def show_png(figure, dpi=65):
 # %% [markdown]
 # ## 1. The quick run, live
 #
+# A variant is timed only after it gave its reference's answer. The run's ceiling is the plainest
+# copy there is: a contiguous tensor into a new storage, both read and written in storage order.
+
+# %%
+source = torch.arange(6.0).reshape(2, 3)
+ceiling_copy = source.clone()
+assert not sw.same_storage(ceiling_copy, source) and ceiling_copy.stride() == source.stride()
+sw.show(source, ceiling_copy=ceiling_copy)
+
+# %% [markdown]
 # `bench.run("auto", quick=True, num_threads=1)` is `python -m stridewidget.bench --quick
 # --threads 1` in-process: the code path a CUDA run takes. One thread, because on a shared 2-core
 # machine a 2-thread region waits for a core someone else holds (the stored 2-thread run shows
@@ -100,6 +110,17 @@ for case in results["cases"]:
 # %% [markdown]
 # ## 2. Stored results
 #
+# A verdict rests on a stored full-size run, with a 2× margin, never on the live quick run. The
+# stored `layout` case times sums and adds over a contiguous `x`, its transpose and gapped views,
+# here at toy size: all three read one storage.
+
+# %%
+x = torch.arange(12.0).reshape(3, 4)
+assert x.t().stride() == (1, 4) and x[:, ::2].stride() == (4, 2)
+assert sw.same_storage(x.t(), x) and sw.same_storage(x[:, ::2], x)
+sw.show(x, transposed=x.t(), gapped=x[:, ::2])
+
+# %% [markdown]
 # Every results file in `notebooks/results/`: `cpu-full-1thread.json` and `cpu-full-2threads.json`
 # are full-size runs on a 2-core CPU (`python -m stridewidget.bench --device cpu --threads N
 # --json …`); the verdicts use the single-threaded one (`STORED_RUN`). `cuda-*.json` files can only
@@ -120,6 +141,17 @@ print("CUDA runs stored:", ", ".join(gpu_runs) or "none")
 # %% [markdown]
 # ## 3. Claims judged in notebooks 01–04
 #
+# Time and memory follow from the layout: a view shares its tensor's storage and moves nothing; a
+# copy (here an index list) gets a new storage of its full size.
+
+# %%
+grid = torch.arange(6.0).reshape(2, 3)
+sliced, indexed = grid[:, 1:], grid[:, [1, 2]]
+assert sw.same_storage(sliced, grid) and allocated(lambda: grid[:, 1:])[1] == 0
+assert not sw.same_storage(indexed, grid) and torch.equal(indexed, sliced)
+sw.show(grid, sliced_view=sliced, indexed_copy=indexed)
+
+# %% [markdown]
 # These seed claims about time and memory are judged where their topic is taught, with the same
 # stored run and margin; they are listed here, not judged twice.
 
@@ -138,6 +170,12 @@ verdict_table(ids=["B10b", "B10c", "B19", "D11", "D3b", "D9"])
 # sorts the dimensions by stride), so `x.t().sum()` reads memory exactly like `x.sum()`.
 
 # %%
+matrix = torch.arange(6.0).reshape(2, 3)
+assert sw.same_storage(matrix.t(), matrix) and matrix.t().stride() == (1, 3)
+assert torch.equal(matrix.t().sum(), matrix.sum())  # same elements, same storage
+sw.show(matrix, matrix_t=matrix.t())
+
+# %%
 # [S7] x.t().sum() vs x.sum(), from the stored full-size run
 ratio = time_ratio(verdict_run, "layout", "sum x.t()", "sum x (contiguous)")
 print(f"time of x.t().sum() / x.sum(): {ratio:.2f} (all stored runs: ", end="")
@@ -152,7 +190,13 @@ seed_myth("S7")
 # ### §S8 · Non-unit strides "lower the cache hit rate" (seed 000, §1)
 #
 # A gapped view `x[:, ::16]` holds 1/16 of the elements, but every one sits in a different 64-byte
-# line, so the whole array still comes from memory.
+# line, so the whole array still comes from memory. At toy size, every fourth element:
+
+# %%
+row_pair = torch.arange(16.0).reshape(2, 8)
+every_fourth = row_pair[:, ::4]
+assert every_fourth.stride() == (8, 4) and sw.same_storage(every_fourth, row_pair)
+sw.show(row_pair, every_fourth=every_fourth)
 
 # %%
 # [S8] x[:, ::16].sum() vs x.sum(), from the stored full-size run
@@ -170,7 +214,17 @@ seed_myth("S8")
 # ### §S9 · ResNet-50 conv1 on a transposed input: 128 → 76 img/s (seed 001, §2.2, a GPU)
 #
 # The harness runs a ResNet stem on NCHW, channels-last and H/W-transposed inputs, all checked
-# equal. The claim is about a GPU; the CPU ratios are shown for context only.
+# equal. The claim is about a GPU; the CPU ratios are shown for context only. The three input
+# layouts, for one 3-channel 2×2 image:
+
+# %%
+image = torch.arange(12.0).reshape(1, 3, 2, 2)
+channels_last = image.contiguous(memory_format=torch.channels_last)
+hw_transposed = image.transpose(2, 3)
+assert channels_last.stride() == (12, 1, 6, 3)
+assert channels_last.is_contiguous(memory_format=torch.channels_last)
+assert hw_transposed.stride() == (12, 4, 1, 2) and not hw_transposed.is_contiguous()
+sw.show(nchw=image, channels_last=channels_last, hw_transposed=hw_transposed)
 
 # %%
 # [S9] a GPU claim: judged only from a stored CUDA run, and none is stored
@@ -187,6 +241,15 @@ seed_myth("S9")
 
 # %% [markdown]
 # ### §S13 · `.contiguous()` returns the tensor itself when it is contiguous, a copy otherwise (seed 004)
+#
+# `.contiguous()` of a contiguous tensor is that tensor; of a transpose, a new row-major storage.
+
+# %%
+square = torch.arange(4.0).reshape(2, 2)
+assert square.contiguous() is square
+made_contiguous = square.t().contiguous()
+assert made_contiguous.stride() == (2, 1) and not sw.same_storage(made_contiguous, square)
+sw.show(square, transposed=square.t(), made_contiguous=made_contiguous)
 
 # %%
 # [S13] .contiguous() is free on a contiguous tensor and a full copy otherwise
@@ -202,6 +265,16 @@ seed_myth("S13")
 # %% [markdown]
 # ### §S14 · `y.contiguous() + 1` vs `y + 1` for a transposed `y`: "the timings may be close" (seed 004)
 #
+# An elementwise op keeps its input's layout: `y + 1` of a transposed `y` is itself transposed,
+# so it reads and writes in storage order and needs no copy; `y.contiguous()` adds one.
+
+# %%
+y = torch.arange(6.0).reshape(3, 2).t()
+assert (y + 1).stride() == y.stride() == (1, 2)
+assert y.contiguous().stride() == (3, 1)
+sw.show(y, y_plus_1=y + 1, y_contiguous=y.contiguous())
+
+# %% [markdown]
 # The seed's snippet also calls `torch.cuda.synchronize()` unconditionally, although it picks
 # `device = "cpu"` when there is no GPU.
 
@@ -226,7 +299,16 @@ seed_myth("S14")
 # %% [markdown]
 # ### §S16 · Non-contiguous access "can cut performance several times" (seed 004, about GPUs)
 #
-# On the CPU it depends on the op: a transposing write is slow, a layout-keeping one is not.
+# On the CPU it depends on the op: a transposing write is slow, a layout-keeping one is not. Writing
+# `x.t() + 1` into a contiguous `out` walks one of the two against its storage order; without
+# `out` the result keeps `x.t()`'s strides and both sides run in storage order.
+
+# %%
+x = torch.arange(6.0).reshape(2, 3)
+into_contiguous = torch.add(x.t(), 1, out=torch.empty(3, 2))
+kept_layout = x.t() + 1
+assert into_contiguous.stride() == (2, 1) and kept_layout.stride() == x.t().stride() == (1, 3)
+sw.show(x_t=x.t(), into_contiguous=into_contiguous, kept_layout=kept_layout)
 
 # %%
 # [S16] a GPU claim: CPU ratios for context; judged only from a stored CUDA run
@@ -243,7 +325,15 @@ seed_myth("S16")
 # ### §S17 · `expand` cuts GPU memory use by 30–70 % (seed 002, end)
 #
 # No workload is given (model, sizes, what was replaced), so there is nothing to rerun. Per call,
-# `expand` allocates nothing where `repeat` allocates the whole result (notebook 03, `[C1]`).
+# `expand` allocates nothing where `repeat` allocates the whole result (notebook 03, `[C1]`): a
+# stride-0 view of one row against a new storage holding every copy of it.
+
+# %%
+bias = torch.arange(4.0)
+stretched, tiled = bias.expand(3, 4), bias.repeat(3, 1)
+assert stretched.stride() == (0, 1) and sw.same_storage(stretched, bias)
+assert tiled.stride() == (4, 1) and not sw.same_storage(tiled, bias)
+sw.show(bias, stretched=stretched, tiled=tiled)
 
 # %%
 # [S17] per call: expand 0 bytes, repeat the whole result

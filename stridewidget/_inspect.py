@@ -126,6 +126,28 @@ _QUANTIZED_CODES = {"quint8": "uint8", "qint8": "int8", "qint32": "int32"}
 _PACKED_QUANTIZED = {"quint4x2": 2, "quint2x4": 4}
 
 
+# The copy tracker reads the fields of every tensor each call touches: names are cached per
+# dtype and per device (a handful of each) instead of formatted each time.
+_DTYPE_NAMES: dict[Any, str] = {}
+_DEVICE_NAMES: dict[Any, str] = {}
+
+
+def _dtype_name(dtype: Any) -> str:
+    """``float32`` for ``torch.float32``."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
+    return name
+
+
+def _device_name(device: Any) -> str:
+    """``cpu``, ``cuda:0``: ``str(device)``."""
+    name = _DEVICE_NAMES.get(device)
+    if name is None:
+        name = _DEVICE_NAMES[device] = str(device)
+    return name
+
+
 def _is_fake(t: Any) -> bool:
     fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
     return fake_tensor is not None and isinstance(t, fake_tensor.FakeTensor)
@@ -150,7 +172,7 @@ def _no_data_reason(t: Any, storage: Any) -> str | None:
         return "fake"
     if _has_no_memory(storage):
         return "functional" if torch._is_functional_tensor(t) else "wrapper-subclass"
-    if str(t.dtype).removeprefix("torch.") in _UNREADABLE_DTYPES:
+    if _dtype_name(t.dtype) in _UNREADABLE_DTYPES:
         return "unreadable-dtype"
     return None
 
@@ -162,8 +184,8 @@ def _torch_storage(t: Any) -> Any:
             "cannot inspect a nested tensor as one strided layout: inspect its components "
             "(`t.unbind()`), or `t.to_padded_tensor(0.0)` for a padded copy."
         )
-    layout_name = str(t.layout).removeprefix("torch.")
     if t.layout != torch.strided:
+        layout_name = str(t.layout).removeprefix("torch.")
         advice = _NON_STRIDED_ADVICE.get(layout_name, f"{layout_name} tensor: it has no strides")
         raise LayoutError(f"cannot inspect a {advice}.")
     try:
@@ -193,7 +215,7 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
     ((3, 2), (1, 3), 6, False)
     """
     storage = _torch_storage(t)
-    dtype = str(t.dtype).removeprefix("torch.")
+    dtype = _dtype_name(t.dtype)
     if dtype in _PACKED_QUANTIZED:
         raise LayoutError(
             f"cannot inspect a {dtype} tensor: it packs {_PACKED_QUANTIZED[dtype]} codes into each "
@@ -220,7 +242,7 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
         itemsize=itemsize,
         storage_size=storage.nbytes() // itemsize,
         dtype=dtype,
-        device=str(t.device),
+        device=_device_name(t.device),
         notes=tuple(notes),
         storage_address=storage_address or None,
     )

@@ -133,12 +133,15 @@ function colourScaleNote(storage) {
   return note;
 }
 
-/** The caption saying what the numbers in the cells are (`plan`: storageCellPlan's). */
+/**
+ * The caption saying what the numbers in every grid are in the current mode (`plan`:
+ * storageCellPlan's): storage cells and the tensors' (logical) cells differ in "index" and "both".
+ */
 export function cellsCaption(plan) {
-  if (plan.mode === "index") return "cells show storage indices";
+  if (plan.mode === "index") return "cells show storage indices; tensor cells: the @address each reads";
   if (plan.mode === "values") return "cells show values";
-  if (!plan.indexUnder) return "cells show values; storage index = row label + column offset";
-  return "cells show values; small numbers are storage indices";
+  const storageIndex = plan.indexUnder ? "small numbers are storage indices" : "storage index = row label + column offset";
+  return `cells show values; ${storageIndex}; tensor cells: value over @address`;
 }
 
 /**

@@ -71,7 +71,9 @@ describe("cell plans", () => {
     const big = { ...aliases.storages[0], cells: { index: [...Array(many).keys()], text: Array(many).fill("0."), value: Array(many).fill(0) } };
     expect(storageCellPlan(aliases.storages[0], "both").indexUnder).toBe(true);
     expect(storageCellPlan(big, "both").indexUnder).toBe(false);
-    expect(cellsCaption(storageCellPlan(big, "both"))).toBe("cells show values; storage index = row label + column offset");
+    expect(cellsCaption(storageCellPlan(big, "both"))).toBe(
+      "cells show values; storage index = row label + column offset; tensor cells: value over @address",
+    );
   });
 
   it("a storage without values shows indices whatever the mode", () => {

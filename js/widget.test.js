@@ -219,16 +219,21 @@ describe("cells show values / storage index / both", () => {
     const xt = () => el.querySelector('.sw-tensor[data-tensor="t1"]');
     const caption = () => el.querySelector(".sw-caption").textContent;
     // both (default): values, the storage index under each storage cell, "@address" in logical cells
-    expect(caption()).toBe("cells show values; small numbers are storage indices");
+    expect(caption()).toBe("cells show values; small numbers are storage indices; tensor cells: value over @address");
     const addresses = [...xt().querySelectorAll(".sw-addr-text")].map((n) => n.textContent);
     expect(addresses).toEqual([...xt().querySelectorAll(".sw-lcell")].map((n) => `@${n.dataset.addr}`));
+    // "value over @address": in each logical cell the value's baseline is above its address's
+    const values = [...xt().querySelectorAll(".sw-cell-text")];
+    const addressTexts = [...xt().querySelectorAll(".sw-addr-text")];
+    expect(values.length).toBe(addressTexts.length);
+    values.forEach((value, i) => expect(Number(value.getAttribute("y"))).toBeLessThan(Number(addressTexts[i].getAttribute("y"))));
     const press = (mode) => el.querySelector(`.sw-mode-button[data-mode="${mode}"]`).dispatchEvent(new MouseEvent("click", { bubbles: true }));
     press("values");
     expect(caption()).toBe("cells show values");
     expect(el.querySelectorAll(".sw-addr-text, .sw-cell-index").length).toBe(0);
     expect(el.querySelector('.sw-mode-button[data-mode="values"]').getAttribute("aria-checked")).toBe("true");
     press("index");
-    expect(caption()).toBe("cells show storage indices");
+    expect(caption()).toBe("cells show storage indices; tensor cells: the @address each reads");
     expect(xt().querySelectorAll(".sw-cell-text").length).toBe(0);
     expect([...xt().querySelectorAll(".sw-addr-text")].map((n) => n.textContent)).toEqual(addresses);
     const storageTexts = [...el.querySelectorAll(".sw-storage .sw-index-in-cell")].map((n) => n.textContent);

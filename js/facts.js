@@ -37,10 +37,13 @@ export function flagsFor(ndim) {
 }
 
 /**
- * One line: `shape (3, 4) · strides (4, 1) · offset 0 · float32 · contiguous`, naming only the
- * flags that hold (and "overlap" when it does); the layout class in words.
+ * The facts of the summary line, in order: shape, strides, offset, dtype, then only the flags that
+ * hold (and "overlap" when it does); the layout class in words.
+ *
+ * summaryParts({ shape: [3, 4], strides: [4, 1], offset: 0, dtype: "float32", is_contiguous: true, has_overlap: false, is_dense: true })
+ * // → ["shape (3, 4)", "strides (4, 1)", "offset 0", "float32", "contiguous"]
  */
-export function summaryLine(layout) {
+export function summaryParts(layout) {
   const words = [];
   if (layout.is_contiguous) words.push("contiguous");
   else if (layout.is_f_contiguous && layout.shape.filter((n) => n > 1).length >= 2) words.push("F-contiguous (transposed)");
@@ -50,14 +53,26 @@ export function summaryLine(layout) {
   if (layout.has_overlap === null) words.push("overlap not decided");
   else if (layout.has_overlap) words.push("overlapping");
   else if (!layout.is_dense) words.push("gaps between elements");
-  return [`shape ${tuple(layout.shape)}`, `strides ${tuple(layout.strides)}`, `offset ${groupDigits(layout.offset)}`, layout.dtype, ...words].join(" · ");
+  return [`shape ${tuple(layout.shape)}`, `strides ${tuple(layout.strides)}`, `offset ${groupDigits(layout.offset)}`, layout.dtype, ...words];
+}
+
+/** One line: `shape (3, 4) · strides (4, 1) · offset 0 · float32 · contiguous` (see summaryParts). */
+export function summaryLine(layout) {
+  return summaryParts(layout).join(" · ");
 }
 
 export function drawFacts(tensor) {
   const panel = htmlEl("div", "sw-facts");
   // the summary line is the expander's own label: one line of facts, the rest one click away
   const details = htmlEl("details", "sw-details");
-  const line = htmlEl("summary", "sw-facts-line", summaryLine(tensor.layout));
+  // each fact is one piece that keeps its " ·": a narrow card wraps the line between facts, never
+  // inside one ("dense, / permuted") nor before a "·"
+  const line = htmlEl("summary", "sw-facts-line");
+  const parts = summaryParts(tensor.layout);
+  parts.forEach((part, i) => {
+    if (i > 0) line.append(" ");
+    line.appendChild(htmlEl("span", "sw-fact", i < parts.length - 1 ? `${part} ·` : part));
+  });
   line.title = "strides: how many storage elements one step along each dim moves; offset: the storage element of the first logical element — click for details";
   details.appendChild(line);
   const list = htmlEl("dl", "sw-facts-list");

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { drawFacts, summaryLine } from "./facts.js";
+import { drawFacts, summaryLine, summaryParts } from "./facts.js";
 import aliases from "./fixtures/aliases.json";
 
 // a layout whose overlap the display budget did not decide: Layout.to_dict() gives null
@@ -17,5 +17,17 @@ describe("facts when overlap is not decided", () => {
     const panel = drawFacts({ ...aliases.tensors[0], layout: undecided });
     const flag = [...panel.querySelectorAll(".sw-flag")].find((el) => el.textContent.includes("overlap"));
     expect(flag.textContent).toBe("? overlap (not decided)");
+  });
+});
+
+describe("the summary line", () => {
+  it("is one piece per fact, so a narrow card wraps it between facts, never inside 'dense, permuted' nor before a '·'", () => {
+    const permuted = { ...aliases.tensors[0].layout, is_contiguous: false, is_f_contiguous: false, is_channels_last: false, is_dense: true, has_overlap: false };
+    const line = drawFacts({ ...aliases.tensors[0], layout: permuted }).querySelector(".sw-facts-line");
+    const pieces = [...line.querySelectorAll(".sw-fact")].map((node) => node.textContent);
+    expect(pieces.map((piece) => piece.replace(/ ·$/, ""))).toEqual(summaryParts(permuted));
+    expect(pieces.at(-1)).toBe("dense, permuted");
+    expect(line.textContent).toBe(summaryLine(permuted));
+    expect(line.textContent).toBe(pieces.join(" "));
   });
 });

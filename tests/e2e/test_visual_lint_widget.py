@@ -93,6 +93,22 @@ _RENDER = """
 """
 
 
+# Cards that start a new row although they would have fitted after the previous row's last card
+# (gap included): a card row must wrap only when it has to.
+_NEEDLESS_WRAPS = """
+() => [...document.querySelectorAll("#pic .sw-tensors")].flatMap((row) => {
+  const right = row.getBoundingClientRect().right;
+  const gap = parseFloat(getComputedStyle(row).columnGap) || 0;
+  const cards = [...row.querySelectorAll(":scope > .sw-tensor")].map((c) => c.getBoundingClientRect());
+  return cards.slice(1).flatMap((card, i) =>
+    card.top > cards[i].top + 1 && cards[i].right + gap + card.width <= right + 0.5
+      ? [`card ${i + 1} (${Math.round(card.width)} px) wrapped with ${Math.round(right - cards[i].right - gap)} px free`]
+      : [],
+  );
+})
+"""
+
+
 def _data_url(path) -> str:
     return "data:text/javascript;base64," + base64.b64encode(path.read_bytes()).decode()
 
@@ -161,6 +177,7 @@ def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
         problems = [kind for kind in totals if found[kind]]
         if found["height"] > case.max_height:
             problems.append(f"height {found['height']} > {case.max_height}")
+        problems += page.evaluate(_NEEDLESS_WRAPS)
         # the same picture while a deep logical cell is hovered: outline, dimming, index walk
         cells = page.locator("#pic .sw-lcell")
         if cells.count():

@@ -39,6 +39,7 @@ the model's source, so it is reported unapplied (``Suggestion.applied`` false), 
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -509,6 +510,22 @@ def _run_step(
     return output, grads
 
 
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off meanwhile, as ``timeit`` does: the tracker's records
+    (thousands of small objects a step, nearly all kept in the report or freed by reference
+    counting) trigger collections, and each full one walks every object of the process — with a
+    ``transformers`` model loaded, the largest single cost of a toy step."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@_cyclic_gc_paused()
 def _audited_step(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],

@@ -39,6 +39,7 @@ the model's source, so it is reported unapplied (``Suggestion.applied`` false), 
 from __future__ import annotations
 
 import copy
+import gc
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
@@ -89,10 +90,20 @@ class AuditCopy:
     call: str
     ops: tuple[str, ...]
     bytes: int
-    source: tuple[Layout | None, ...]
-    result: tuple[Layout | None, ...]
     event: CopyEvent
     hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
+
+    # The layouts are read from the event when asked for: the tracker builds them lazily, and
+    # building them for every copy of every audited step is a large part of the audit's cost.
+    @property
+    def source(self) -> tuple[Layout | None, ...]:
+        """The layouts of the call's inputs."""
+        return self.event.inputs
+
+    @property
+    def result(self) -> tuple[Layout | None, ...]:
+        """The layouts of the call's results; empty for a copy hidden in a kernel."""
+        return () if self.hidden_in else self.event.outputs
 
 
 @dataclass(frozen=True)
@@ -499,6 +510,22 @@ def _run_step(
     return output, grads
 
 
+@contextmanager
+def _cyclic_gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off meanwhile, as ``timeit`` does: the tracker's records
+    (thousands of small objects a step, nearly all kept in the report or freed by reference
+    counting) trigger collections, and each full one walks every object of the process — with a
+    ``transformers`` model loaded, the largest single cost of a toy step."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@_cyclic_gc_paused()
 def _audited_step(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],
@@ -591,8 +618,6 @@ def _copies_of(
                 call=call or _short_call(event.call),
                 ops=(copy_op,),
                 bytes=size,
-                source=event.inputs,
-                result=(),
                 event=event,
                 hidden_in=hidden_in,
             )
@@ -608,8 +633,6 @@ def _copy(phase: str, module: str, where: str, event: CopyEvent, call: str = "")
         call=call or _short_call(event.call),
         ops=tuple(op for op in event.ops if op.removeprefix("aten.") in COPY_OPS) or event.ops,
         bytes=event.bytes_copied,
-        source=event.inputs,
-        result=event.outputs,
         event=event,
     )
 

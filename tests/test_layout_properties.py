@@ -12,7 +12,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
-from stridewidget import _overlap
 from stridewidget._layout import DISPLAY_MAX_WORK, UNDECIDED_TEXT, Layout
 from stridewidget._overlap import (
     Undecided,
@@ -97,16 +96,6 @@ def test_wide_elements_touch_and_overlap_as_cells(layout, width):
     numel = math.prod(shape)
     overlaps = len(set(cells)) < numel * width
     assert (internal_overlap_witness(shape, strides, width) is not None) == overlaps
-
-
-@pytest.fixture(params=["with NumPy's solver", "own search only"])
-def solver_paths(request, monkeypatch):
-    """Run a test through both step 4 (NumPy's C solver) and the pure-Python search."""
-    if request.param == "own search only":
-        monkeypatch.setattr(_overlap, "_numpy_solver", None)
-    else:
-        assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
-    return request.param
 
 
 @PROPERTY_WITH_FIXTURE

@@ -27,15 +27,6 @@ INT64_MAX = np.iinfo(np.int64).max
 solve_diophantine = _overlap._numpy_solver
 
 
-@pytest.fixture(params=["with NumPy's solver", "own search only"])
-def solver_path(request, monkeypatch):
-    if request.param == "own search only":
-        monkeypatch.setattr(_overlap, "_numpy_solver", None)
-    else:
-        assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
-    return request.param
-
-
 def diophantine_problems(count_per_ndim):
     """NumPy's recipe: coefficient and bound maxima drawn as k**6, so that both tiny and huge
     problems come up; targets anywhere from -1 to just past the reach."""
@@ -50,7 +41,7 @@ def diophantine_problems(count_per_ndim):
             yield coefficients, bounds, int(rng.randint(-1, reach + 2))
 
 
-def test_diophantine_fuzz_matches_numpy_and_brute_force(solver_path):
+def test_diophantine_fuzz_matches_numpy_and_brute_force(solver_paths):
     feasible = infeasible = brute_forced = 0
     for coefficients, bounds, target in diophantine_problems(count_per_ndim=60):
         expected = solve_diophantine(coefficients, bounds, target)
@@ -91,7 +82,7 @@ def random_view_pairs(x, same_steps, rng):
 
 
 @pytest.mark.parametrize("same_steps", [True, False])
-def test_view_pair_fuzz_matches_shares_memory(solver_path, same_steps):
+def test_view_pair_fuzz_matches_shares_memory(solver_paths, same_steps):
     x = np.zeros([17, 34, 71, 97], dtype=np.int16)
     fixed = [(x, x), (x[1:], x[:-1]), (x[..., 4:], x[..., :-4])]
     broadcast = as_strided(x, shape=x.shape, strides=(0, *x.strides[1:]))
@@ -110,7 +101,7 @@ def test_view_pair_fuzz_matches_shares_memory(solver_path, same_steps):
     assert min(shared, disjoint) >= 200
 
 
-def test_internal_overlap_fuzz_matches_enumeration(solver_path):
+def test_internal_overlap_fuzz_matches_enumeration(solver_paths):
     rng = np.random.RandomState(1234)
     counts = {True: 0, False: 0}
     while min(counts.values()) < 150:

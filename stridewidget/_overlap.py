@@ -24,65 +24,72 @@ Method, in the order it is tried (each step is exact):
    For near-equal large coefficients (``10**12 + k``) this interval is empty or holds a few values
    ``S``; for each, ``sum(x) == S`` and ``sum((c - min(c)) * x) == t - min(c) * S`` is a problem with
    small weights that a two-row search settles at once (:func:`_count_split`).
-4. A **portfolio search**: our depth-first search in two variable orders — largest coefficient
-   first (prunes best when strides nest) and smallest bound first (leaves the two variables with
-   the most values to the closed form: a huge dim beside a few small ones) — take turns with a step
-   limit that starts at ``_FIRST_LIMIT`` and grows fourfold per round, so each problem costs a small
-   factor times the better order.  Before each round **NumPy's C solver** (``solve_diophantine``
-   from ``mem_overlap.c``, the Euclid-based search behind ``np.shares_memory``) gets a turn too,
-   coefficients ascending (its outermost loop then runs over the largest one's few values) and,
-   while the reach stays under ``_NUMPY_SMALL_REACH``, descending as well (NumPy's fuzz has
-   problems each order solves at once and the other does not; with huge coefficients the
-   descending order was measured taking 0.3 s on 50,000 work, so its work count bounds its time
-   only for small numbers), with ``max_work`` starting at ``_NUMPY_FIRST_WORK`` and growing ``_NUMPY_GROWTH``-fold per round:
-   one of its steps is a node of its search, O(1) C code, about 20 ns (measured), so each of its
-   turns costs about what our round costs and the total stays within a small factor of the best
-   of the three.  It is reached through NumPy's test module, so its absence (another NumPy build,
-   numbers beyond int64) costs speed, never exactness.  Displays give it only its first turn.
+4. A **portfolio search**: four members take turns, each with a step limit that starts at
+   ``_FIRST_LIMIT`` and grows fourfold per round, so each problem costs a small factor times the
+   best member's cost on it.  **NumPy's C solver** (``solve_diophantine`` from ``mem_overlap.c``, the
+   Euclid-based search behind ``np.shares_memory``; one of its steps is O(1) C, about 20 ns) with
+   ``max_work`` from ``_NUMPY_FIRST_WORK`` growing ``_NUMPY_GROWTH``-fold per round, coefficients
+   ascending and, while the reach stays under ``_NUMPY_SMALL_REACH``, descending as well (NumPy's
+   fuzz has problems each order solves at once and the other does not).  Its work count bounds
+   its time only for small numbers (with huge coefficients 16,000 work was measured taking 15 ms),
+   so for huge ones its turn comes last in each round.  It is reached through NumPy's test module,
+   so its absence (another NumPy build, numbers beyond int64) costs speed, never exactness.  Then
+   our **depth-first search** in two variable orders (step 5), then the **lattice search** (step 6).
    Each order's most steps are known in advance (:func:`_enumeration_steps`); once the smaller of
-   them fits in a round's two turns, that order alone runs to its end (a huge dim beside a few
-   small ones: 16,016 steps, 0.07 s, where the alternation took 1.6 s).
-5. Inside the search, each ``x_i`` is chosen only from the values that keep the rest reachable
-   (range, gcd and the count bound of step 3), the last two variables are solved in closed form,
-   and failed ``(level, remainder)`` states are memoised (at most ``_MEMO_LIMIT`` of them, so memory
-   stays bounded; the memo only saves time).  Ctrl-C stops it like any Python loop.
+   them fits in a round's two turns, that order alone runs to its end.  Displays give NumPy's
+   solver only its first turn.
+5. Inside the depth-first search, each ``x_i`` is chosen only from the values that keep the rest
+   reachable (range, gcd and the count bound of step 3), the last two variables are solved in
+   closed form, and failed ``(level, remainder)`` states are memoised (at most ``_MEMO_LIMIT`` of
+   them, so memory stays bounded; the memo only saves time).
+6. The **lattice search** (:class:`_LatticeSearch`, after Aardal, Hurkens and Lenstra, "Solving a
+   system of linear Diophantine equations with lower and upper bounds on the variables", 2000):
+   the solutions of ``sum(c*x) == t`` are ``x0 + K``, with ``K`` the rank ``n-1`` lattice of
+   integer vectors orthogonal to ``c``.  Tighten the box (``x_i <= t / c_i`` and the same from the
+   far corner), scale each coordinate so that the box becomes a cube, reduce a basis of ``K`` with
+   LLL (FLINT's exact ``fmpz_lll``, through python-flint), move ``x0`` next to the box's centre
+   (Babai's nearest plane), and enumerate the lattice points in the ball around the centre that
+   holds the box (Schnorr-Euchner: nearest first, pruned level by level with Gram-Schmidt norms),
+   each checked against the box in exact integers; along the shortest basis vector, last, the
+   stretch of the line inside the box is computed instead of enumerated.  A reduced basis makes
+   the ball hold about as many lattice points as its volume over the lattice's determinant — for
+   the huge-stride problems of the next paragraph, a handful — so the product of the bounds no
+   longer matters.  Floats only choose candidates (intervals widened by ``_LATTICE_MARGIN``, far
+   above double rounding on a reduced basis); every answer is checked exactly.
 
-Why this method: measured side by side (scratch runs of the families in
-``benchmarks/bench_inspect.py``; 600 problems of NumPy's diophantine fuzz, 300 random pairwise
-questions about 1–6-D meta layouts with sizes up to 10**6 and strides up to 10**12).  NumPy's
-solver once before and once after round one, with caps of 1,000 and 40,000 work: fuzz 7.0x
-NumPy's own time, 279/300 pairs within 10 ms, 5 over a second.  Growing turns for it from 1,000:
-3.3x, 292/300, none over a second.  Growing turns from 16,000 (this module), fourfold per
-round: 0.5–0.8x (faster than NumPy's solver alone: the closed forms settle the small problems),
-294–296/300, one or two over a second.
-The closed forms and the count split turn the issue's length-dependent and near-equal families
-into O(ndim) work.
+Ctrl-C stops every member written here like any Python loop; NumPy's solver runs a few
+milliseconds per turn.
 
-Cost.  Steps 1–3 are O(n log n) for n variables (the count split's search is tried from the middle
+Why this method: measured side by side (``benchmarks/bench_inspect.py``: NumPy's diophantine and
+view-pair fuzz streams, issue 11's families, 2,000 questions about random 1-6-D meta layouts with
+sizes up to 10**6 and strides up to 10**12).  Without step 6, every slow instance had the same
+shape: three or more coefficients of 10**11 or more with long bounds (10**3 to 10**6 values), no
+divisor relation, beside a few small coefficients (element widths, strides under 10**6).  No
+reduction applies (the width's coefficient 1 makes every gcd 1; the small coefficients make the
+count bound useless), and every search order, NumPy's included, enumerates a product of bounds:
+internal overlap of ``(2, 100, 10**6, 10**6, 1000):(84, 1, 951793374218, 714707845745,
+672294410367)`` took 19-40 s and ~75 MiB, and 2-7 of 600 random questions took over 10 ms.  The
+solutions of such a problem are a few points of a sparse lattice: exactly what lattice reduction
+finds in polynomial time for a fixed number of variables (Lenstra 1983).  With step 6 that
+instance takes ~5 ms, and no random question of ``bench_inspect.py`` takes over 10 ms.  Step 6
+goes last in each round because its setup (the reduction) costs 0.1-0.5 ms, while the closed
+forms, NumPy's solver and the first search rounds settle most problems in microseconds; a hand-
+written LLL in Python was not tried: FLINT's is exact, C, and maintained.
+
+Cost.  Steps 1-3 are O(n log n) for n variables (the count split's search is tried from the middle
 of each range and usually succeeds or is pruned at once).  Step 4 is exact and exponential in the
-worst case, like every known method; the memo caps its memory at ``_MEMO_LIMIT`` states.
+worst case, like every known method for a problem that is NP-hard; the memo caps its memory at
+``_MEMO_LIMIT`` states, the lattice search's memory is O(n**2).
 
-Still slow, and why (measured: 6–9 of the 600 random 1–6-D questions of ``bench_inspect.py`` take over
-10 ms, 2–3 over a second).  Every slow instance found has the same shape:
-
-* three or more coefficients of 10**11 or more (strides of a huge meta storage) with no divisor
-  relation, each with a long bound (10**3 to 10**6 values), and
-* beside them a few small coefficients (element widths, strides under 10**6) whose total reach
-  ``R`` is tiny next to the huge ones.
-
-Why each step fails on it: no divisor chain; the count bound of step 3 is useless because the small
-coefficients make ``min(c)`` tiny; the gcd filter prunes nothing because the width's coefficient 1
-makes every gcd 1; and each search order must enumerate the product of all bounds but the two it
-leaves to the closed form: smallest bound first, the small variables times the shorter huge
-bounds (14 million steps for ``(418879024259, 339515310248, 293343465123, 230738, 92, 1)`` with
-bounds ``(999, 9999, 999999, 1, 999, 6)``, 0.6–2 s on a loaded machine); largest first, a huge
-bound times what the rest leaves.  NumPy's solver enumerates the same products.  The worst found, internal overlap of
-``(2, 100, 10**6, 10**6, 1000):(84, 1, 951793374218, 714707845745, 672294410367)``, takes 19–40 s
-and ~75 MiB.  What would remove it (not done): the huge variables' values that land in a window of
-width ``R`` form a translated lattice of rank ``k - 1``; finding a point of it in the bounds' box is
-polynomial for fixed ``k`` (lattice reduction), leaving ``R`` small residues for the small part.
-Displays never wait for these: they pass ``max_work`` / ``max_seconds`` and say "not decided" when
-either runs out (:class:`Undecided`).
+Still slow, and why.  The lattice search is slow where the lattice is dense (small coefficients,
+long bounds: many lattice points in the ball) and the box holds few or none of them: it then visits
+every point of the ball.  NumPy's solver and the depth-first search settle those problems at once
+(small numbers, many solutions), which is why all members take turns: of 393 problems of NumPy's
+diophantine fuzz (merged, gcd divided out), the lattice search alone needs 0.7 s on one (7
+coefficients near 10**5, bounds near 10**4), the portfolio 7 ms.  A problem that is dense for the lattice search *and*
+deep for the searches would be slow for all; none was found by random search (the numbers measured
+are in the issue's note and in ``bench_inspect.py``).  Displays never wait for one: they pass
+``max_work`` / ``max_seconds`` and say "not decided" when either runs out (:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
 """
@@ -91,7 +98,8 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from fractions import Fraction
 
 __all__ = [
     "Undecided",
@@ -119,6 +127,10 @@ _NUMPY_SMALL_REACH = 2**40
 _COUNT_SPLIT_MAX = 8
 #: Failed search states remembered at most (≈ 30 MiB); beyond it the search goes on unmemoised.
 _MEMO_LIMIT = 200_000
+#: Relative margin on the lattice search's float bounds (double rounding is ~1e-16).
+_LATTICE_MARGIN = 1e-9
+#: Babai passes before the lattice search gives up on a problem (each gains ~50 bits).
+_BABAI_PASSES = 40
 #: NumPy's solver works in int64: only problems whose reach stays below this are handed to it.
 _INT64_SAFE = 2**62
 
@@ -129,6 +141,11 @@ except ImportError:  # pragma: no cover - NumPy 1.x keeps it in numpy.core
         from numpy.core._multiarray_tests import solve_diophantine as _numpy_solver
     except ImportError:  # depends on the NumPy build
         _numpy_solver = None
+
+try:  # FLINT's exact lattice reduction (LLL) for step 6; a declared dependency
+    import flint as _flint
+except ImportError:  # pragma: no cover - without it step 6 is skipped: only speed is lost
+    _flint = None
 
 
 class Undecided(Exception):
@@ -370,16 +387,17 @@ class _StepLimit(Exception):
 def _portfolio(
     coeffs: list[int], ubs: list[int], target: int, budget: _Budget, use_numpy: bool
 ) -> list[int] | None:
-    """Steps 4 and 5: three searches take turns, each with a step limit that grows fourfold per
+    """Steps 4 to 6: four searches take turns, each with a step limit that grows fourfold per
     round, so the total cost stays within a small factor of the best of them on each problem.
 
+    * NumPy's C solver (Euclid-reduced), ``max_work`` growing from ``_NUMPY_FIRST_WORK``: far
+      faster per step, so it wins on small numbers (NumPy's fuzz).  Its work count is not a time
+      bound when the numbers are huge, so there it moves to the end of each round.
     * Our depth-first search, largest coefficient first: prunes best when strides nest (a
       candidate or two per level).
     * The same search, smallest bound first: leaves the two variables with the most values to the
       closed form (a huge dim beside a few small ones).
-    * NumPy's C solver (Euclid-reduced, smallest coefficients first), ``max_work`` = 16 x our
-      limit: far faster per step, so it wins on problems all three find hard (NumPy's fuzz).
-      Its work count is not a time bound on every problem, hence the small, growing caps.
+    * The lattice search (:class:`_LatticeSearch`): few solutions among huge products of bounds.
     """
     n = len(coeffs)
     by_bound = sorted(range(n), key=lambda i: (ubs[i], -coeffs[i]))
@@ -390,12 +408,15 @@ def _portfolio(
     surest = min(orders, key=lambda order: ceilings[tuple(order)])
     numpy_work = _NUMPY_FIRST_WORK if use_numpy and _numpy_solver is not None else 0
     small = sum(c * u for c, u in zip(coeffs, ubs)) < _NUMPY_SMALL_REACH
+    # Its outermost loop runs over the last coefficient's values: the largest last is safe; the
+    # smallest last wins on some of NumPy's fuzz but, with huge coefficients, was measured
+    # spending 0.3 s on 50,000 work, so it gets turns only while the numbers stay small.
     numpy_directions = (-1, 1) if small else (-1,)
+    lattice: _LatticeSearch | None = None
+    lattice_usable = True
     limit = _FIRST_LIMIT
-    while True:
-        # Its outermost loop runs over the last coefficient's values: the largest last is safe;
-        # the smallest last wins on some of NumPy's fuzz but, with huge coefficients, was measured
-        # spending 0.3 s on 50,000 work, so it gets turns only while the numbers stay small.
+
+    def numpy_turn() -> list[int] | _NoAnswer | None:
         for direction in numpy_directions if numpy_work else ():
             try:
                 found = _numpy_solver(
@@ -405,10 +426,13 @@ def _portfolio(
                 budget.spend(numpy_work // _NUMPY_STEPS_PER_STEP)  # too much work: go on
             else:
                 return None if found is None else list(found)[::direction]
-        if numpy_work:
-            numpy_work *= _NUMPY_GROWTH
-            if budget.deadline is not None:
-                numpy_work = 0  # displays: keep the search's step count the only clock
+        return _NO_ANSWER
+
+    while True:
+        if small:
+            found = numpy_turn()
+            if found is not _NO_ANSWER:
+                return found
         turns, turn_limit = orders, limit
         if ceilings[tuple(surest)] <= 2 * limit:  # sure to end within this round's two turns
             turns, turn_limit = [surest], 2 * limit
@@ -425,7 +449,31 @@ def _portfolio(
             for position, i in enumerate(order):
                 values[i] = found[position]
             return values
+        if lattice_usable:
+            try:
+                if lattice is None:
+                    lattice = _LatticeSearch(coeffs, ubs, target)
+                return lattice.search(budget, limit)
+            except _Unusable:
+                lattice_usable = False
+            except _StepLimit:
+                pass
+        if not small:
+            found = numpy_turn()
+            if found is not _NO_ANSWER:
+                return found
+        if numpy_work:
+            numpy_work *= _NUMPY_GROWTH
+            if budget.deadline is not None:
+                numpy_work = 0  # displays: keep the search's step count the only clock
         limit *= 4
+
+
+class _NoAnswer:
+    """A member of the portfolio ran out of its turn's work."""
+
+
+_NO_ANSWER = _NoAnswer()
 
 
 def _enumeration_steps(ubs: list[int]) -> int:
@@ -499,6 +547,198 @@ def _search(
         return False
 
     return list(chosen) if search(0, target) else None
+
+
+def _kernel_basis(coeffs: Sequence[int]) -> tuple[list[list[int]], list[int]]:
+    """A basis of ``{y : sum(c*y) == 0}`` over the integers, and ``w`` with ``sum(c*w) == gcd(c)``.
+
+    Built one coefficient at a time: with ``g`` the gcd so far, ``w`` its combination and
+    ``g' = p*g + q*c_k``, the vector ``(c_k/g')*w - (g/g')*e_k`` joins the basis (every kernel
+    vector's ``k``-th entry is a multiple of ``g/g'``, so these vectors span the whole kernel).
+
+    >>> _kernel_basis([6, 10, 15])
+    ([[5, -3, 0], [30, -15, -2]], [-14, 7, 1])
+    """
+    n = len(coeffs)
+    g, unit, basis = coeffs[0], [1] + [0] * (n - 1), []
+    for k in range(1, n):
+        g_next, p, q = _extended_gcd(g, coeffs[k])
+        step = [coeffs[k] // g_next * w for w in unit]
+        step[k] = -(g // g_next)
+        basis.append(step)
+        unit = [p * w for w in unit]
+        unit[k] = q
+        g = g_next
+    return basis, unit
+
+
+def _extended_gcd(a: int, b: int) -> tuple[int, int, int]:
+    """``(g, p, q)`` with ``g == gcd(a, b) == p*a + q*b`` for ``a, b > 0``."""
+    p0, p1, q0, q1 = 1, 0, 0, 1
+    while b:
+        quotient, a, b = a // b, b, a % b
+        p0, p1 = p1, p0 - quotient * p1
+        q0, q1 = q1, q0 - quotient * q1
+    return a, p0, q0
+
+
+class _Unusable(Exception):
+    """The lattice search cannot run on this problem (no FLINT, or numbers beyond a float)."""
+
+
+class _LatticeSearch:
+    """Step 6: every solution of ``sum(c*x) == t`` is ``x0 + sum(l_j * k_j)`` for the kernel
+    basis ``k_j`` and integers ``l_j``.  Scale each coordinate so the bounds' box becomes a cube,
+    reduce the kernel basis (LLL, FLINT's exact ``fmpz_lll``) and move ``x0`` next to the box's
+    centre (Babai's nearest plane, repeated until it stops moving); the box then lies inside a ball
+    of radius ``sqrt(sum((s_i*u_i)**2)) / 2`` around that centre, and Schnorr-Euchner enumeration
+    lists the lattice points in the ball, nearest first, each checked against the box in integers.
+
+    Cost: the enumeration visits about as many points as the ball holds, a small multiple of the
+    box's (the ratio of their volumes), plus the tree above them; a reduced basis keeps that tree
+    small.  So it is fast exactly where the depth-first search is slow: few solutions among huge
+    products of bounds.  It is slow where the lattice is dense and the box barely misses it, which
+    the other members settle quickly.  Floats only choose the candidates: every interval is
+    widened by a margin far above double rounding on a reduced basis, and every point is checked
+    exactly.
+    """
+
+    def __init__(self, coeffs: list[int], ubs: list[int], target: int) -> None:
+        if _flint is None:
+            raise _Unusable
+        n = len(coeffs)
+        # Tighten the box first: x_i <= t / c_i, and likewise from the far corner.
+        spare = sum(c * u for c, u in zip(coeffs, ubs)) - target
+        self.lows = [max(0, u - spare // c) for c, u in zip(coeffs, ubs)]
+        highs = [min(u, target // c) for c, u in zip(coeffs, ubs)]
+        target -= sum(c * low for c, low in zip(coeffs, self.lows))
+        ubs = [high - low for high, low in zip(highs, self.lows)]
+        kernel, unit = _kernel_basis(coeffs)  # the gcd is 1: _solve divided it out
+        widest = max(max(ubs), 1)
+        scale = [-(-widest // max(u, 1)) for u in ubs]
+        scaled = [[s * v for s, v in zip(scale, row)] for row in kernel]
+        reduced = [[int(v) for v in row] for row in _flint.fmpz_mat(scaled).lll().tolist()]
+        self.ubs, self.rank = ubs, n - 1
+        self.steps = [[v // s for v, s in zip(row, scale)] for row in reduced]
+        try:
+            self._gram_schmidt([[float(v) for v in row] for row in reduced])
+            origin = self._near_centre([w * target for w in unit], scale)
+            # The box's ball, less the squared distance from its centre to the solutions' plane.
+            ball = sum((s * u) ** 2 for s, u in zip(scale, ubs))
+            off_plane = Fraction((2 * target - sum(c * u for c, u in zip(coeffs, ubs))) ** 2) / (
+                sum(Fraction(c, s) ** 2 for c, s in zip(coeffs, scale))
+            )
+            room = (Fraction(ball) - off_plane) / 4
+            empty = room < 0 or min(ubs) < 0
+            self.room = -1.0 if empty else float(room) * (1 + _LATTICE_MARGIN) + _LATTICE_MARGIN
+            offset = [s * u / 2 - s * x for s, u, x in zip(scale, ubs, origin)]
+        except OverflowError:
+            raise _Unusable from None
+        self.origin = origin
+        self.centre = [self._coordinate(offset, j) for j in range(self.rank)]
+
+    def _gram_schmidt(self, rows: list[list[float]]) -> None:
+        self.rows, self.orthogonal, self.norms = rows, [], []
+        self.mu = [[0.0] * self.rank for _ in range(self.rank)]
+        for j, row in enumerate(rows):
+            vector = row[:]
+            for k in range(j):
+                self.mu[j][k] = mu = _dot(row, self.orthogonal[k]) / self.norms[k]
+                vector = [a - mu * b for a, b in zip(vector, self.orthogonal[k])]
+            self.orthogonal.append(vector)
+            self.norms.append(_dot(vector, vector))
+
+    def _coordinate(self, vector: list[float], j: int) -> float:
+        return _dot(vector, self.orthogonal[j]) / self.norms[j]
+
+    def _near_centre(self, origin: list[int], scale: list[int]) -> list[int]:
+        """Babai's nearest plane, in floats, repeated: each pass moves the particular solution
+        by a lattice vector (exact integers) and shrinks its distance to the box's centre by a
+        factor of about 2**-50 until it stays put."""
+        for _ in range(_BABAI_PASSES):
+            offset = [s * u / 2 - s * x for s, u, x in zip(scale, self.ubs, origin)]
+            move = [0] * self.rank
+            for j in range(self.rank - 1, -1, -1):
+                move[j] = round(self._coordinate(offset, j))
+                if move[j]:
+                    offset = [a - move[j] * b for a, b in zip(offset, self.rows[j])]
+            if not any(move):
+                return origin
+            for j, m in enumerate(move):
+                if m:
+                    origin = [x + m * v for x, v in zip(origin, self.steps[j])]
+        raise _Unusable
+
+    def search(self, budget: _Budget, limit: int) -> list[int] | None:
+        """Enumerate with at most ``limit`` steps (:class:`_StepLimit` beyond them).  The last
+        level, along the shortest basis vector, is not enumerated: with the other multiples
+        fixed, the points left form a line, and its stretch inside the box is found exactly."""
+        rank, mu, norms, centre, steps = self.rank, self.mu, self.norms, self.centre, self.steps
+        chosen = [0] * rank
+        steps_left = [limit]
+
+        def level(j: int, used: float, point: list[int]) -> list[int] | None:
+            budget.spend(1)
+            steps_left[0] -= 1
+            if steps_left[0] < 0:
+                raise _StepLimit
+            if j == 0:
+                found = _line_in_box(point, steps[0], self.ubs)
+                return None if found is None else [x + low for x, low in zip(found, self.lows)]
+            middle = centre[j] - sum(chosen[k] * mu[k][j] for k in range(j + 1, rank))
+            reach = math.sqrt(max(self.room - used, 0.0) / norms[j])
+            margin = _LATTICE_MARGIN * (1 + abs(middle) + reach)
+            low, high = math.floor(middle - reach - margin), math.ceil(middle + reach + margin)
+            for value in _nearest_first(middle, low, high):
+                distance = used + (value - middle) ** 2 * norms[j]
+                if distance > self.room:
+                    continue
+                chosen[j] = value
+                found = level(j - 1, distance, [x + value * v for x, v in zip(point, steps[j])])
+                if found is not None:
+                    return found
+            chosen[j] = 0
+            return None
+
+        return level(rank - 1, 0.0, self.origin) if self.room >= 0 else None
+
+
+def _line_in_box(point: list[int], step: list[int], ubs: list[int]) -> list[int] | None:
+    """A point ``point + l*step`` (``l`` an integer) with ``0 <= x <= ubs``, or ``None``.
+
+    >>> _line_in_box([5, -3], [-1, 1], [4, 4])   # l = 3 or 4
+    [2, 0]
+    """
+    low, high = -math.inf, math.inf
+    for x, d, u in zip(point, step, ubs):
+        if d > 0:
+            low, high = max(low, -(x // d)), min(high, (u - x) // d)
+        elif d < 0:
+            low, high = max(low, -((u - x) // -d)), min(high, x // -d)
+        elif not 0 <= x <= u:
+            return None
+    if low > high:
+        return None
+    return [x + low * d for x, d in zip(point, step)]
+
+
+def _nearest_first(middle: float, low: int, high: int) -> Iterator[int]:
+    """The integers of ``[low, high]`` by distance from ``middle`` (Schnorr-Euchner order)."""
+    first = min(max(round(middle), low), high)
+    below, above = first - 1, first + 1
+    if low <= first <= high:
+        yield first
+    while below >= low or above <= high:
+        if above <= high and (below < low or above - middle <= middle - below):
+            yield above
+            above += 1
+        else:
+            yield below
+            below -= 1
+
+
+def _dot(a: list[float], b: list[float]) -> float:
+    return sum(x * y for x, y in zip(a, b))
 
 
 def internal_overlap_witness(

@@ -7,11 +7,15 @@ import pytest
 from stridewidget import _overlap
 
 
-@pytest.fixture(params=["with NumPy's solver", "own search only"])
+@pytest.fixture(params=["every member", "without NumPy's solver", "depth-first search only"])
 def solver_paths(request, monkeypatch):
-    """Run a test through both step 4 (NumPy's C solver) and the pure-Python search."""
-    if request.param == "own search only":
-        monkeypatch.setattr(_overlap, "_numpy_solver", None)
-    else:
+    """Run a test through the solver's portfolio with every member, without NumPy's C solver
+    (step 4), and with the pure-Python depth-first search alone (no lattice search, step 6)."""
+    if request.param == "every member":
         assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
+        assert _overlap._flint is not None, "python-flint (a dependency) is not importable"
+    else:
+        monkeypatch.setattr(_overlap, "_numpy_solver", None)
+    if request.param == "depth-first search only":
+        monkeypatch.setattr(_overlap, "_flint", None)
     return request.param

@@ -158,3 +158,89 @@ def test_search_never_outruns_its_enumeration_ceiling(problem):
     if found is not None:
         assert sum(c * x for c, x in zip(coefficients, found)) == target
         assert all(0 <= x <= u for x, u in zip(found, bounds))
+
+
+def reduced(coefficients, bounds, target):
+    """The problem as the portfolio receives it: equal coefficients merged, gcd divided out."""
+    merged = {}
+    for c, u in zip(coefficients, bounds):
+        if u > 0:
+            merged[c] = merged.get(c, 0) + u
+    coeffs = sorted(merged, reverse=True)
+    if len(coeffs) < 2 or target < 0:
+        return None
+    g = np.gcd.reduce(coeffs)
+    if target % g:
+        return None
+    return [c // int(g) for c in coeffs], [merged[c] for c in coeffs], target // int(g)
+
+
+def lattice_answer(coeffs, ubs, target):
+    search = _overlap._LatticeSearch(coeffs, ubs, target)
+    return search.search(_overlap._Budget(None), 10**9)
+
+
+def test_lattice_search_alone_matches_numpy_on_the_diophantine_fuzz():
+    """Step 6 by itself, without the portfolio's other members, on NumPy's stream."""
+    checked = {True: 0, False: 0}
+    for coefficients, bounds, target in diophantine_problems(count_per_ndim=60):
+        problem = reduced(coefficients, bounds, target)
+        if problem is None or sum(c * u for c, u in zip(*problem[:2])) >= 2**62:
+            continue
+        expected = solve_diophantine(tuple(problem[0]), tuple(problem[1]), problem[2])
+        got = lattice_answer(*problem)
+        assert (got is None) == (expected is None), problem
+        if got is not None:
+            assert sum(c * x for c, x in zip(problem[0], got)) == problem[2]
+            assert all(0 <= x <= u for x, u in zip(got, problem[1]))
+        checked[got is not None] += 1
+    assert min(checked.values()) >= 50, checked
+
+
+@given(
+    terms=st.lists(
+        st.tuples(
+            st.one_of(st.integers(1, 60), st.integers(1, 10**12)),  # small and huge strides
+            st.integers(1, 6),
+        ),
+        min_size=2,
+        max_size=5,
+        unique_by=lambda term: term[0],
+    ),
+    where=st.floats(0, 1),
+    near=st.integers(-3, 3),
+)
+@settings(max_examples=300, deadline=None)
+def test_lattice_search_alone_matches_enumeration(terms, where, near):
+    """Brute force over every point of the box, targets anywhere in the reach and next to a
+    reachable sum (where the answer flips)."""
+    coefficients, bounds = [c for c, _ in terms], [u for _, u in terms]
+    sums = {0}
+    for c, u in terms:
+        sums = {s + c * x for s in sums for x in range(u + 1)}
+    ordered = sorted(sums)
+    target = ordered[int(where * (len(ordered) - 1))] + near
+    problem = reduced(coefficients, bounds, target)
+    if problem is None:  # the gcd or the sign decides it before any search
+        assert target not in sums
+        return
+    got = lattice_answer(*problem)
+    assert (got is not None) == (target in sums)
+    if got is not None:
+        assert sum(c * x for c, x in zip(problem[0], got)) == problem[2]
+        assert all(0 <= x <= u for x, u in zip(got, problem[1]))
+
+
+@given(st.lists(st.integers(1, 10**15), min_size=2, max_size=8))
+def test_kernel_basis_spans_the_whole_kernel(coeffs):
+    """Each vector is in the kernel, and the basis's Gram determinant equals |c|^2 / gcd(c)^2,
+    the kernel lattice's: a proper sublattice would have a larger one."""
+    import flint
+
+    basis, unit = _overlap._kernel_basis(coeffs)
+    g = int(np.gcd.reduce(np.array(coeffs, dtype=object)))
+    assert sum(c * w for c, w in zip(coeffs, unit)) == g
+    assert all(sum(c * v for c, v in zip(coeffs, row)) == 0 for row in basis)
+    matrix = flint.fmpz_mat(basis)
+    gram = int((matrix * matrix.transpose()).det())
+    assert gram * g * g == sum(c * c for c in coeffs)

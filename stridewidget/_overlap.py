@@ -35,7 +35,8 @@ Method, in the order it is tried (each step is exact):
    so for huge ones its turn comes last in each round.  It is reached through NumPy's test module,
    so its absence (another NumPy build, numbers beyond int64) costs speed, never exactness.  The
    **lattice search** (step 6) comes next, then our **depth-first search** in two variable orders
-   (step 5).
+   (step 5); when the numbers are huge, that search first gets a glance of ``_GLANCE_LIMIT``
+   steps, which settles many problems before the lattice search's setup.
    Each order's most steps are known in advance (:func:`_enumeration_steps`); once the smaller of
    them fits in a round's two turns, that order alone runs to its end.  Displays give NumPy's
    solver only its first turn.
@@ -102,7 +103,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Sequence
-from fractions import Fraction
+from typing import Any
 
 __all__ = [
     "Undecided",
@@ -114,6 +115,10 @@ __all__ = [
 
 #: Steps each search order of step 5 gets in its first round (the limit then grows fourfold).
 _FIRST_LIMIT = 500
+#: Steps each search order gets before anything else when the numbers are huge: on random meta
+#: layouts half the pairwise questions end within them, and the lattice search's setup (0.1-0.3 ms)
+#: would dominate those (median 102 -> 29 µs; 64 or 200 steps measured no better).
+_GLANCE_LIMIT = 16
 #: NumPy's solver's work grows this much per round, like our search's limit, so that neither
 #: side's turns come to dominate the time (sixteenfold made the hardest instance 109 s, not 19 s).
 _NUMPY_GROWTH = 4
@@ -145,10 +150,20 @@ except ImportError:  # pragma: no cover - NumPy 1.x keeps it in numpy.core
     except ImportError:  # depends on the NumPy build
         _numpy_solver = None
 
-try:  # FLINT's exact lattice reduction (LLL) for step 6; a declared dependency
-    import flint as _flint
-except ImportError:  # pragma: no cover - without it step 6 is skipped: only speed is lost
-    _flint = None
+#: python-flint (FLINT's exact LLL, step 6): imported on first use (~70 ms), ``None`` if absent.
+_flint: Any = ...
+
+
+def _load_flint() -> Any:
+    """python-flint, a declared dependency; without it step 6 is skipped: only speed is lost."""
+    global _flint
+    if _flint is ...:
+        try:
+            import flint
+        except ImportError:  # pragma: no cover - depends on the installation
+            flint = None
+        _flint = flint
+    return _flint
 
 
 class Undecided(Exception):
@@ -469,6 +484,12 @@ def _portfolio(
         members = (numpy_turn, lattice_turn, search_turn)
     else:
         members = (lattice_turn, search_turn, numpy_turn)
+    if not small:  # a glance first: many of these fall to a few search steps, before any setup
+        limit = _GLANCE_LIMIT
+        found = search_turn()
+        if found is not _NO_ANSWER:
+            return found
+        limit = _FIRST_LIMIT
     while True:
         for member in members:
             found = member()
@@ -616,7 +637,8 @@ class _LatticeSearch:
     """
 
     def __init__(self, coeffs: list[int], ubs: list[int], target: int) -> None:
-        if _flint is None:
+        flint = _load_flint()
+        if flint is None:
             raise _Unusable
         n = len(coeffs)
         # Tighten the box first: x_i <= t / c_i, and likewise from the far corner.
@@ -629,52 +651,58 @@ class _LatticeSearch:
         widest = max(max(ubs), 1)
         scale = [-(-widest // max(u, 1)) for u in ubs]
         scaled = [[s * v for s, v in zip(scale, row)] for row in kernel]
-        reduced = [[int(v) for v in row] for row in _flint.fmpz_mat(scaled).lll().tolist()]
+        reduced = [[int(v) for v in row] for row in flint.fmpz_mat(scaled).lll().tolist()]
         self.ubs, self.rank = ubs, n - 1
         self.steps = [[v // s for v, s in zip(row, scale)] for row in reduced]
+        # The box's ball, less the squared distance from its centre to the solutions' plane:
+        # room = (ball - (2t - c.u)**2 / sum((c/s)**2)) / 4, kept exact until its sign is known.
+        ball = sum((s * u) ** 2 for s, u in zip(scale, ubs))
+        common = math.lcm(*(s * s for s in scale))
+        weight = sum(c * c * (common // (s * s)) for c, s in zip(coeffs, scale))
+        excess = (
+            ball * weight - (2 * target - sum(c * u for c, u in zip(coeffs, ubs))) ** 2 * common
+        )
+        if excess < 0 or min(ubs) < 0:
+            self.room = -1.0
+            return
         try:
-            self._gram_schmidt([[float(v) for v in row] for row in reduced])
-            origin = self._near_centre([w * target for w in unit], scale)
-            # The box's ball, less the squared distance from its centre to the solutions' plane.
-            ball = sum((s * u) ** 2 for s, u in zip(scale, ubs))
-            off_plane = Fraction((2 * target - sum(c * u for c, u in zip(coeffs, ubs))) ** 2) / (
-                sum(Fraction(c, s) ** 2 for c, s in zip(coeffs, scale))
-            )
-            room = (Fraction(ball) - off_plane) / 4
-            empty = room < 0 or min(ubs) < 0
-            self.room = -1.0 if empty else float(room) * (1 + _LATTICE_MARGIN) + _LATTICE_MARGIN
-            offset = [s * u / 2 - s * x for s, u, x in zip(scale, ubs, origin)]
-        except OverflowError:
+            self.room = excess / (4 * weight) * (1 + _LATTICE_MARGIN) + _LATTICE_MARGIN
+            self._gram_schmidt(reduced)
+            self.origin = self._near_centre([w * target for w in unit], scale)
+        except OverflowError:  # numbers beyond a float
             raise _Unusable from None
-        self.origin = origin
-        self.centre = [self._coordinate(offset, j) for j in range(self.rank)]
 
-    def _gram_schmidt(self, rows: list[list[float]]) -> None:
-        self.rows, self.orthogonal, self.norms = rows, [], []
-        self.mu = [[0.0] * self.rank for _ in range(self.rank)]
-        for j, row in enumerate(rows):
-            vector = row[:]
-            for k in range(j):
-                self.mu[j][k] = mu = _dot(row, self.orthogonal[k]) / self.norms[k]
-                vector = [a - mu * b for a, b in zip(vector, self.orthogonal[k])]
-            self.orthogonal.append(vector)
-            self.norms.append(_dot(vector, vector))
+    def _gram_schmidt(self, rows: list[list[int]]) -> None:
+        """Gram-Schmidt data from a QR factorisation (Householder, NumPy): ``rows = (Q R)^T``
+        gives ``|b*_j|^2 = R_jj^2`` and ``mu_jk = R_kj / R_kk``."""
+        import numpy as np
 
-    def _coordinate(self, vector: list[float], j: int) -> float:
-        return _dot(vector, self.orthogonal[j]) / self.norms[j]
+        self.rows = np.array([[float(v) for v in row] for row in rows])
+        orthonormal, triangle = np.linalg.qr(self.rows.T)
+        diagonal = np.diag(triangle)
+        self.norms = (diagonal**2).tolist()
+        self.mu = (triangle / diagonal[:, None]).T.tolist()  # mu[j][k] for k < j
+        self.project = orthonormal / diagonal  # column j: b*_j / |b*_j|^2
+
+    def _coordinates(self, offset: list[int], scale: list[int]) -> list[float]:
+        """Each Gram-Schmidt coordinate of the box's centre minus the scaled ``offset`` point."""
+        centre = [s * u / 2 - s * x for s, u, x in zip(scale, self.ubs, offset)]
+        return (self.project.T @ centre).tolist()
 
     def _near_centre(self, origin: list[int], scale: list[int]) -> list[int]:
         """Babai's nearest plane, in floats, repeated: each pass moves the particular solution
         by a lattice vector (exact integers) and shrinks its distance to the box's centre by a
         factor of about 2**-50 until it stays put."""
+        rank, mu = self.rank, self.mu
         for _ in range(_BABAI_PASSES):
-            offset = [s * u / 2 - s * x for s, u, x in zip(scale, self.ubs, origin)]
-            move = [0] * self.rank
-            for j in range(self.rank - 1, -1, -1):
-                move[j] = round(self._coordinate(offset, j))
-                if move[j]:
-                    offset = [a - move[j] * b for a, b in zip(offset, self.rows[j])]
+            coordinates = self._coordinates(origin, scale)
+            move = [0] * rank
+            for j in range(rank - 1, -1, -1):
+                move[j] = round(
+                    coordinates[j] - sum(move[k] * mu[k][j] for k in range(j + 1, rank))
+                )
             if not any(move):
+                self.centre = coordinates
                 return origin
             for j, m in enumerate(move):
                 if m:
@@ -685,6 +713,8 @@ class _LatticeSearch:
         """Enumerate with at most ``limit`` steps (:class:`_StepLimit` beyond them).  The last
         level, along the shortest basis vector, is not enumerated: with the other multiples
         fixed, the points left form a line, and its stretch inside the box is found exactly."""
+        if self.room < 0:  # the solutions' plane misses the ball
+            return None
         rank, mu, norms, centre, steps = self.rank, self.mu, self.norms, self.centre, self.steps
         chosen = [0] * rank
         steps_left = [limit]
@@ -712,7 +742,7 @@ class _LatticeSearch:
             chosen[j] = 0
             return None
 
-        return level(rank - 1, 0.0, self.origin) if self.room >= 0 else None
+        return level(rank - 1, 0.0, self.origin)
 
 
 def _line_in_box(point: list[int], step: list[int], ubs: list[int]) -> list[int] | None:
@@ -747,10 +777,6 @@ def _nearest_first(middle: float, low: int, high: int) -> Iterator[int]:
         else:
             yield below
             below -= 1
-
-
-def _dot(a: list[float], b: list[float]) -> float:
-    return sum(x * y for x, y in zip(a, b))
 
 
 def internal_overlap_witness(

@@ -13,7 +13,7 @@ def solver_paths(request, monkeypatch):
     (step 4), and with the pure-Python depth-first search alone (no lattice search, step 6)."""
     if request.param == "every member":
         assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
-        assert _overlap._flint is not None, "python-flint (a dependency) is not importable"
+        assert _overlap._load_flint() is not None, "python-flint (a dependency) is not importable"
     else:
         monkeypatch.setattr(_overlap, "_numpy_solver", None)
     if request.param == "depth-first search only":

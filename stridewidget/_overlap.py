@@ -85,15 +85,28 @@ of each range and usually succeeds or is pruned at once).  Step 4 is exact and e
 worst case, like every known method for a problem that is NP-hard; the memo caps its memory at
 ``_MEMO_LIMIT`` states, the lattice search's memory is O(n**2).
 
-Still slow, and why.  The lattice search is slow where the lattice is dense (small coefficients,
-long bounds: many lattice points in the ball) and the box holds few or none of them: it then visits
-every point of the ball.  NumPy's solver and the depth-first search settle those problems at once
-(small numbers, many solutions), which is why all members take turns: of 393 problems of NumPy's
-diophantine fuzz (merged, gcd divided out), the lattice search alone needs 0.7 s on one (7
-coefficients near 10**5, bounds near 10**4), the portfolio 7 ms.  A problem that is dense for the lattice search *and*
-deep for the searches would be slow for all; none was found by random search (the numbers measured
-are in the issue's note and in ``bench_inspect.py``).  Displays never wait for one: they pass
-``max_work`` / ``max_seconds`` and say "not decided" when either runs out (:class:`Undecided`).
+Still slow, and why.  The lattice search visits every lattice point of its ball; it is slow where
+the ball holds far more of them than the box's slice of the solutions' plane does:
+
+* Dense lattices (small coefficients, long bounds) whose box holds few or none of the points.
+  NumPy's solver and the depth-first search settle those at once (small numbers, many
+  solutions), which is why all members take turns: of 393 problems of NumPy's diophantine fuzz
+  (merged, gcd divided out), the lattice search alone needs 0.7 s on one (7 coefficients near
+  10**5, bounds near 10**4), the portfolio 7 ms.
+* A target near a corner of the box with many huge coefficients over long bounds: after
+  tightening, the solutions lie in a simplex, and the ball around a simplex of dimension ``d`` is
+  about ``d**(d/2)`` times larger, so with eight or more free variables the search visits 10**5
+  to 10**7 points, while the other members enumerate products of bounds.  This is two views of 4
+  to 5 dims each, with strides of 10**9 to 10**12 and sizes of 10**5 to 10**6 (an exabyte-scale
+  meta storage), whose first elements lie close together next to their spans.  The worst found
+  (9 coefficients near 10**9, bounds near 7*10**5, a target of 4*10**12: ``CORNER_CASES`` in
+  ``benchmarks/bench_inspect.py``) took 19.7 s and 106 MiB of peak memory (mostly the depth-first
+  search's memo, capped at ``_MEMO_LIMIT`` states); 2 of 3,000 random problems of that family
+  took over a second.  Removing it would take branching on the polytope's width with a linear
+  program per node (Lenstra's algorithm proper) instead of a ball.
+
+Displays never wait for either: they pass ``max_work`` / ``max_seconds`` and say "not decided"
+when either runs out (:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
 """

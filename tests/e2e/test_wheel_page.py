@@ -56,7 +56,7 @@ def test_wheel_carries_the_front_end_licence_and_metadata(wheel):
     assert metadata["Version"] == stridewidget.__version__
     assert metadata["License-Expression"] == "BSD-3-Clause"
     requires = " ".join(metadata.get_all("Requires-Dist"))
-    for needed in ("ipython", "executing", "anywidget", "matplotlib"):
+    for needed in ("ipython", "executing", "anywidget", "matplotlib", "python-flint"):
         assert needed in requires
     assert "Typing :: Typed" in metadata.get_all("Classifier")
     assert metadata.get_all("Project-URL") is None  # no public repository to point at yet

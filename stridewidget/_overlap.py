@@ -634,19 +634,21 @@ class _Unusable(Exception):
 
 class _LatticeSearch:
     """Step 6: every solution of ``sum(c*x) == t`` is ``x0 + sum(l_j * k_j)`` for the kernel
-    basis ``k_j`` and integers ``l_j``.  Scale each coordinate so the bounds' box becomes a cube,
-    reduce the kernel basis (LLL, FLINT's exact ``fmpz_lll``) and move ``x0`` next to the box's
-    centre (Babai's nearest plane, repeated until it stops moving); the box then lies inside a ball
-    of radius ``sqrt(sum((s_i*u_i)**2)) / 2`` around that centre, and Schnorr-Euchner enumeration
-    lists the lattice points in the ball, nearest first, each checked against the box in integers.
+    basis ``k_j`` and integers ``l_j``.  Tighten the box to what the target allows, scale each
+    coordinate so that the box becomes a cube, reduce the kernel basis (LLL, FLINT's exact
+    ``fmpz_lll``) and move ``x0`` next to the box's centre (Babai's nearest plane, repeated until
+    it stops moving); the box then lies inside a ball of radius ``sqrt(sum((s_i*u_i)**2)) / 2``
+    around that centre, and Schnorr-Euchner enumeration lists the lattice points in the ball,
+    nearest first, each checked against the box in integers.
 
     Cost: the enumeration visits about as many points as the ball holds, a small multiple of the
     box's (the ratio of their volumes), plus the tree above them; a reduced basis keeps that tree
     small.  So it is fast exactly where the depth-first search is slow: few solutions among huge
-    products of bounds.  It is slow where the lattice is dense and the box barely misses it, which
-    the other members settle quickly.  Floats only choose the candidates: every interval is
-    widened by a margin far above double rounding on a reduced basis, and every point is checked
-    exactly.
+    products of bounds.  It is slow where the ball holds far more points than the box: a dense
+    lattice the box barely misses (the other members settle those quickly) and a target near a
+    corner of the box (the module docstring's "Still slow").  Floats only choose the candidates:
+    every interval is widened by a margin far above double rounding on a reduced basis, and every
+    point is checked exactly.
     """
 
     def __init__(self, coeffs: list[int], ubs: list[int], target: int) -> None:
@@ -660,6 +662,9 @@ class _LatticeSearch:
         highs = [min(u, target // c) for c, u in zip(coeffs, ubs)]
         target -= sum(c * low for c, low in zip(coeffs, self.lows))
         ubs = [high - low for high, low in zip(highs, self.lows)]
+        self.room = -1.0  # no solution, unless the ball below meets the solutions' plane
+        if min(ubs) < 0:
+            return
         kernel, unit = _kernel_basis(coeffs)  # the gcd is 1: _solve divided it out
         widest = max(max(ubs), 1)
         scale = [-(-widest // max(u, 1)) for u in ubs]
@@ -675,8 +680,7 @@ class _LatticeSearch:
         excess = (
             ball * weight - (2 * target - sum(c * u for c, u in zip(coeffs, ubs))) ** 2 * common
         )
-        if excess < 0 or min(ubs) < 0:
-            self.room = -1.0
+        if excess < 0:
             return
         try:
             self.room = excess / (4 * weight) * (1 + _LATTICE_MARGIN) + _LATTICE_MARGIN

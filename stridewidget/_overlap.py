@@ -52,7 +52,9 @@ Method, in the order it is tried (each step is exact):
    LLL (FLINT's exact ``fmpz_lll``, through python-flint), move ``x0`` next to the box's centre
    (Babai's nearest plane), and enumerate the lattice points in the ball around the centre that
    holds the box (Schnorr-Euchner: nearest first, pruned level by level with Gram-Schmidt norms),
-   each checked against the box in exact integers; along the shortest basis vector, last, the
+   each checked against the box in exact integers.  The last two levels use the box itself: the
+   second-to-last multiple only takes the values whose line meets the box (Fourier-Motzkin
+   elimination in integers, :func:`_lines_in_box`), and along the shortest basis vector the
    stretch of the line inside the box is computed instead of enumerated.  A reduced basis makes
    the ball hold about as many lattice points as its volume over the lattice's determinant — for
    the huge-stride problems of the next paragraph, a handful — so the product of the bounds no
@@ -85,27 +87,21 @@ of each range and usually succeeds or is pruned at once).  Step 4 is exact and e
 worst case, like every known method for a problem that is NP-hard; the memo caps its memory at
 ``_MEMO_LIMIT`` states, the lattice search's memory is O(n**2).
 
-Still slow, and why.  The lattice search visits every lattice point of its ball; it is slow where
-the ball holds far more of them than the box's slice of the solutions' plane does:
+Still slow, and why.  The lattice search visits the lattice points of its ball whose projections
+fit, level by level; it is slow where the ball holds far more of them than the box's slice of the
+solutions' plane, and the other members enumerate products of bounds there too: a target near a
+corner of the box with many huge coefficients over long bounds.  After tightening, the solutions
+lie in a simplex, and the ball around a simplex of dimension ``d`` is about ``d**(d/2)`` times
+larger; cutting the last two levels to the box (above) removes most of that, not all.  This is two
+views of 4 to 5 dims each, strides of 10**9 to 10**12, sizes of 10**5 to 10**6 (an exabyte-scale
+meta storage), whose first elements lie close together next to their spans.  The worst found (9
+coefficients near 10**9, bounds near 7*10**5, a target of 4*10**12: ``CORNER_CASES`` in
+``benchmarks/bench_inspect.py``) takes 3.7 s and a few MiB; 1 of 3,000 random problems of that
+family took over a second (2 before the box cut, the worst 19.7 s).  Removing it would take
+branching on the polytope's width with a linear program per node (Lenstra's algorithm proper)
+instead of a ball.
 
-* Dense lattices (small coefficients, long bounds) whose box holds few or none of the points.
-  NumPy's solver and the depth-first search settle those at once (small numbers, many
-  solutions), which is why all members take turns: of 393 problems of NumPy's diophantine fuzz
-  (merged, gcd divided out), the lattice search alone needs 0.7 s on one (7 coefficients near
-  10**5, bounds near 10**4), the portfolio 7 ms.
-* A target near a corner of the box with many huge coefficients over long bounds: after
-  tightening, the solutions lie in a simplex, and the ball around a simplex of dimension ``d`` is
-  about ``d**(d/2)`` times larger, so with eight or more free variables the search visits 10**5
-  to 10**7 points, while the other members enumerate products of bounds.  This is two views of 4
-  to 5 dims each, with strides of 10**9 to 10**12 and sizes of 10**5 to 10**6 (an exabyte-scale
-  meta storage), whose first elements lie close together next to their spans.  The worst found
-  (9 coefficients near 10**9, bounds near 7*10**5, a target of 4*10**12: ``CORNER_CASES`` in
-  ``benchmarks/bench_inspect.py``) took 19.7 s and 106 MiB of peak memory (mostly the depth-first
-  search's memo, capped at ``_MEMO_LIMIT`` states); 2 of 3,000 random problems of that family
-  took over a second.  Removing it would take branching on the polytope's width with a linear
-  program per node (Lenstra's algorithm proper) instead of a ball.
-
-Displays never wait for either: they pass ``max_work`` / ``max_seconds`` and say "not decided"
+Displays never wait for it: they pass ``max_work`` / ``max_seconds`` and say "not decided"
 when either runs out (:class:`Undecided`).
 
 All functions here take plain tuples of ints: no tensors, no NumPy arrays.
@@ -644,9 +640,8 @@ class _LatticeSearch:
     Cost: the enumeration visits about as many points as the ball holds, a small multiple of the
     box's (the ratio of their volumes), plus the tree above them; a reduced basis keeps that tree
     small.  So it is fast exactly where the depth-first search is slow: few solutions among huge
-    products of bounds.  It is slow where the ball holds far more points than the box: a dense
-    lattice the box barely misses (the other members settle those quickly) and a target near a
-    corner of the box (the module docstring's "Still slow").  Floats only choose the candidates:
+    products of bounds.  It is slow where the ball holds far more points than the box, as for a
+    target near a corner of the box (the module docstring's "Still slow").  Floats only choose the candidates:
     every interval is widened by a margin far above double rounding on a reduced basis, and every
     point is checked exactly.
     """
@@ -715,9 +710,9 @@ class _LatticeSearch:
             coordinates = self._coordinates(origin, scale)
             move = [0] * rank
             for j in range(rank - 1, -1, -1):
-                move[j] = round(
-                    coordinates[j] - sum(move[k] * mu[k][j] for k in range(j + 1, rank))
-                )
+                left = coordinates[j] - sum(move[k] * mu[k][j] for k in range(j + 1, rank))
+                # a coordinate within half a step (and float noise) stays: no back and forth
+                move[j] = round(left) if abs(left) > 0.5 + 1e-6 else 0
             if not any(move):
                 self.centre = coordinates
                 return origin
@@ -729,7 +724,8 @@ class _LatticeSearch:
     def search(self, budget: _Budget, limit: int) -> list[int] | None:
         """Enumerate with at most ``limit`` steps (:class:`_StepLimit` beyond them).  The last
         level, along the shortest basis vector, is not enumerated: with the other multiples
-        fixed, the points left form a line, and its stretch inside the box is found exactly."""
+        fixed, the points left form a line, and its stretch inside the box is found exactly; the
+        level before it only tries the lines that meet the box."""
         if self.room < 0:  # the solutions' plane misses the ball
             return None
         rank, mu, norms, centre, steps = self.rank, self.mu, self.norms, self.centre, self.steps
@@ -748,6 +744,11 @@ class _LatticeSearch:
             reach = math.sqrt(max(self.room - used, 0.0) / norms[j])
             margin = _LATTICE_MARGIN * (1 + abs(middle) + reach)
             low, high = math.floor(middle - reach - margin), math.ceil(middle + reach + margin)
+            if j == 1:  # only the values whose line meets the box (exact, often far fewer)
+                meets = _lines_in_box(point, steps[0], steps[1], self.ubs)
+                if meets is None:
+                    return None
+                low, high = max(low, meets[0]), min(high, meets[1])
             for value in _nearest_first(middle, low, high):
                 distance = used + (value - middle) ** 2 * norms[j]
                 if distance > self.room:
@@ -779,6 +780,50 @@ def _line_in_box(point: list[int], step: list[int], ubs: list[int]) -> list[int]
     if low > high:
         return None
     return [x + low * d for x, d in zip(point, step)]
+
+
+def _lines_in_box(
+    point: list[int], along: list[int], across: list[int], ubs: list[int]
+) -> tuple[int, int] | None:
+    """The integers ``b`` for which the line ``point + b*across + a*along`` (``a`` real) meets the
+    box ``0 <= x <= ubs``, as an interval ``(low, high)``, or ``None`` when there are none.
+
+    Fourier-Motzkin elimination of ``a`` in integers: each coordinate with ``along[i] != 0`` bounds
+    ``a`` below and above by a linear function of ``b``; every lower bound must stay under every
+    upper bound, each pair a bound on ``b``.
+
+    >>> _lines_in_box([0, 0], [1, -1], [0, 1], [3, 3])   # x = (a, b - a) in [0, 3]^2: b in 0..6
+    (0, 6)
+    """
+    low, high = -math.inf, math.inf
+    lowers, uppers = [], []  # (alpha, beta, num): a >= or <= (num - beta*b) / alpha
+    for x, alpha, beta, u in zip(point, along, across, ubs):
+        if alpha:
+            under, over = (-x, u - x) if alpha > 0 else (u - x, -x)
+            lowers.append((alpha, beta, under))
+            uppers.append((alpha, beta, over))
+        elif beta:  # 0 <= x + beta*b <= u
+            first, last = (-x, u - x) if beta > 0 else (u - x, -x)
+            low, high = max(low, -(-first // beta)), min(high, last // beta)
+        elif not 0 <= x <= u:
+            return None
+    for i, (alpha_i, beta_i, under) in enumerate(lowers):
+        for k, (alpha_k, beta_k, over) in enumerate(uppers):
+            if i == k:  # one coordinate's own two bounds never cross (u >= 0)
+                continue
+            # (under - beta_i*b) / alpha_i <= (over - beta_k*b) / alpha_k, times alpha_i*alpha_k
+            sign = 1 if alpha_i * alpha_k > 0 else -1
+            slope = sign * (alpha_i * beta_k - alpha_k * beta_i)
+            rest = sign * (alpha_i * over - alpha_k * under)
+            if slope > 0:
+                high = min(high, rest // slope)
+            elif slope < 0:
+                low = max(low, -(-rest // slope))
+            elif rest < 0:
+                return None
+    if low > high:
+        return None
+    return low, high
 
 
 def _nearest_first(middle: float, low: int, high: int) -> Iterator[int]:

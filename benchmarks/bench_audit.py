@@ -10,18 +10,24 @@ For each model, rounds interleave
                autograd node hooks, the profiler for copies hidden inside ops, and the report
                built (suggestions are not computed);
 
-and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  Models, each at a toy size and a working size: an
+and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  With
+``--baseline DIR`` (a source tree of another build: ``DIR/stridewidget``, e.g. from ``git archive``)
+the rounds also interleave that build's ``sw.audit``, and it prints audited/plain for both builds
+and this build / baseline, measured side by side in one run.  Models, each at a toy size and a
+working size: an
 ``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a config,
 torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
 each call and each backward op), so the ratio falls as the work per op grows.
 
-Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1]
+Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
+import pathlib
 import statistics
 import sys
 import time
@@ -89,6 +95,20 @@ def _tracked_step(model: torch.nn.Module, inputs: tuple) -> None:
         _run_step(model, inputs, True, None)
 
 
+def _load_baseline(root: pathlib.Path) -> types.ModuleType:
+    """Another build's package, imported beside this one as ``stridewidget_baseline``."""
+    package = root / "stridewidget"
+    spec = importlib.util.spec_from_file_location(
+        "stridewidget_baseline", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--baseline: no stridewidget package in {root}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _seconds(step) -> float:
     # Every variant starts from a collected heap: the audit pauses the cyclic collector during
     # its step, and the collections it defers would otherwise land in the next variant's time.
@@ -102,31 +122,48 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--baseline", type=pathlib.Path, help="source tree of another build to time beside this one"
+    )
+    parser.add_argument("--only", default="", help="run only the models whose label contains this")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    baseline = _load_baseline(args.baseline) if args.baseline else None
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
-    print(
+    header = (
         f"{'model':56} {'plain':>10} {'tracked':>10} {'audited':>10} "
         f"{'tracked/plain':>14} {'audited/plain':>14}"
     )
+    if baseline is not None:
+        header += f" {'baseline':>10} {'baseline/plain':>15} {'this/baseline':>14}"
+    print(header)
     for label, (model, inputs) in _models().items():
+        if args.only not in label:
+            continue
         variants = {
             "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
             "tracked": lambda m=model, x=inputs: _tracked_step(m, x),
             "audited": lambda m=model, x=inputs: sw.audit(m, *x),
         }
+        if baseline is not None:
+            variants["baseline"] = lambda m=model, x=inputs: baseline.audit(m, *x)
         for step in variants.values():  # warm up (first-call allocations, lazy imports)
             step()
         times: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(args.rounds):
             for name, step in variants.items():
                 times[name].append(_seconds(step))
-        plain, tracked, audited = (statistics.median(times[name]) for name in variants)
-        print(
+        medians = {name: statistics.median(times[name]) for name in variants}
+        plain, tracked, audited = medians["plain"], medians["tracked"], medians["audited"]
+        line = (
             f"{label:56} {plain * 1e3:8.1f}ms {tracked * 1e3:8.1f}ms {audited * 1e3:8.1f}ms "
             f"{tracked / plain:13.2f}x {audited / plain:13.2f}x"
         )
+        if baseline is not None:
+            before = medians["baseline"]
+            line += f" {before * 1e3:8.1f}ms {before / plain:14.2f}x {audited / before:13.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ see:
   existed when each module was entered and left, so each event gets the innermost module that
   was running when it was recorded.
 * **source line** — in forward, the line that made the call, also inside torch's own modules
-  (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): a function mode
-  below the tracker's sees each call's frame and result.  Backward has no Python frames of its
+  (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
+  call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python frames of its
   own: autograd node pre/post hooks note which node ran each backward op, and each node is
   traced to the forward call that created it (its output's ``grad_fn``, or, for nodes made
   *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the node
@@ -17,7 +17,7 @@ see:
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
   ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
   step runs under ``torch.profiler`` (CPU activity, shapes recorded) with each ATen op labelled
-  by its tracker event, and each outermost ``clone`` / ``_to_copy`` under a non-copy op becomes a
+  by its tracker event (the tracker's op mode, subclassed: one Python dispatch mode per op), and each outermost ``clone`` / ``_to_copy`` under a non-copy op becomes a
   copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
   inside a CPU convolution) stay invisible.
 
@@ -51,16 +51,19 @@ from typing import Any
 import torch
 from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._copies import (
     COPY_OPS,
     CopyEvent,
     CopyLog,
+    _CallMode,
     _describe_location,
     _format_bytes,
+    _OpMode,
     _ops_text,
+    _Recorder,
     _short_call,
+    _tracking,
 )
 from ._errors import LayoutError
 from ._layout import Layout
@@ -280,16 +283,14 @@ def _calling_line(func: Any) -> str:
 class _NodeOrigins:
     """Maps each autograd node of the forward graph to the forward event that created it."""
 
-    def __init__(self) -> None:
-        self.log: CopyLog | None = None
+    def __init__(self, log: CopyLog) -> None:
+        self.log = log
         self.of_node: dict[Any, int] = {}
         self.location: dict[int, str] = {}  # event index -> the line that made the call
 
-    def note_call(self, func: Any, result: Any, events_before: int) -> None:
-        """Called as each user-level call returns, after the tracker (below) recorded its event
-        — the last one in the log — if it recorded any (``events_before`` were there)."""
-        if self.log is None or len(self.log.events) == events_before:
-            return
+    def note_call(self, func: Any, result: Any) -> None:
+        """Called as each user-level call returns, once the tracker recorded its event: the last
+        one in the log."""
         index = len(self.log.events) - 1
         self.location[index] = _calling_line(func)
         for tensor in _tensors(result):
@@ -315,46 +316,35 @@ class _NodeOrigins:
                 pending.append((next_node, owner))
 
 
-class _WatchCalls(torch.overrides.TorchFunctionMode):
-    """Sits above the tracker's call mode, so it sees each user-level call and its result, and
-    not the tracker's own metadata reads while it records (thousands per step: a mode below the
-    tracker's would be called for each of them)."""
+class _AuditCalls(_CallMode):
+    """The tracker's call mode, noting each recorded call's source line and autograd nodes."""
 
-    def __init__(self, origins: _NodeOrigins) -> None:
-        super().__init__()
+    def __init__(self, recorder: _Recorder, origins: _NodeOrigins) -> None:
+        super().__init__(recorder)
         self.origins = origins
 
-    def __torch_function__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
-    ) -> Any:
-        log = self.origins.log
-        events_before = len(log.events) if log is not None else 0
-        result = func(*args, **(kwargs or {}))
-        self.origins.note_call(func, result, events_before)
-        return result
+    def recorded(self, func: Any, result: Any) -> None:
+        self.origins.note_call(func, result)
 
 
-class _MarkOps(TorchDispatchMode):
-    """Sits below the tracker's op mode: names each ATen op that can hide a copy, for the
-    profiler, after the tracker event it belongs to (the next one recorded), so that copies a
-    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced to
-    their call.  The profiler collects only while such an op runs: the other ops' events would
-    only be recorded, stored and read to be skipped (most of the profiler's cost per step)."""
+class _AuditOps(_OpMode):
+    """The tracker's op mode, naming each ATen op that can hide a copy, for the profiler, after
+    the tracker event it belongs to (the next one recorded), so that copies a kernel makes inside
+    itself — visible to the profiler, not to dispatch modes — can be traced to their call.  The
+    profiler collects only while such an op runs: the other ops' events would only be recorded,
+    stored and read to be skipped (most of the profiler's cost per step)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.log: CopyLog | None = None
-        self.offset = 0  # _BACKWARD while the backward log records
+    def __init__(self, recorder: _Recorder, offset: int) -> None:
+        super().__init__(recorder)
+        self.offset = offset  # _BACKWARD for the backward log
 
-    def __torch_dispatch__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
-    ) -> Any:
-        if self.log is None or not _can_hide_a_copy(func):
-            return func(*args, **(kwargs or {}))
+    def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
+        if not _can_hide_a_copy(func):
+            return func(*args, **kwargs)
         _collect(True)
         try:
-            with _RecordFunctionFast(f"{_MARK}{self.offset + len(self.log.events)}"):
-                return func(*args, **(kwargs or {}))
+            with _RecordFunctionFast(f"{_MARK}{self.offset + len(self.recorder.log.events)}"):
+                return func(*args, **kwargs)
         finally:
             _collect(False)
 
@@ -446,16 +436,15 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
 
 
 @contextmanager
-def _profiled(marks: _MarkOps) -> Iterator[Any]:
+def _profiled() -> Iterator[Any]:
     from torch.profiler import profile
 
     profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
     with _quiet_native_stderr():
         profiler.start()
-    _collect(False)  # on only while an op that can hide a copy runs (_MarkOps)
+    _collect(False)  # on only while an op that can hide a copy runs (_AuditOps)
     try:
-        with marks:
-            yield profiler
+        yield profiler
     finally:
         _collect(True)  # the default, which other profilers rely on
         with _quiet_native_stderr():
@@ -532,16 +521,15 @@ def _audited_step(
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
 ) -> list[AuditCopy]:
-    from ._copies import track_copies
-
     handles: list[Any] = []
-    origins = _NodeOrigins()
-    marks = _MarkOps()
+    forward_recorder = _Recorder(CopyLog())
+    origins = _NodeOrigins(forward_recorder.log)
     # One profiler session for the whole step: starting and reading one costs tens of ms.
-    with _profiled(marks) as profile:
+    with _profiled() as profile:
         try:
-            with track_copies() as forward_log, _WatchCalls(origins):
-                origins.log = marks.log = forward_log
+            with _tracking(
+                _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0)
+            ) as forward_log:
                 forward_timeline = _Timeline(forward_log, "")
                 handles = _module_hooks(model, forward_timeline)
                 try:
@@ -558,8 +546,11 @@ def _audited_step(
             roots = _differentiable(output, loss_fn)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            with track_copies() as backward_log:
-                marks.log, marks.offset = backward_log, _BACKWARD
+            backward_recorder = _Recorder(CopyLog())
+            # no user-level calls in backward: the tracker's own call mode
+            with _tracking(
+                _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD)
+            ) as backward_log:
                 backward_timeline = _Timeline(backward_log, None)
                 _node_hooks(roots, backward_timeline)
                 # Dense ones as the output gradient: the gradient of sum(), without the

@@ -42,6 +42,7 @@ import copy
 import gc
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -328,42 +329,63 @@ class _AuditCalls(_CallMode):
 
 
 class _AuditOps(_OpMode):
-    """The tracker's op mode, naming each ATen op that can hide a copy, for the profiler, after
-    the tracker event it belongs to (the next one recorded), so that copies a kernel makes inside
-    itself — visible to the profiler, not to dispatch modes — can be traced to their call.  The
-    profiler collects only while such an op runs: the other ops' events would only be recorded,
-    stored and read to be skipped (most of the profiler's cost per step)."""
+    """The tracker's op mode, noting each ATen op that can hide a copy, in the order its thread
+    runs them, with the tracker event it belongs to (the next one recorded), so that copies a
+    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced
+    to their call.  The profiler collects only while such an op runs: the other ops' events would
+    only be recorded, stored and read to be skipped (most of the profiler's cost per step)."""
 
-    def __init__(self, recorder: _Recorder, offset: int) -> None:
+    def __init__(self, recorder: _Recorder, offset: int, marked: _Marked) -> None:
         super().__init__(recorder)
         self.offset = offset  # _BACKWARD for the backward log
+        self.marked = marked
 
     def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
-        if not _can_hide_a_copy(func):
+        name = _profiler_name(func)
+        if name is None:
             return func(*args, **kwargs)
+        ops = self.marked.get(threading.get_ident())
+        if ops is None:
+            ops = self.marked.first_in_thread()
+        ops.append((self.offset + len(self.recorder.log.events), name))
         _collect(True)
         try:
-            with _RecordFunctionFast(f"{_MARK}{self.offset + len(self.recorder.log.events)}"):
-                return func(*args, **kwargs)
+            return func(*args, **kwargs)
         finally:
             _collect(False)
 
 
-_CAN_HIDE: dict[Any, bool] = {}
+class _Marked(dict):
+    """Thread ident -> (event index, op name) of each op run with the profiler collecting, in the
+    order that thread ran them.  Each is the next outermost event the profiler holds for its
+    thread, which a thread's mark (``sw.audit:thread:<ident>``, recorded before its first such op)
+    names: a label per op would be a profiler event of its own, a quarter of all events."""
+
+    def first_in_thread(self) -> list[tuple[int, str]]:
+        ident = threading.get_ident()
+        _collect(True)
+        with _RecordFunctionFast(f"{_THREAD_MARK}{ident}"):
+            pass
+        self[ident] = []
+        return self[ident]
 
 
-def _can_hide_a_copy(func: Any) -> bool:
-    """Can a kernel of ``func`` copy data into new storage that no dispatch mode sees?  Not a
-    view (every result aliases an input: no kernel runs), nor a copy op itself (the copy it
-    makes is the tracker's own event)."""
-    can = _CAN_HIDE.get(func)
-    if can is None:
+_PROFILER_NAMES: dict[Any, str | None] = {}
+
+
+def _profiler_name(func: Any) -> str | None:
+    """The profiler's name of ``func`` (``aten::addmm``) when a kernel of it can copy data into
+    new storage that no dispatch mode sees, else ``None``: a view (every result aliases an input:
+    no kernel runs) or a copy op itself (the copy it makes is the tracker's own event)."""
+    name = _PROFILER_NAMES.get(func, False)
+    if name is False:
         returns = func._schema.returns
         is_view = bool(returns) and all(
             r.alias_info is not None and not r.alias_info.is_write for r in returns
         )
-        can = _CAN_HIDE[func] = not is_view and func.overloadpacket.__name__ not in COPY_OPS
-    return can
+        can_hide = not is_view and func.overloadpacket.__name__ not in COPY_OPS
+        name = _PROFILER_NAMES[func] = func._schema.name if can_hide else None
+    return name
 
 
 def _collect(on: bool) -> None:
@@ -373,8 +395,8 @@ def _collect(on: bool) -> None:
     torch._C._autograd._enable_record_function(on)
 
 
-_MARK = "sw.audit:"
-_BACKWARD = 1 << 40  # added to backward event indices in the marks (one profile, two logs)
+_THREAD_MARK = "sw.audit:thread:"
+_BACKWARD = 1 << 40  # added to backward event indices (one profile, two logs)
 # Ops that always put existing values into new storage; the outermost one under a kernel is
 # counted (``clone`` runs ``copy_`` into its own buffer).  ``contiguous`` is not one: recorded,
 # it may have found nothing to do; when it copies, a ``clone`` under it is counted.
@@ -396,11 +418,14 @@ _CPP_ITEMSIZE = {
 }
 
 
-def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
+def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, str, int]]]:
     """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op.
 
     Reads the profiler's raw events and nests them by time per thread: building the profiler's
-    own event tree (``profile.events()``) costs many times the audited step.
+    own event tree (``profile.events()``) costs many times the audited step.  After a thread's
+    mark, each outermost event is the next op of ``marked`` for that thread; one of another name
+    means ops recorded no event (the dispatcher does not record ``aten::size`` and a few other
+    metadata ops): those are passed over.
     """
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
@@ -410,18 +435,25 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
         )
     found: dict[int, list[tuple[str, str, int]]] = {}
     for events in by_thread.values():
+        mark = next((item for item in events if item[2].startswith(_THREAD_MARK)), None)
+        if mark is None:  # a thread that ran no op that can hide a copy
+            continue
+        ops = iter(marked[int(mark[2][len(_THREAD_MARK) :])])
+        after = -mark[1]  # events before the mark are not the audit's (collection on by default)
         events.sort(key=lambda item: item[:2])
-        # each open event: (end, event index, the op under the mark or "", inside a copy)
+        # each open event: (end, event index, the outermost op, inside a copy)
         stack: list[tuple[int, int, str, bool]] = []
         for start, negative_end, name, event in events:
+            if start < after or event is mark[3]:
+                continue
             while stack and stack[-1][0] <= start:
                 stack.pop()
-            index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
-            if name.startswith(_MARK):
-                index, hiding, inside_copy = int(name[len(_MARK) :]), "", False
-            elif index >= 0 and not hiding:  # the op the mark names (never a copy op)
-                hiding = name
-            elif hiding and not inside_copy and name in _NEW_STORAGE_COPIES:
+            if stack:
+                index, hiding, inside_copy = stack[-1][1:]
+            else:  # an op that can hide a copy (never a copy op)
+                index = next((index for index, op in ops if op == name), -1)
+                hiding, inside_copy = name, False
+            if index >= 0 and not inside_copy and stack and name in _NEW_STORAGE_COPIES:
                 inside_copy = True
                 shapes, dtypes = event.shapes(), event.dtypes()
                 numel = 1
@@ -524,11 +556,12 @@ def _audited_step(
     handles: list[Any] = []
     forward_recorder = _Recorder(CopyLog())
     origins = _NodeOrigins(forward_recorder.log)
+    marked = _Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
     with _profiled() as profile:
         try:
             with _tracking(
-                _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0)
+                _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
             ) as forward_log:
                 forward_timeline = _Timeline(forward_log, "")
                 handles = _module_hooks(model, forward_timeline)
@@ -549,7 +582,7 @@ def _audited_step(
             backward_recorder = _Recorder(CopyLog())
             # no user-level calls in backward: the tracker's own call mode
             with _tracking(
-                _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD)
+                _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)
             ) as backward_log:
                 backward_timeline = _Timeline(backward_log, None)
                 _node_hooks(roots, backward_timeline)
@@ -562,7 +595,7 @@ def _audited_step(
                     torch.autograd.grad(
                         roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
                     )
-    hidden = _hidden_copies(profile)
+    hidden = _hidden_copies(profile, marked)
     forward_modules = forward_timeline.owners()
     copies = []
     for event in forward_log.events:

@@ -158,6 +158,38 @@ def test_copies_hidden_inside_an_op_are_counted_and_named():
     assert "aten.clone in aten.addmm" in repr(report)
 
 
+class _TwoGapped(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = _GappedLinear()
+        self.second = torch.nn.Linear(2, 3)
+
+    def forward(self, x):
+        hidden = torch.relu(self.first(x)).exp()  # ops that can hide a copy and hide none
+        return self.second(hidden[:, ::2])  # another gapped operand: a second clone in addmm
+
+
+def test_each_hidden_copy_belongs_to_its_own_call():
+    """The profiler's events are paired with the ops that ran them, in order, in forward and in
+    backward: each clone lands on its own call, module and line, with its operand's bytes."""
+    torch.manual_seed(0)
+    model, x = _TwoGapped(), torch.randn(5, 16)
+    with torch.no_grad():
+        hidden = torch.relu(model.first(x)).exp()
+    expected = {
+        "first.linear": x[:, ::2].numel() * x.element_size(),
+        "second": hidden[:, ::2].numel() * hidden.element_size(),
+    }
+    report = sw.audit(model, x)
+    forward = [c for c in report.copies if c.hidden_in and c.phase == "forward"]
+    assert {c.module: c.bytes for c in forward} == expected
+    assert all(c.hidden_in == "aten.addmm" and c.call == "F.linear" for c in forward)
+    assert len({c.where for c in forward}) == 1  # both in nn.Linear.forward's one line
+    assert len({c.event.index for c in forward}) == 2
+    for item in forward:  # the call the copy is charged to read the gapped operand
+        assert any(s is not None and not s.is_contiguous for s in item.source)
+
+
 class _Flip(torch.nn.Module):
     def forward(self, x):
         return x.flip(0) * 2

@@ -9,20 +9,22 @@ see:
   was running when it was recorded.
 * **source line** — in forward, the line that made the call, also inside torch's own modules
   (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
-  call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python frames of its
-  own: autograd node pre/post hooks note which node ran each backward op, and each node is
-  traced to the forward call that created it (its output's ``grad_fn``, or, for nodes made
-  *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the node
-  feeds).  A backward op with no forward call keeps its autograd node's name.
+  call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python
+  frames of its own: autograd node pre/post hooks note which node ran each backward op, and each
+  node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
+  made *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the
+  node feeds).  A backward op with no forward call keeps its autograd node's name.
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
   ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
-  step runs under ``torch.profiler`` (CPU activity, shapes recorded) with each ATen op labelled
-  by its tracker event (the tracker's op mode, subclassed: one Python dispatch mode per op), and each outermost ``clone`` / ``_to_copy`` under a non-copy op becomes a
-  copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
-  inside a CPU convolution) stay invisible.
+  step runs under ``torch.profiler`` (CPU activity, shapes recorded); the tracker's op mode,
+  subclassed, notes in each thread which ATen op ran for which tracker event, in order, and the
+  profiler's outermost events are paired with them.  Each outermost ``clone`` / ``_to_copy``
+  under a non-copy op becomes a copy with ``hidden_in`` naming that op.  Reorders a library
+  makes without an ATen op (oneDNN's inside a CPU convolution) stay invisible.
 
 The cost is per op, plus one profiler session per step that collects only while an op that can
-hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py``.
+hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py`` measures it, and with
+``--breakdown`` which layer (Python interception, the tracker, the audit, the profiler) costs what.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
 they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
 running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
@@ -424,8 +426,8 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
     Reads the profiler's raw events and nests them by time per thread: building the profiler's
     own event tree (``profile.events()``) costs many times the audited step.  After a thread's
     mark, each outermost event is the next op of ``marked`` for that thread; one of another name
-    means ops recorded no event (the dispatcher does not record ``aten::size`` and a few other
-    metadata ops): those are passed over.
+    means that ops before it recorded no event (the dispatcher lets an operator opt out of
+    observation): those are passed over.
     """
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}

@@ -425,9 +425,10 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
 
     Reads the profiler's raw events and nests them by time per thread: building the profiler's
     own event tree (``profile.events()``) costs many times the audited step.  After a thread's
-    mark, each outermost event is the next op of ``marked`` for that thread; one of another name
+    mark, each outermost event is the next op of ``marked`` for that thread.  One of another name
     means that ops before it recorded no event (the dispatcher lets an operator opt out of
-    observation): those are passed over.
+    observation): those are passed over; an event that names no op still to come is not one of
+    the audit's and is left out, so one stray event cannot shift every later pairing.
     """
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
@@ -440,7 +441,8 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
         mark = next((item for item in events if item[2].startswith(_THREAD_MARK)), None)
         if mark is None:  # a thread that ran no op that can hide a copy
             continue
-        ops = iter(marked[int(mark[2][len(_THREAD_MARK) :])])
+        ops = marked[int(mark[2][len(_THREAD_MARK) :])]
+        position = 0  # of the next op not paired yet
         after = -mark[1]  # events before the mark are not the audit's (collection on by default)
         events.sort(key=lambda item: item[:2])
         # each open event: (end, event index, the outermost op, inside a copy)
@@ -453,7 +455,9 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
             if stack:
                 index, hiding, inside_copy = stack[-1][1:]
             else:  # an op that can hide a copy (never a copy op)
-                index = next((index for index, op in ops if op == name), -1)
+                paired = next((p for p in range(position, len(ops)) if ops[p][1] == name), None)
+                index = -1 if paired is None else ops[paired][0]
+                position = position if paired is None else paired + 1
                 hiding, inside_copy = name, False
             if index >= 0 and not inside_copy and stack and name in _NEW_STORAGE_COPIES:
                 inside_copy = True

@@ -507,3 +507,54 @@ def test_view_order_finds_the_permutation(shape, data):
     stored = _laid_out_for(base, found)
     assert torch.equal(stored, base) and stored.permute(found).is_contiguous()
     assert _view_order(sw.inspect(view), tuple(base.shape), base.stride(), 1) is None
+
+
+class _ProfilerEvent:
+    """The accessors of a profiler event that the audit reads."""
+
+    def __init__(self, name, start, end, shapes=(), dtypes=()):
+        self._name, self._start, self._end = name, start, end
+        self._shapes, self._dtypes = list(shapes), list(dtypes)
+
+    def name(self):
+        return self._name
+
+    def start_ns(self):
+        return self._start
+
+    def end_ns(self):
+        return self._end
+
+    def start_thread_id(self):
+        return 1
+
+    def shapes(self):
+        return self._shapes
+
+    def dtypes(self):
+        return self._dtypes
+
+
+def test_profiler_events_pair_with_their_ops_past_missing_and_stray_events():
+    """An op that recorded no event is passed over; an event no op is waiting for is left out
+    without shifting the pairings after it."""
+    from stridewidget._audit import _THREAD_MARK, _hidden_copies, _Marked
+
+    marked = _Marked({7: [(0, "aten::mm"), (1, "aten::unobserved"), (2, "aten::addmm")]})
+    clone_shape = [4, 3]
+    events = [
+        _ProfilerEvent("aten::before_the_mark", 0, 5),  # collection is on by default
+        _ProfilerEvent(f"{_THREAD_MARK}7", 10, 11),
+        _ProfilerEvent("aten::mm", 20, 30),
+        _ProfilerEvent("aten::stray", 31, 32),  # named by no op still to come
+        _ProfilerEvent("aten::addmm", 40, 60),
+        _ProfilerEvent("aten::clone", 45, 55, [clone_shape, []], ["float", ""]),
+        _ProfilerEvent("aten::clone", 50, 52, [clone_shape, []], ["float", ""]),  # inside it
+    ]
+    profile = types.SimpleNamespace(
+        profiler=types.SimpleNamespace(
+            kineto_results=types.SimpleNamespace(events=lambda: list(reversed(events)))
+        )
+    )
+    expected_bytes = torch.empty(clone_shape, dtype=torch.float32).nbytes
+    assert _hidden_copies(profile, marked) == {2: [("aten.addmm", "aten.clone", expected_bytes)]}

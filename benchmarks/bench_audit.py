@@ -14,16 +14,17 @@ and prints the medians and the ratios tracked/plain and audited/plain (target <=
 ``--baseline DIR`` (a source tree of another build: ``DIR/stridewidget``, e.g. from ``git archive``)
 the rounds also interleave that build's ``sw.audit``, and it prints audited/plain for both builds
 and this build / baseline, measured side by side in one run.  Models, each at a toy size and a
-working size: an
-``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a config,
-torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
+working size: an ``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a
+config, torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
 each call and each backward op), so the ratio falls as the work per op grows.
 
 ``--breakdown`` says where an audited step's time goes instead, each layer timed in the same
 rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the audit stacks them:
 the cost of Python interception itself), ``tracker`` (the copy tracker recording the step as the
 audit does, backward op by op), ``no profiler`` (the whole audit with its profiler session
-replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).
+replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
+each model it prints what each layer adds: interception, tracker, audit (module and node hooks,
+source lines, the report), profiler.
 
 Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
       python benchmarks/bench_audit.py --breakdown [--only TEXT]
@@ -155,6 +156,9 @@ def _audit_without_profiler(model: torch.nn.Module, inputs: tuple) -> None:
 
 def _breakdown(models: dict, rounds: int) -> None:
     layers = ("bare modes", "tracker", "no profiler", "audited")
+    # what each layer adds to the one before it
+    added = {"bare modes": "interception", "tracker": "tracker", "no profiler": "audit"}
+    added["audited"] = "profiler"
     print(f"{'model':56} {'plain':>8} " + " ".join(f"{name:>12}" for name in layers))
     for label, (model, inputs) in models.items():
         variants = {
@@ -175,7 +179,7 @@ def _breakdown(models: dict, rounds: int) -> None:
         steps = ("plain", *layers)
         overhead = medians["audited"] - plain
         shares = [
-            f"{name} +{(medians[name] - medians[below]) * 1e3:.1f} ms "
+            f"{added[name]} +{(medians[name] - medians[below]) * 1e3:.1f} ms "
             f"({(medians[name] - medians[below]) / overhead:.0%})"
             for below, name in itertools.pairwise(steps)
         ]

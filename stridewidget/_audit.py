@@ -319,6 +319,12 @@ class _NodeOrigins:
                 pending.append((next_node, owner))
 
 
+class _AuditRecorder(_Recorder):
+    """Reads layouts only for the events a report can show (see ``_Recorder.every_layout``)."""
+
+    every_layout = False
+
+
 class _AuditCalls(_CallMode):
     """The tracker's call mode, noting each recorded call's source line and autograd nodes."""
 
@@ -350,6 +356,7 @@ class _AuditOps(_OpMode):
         if ops is None:
             ops = self.marked.first_in_thread()
         ops.append((self.offset + len(self.recorder.log.events), name))
+        self.recorder.pending.keep_layouts = True
         _collect(True)
         try:
             return func(*args, **kwargs)
@@ -560,7 +567,7 @@ def _audited_step(
     loss_fn: Callable[[Any], torch.Tensor] | None,
 ) -> list[AuditCopy]:
     handles: list[Any] = []
-    forward_recorder = _Recorder(CopyLog())
+    forward_recorder = _AuditRecorder(CopyLog())
     origins = _NodeOrigins(forward_recorder.log)
     marked = _Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
@@ -585,7 +592,7 @@ def _audited_step(
             roots = _differentiable(output, loss_fn)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            backward_recorder = _Recorder(CopyLog())
+            backward_recorder = _AuditRecorder(CopyLog())
             # no user-level calls in backward: the tracker's own call mode
             with _tracking(
                 _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)

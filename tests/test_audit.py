@@ -99,6 +99,26 @@ def test_every_copy_allocated_new_storage(audited):
                 assert end <= other_start or other_end <= start, item
 
 
+def test_every_copy_has_its_layouts(audited):
+    """The audit reads layouts only for events it can report; every reported copy has them: the
+    inputs' of the call, and the results' of a copy the tracker saw (the forward ones as the
+    tracker alone records them)."""
+    model, inputs, report = audited
+    for item in report.copies:
+        assert item.source and all(isinstance(layout, sw.Layout) for layout in item.source)
+        if not item.hidden_in:
+            assert item.result and all(isinstance(layout, sw.Layout) for layout in item.result)
+    with sw.track_copies() as log:
+        model(*inputs)
+
+    def described(layouts):  # what the report shows of a layout (its address differs per run)
+        return [str(layout) for layout in layouts]
+
+    tracked = [(described(e.inputs), described(e.outputs)) for e in log.copies]
+    visible = [c for c in report.copies if c.phase == "forward" and not c.hidden_in]
+    assert [(described(c.source), described(c.result)) for c in visible] == tracked
+
+
 def test_totals_are_sums_of_events(audited):
     _, _, report = audited
     assert report.total_bytes == sum(item.bytes for item in report.copies)

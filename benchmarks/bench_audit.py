@@ -20,11 +20,11 @@ each call and each backward op), so the ratio falls as the work per op grows.
 
 ``--breakdown`` says where an audited step's time goes instead, each layer timed in the same
 rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the audit stacks them:
-the cost of Python interception itself), ``tracker`` (the copy tracker recording the step as the
-audit does, backward op by op), ``no profiler`` (the whole audit with its profiler session
+the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every layout read,
+recording the step as the audit runs it: backward op by op), ``no profiler`` (the whole audit with its profiler session
 replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
 each model it prints what each layer adds: interception, tracker, audit (module and node hooks,
-source lines, the report), profiler.
+source lines, the report; net of the layouts the audit does not read), profiler.
 
 Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
       python benchmarks/bench_audit.py --breakdown [--only TEXT]

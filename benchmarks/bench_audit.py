@@ -10,27 +10,47 @@ For each model, rounds interleave
                autograd node hooks, the profiler for copies hidden inside ops, and the report
                built (suggestions are not computed);
 
-and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  Models, each at a toy size and a working size: an
-``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a config,
-torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
+and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  With
+``--baseline DIR`` (a source tree of another build: ``DIR/stridewidget``, e.g. from ``git archive``)
+the rounds also interleave that build's ``sw.audit``, and it prints audited/plain for both builds
+and this build / baseline, measured side by side in one run.  Models, each at a toy size and a
+working size: an ``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a
+config, torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
 each call and each backward op), so the ratio falls as the work per op grows.
 
-Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1]
+``--breakdown`` says where an audited step's time goes instead, each layer timed in the same
+rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the audit stacks them:
+the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every layout read,
+recording the step as the audit runs it: backward op by op), ``no profiler`` (the whole audit with its profiler session
+replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
+each model it prints what each layer adds: interception, tracker, audit (module and node hooks,
+source lines, the report; net of the layouts the audit does not read), profiler.
+
+Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
+      python benchmarks/bench_audit.py --breakdown [--only TEXT]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
+import importlib.util
+import itertools
+import pathlib
 import statistics
 import sys
 import time
 import types
+from unittest import mock
 
 import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import stridewidget as sw
-from stridewidget._audit import _run_step
+from stridewidget import _audit
+from stridewidget._audit import _differentiable, _run_step
 
 
 def _models() -> dict:
@@ -89,6 +109,108 @@ def _tracked_step(model: torch.nn.Module, inputs: tuple) -> None:
         _run_step(model, inputs, True, None)
 
 
+class _PassCalls(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+class _PassOps(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def _backward(model: torch.nn.Module, output) -> None:
+    """The audit's backward: gradients w.r.t. the parameters, no function mode (op by op)."""
+    roots = _differentiable(output, None)
+    params = [p for p in model.parameters() if p.requires_grad]
+    with torch._C.DisableTorchFunction():
+        torch.autograd.grad(roots, params, [torch.ones_like(r) for r in roots], allow_unused=True)
+
+
+def _bare_modes_step(model: torch.nn.Module, inputs: tuple) -> None:
+    with _PassCalls(), _PassOps():
+        output = model(*inputs)
+    with _PassOps():
+        _backward(model, output)
+
+
+def _tracker_step(model: torch.nn.Module, inputs: tuple) -> None:
+    with sw.track_copies():
+        output = model(*inputs)
+    with sw.track_copies():
+        _backward(model, output)
+
+
+@contextlib.contextmanager
+def _no_profiler():
+    yield None
+
+
+def _audit_without_profiler(model: torch.nn.Module, inputs: tuple) -> None:
+    with (
+        mock.patch.object(_audit, "_profiled", _no_profiler),
+        mock.patch.object(_audit, "_hidden_copies", lambda profile, marked: {}),
+    ):
+        sw.audit(model, *inputs)
+
+
+def _breakdown(models: dict, rounds: int) -> None:
+    layers = ("bare modes", "tracker", "no profiler", "audited")
+    # what each layer adds to the one before it
+    added = {"bare modes": "interception", "tracker": "tracker", "no profiler": "audit"}
+    added["audited"] = "profiler"
+    print(f"{'model':56} {'plain':>8} " + " ".join(f"{name:>12}" for name in layers))
+    for label, (model, inputs) in models.items():
+        variants = {
+            "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
+            "bare modes": lambda m=model, x=inputs: _bare_modes_step(m, x),
+            "tracker": lambda m=model, x=inputs: _tracker_step(m, x),
+            "no profiler": lambda m=model, x=inputs: _audit_without_profiler(m, x),
+            "audited": lambda m=model, x=inputs: sw.audit(m, *x),
+        }
+        medians = _medians(variants, rounds)
+        plain = medians["plain"]
+        print(
+            f"{label:56} {plain * 1e3:6.1f}ms "
+            + " ".join(
+                f"{medians[name] * 1e3:7.1f}ms{medians[name] / plain:4.1f}x" for name in layers
+            )
+        )
+        steps = ("plain", *layers)
+        overhead = medians["audited"] - plain
+        shares = [
+            f"{added[name]} +{(medians[name] - medians[below]) * 1e3:.1f} ms "
+            f"({(medians[name] - medians[below]) / overhead:.0%})"
+            for below, name in itertools.pairwise(steps)
+        ]
+        print(f"{'':56} audited - plain = {overhead * 1e3:.1f} ms: " + ", ".join(shares))
+
+
+def _medians(variants: dict, rounds: int) -> dict[str, float]:
+    """Median seconds of each variant, the variants interleaved round by round."""
+    for step in variants.values():  # warm up (first-call allocations, lazy imports)
+        step()
+    times: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, step in variants.items():
+            times[name].append(_seconds(step))
+    return {name: statistics.median(times[name]) for name in variants}
+
+
+def _load_baseline(root: pathlib.Path) -> types.ModuleType:
+    """Another build's package, imported beside this one as ``stridewidget_baseline``."""
+    package = root / "stridewidget"
+    spec = importlib.util.spec_from_file_location(
+        "stridewidget_baseline", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"--baseline: no stridewidget package in {root}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _seconds(step) -> float:
     # Every variant starts from a collected heap: the audit pauses the cyclic collector during
     # its step, and the collections it defers would otherwise land in the next variant's time.
@@ -102,31 +224,50 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--baseline", type=pathlib.Path, help="source tree of another build to time beside this one"
+    )
+    parser.add_argument("--only", default="", help="run only the models whose label contains this")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="time each layer of the audit beside the plain step",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
+    models = {label: value for label, value in _models().items() if args.only in label}
+    if args.breakdown:
+        print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
+        _breakdown(models, args.rounds)
+        return
+    baseline = _load_baseline(args.baseline) if args.baseline else None
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
-    print(
+    header = (
         f"{'model':56} {'plain':>10} {'tracked':>10} {'audited':>10} "
         f"{'tracked/plain':>14} {'audited/plain':>14}"
     )
-    for label, (model, inputs) in _models().items():
+    if baseline is not None:
+        header += f" {'baseline':>10} {'baseline/plain':>15} {'this/baseline':>14}"
+    print(header)
+    for label, (model, inputs) in models.items():
         variants = {
             "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
             "tracked": lambda m=model, x=inputs: _tracked_step(m, x),
             "audited": lambda m=model, x=inputs: sw.audit(m, *x),
         }
-        for step in variants.values():  # warm up (first-call allocations, lazy imports)
-            step()
-        times: dict[str, list[float]] = {name: [] for name in variants}
-        for _ in range(args.rounds):
-            for name, step in variants.items():
-                times[name].append(_seconds(step))
-        plain, tracked, audited = (statistics.median(times[name]) for name in variants)
-        print(
+        if baseline is not None:
+            variants["baseline"] = lambda m=model, x=inputs: baseline.audit(m, *x)
+        medians = _medians(variants, args.rounds)
+        plain, tracked, audited = medians["plain"], medians["tracked"], medians["audited"]
+        line = (
             f"{label:56} {plain * 1e3:8.1f}ms {tracked * 1e3:8.1f}ms {audited * 1e3:8.1f}ms "
             f"{tracked / plain:13.2f}x {audited / plain:13.2f}x"
         )
+        if baseline is not None:
+            before = medians["baseline"]
+            line += f" {before * 1e3:8.1f}ms {before / plain:14.2f}x {audited / before:13.2f}x"
+        print(line)
 
 
 if __name__ == "__main__":

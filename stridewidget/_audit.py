@@ -8,21 +8,23 @@ see:
   existed when each module was entered and left, so each event gets the innermost module that
   was running when it was recorded.
 * **source line** — in forward, the line that made the call, also inside torch's own modules
-  (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): a function mode
-  below the tracker's sees each call's frame and result.  Backward has no Python frames of its
-  own: autograd node pre/post hooks note which node ran each backward op, and each node is
-  traced to the forward call that created it (its output's ``grad_fn``, or, for nodes made
-  *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the node
-  feeds).  A backward op with no forward call keeps its autograd node's name.
+  (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
+  call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python
+  frames of its own: autograd node pre/post hooks note which node ran each backward op, and each
+  node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
+  made *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the
+  node feeds).  A backward op with no forward call keeps its autograd node's name.
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
   ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
-  step runs under ``torch.profiler`` (CPU activity, shapes recorded) with each ATen op labelled
-  by its tracker event, and each outermost ``clone`` / ``_to_copy`` under a non-copy op becomes a
-  copy with ``hidden_in`` naming that op.  Reorders a library makes without an ATen op (oneDNN's
-  inside a CPU convolution) stay invisible.
+  step runs under ``torch.profiler`` (CPU activity, shapes recorded); the tracker's op mode,
+  subclassed, notes in each thread which ATen op ran for which tracker event, in order, and the
+  profiler's outermost events are paired with them.  Each outermost ``clone`` / ``_to_copy``
+  under a non-copy op becomes a copy with ``hidden_in`` naming that op.  Reorders a library
+  makes without an ATen op (oneDNN's inside a CPU convolution) stay invisible.
 
 The cost is per op, plus one profiler session per step that collects only while an op that can
-hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py``.
+hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py`` measures it, and with
+``--breakdown`` which layer (Python interception, the tracker, the audit, the profiler) costs what.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
 they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
 running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
@@ -42,6 +44,7 @@ import copy
 import gc
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,16 +54,19 @@ from typing import Any
 import torch
 from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
-from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._copies import (
     COPY_OPS,
     CopyEvent,
     CopyLog,
+    _CallMode,
     _describe_location,
     _format_bytes,
+    _OpMode,
     _ops_text,
+    _Recorder,
     _short_call,
+    _tracking,
 )
 from ._errors import LayoutError
 from ._layout import Layout
@@ -280,16 +286,14 @@ def _calling_line(func: Any) -> str:
 class _NodeOrigins:
     """Maps each autograd node of the forward graph to the forward event that created it."""
 
-    def __init__(self) -> None:
-        self.log: CopyLog | None = None
+    def __init__(self, log: CopyLog) -> None:
+        self.log = log
         self.of_node: dict[Any, int] = {}
         self.location: dict[int, str] = {}  # event index -> the line that made the call
 
-    def note_call(self, func: Any, result: Any, events_before: int) -> None:
-        """Called as each user-level call returns, after the tracker (below) recorded its event
-        — the last one in the log — if it recorded any (``events_before`` were there)."""
-        if self.log is None or len(self.log.events) == events_before:
-            return
+    def note_call(self, func: Any, result: Any) -> None:
+        """Called as each user-level call returns, once the tracker recorded its event: the last
+        one in the log."""
         index = len(self.log.events) - 1
         self.location[index] = _calling_line(func)
         for tensor in _tensors(result):
@@ -315,65 +319,82 @@ class _NodeOrigins:
                 pending.append((next_node, owner))
 
 
-class _WatchCalls(torch.overrides.TorchFunctionMode):
-    """Sits above the tracker's call mode, so it sees each user-level call and its result, and
-    not the tracker's own metadata reads while it records (thousands per step: a mode below the
-    tracker's would be called for each of them)."""
+class _AuditRecorder(_Recorder):
+    """Reads layouts only for the events a report can show (see ``_Recorder.every_layout``)."""
 
-    def __init__(self, origins: _NodeOrigins) -> None:
-        super().__init__()
+    every_layout = False
+
+
+class _AuditCalls(_CallMode):
+    """The tracker's call mode, noting each recorded call's source line and autograd nodes."""
+
+    def __init__(self, recorder: _Recorder, origins: _NodeOrigins) -> None:
+        super().__init__(recorder)
         self.origins = origins
 
-    def __torch_function__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
-    ) -> Any:
-        log = self.origins.log
-        events_before = len(log.events) if log is not None else 0
-        result = func(*args, **(kwargs or {}))
-        self.origins.note_call(func, result, events_before)
-        return result
+    def recorded(self, func: Any, result: Any) -> None:
+        self.origins.note_call(func, result)
 
 
-class _MarkOps(TorchDispatchMode):
-    """Sits below the tracker's op mode: names each ATen op that can hide a copy, for the
-    profiler, after the tracker event it belongs to (the next one recorded), so that copies a
-    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced to
-    their call.  The profiler collects only while such an op runs: the other ops' events would
+class _AuditOps(_OpMode):
+    """The tracker's op mode, noting each ATen op that can hide a copy, in the order its thread
+    runs them, with the tracker event it belongs to (the next one recorded), so that copies a
+    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced
+    to their call.  The profiler collects only while such an op runs: the other ops' events would
     only be recorded, stored and read to be skipped (most of the profiler's cost per step)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.log: CopyLog | None = None
-        self.offset = 0  # _BACKWARD while the backward log records
+    def __init__(self, recorder: _Recorder, offset: int, marked: _Marked) -> None:
+        super().__init__(recorder)
+        self.offset = offset  # _BACKWARD for the backward log
+        self.marked = marked
 
-    def __torch_dispatch__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
-    ) -> Any:
-        if self.log is None or not _can_hide_a_copy(func):
-            return func(*args, **(kwargs or {}))
+    def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
+        name = _profiler_name(func)
+        if name is None:
+            return func(*args, **kwargs)
+        ops = self.marked.get(threading.get_ident())
+        if ops is None:
+            ops = self.marked.first_in_thread()
+        ops.append((self.offset + len(self.recorder.log.events), name))
+        self.recorder.pending.keep_layouts = True
         _collect(True)
         try:
-            with _RecordFunctionFast(f"{_MARK}{self.offset + len(self.log.events)}"):
-                return func(*args, **(kwargs or {}))
+            return func(*args, **kwargs)
         finally:
             _collect(False)
 
 
-_CAN_HIDE: dict[Any, bool] = {}
+class _Marked(dict):
+    """Thread ident -> (event index, op name) of each op run with the profiler collecting, in the
+    order that thread ran them.  Each is the next outermost event the profiler holds for its
+    thread, which a thread's mark (``sw.audit:thread:<ident>``, recorded before its first such op)
+    names: a label per op would be a profiler event of its own, a quarter of all events."""
+
+    def first_in_thread(self) -> list[tuple[int, str]]:
+        ident = threading.get_ident()
+        _collect(True)
+        with _RecordFunctionFast(f"{_THREAD_MARK}{ident}"):
+            pass
+        self[ident] = []
+        return self[ident]
 
 
-def _can_hide_a_copy(func: Any) -> bool:
-    """Can a kernel of ``func`` copy data into new storage that no dispatch mode sees?  Not a
-    view (every result aliases an input: no kernel runs), nor a copy op itself (the copy it
-    makes is the tracker's own event)."""
-    can = _CAN_HIDE.get(func)
-    if can is None:
+_PROFILER_NAMES: dict[Any, str | None] = {}
+
+
+def _profiler_name(func: Any) -> str | None:
+    """The profiler's name of ``func`` (``aten::addmm``) when a kernel of it can copy data into
+    new storage that no dispatch mode sees, else ``None``: a view (every result aliases an input:
+    no kernel runs) or a copy op itself (the copy it makes is the tracker's own event)."""
+    name = _PROFILER_NAMES.get(func, False)
+    if name is False:
         returns = func._schema.returns
         is_view = bool(returns) and all(
             r.alias_info is not None and not r.alias_info.is_write for r in returns
         )
-        can = _CAN_HIDE[func] = not is_view and func.overloadpacket.__name__ not in COPY_OPS
-    return can
+        can_hide = not is_view and func.overloadpacket.__name__ not in COPY_OPS
+        name = _PROFILER_NAMES[func] = func._schema.name if can_hide else None
+    return name
 
 
 def _collect(on: bool) -> None:
@@ -383,8 +404,8 @@ def _collect(on: bool) -> None:
     torch._C._autograd._enable_record_function(on)
 
 
-_MARK = "sw.audit:"
-_BACKWARD = 1 << 40  # added to backward event indices in the marks (one profile, two logs)
+_THREAD_MARK = "sw.audit:thread:"
+_BACKWARD = 1 << 40  # added to backward event indices (one profile, two logs)
 # Ops that always put existing values into new storage; the outermost one under a kernel is
 # counted (``clone`` runs ``copy_`` into its own buffer).  ``contiguous`` is not one: recorded,
 # it may have found nothing to do; when it copies, a ``clone`` under it is counted.
@@ -406,11 +427,15 @@ _CPP_ITEMSIZE = {
 }
 
 
-def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
+def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, str, int]]]:
     """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op.
 
     Reads the profiler's raw events and nests them by time per thread: building the profiler's
-    own event tree (``profile.events()``) costs many times the audited step.
+    own event tree (``profile.events()``) costs many times the audited step.  After a thread's
+    mark, each outermost event is the next op of ``marked`` for that thread.  One of another name
+    means that ops before it recorded no event (the dispatcher lets an operator opt out of
+    observation): those are passed over; an event that names no op still to come is not one of
+    the audit's and is left out, so one stray event cannot shift every later pairing.
     """
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
@@ -420,18 +445,28 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
         )
     found: dict[int, list[tuple[str, str, int]]] = {}
     for events in by_thread.values():
+        mark = next((item for item in events if item[2].startswith(_THREAD_MARK)), None)
+        if mark is None:  # a thread that ran no op that can hide a copy
+            continue
+        ops = marked[int(mark[2][len(_THREAD_MARK) :])]
+        position = 0  # of the next op not paired yet
+        after = -mark[1]  # events before the mark are not the audit's (collection on by default)
         events.sort(key=lambda item: item[:2])
-        # each open event: (end, event index, the op under the mark or "", inside a copy)
+        # each open event: (end, event index, the outermost op, inside a copy)
         stack: list[tuple[int, int, str, bool]] = []
         for start, negative_end, name, event in events:
+            if start < after or event is mark[3]:
+                continue
             while stack and stack[-1][0] <= start:
                 stack.pop()
-            index, hiding, inside_copy = stack[-1][1:] if stack else (-1, "", False)
-            if name.startswith(_MARK):
-                index, hiding, inside_copy = int(name[len(_MARK) :]), "", False
-            elif index >= 0 and not hiding:  # the op the mark names (never a copy op)
-                hiding = name
-            elif hiding and not inside_copy and name in _NEW_STORAGE_COPIES:
+            if stack:
+                index, hiding, inside_copy = stack[-1][1:]
+            else:  # an op that can hide a copy (never a copy op)
+                paired = next((p for p in range(position, len(ops)) if ops[p][1] == name), None)
+                index = -1 if paired is None else ops[paired][0]
+                position = position if paired is None else paired + 1
+                hiding, inside_copy = name, False
+            if index >= 0 and not inside_copy and stack and name in _NEW_STORAGE_COPIES:
                 inside_copy = True
                 shapes, dtypes = event.shapes(), event.dtypes()
                 numel = 1
@@ -446,16 +481,15 @@ def _hidden_copies(profile: Any) -> dict[int, list[tuple[str, str, int]]]:
 
 
 @contextmanager
-def _profiled(marks: _MarkOps) -> Iterator[Any]:
+def _profiled() -> Iterator[Any]:
     from torch.profiler import profile
 
     profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
     with _quiet_native_stderr():
         profiler.start()
-    _collect(False)  # on only while an op that can hide a copy runs (_MarkOps)
+    _collect(False)  # on only while an op that can hide a copy runs (_AuditOps)
     try:
-        with marks:
-            yield profiler
+        yield profiler
     finally:
         _collect(True)  # the default, which other profilers rely on
         with _quiet_native_stderr():
@@ -532,16 +566,16 @@ def _audited_step(
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
 ) -> list[AuditCopy]:
-    from ._copies import track_copies
-
     handles: list[Any] = []
-    origins = _NodeOrigins()
-    marks = _MarkOps()
+    forward_recorder = _AuditRecorder(CopyLog())
+    origins = _NodeOrigins(forward_recorder.log)
+    marked = _Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
-    with _profiled(marks) as profile:
+    with _profiled() as profile:
         try:
-            with track_copies() as forward_log, _WatchCalls(origins):
-                origins.log = marks.log = forward_log
+            with _tracking(
+                _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
+            ) as forward_log:
                 forward_timeline = _Timeline(forward_log, "")
                 handles = _module_hooks(model, forward_timeline)
                 try:
@@ -558,8 +592,11 @@ def _audited_step(
             roots = _differentiable(output, loss_fn)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            with track_copies() as backward_log:
-                marks.log, marks.offset = backward_log, _BACKWARD
+            backward_recorder = _AuditRecorder(CopyLog())
+            # no user-level calls in backward: the tracker's own call mode
+            with _tracking(
+                _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)
+            ) as backward_log:
                 backward_timeline = _Timeline(backward_log, None)
                 _node_hooks(roots, backward_timeline)
                 # Dense ones as the output gradient: the gradient of sum(), without the
@@ -571,7 +608,7 @@ def _audited_step(
                     torch.autograd.grad(
                         roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
                     )
-    hidden = _hidden_copies(profile)
+    hidden = _hidden_copies(profile, marked)
     forward_modules = forward_timeline.owners()
     copies = []
     for event in forward_log.events:

@@ -232,15 +232,13 @@ class _Snapshot:
 
     __slots__ = ("_fields", "_layout", "extents", "ref")
 
-    def __init__(self, obj: Any) -> None:
+    def __init__(self, obj: Any, layout: bool = True) -> None:
         self.ref = weakref.ref(obj)
         self._layout = self._fields = None
         if isinstance(obj, torch.Tensor):
             self.extents = _extents(obj)
-            try:
-                self._fields = torch_layout_fields(obj)
-            except (LayoutError, RuntimeError, NotImplementedError, TypeError):
-                self._fields = None  # sparse, nested, opaque, wrapper subclasses: no strides
+            if layout:
+                self.read_layout()
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
             try:
                 self._layout = layout = inspect(obj)
@@ -250,6 +248,16 @@ class _Snapshot:
             self.extents = (
                 _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),
             )
+
+    def read_layout(self) -> None:
+        """Read the tensor's layout fields now: at once, or, for a snapshot made with
+        ``layout=False``, later in the same call, while the tensor is alive and unchanged."""
+        obj = self.ref()
+        if self._fields is None and isinstance(obj, torch.Tensor):
+            try:
+                self._fields = torch_layout_fields(obj)
+            except (LayoutError, RuntimeError, NotImplementedError, TypeError):
+                self._fields = None  # sparse, nested, opaque, wrapper subclasses: no strides
 
     @property
     def layout(self) -> Layout | None:
@@ -631,10 +639,20 @@ _THREAD = _ThreadState()
 class _Pending:
     """What the ATen ops of the call in progress did."""
 
-    __slots__ = ("before", "bytes_copied", "copied_into", "fresh_copy", "ops", "written")
+    __slots__ = (
+        "before",
+        "bytes_copied",
+        "copied_into",
+        "fresh_copy",
+        "keep_layouts",
+        "ops",
+        "written",
+    )
 
     def __init__(self) -> None:
         self.ops: list[str] = []
+        # set by a recorder subclass's op mode: read this call's layouts (see _Recorder)
+        self.keep_layouts = False
         # snapshots of the tensors ops wrote to (by id), taken before the first such op ran
         self.before: dict[int, _Snapshot] = {}
         self.bytes_copied = 0
@@ -643,16 +661,24 @@ class _Pending:
         self.copied_into: list[_Extent] = []  # the subset written by copy ops (copy_, cat.out)
 
 
-def _snapshots(value: Any, before: dict[int, _Snapshot] | None = None) -> tuple[_Snapshot, ...]:
+def _snapshots(
+    value: Any, before: dict[int, _Snapshot] | None = None, layout: bool = True
+) -> tuple[_Snapshot, ...]:
     """Snapshots of the tensors and arrays in ``value`` (each object once): taken now, or the one
     in ``before`` for a tensor an op wrote to (its layout at call time: ``t_``, ``resize_``)."""
     objects = _distinct(_arrays_in(value, []))
     if not before:
-        return tuple(map(_Snapshot, objects))
-    return tuple(before.get(id(obj)) or _Snapshot(obj) for obj in objects)
+        return tuple(_Snapshot(obj, layout) for obj in objects)
+    return tuple(before.get(id(obj)) or _Snapshot(obj, layout) for obj in objects)
 
 
 class _Recorder:
+    #: Every event's layouts are read (what the tracker promises).  The audit's subclass reads
+    #: them only for the events its report can show: copies, and calls whose ``keep_layouts`` its
+    #: op mode set (they ran an op that can hide a copy).  Reading a layout is most of a
+    #: snapshot's cost, and calls that only made views are nearly half of a step's events.
+    every_layout = True
+
     def __init__(self, log: CopyLog) -> None:
         self.log = log
         self.pending: _Pending | None = None
@@ -668,7 +694,7 @@ class _Recorder:
     ) -> None:
         """Add the event of one call; ``input_snapshots`` show the inputs as they were when it
         was called (an in-place metadata op such as ``t_`` or ``resize_`` changes them)."""
-        output_snapshots = _snapshots(result)
+        output_snapshots = _snapshots(result, layout=self.every_layout)
         input_extents = [e for snapshot in input_snapshots for e in snapshot.extents]
         output_extents = [s.extents for s in output_snapshots if s.extents]
         aliased = [_shares_any(extents, input_extents) for extents in output_extents]
@@ -691,6 +717,9 @@ class _Recorder:
             kind = "view"
         else:
             kind = "compute"
+        if not self.every_layout and (kind == "copy" or pending.keep_layouts):
+            for snapshot in (*input_snapshots, *output_snapshots):
+                snapshot.read_layout()
         self.log.events.append(
             CopyEvent(
                 index=len(self.log.events),
@@ -744,9 +773,14 @@ class _CallMode(TorchFunctionMode):
             recorder.pending = outer
         if pending.ops or _has_array(result):
             filename, line = _user_frame()
-            input_snapshots = _snapshots((args, kwargs), pending.before)
+            input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
             recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
+            self.recorded(func, result)
         return result
+
+    def recorded(self, func: Any, result: Any) -> None:
+        """Called when a call's event (the log's last) is recorded: the audit's subclass notes the
+        call's source line there, instead of a third mode seeing every call again."""
 
 
 def _note_op(
@@ -899,18 +933,23 @@ class _OpMode(TorchDispatchMode):
                     with self:
                         result = func._op_dk(_IMPLICIT, *args, **kwargs)
                 else:
-                    result = func(*args, **kwargs)
+                    result = self.run(func, args, kwargs)
                     _note_op(func, info, args, kwargs, result, pending)
             finally:
                 if standalone:
                     recorder.pending = None
             if standalone:
                 filename, line = _user_frame()
-                input_snapshots = _snapshots((args, kwargs), pending.before)
+                input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
                 recorder.record(info.name, input_snapshots, result, pending, filename, line)
         finally:
             _THREAD.in_dispatch -= 1
         return result
+
+    def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
+        """Run one ATen op that is not decomposed here: the audit's subclass marks the ops whose
+        kernels can hide a copy for the profiler, instead of a second mode seeing every op."""
+        return func(*args, **kwargs)
 
 
 @contextmanager
@@ -932,10 +971,18 @@ def track_copies() -> Iterator[CopyLog]:
     >>> log.events[-1].returned_input, log.total_bytes
     (True, 48)
     """
-    log = CopyLog()
-    recorder = _Recorder(log)
+    recorder = _Recorder(CopyLog())
+    with _tracking(_CallMode(recorder), _OpMode(recorder)) as log:
+        yield log
+
+
+@contextmanager
+def _tracking(call_mode: _CallMode, op_mode: _OpMode) -> Iterator[CopyLog]:
+    """Both modes on for the block (the audit passes its subclasses); the log they record into
+    says it stopped recording when the block ends."""
+    log = op_mode.recorder.log
     try:
-        with _CallMode(recorder), _OpMode(recorder):
+        with call_mode, op_mode:
             yield log
     finally:
         log.active = False

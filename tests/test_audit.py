@@ -99,6 +99,26 @@ def test_every_copy_allocated_new_storage(audited):
                 assert end <= other_start or other_end <= start, item
 
 
+def test_every_copy_has_its_layouts(audited):
+    """The audit reads layouts only for events it can report; every reported copy has them: the
+    inputs' of the call, and the results' of a copy the tracker saw (the forward ones as the
+    tracker alone records them)."""
+    model, inputs, report = audited
+    for item in report.copies:
+        assert item.source and all(isinstance(layout, sw.Layout) for layout in item.source)
+        if not item.hidden_in:
+            assert item.result and all(isinstance(layout, sw.Layout) for layout in item.result)
+    with sw.track_copies() as log:
+        model(*inputs)
+
+    def described(layouts):  # what the report shows of a layout (its address differs per run)
+        return [str(layout) for layout in layouts]
+
+    tracked = [(described(e.inputs), described(e.outputs)) for e in log.copies]
+    visible = [c for c in report.copies if c.phase == "forward" and not c.hidden_in]
+    assert [(described(c.source), described(c.result)) for c in visible] == tracked
+
+
 def test_totals_are_sums_of_events(audited):
     _, _, report = audited
     assert report.total_bytes == sum(item.bytes for item in report.copies)
@@ -156,6 +176,38 @@ def test_copies_hidden_inside_an_op_are_counted_and_named():
     assert forward and all(c.hidden_in == "aten.addmm" and c.module == "linear" for c in forward)
     assert sum(c.bytes for c in forward) == gapped.numel() * gapped.element_size()
     assert "aten.clone in aten.addmm" in repr(report)
+
+
+class _TwoGapped(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.first = _GappedLinear()
+        self.second = torch.nn.Linear(2, 3)
+
+    def forward(self, x):
+        hidden = torch.relu(self.first(x)).exp()  # ops that can hide a copy and hide none
+        return self.second(hidden[:, ::2])  # another gapped operand: a second clone in addmm
+
+
+def test_each_hidden_copy_belongs_to_its_own_call():
+    """The profiler's events are paired with the ops that ran them, in order, in forward and in
+    backward: each clone lands on its own call, module and line, with its operand's bytes."""
+    torch.manual_seed(0)
+    model, x = _TwoGapped(), torch.randn(5, 16)
+    with torch.no_grad():
+        hidden = torch.relu(model.first(x)).exp()
+    expected = {
+        "first.linear": x[:, ::2].numel() * x.element_size(),
+        "second": hidden[:, ::2].numel() * hidden.element_size(),
+    }
+    report = sw.audit(model, x)
+    forward = [c for c in report.copies if c.hidden_in and c.phase == "forward"]
+    assert {c.module: c.bytes for c in forward} == expected
+    assert all(c.hidden_in == "aten.addmm" and c.call == "F.linear" for c in forward)
+    assert len({c.where for c in forward}) == 1  # both in nn.Linear.forward's one line
+    assert len({c.event.index for c in forward}) == 2
+    for item in forward:  # the call the copy is charged to read the gapped operand
+        assert any(s is not None and not s.is_contiguous for s in item.source)
 
 
 class _Flip(torch.nn.Module):
@@ -475,3 +527,54 @@ def test_view_order_finds_the_permutation(shape, data):
     stored = _laid_out_for(base, found)
     assert torch.equal(stored, base) and stored.permute(found).is_contiguous()
     assert _view_order(sw.inspect(view), tuple(base.shape), base.stride(), 1) is None
+
+
+class _ProfilerEvent:
+    """The accessors of a profiler event that the audit reads."""
+
+    def __init__(self, name, start, end, shapes=(), dtypes=()):
+        self._name, self._start, self._end = name, start, end
+        self._shapes, self._dtypes = list(shapes), list(dtypes)
+
+    def name(self):
+        return self._name
+
+    def start_ns(self):
+        return self._start
+
+    def end_ns(self):
+        return self._end
+
+    def start_thread_id(self):
+        return 1
+
+    def shapes(self):
+        return self._shapes
+
+    def dtypes(self):
+        return self._dtypes
+
+
+def test_profiler_events_pair_with_their_ops_past_missing_and_stray_events():
+    """An op that recorded no event is passed over; an event no op is waiting for is left out
+    without shifting the pairings after it."""
+    from stridewidget._audit import _THREAD_MARK, _hidden_copies, _Marked
+
+    marked = _Marked({7: [(0, "aten::mm"), (1, "aten::unobserved"), (2, "aten::addmm")]})
+    clone_shape = [4, 3]
+    events = [
+        _ProfilerEvent("aten::before_the_mark", 0, 5),  # collection is on by default
+        _ProfilerEvent(f"{_THREAD_MARK}7", 10, 11),
+        _ProfilerEvent("aten::mm", 20, 30),
+        _ProfilerEvent("aten::stray", 31, 32),  # named by no op still to come
+        _ProfilerEvent("aten::addmm", 40, 60),
+        _ProfilerEvent("aten::clone", 45, 55, [clone_shape, []], ["float", ""]),
+        _ProfilerEvent("aten::clone", 50, 52, [clone_shape, []], ["float", ""]),  # inside it
+    ]
+    profile = types.SimpleNamespace(
+        profiler=types.SimpleNamespace(
+            kineto_results=types.SimpleNamespace(events=lambda: list(reversed(events)))
+        )
+    )
+    expected_bytes = torch.empty(clone_shape, dtype=torch.float32).nbytes
+    assert _hidden_copies(profile, marked) == {2: [("aten.addmm", "aten.clone", expected_bytes)]}

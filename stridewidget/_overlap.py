@@ -75,7 +75,7 @@ internal overlap of ``(2, 100, 10**6, 10**6, 1000):(84, 1, 951793374218, 7147078
 672294410367)`` took 19-40 s and ~75 MiB, and 2-7 of 600 random questions took over 10 ms.  The
 solutions of such a problem are a few points of a sparse lattice: exactly what lattice reduction
 finds in polynomial time for a fixed number of variables (Lenstra 1983).  With step 6 that
-instance takes ~5 ms, and no random question of ``bench_inspect.py`` takes over 10 ms.  Step 6
+instance takes 0.6-1.7 ms, and no random question of ``bench_inspect.py`` takes over 10 ms.  Step 6
 takes its turn before the depth-first search: on 4,000 random meta questions the 99th percentile
 fell from 1.9 ms to 0.55 ms and the slowest from 13.8 ms to 7.8 ms, and NumPy's fuzz got slightly
 faster too (23.4 -> 22.3 ms for 1,000 problems).  Its setup (the reduction) costs 0.1-0.5 ms, but

@@ -67,7 +67,7 @@ from torch.utils._python_dispatch import (
 from torch.utils._pytree import tree_map
 
 from ._errors import LayoutError
-from ._inspect import inspect, torch_layout_fields
+from ._inspect import _device_name, _dtype_name, inspect, torch_layout_fields
 from ._layout import Layout
 
 __all__ = ["COPY_OPS", "CopyEvent", "CopyLog", "track_copies"]
@@ -222,19 +222,51 @@ def _shares_any(extents: tuple[_Extent, ...] | list[_Extent], others: list[_Exte
     return any(extent.shares(other) for extent in extents for other in others)
 
 
+#: The dtypes whose layout needs no note (not quantized, every value readable): with a plain
+#: tensor of one of them, a snapshot reads the few raw fields both its extent and its layout need.
+_PLAIN_DTYPES = frozenset(
+    {
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+        torch.complex64,
+        torch.complex128,
+    }
+)
+_PLAIN_TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+# device -> is it a CPU or CUDA device (``device.type`` costs as much as the rest of a snapshot)
+_PLAIN_DEVICES: dict[Any, bool] = {}
+
+
 class _Snapshot:
     """A tensor's layout as read at call time; the :class:`Layout` is built on read.
 
-    Building a ``Layout`` per tensor per call would dominate the tracker's cost, so this keeps the
-    fields the one torch adapter (:func:`stridewidget._inspect.torch_layout_fields`) read, with its
-    notes (conj, neg, quantized, meta ...), and builds the object when asked.
+    Building a ``Layout`` per tensor per call would dominate the tracker's cost.  For a plain
+    tensor (a ``Tensor`` or ``Parameter`` of a :data:`_PLAIN_DTYPES` dtype on CPU or CUDA, no
+    conj/neg bit, its storage readable) this keeps the raw fields (shape, strides, offset, dtype,
+    storage) read once for both the extent and the layout, whose fields are then exactly what the
+    torch adapter would read.  Any other tensor gets the adapter's fields
+    (:func:`stridewidget._inspect.torch_layout_fields`), with its notes (conj, neg, quantized,
+    meta ...), and builds the object when asked.
     """
 
-    __slots__ = ("_fields", "_layout", "extents", "ref")
+    __slots__ = ("_fields", "_layout", "_raw", "extents", "ref")
 
     def __init__(self, obj: Any, layout: bool = True) -> None:
         self.ref = weakref.ref(obj)
-        self._layout = self._fields = None
+        self._layout = self._fields = self._raw = None
+        if type(obj) in _PLAIN_TENSOR_TYPES:
+            self._raw = _plain_fields(obj)
+            if self._raw is not None:
+                self.extents = (_Extent(*self._raw[4:]),)
+                return
         if isinstance(obj, torch.Tensor):
             self.extents = _extents(obj)
             if layout:
@@ -253,7 +285,7 @@ class _Snapshot:
         """Read the tensor's layout fields now: at once, or, for a snapshot made with
         ``layout=False``, later in the same call, while the tensor is alive and unchanged."""
         obj = self.ref()
-        if self._fields is None and isinstance(obj, torch.Tensor):
+        if self._raw is None and self._fields is None and isinstance(obj, torch.Tensor):
             try:
                 self._fields = torch_layout_fields(obj)
             except (LayoutError, RuntimeError, NotImplementedError, TypeError):
@@ -261,9 +293,54 @@ class _Snapshot:
 
     @property
     def layout(self) -> Layout | None:
-        if self._layout is None and self._fields is not None:
-            self._layout = Layout(**self._fields)
+        if self._layout is None:
+            if self._raw is not None:
+                shape, strides, offset, dtype, _cdata, device, address, nbytes = self._raw
+                itemsize = dtype.itemsize
+                self._layout = Layout(
+                    shape=tuple(shape),
+                    strides=strides,
+                    offset=offset,
+                    itemsize=itemsize,
+                    storage_size=nbytes // itemsize,
+                    dtype=_dtype_name(dtype),
+                    device=_device_name(device),
+                    notes=(),
+                    storage_address=address or None,
+                )
+            elif self._fields is not None:
+                self._layout = Layout(**self._fields)
         return self._layout
+
+
+def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
+    """``(shape, strides, offset, dtype, *extent)`` of a plain tensor (see :class:`_Snapshot`),
+    else ``None``: the raw values, no strings, no ``Layout``; ``extent`` is its :class:`_Extent`'s
+    fields."""
+    dtype = t.dtype
+    if dtype not in _PLAIN_DTYPES or t.layout is not torch.strided or t.is_nested:
+        return None
+    device = t.device
+    plain_device = _PLAIN_DEVICES.get(device)
+    if plain_device is None:
+        plain_device = _PLAIN_DEVICES[device] = device.type in ("cpu", "cuda")
+    if not plain_device or t.is_conj() or t.is_neg():
+        return None
+    storage = t.untyped_storage()
+    try:
+        address = storage.data_ptr()
+    except RuntimeError:  # functionalization's storages have no memory: the adapter's notes
+        return None
+    return (
+        t.shape,
+        t.stride(),
+        t.storage_offset(),
+        dtype,
+        storage._cdata,
+        device,
+        address,
+        storage.nbytes(),
+    )
 
 
 def _arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:

@@ -260,10 +260,11 @@ _PACKAGE_DIR = os.path.dirname(__file__) + os.sep
 _OVERRIDES_FILE = torch.overrides.__file__
 
 
-def _calling_line(func: Any) -> str:
-    """The line that made a user-level call, also when it is inside torch (``nn.Transformer``'s
-    own modules): the tracker's line is the innermost line outside torch, which for a torch
-    module is the line that called the model."""
+def _calling_frame(func: Any) -> tuple[str, int] | None:
+    """File and line of the frame that made a user-level call, also when it is inside torch
+    (``nn.Transformer``'s own modules): the tracker's line is the innermost line outside torch,
+    which for a torch module is the line that called the model.  Only read here; the text is
+    made by :func:`_line_text` for the few calls a report shows."""
     callee = getattr(func, "__code__", None)
     frame = sys._getframe(2)
     # A Python-level torch function that dispatches to the modes (F.multi_head_attention_forward)
@@ -274,13 +275,16 @@ def _calling_line(func: Any) -> str:
         or frame.f_code.co_filename == _OVERRIDES_FILE
     ):
         frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    filename = frame.f_code.co_filename
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+def _line_text(filename: str, line: int) -> str:
+    """``torch/nn/modules/transformer.py:12`` for library code (the path people know), else the
+    tracker's ``file.py:12`` or ``In[3], line 2``."""
     marker = filename.rfind("site-packages" + os.sep)
-    if marker >= 0:  # library code: the path people know (torch/nn/modules/transformer.py)
-        return f"{filename[marker + len('site-packages') + 1 :]}:{frame.f_lineno}"
-    return _describe_location(filename, frame.f_lineno)
+    if marker >= 0:
+        return f"{filename[marker + len('site-packages') + 1 :]}:{line}"
+    return _describe_location(filename, line)
 
 
 class _NodeOrigins:
@@ -289,20 +293,24 @@ class _NodeOrigins:
     def __init__(self, log: CopyLog) -> None:
         self.log = log
         self.of_node: dict[Any, int] = {}
-        self.location: dict[int, str] = {}  # event index -> the line that made the call
+        # event index -> file and line that made the call (None: no frame outside the package)
+        self.location: dict[int, tuple[str, int] | None] = {}
 
     def note_call(self, func: Any, result: Any) -> None:
         """Called as each user-level call returns, once the tracker recorded its event: the last
         one in the log."""
         index = len(self.log.events) - 1
-        self.location[index] = _calling_line(func)
+        self.location[index] = _calling_frame(func)
         for tensor in _tensors(result):
             if tensor.grad_fn is not None:
                 self.of_node.setdefault(tensor.grad_fn, index)
 
     def where(self, event: CopyEvent) -> str:
         """The forward line of a call event; the tracker's for loose ATen ops."""
-        return self.location.get(event.index) or event.location
+        if event.index not in self.location:
+            return event.location
+        frame = self.location[event.index]
+        return "<unknown>" if frame is None else _line_text(*frame)
 
     def resolve(self, roots: list[torch.Tensor]) -> None:
         """Nodes made inside a call (no call returned them) take the owner of the nearest owned
@@ -612,8 +620,11 @@ def _audited_step(
     forward_modules = forward_timeline.owners()
     copies = []
     for event in forward_log.events:
+        inside = hidden.get(event.index, ())
+        if event.kind != "copy" and not inside:
+            continue
         module, where = forward_modules[event.index], origins.where(event)
-        copies.extend(_copies_of("forward", module, where, event, hidden.get(event.index, ())))
+        copies.extend(_copies_of("forward", module, where, event, inside))
     if not backward:
         return copies
 

@@ -834,3 +834,16 @@ def test_recorded_layout_is_the_adapters(make) -> None:
     with sw.track_copies() as log:
         torch.Tensor.view_as(tensor, tensor)
     assert log.events[0].inputs == (sw.inspect(tensor),)
+
+
+def test_recorded_event_has_every_field() -> None:
+    """The tracker fills its events without the dataclass ``__init__``: each field is set, and to
+    what the call did."""
+    import dataclasses
+
+    x = torch.arange(6.0).reshape(2, 3)
+    with sw.track_copies() as log:
+        x.t().reshape(-1)
+    event = log.events[-1]
+    assert set(vars(event)) == {field.name for field in dataclasses.fields(CopyEvent)}
+    assert (event.index, event.kind, event.bytes_copied) == (1, "copy", x.numel() * 4)

@@ -754,8 +754,8 @@ def _snapshots(
     in ``before`` for a tensor an op wrote to (its layout at call time: ``t_``, ``resize_``)."""
     objects = _distinct(_arrays_in(value, []))
     if not before:
-        return tuple(_Snapshot(obj, layout) for obj in objects)
-    return tuple(before.get(id(obj)) or _Snapshot(obj, layout) for obj in objects)
+        return tuple([_Snapshot(obj, layout) for obj in objects])
+    return tuple([before.get(id(obj)) or _Snapshot(obj, layout) for obj in objects])
 
 
 class _Recorder:
@@ -786,12 +786,14 @@ class _Recorder:
         aliased = [_shares_any(extents, input_extents) for extents in output_extents]
         written_inputs = [e for e in pending.written if _shares_any((e,), input_extents)]
         # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
-        fresh_copy = pending.fresh_copy or not all(
-            _shares_any((e,), input_extents) for e in pending.copied_into
+        fresh_copy = pending.fresh_copy or (
+            bool(pending.copied_into)
+            and not all(_shares_any((e,), input_extents) for e in pending.copied_into)
         )
         returned_input = any(
             out.ref() is snapshot.ref() for out in output_snapshots for snapshot in input_snapshots
         )
+        aliases_input = returned_input or any(aliased)
         if written_inputs and (
             not output_extents
             or any(_shares_any(extents, written_inputs) for extents in output_extents)
@@ -799,7 +801,7 @@ class _Recorder:
             kind = "in-place"
         elif fresh_copy:
             kind = "copy"
-        elif any(aliased) or returned_input:
+        elif aliases_input:
             kind = "view"
         else:
             kind = "compute"
@@ -812,7 +814,7 @@ class _Recorder:
                 call=call,
                 ops=tuple(pending.ops),
                 kind=kind,
-                aliases_input=any(aliased) or returned_input,
+                aliases_input=aliases_input,
                 allocated=not all(aliased),
                 returned_input=returned_input,
                 wrote_input=bool(written_inputs),

@@ -10,8 +10,8 @@ see:
 * **source line** — in forward, the line that made the call, also inside torch's own modules
   (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
   call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python
-  frames of its own: autograd node pre/post hooks note which node ran each backward op, and each
-  node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
+  frames of its own: as each backward op is recorded, the autograd engine's own record of the
+  node it is running (``torch._C._current_autograd_node()``) is noted, and each node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
   made *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the
   node feeds).  A backward op with no forward call keeps its autograd node's name.
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
@@ -210,7 +210,7 @@ def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> None:
 
 
 class _Timeline:
-    """Which module / autograd node was running when each tracker event was recorded.
+    """Which module was running when each forward tracker event was recorded.
 
     ``marks`` is a list of (number of events so far, what runs from now on); an event with index
     ``i`` belongs to the last mark whose count is ``<= i``.
@@ -331,6 +331,28 @@ class _AuditRecorder(_Recorder):
     """Reads layouts only for the events a report can show (see ``_Recorder.every_layout``)."""
 
     every_layout = False
+
+
+class _BackwardRecorder(_AuditRecorder):
+    """Notes, for each event, the autograd node the engine was running in this thread (``None``
+    between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
+    a pre and a post hook registered on every node of the graph and run around it."""
+
+    def __init__(self, log: CopyLog) -> None:
+        super().__init__(log)
+        self.nodes: list[Any] = []
+
+    def record(
+        self,
+        call: str,
+        input_snapshots: tuple[Any, ...],
+        result: Any,
+        pending: Any,
+        filename: str,
+        line: int,
+    ) -> None:
+        self.nodes.append(torch._C._current_autograd_node())
+        super().record(call, input_snapshots, result, pending, filename, line)
 
 
 class _AuditCalls(_CallMode):
@@ -520,20 +542,6 @@ def _quiet_native_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _node_hooks(roots: list[torch.Tensor], timeline: _Timeline) -> None:
-    """Pre/post hooks on every node of the graph, marking the node that runs."""
-    pending = [t.grad_fn for t in roots if t.grad_fn is not None]
-    seen = set()
-    while pending:
-        node = pending.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        node.register_prehook(lambda grads, node=node: timeline.mark(node))
-        node.register_hook(lambda grads_in, grads_out: timeline.mark(None))
-        pending.extend(next_node for next_node, _ in node.next_functions)
-
-
 def _run_step(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],
@@ -600,22 +608,21 @@ def _audited_step(
             roots = _differentiable(output, loss_fn)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            backward_recorder = _AuditRecorder(CopyLog())
-            # no user-level calls in backward: the tracker's own call mode
-            with _tracking(
-                _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)
-            ) as backward_log:
-                backward_timeline = _Timeline(backward_log, None)
-                _node_hooks(roots, backward_timeline)
-                # Dense ones as the output gradient: the gradient of sum(), without the
-                # stride-0 expand that sum()'s backward would feed the model (an artefact of
-                # the loss, not of the model).  Torch-function handling is off around the call:
-                # else the tracker would see one user-level call (autograd.grad) holding every
-                # backward op, instead of each op alone.
-                with torch._C.DisableTorchFunction():
-                    torch.autograd.grad(
-                        roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
-                    )
+            backward_recorder = _BackwardRecorder(CopyLog())
+            # No user-level calls in backward: the tracker's own call mode.  Dense ones as the
+            # output gradient: the gradient of sum(), without the stride-0 expand that sum()'s
+            # backward would feed the model (an artefact of the loss, not of the model).
+            # Torch-function handling is off around the call: else the tracker would see one
+            # user-level call (autograd.grad) holding every backward op, instead of each op alone.
+            with (
+                _tracking(
+                    _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)
+                ) as backward_log,
+                torch._C.DisableTorchFunction(),
+            ):
+                torch.autograd.grad(
+                    roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+                )
     hidden = _hidden_copies(profile, marked)
     forward_modules = forward_timeline.owners()
     copies = []
@@ -629,7 +636,7 @@ def _audited_step(
         return copies
 
     names = {p: name for name, p in model.named_parameters()}
-    for event, node in zip(backward_log.events, backward_timeline.owners()):
+    for event, node in zip(backward_log.events, backward_recorder.nodes):
         inside = hidden.get(_BACKWARD + event.index, ())
         if event.kind != "copy" and not inside:
             continue

@@ -467,12 +467,17 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
     observation): those are passed over; an event that names no op still to come is not one of
     the audit's and is left out, so one stray event cannot shift every later pairing.
     """
+    # Only the events that can pair with an op or be a copy are read further: leaving out one
+    # nested in an op changes neither which op a copy is in nor whether it is inside another copy.
+    relevant = {name for ops in marked.values() for _, name in ops} | _NEW_STORAGE_COPIES
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
     for event in profile.profiler.kineto_results.events():
-        by_thread.setdefault(event.start_thread_id(), []).append(
-            (event.start_ns(), -event.end_ns(), event.name(), event)
-        )
+        name = event.name()
+        if name in relevant or name.startswith(_THREAD_MARK):
+            by_thread.setdefault(event.start_thread_id(), []).append(
+                (event.start_ns(), -event.end_ns(), name, event)
+            )
     found: dict[int, list[tuple[str, str, int]]] = {}
     for events in by_thread.values():
         mark = next((item for item in events if item[2].startswith(_THREAD_MARK)), None)

@@ -7,8 +7,8 @@ For each model, rounds interleave
 * ``tracked``  the plain step inside ``sw.track_copies()``: the copy tracker alone, the floor
                the audit is built on;
 * ``audited``  ``sw.audit(model, *inputs)``: the same step with the copy tracker, module hooks,
-               autograd node hooks, the profiler for copies hidden inside ops, and the report
-               built (suggestions are not computed);
+               each backward op's autograd node, the profiler for copies hidden inside ops, and
+               the report built (suggestions are not computed);
 
 and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  With
 ``--baseline DIR`` (a source tree of another build: ``DIR/stridewidget``, e.g. from ``git archive``)
@@ -23,8 +23,8 @@ rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the a
 the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every layout read,
 recording the step as the audit runs it: backward op by op), ``no profiler`` (the whole audit with its profiler session
 replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
-each model it prints what each layer adds: interception, tracker, audit (module and node hooks,
-source lines, the report; net of the layouts the audit does not read), profiler.
+each model it prints what each layer adds: interception, tracker, audit (module hooks, autograd
+nodes, source lines, the report; net of the layouts the audit does not read), profiler.
 
 Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
       python benchmarks/bench_audit.py --breakdown [--only TEXT]

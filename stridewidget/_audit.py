@@ -10,8 +10,8 @@ see:
 * **source line** — in forward, the line that made the call, also inside torch's own modules
   (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
   call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python
-  frames of its own: autograd node pre/post hooks note which node ran each backward op, and each
-  node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
+  frames of its own: as each backward op is recorded, the autograd engine's own record of the
+  node it is running (``torch._C._current_autograd_node()``) is noted, and each node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
   made *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the
   node feeds).  A backward op with no forward call keeps its autograd node's name.
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
@@ -210,7 +210,7 @@ def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> None:
 
 
 class _Timeline:
-    """Which module / autograd node was running when each tracker event was recorded.
+    """Which module was running when each forward tracker event was recorded.
 
     ``marks`` is a list of (number of events so far, what runs from now on); an event with index
     ``i`` belongs to the last mark whose count is ``<= i``.
@@ -260,10 +260,11 @@ _PACKAGE_DIR = os.path.dirname(__file__) + os.sep
 _OVERRIDES_FILE = torch.overrides.__file__
 
 
-def _calling_line(func: Any) -> str:
-    """The line that made a user-level call, also when it is inside torch (``nn.Transformer``'s
-    own modules): the tracker's line is the innermost line outside torch, which for a torch
-    module is the line that called the model."""
+def _calling_frame(func: Any) -> tuple[str, int] | None:
+    """File and line of the frame that made a user-level call, also when it is inside torch
+    (``nn.Transformer``'s own modules): the tracker's line is the innermost line outside torch,
+    which for a torch module is the line that called the model.  Only read here; the text is
+    made by :func:`_line_text` for the few calls a report shows."""
     callee = getattr(func, "__code__", None)
     frame = sys._getframe(2)
     # A Python-level torch function that dispatches to the modes (F.multi_head_attention_forward)
@@ -274,13 +275,16 @@ def _calling_line(func: Any) -> str:
         or frame.f_code.co_filename == _OVERRIDES_FILE
     ):
         frame = frame.f_back
-    if frame is None:
-        return "<unknown>"
-    filename = frame.f_code.co_filename
+    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
+
+
+def _line_text(filename: str, line: int) -> str:
+    """``torch/nn/modules/transformer.py:12`` for library code (the path people know), else the
+    tracker's ``file.py:12`` or ``In[3], line 2``."""
     marker = filename.rfind("site-packages" + os.sep)
-    if marker >= 0:  # library code: the path people know (torch/nn/modules/transformer.py)
-        return f"{filename[marker + len('site-packages') + 1 :]}:{frame.f_lineno}"
-    return _describe_location(filename, frame.f_lineno)
+    if marker >= 0:
+        return f"{filename[marker + len('site-packages') + 1 :]}:{line}"
+    return _describe_location(filename, line)
 
 
 class _NodeOrigins:
@@ -289,20 +293,24 @@ class _NodeOrigins:
     def __init__(self, log: CopyLog) -> None:
         self.log = log
         self.of_node: dict[Any, int] = {}
-        self.location: dict[int, str] = {}  # event index -> the line that made the call
+        # event index -> file and line that made the call (None: no frame outside the package)
+        self.location: dict[int, tuple[str, int] | None] = {}
 
     def note_call(self, func: Any, result: Any) -> None:
         """Called as each user-level call returns, once the tracker recorded its event: the last
         one in the log."""
         index = len(self.log.events) - 1
-        self.location[index] = _calling_line(func)
+        self.location[index] = _calling_frame(func)
         for tensor in _tensors(result):
             if tensor.grad_fn is not None:
                 self.of_node.setdefault(tensor.grad_fn, index)
 
     def where(self, event: CopyEvent) -> str:
         """The forward line of a call event; the tracker's for loose ATen ops."""
-        return self.location.get(event.index) or event.location
+        if event.index not in self.location:
+            return event.location
+        frame = self.location[event.index]
+        return "<unknown>" if frame is None else _line_text(*frame)
 
     def resolve(self, roots: list[torch.Tensor]) -> None:
         """Nodes made inside a call (no call returned them) take the owner of the nearest owned
@@ -323,6 +331,28 @@ class _AuditRecorder(_Recorder):
     """Reads layouts only for the events a report can show (see ``_Recorder.every_layout``)."""
 
     every_layout = False
+
+
+class _BackwardRecorder(_AuditRecorder):
+    """Notes, for each event, the autograd node the engine was running in this thread (``None``
+    between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
+    a pre and a post hook registered on every node of the graph and run around it."""
+
+    def __init__(self, log: CopyLog) -> None:
+        super().__init__(log)
+        self.nodes: list[Any] = []
+
+    def record(
+        self,
+        call: str,
+        input_snapshots: tuple[Any, ...],
+        result: Any,
+        pending: Any,
+        filename: str,
+        line: int,
+    ) -> None:
+        self.nodes.append(torch._C._current_autograd_node())
+        super().record(call, input_snapshots, result, pending, filename, line)
 
 
 class _AuditCalls(_CallMode):
@@ -437,12 +467,17 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
     observation): those are passed over; an event that names no op still to come is not one of
     the audit's and is left out, so one stray event cannot shift every later pairing.
     """
+    # Only the events that can pair with an op or be a copy are read further: leaving out one
+    # nested in an op changes neither which op a copy is in nor whether it is inside another copy.
+    relevant = {name for ops in marked.values() for _, name in ops} | _NEW_STORAGE_COPIES
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
     for event in profile.profiler.kineto_results.events():
-        by_thread.setdefault(event.start_thread_id(), []).append(
-            (event.start_ns(), -event.end_ns(), event.name(), event)
-        )
+        name = event.name()
+        if name in relevant or name.startswith(_THREAD_MARK):
+            by_thread.setdefault(event.start_thread_id(), []).append(
+                (event.start_ns(), -event.end_ns(), name, event)
+            )
     found: dict[int, list[tuple[str, str, int]]] = {}
     for events in by_thread.values():
         mark = next((item for item in events if item[2].startswith(_THREAD_MARK)), None)
@@ -512,20 +547,6 @@ def _quiet_native_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _node_hooks(roots: list[torch.Tensor], timeline: _Timeline) -> None:
-    """Pre/post hooks on every node of the graph, marking the node that runs."""
-    pending = [t.grad_fn for t in roots if t.grad_fn is not None]
-    seen = set()
-    while pending:
-        node = pending.pop()
-        if node is None or node in seen:
-            continue
-        seen.add(node)
-        node.register_prehook(lambda grads, node=node: timeline.mark(node))
-        node.register_hook(lambda grads_in, grads_out: timeline.mark(None))
-        pending.extend(next_node for next_node, _ in node.next_functions)
-
-
 def _run_step(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],
@@ -592,33 +613,35 @@ def _audited_step(
             roots = _differentiable(output, loss_fn)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            backward_recorder = _AuditRecorder(CopyLog())
-            # no user-level calls in backward: the tracker's own call mode
-            with _tracking(
-                _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)
-            ) as backward_log:
-                backward_timeline = _Timeline(backward_log, None)
-                _node_hooks(roots, backward_timeline)
-                # Dense ones as the output gradient: the gradient of sum(), without the
-                # stride-0 expand that sum()'s backward would feed the model (an artefact of
-                # the loss, not of the model).  Torch-function handling is off around the call:
-                # else the tracker would see one user-level call (autograd.grad) holding every
-                # backward op, instead of each op alone.
-                with torch._C.DisableTorchFunction():
-                    torch.autograd.grad(
-                        roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
-                    )
+            backward_recorder = _BackwardRecorder(CopyLog())
+            # No user-level calls in backward: the tracker's own call mode.  Dense ones as the
+            # output gradient: the gradient of sum(), without the stride-0 expand that sum()'s
+            # backward would feed the model (an artefact of the loss, not of the model).
+            # Torch-function handling is off around the call: else the tracker would see one
+            # user-level call (autograd.grad) holding every backward op, instead of each op alone.
+            with (
+                _tracking(
+                    _CallMode(backward_recorder), _AuditOps(backward_recorder, _BACKWARD, marked)
+                ) as backward_log,
+                torch._C.DisableTorchFunction(),
+            ):
+                torch.autograd.grad(
+                    roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+                )
     hidden = _hidden_copies(profile, marked)
     forward_modules = forward_timeline.owners()
     copies = []
     for event in forward_log.events:
+        inside = hidden.get(event.index, ())
+        if event.kind != "copy" and not inside:
+            continue
         module, where = forward_modules[event.index], origins.where(event)
-        copies.extend(_copies_of("forward", module, where, event, hidden.get(event.index, ())))
+        copies.extend(_copies_of("forward", module, where, event, inside))
     if not backward:
         return copies
 
     names = {p: name for name, p in model.named_parameters()}
-    for event, node in zip(backward_log.events, backward_timeline.owners()):
+    for event, node in zip(backward_log.events, backward_recorder.nodes):
         inside = hidden.get(_BACKWARD + event.index, ())
         if event.kind != "copy" and not inside:
             continue

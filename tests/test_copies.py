@@ -804,3 +804,47 @@ def test_functionalized_views_alias_by_storage_identity():
         ("torch.Tensor.t", "view"),
         ("torch.Tensor.contiguous", "copy"),
     ]
+
+
+_BASE = torch.arange(24.0).reshape(2, 3, 4)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: _BASE,
+        lambda: _BASE.transpose(0, 2)[1:, ::2],
+        lambda: _BASE[1, :, 1:].clone().t(),
+        lambda: torch.nn.Parameter(_BASE.clone()),
+        lambda: _BASE.expand(5, 2, 3, 4),
+        lambda: torch.empty(0, 3),
+        lambda: torch.ones(3, dtype=torch.bool)[::2],
+        lambda: torch.arange(10, dtype=torch.int8)[3:],
+        lambda: torch.ones(2, 2, dtype=torch.complex64).conj(),
+        lambda: torch._neg_view(_BASE),
+        lambda: torch.ones(2, 3, device="meta").t(),
+        lambda: torch.ones(4, dtype=torch.float8_e4m3fn),
+        lambda: torch.quantize_per_tensor(torch.ones(4), 0.1, 0, torch.quint8),
+    ],
+)
+@pytest.mark.filterwarnings("ignore:torch.quantize_per_tensor:UserWarning")  # deprecated, still one
+def test_recorded_layout_is_the_adapters(make) -> None:
+    """The tracker reads a plain tensor's raw fields itself, and any other through the adapter:
+    either way an event's layout is the one ``sw.inspect`` gives for the tensor."""
+    tensor = make()
+    with sw.track_copies() as log:
+        torch.Tensor.view_as(tensor, tensor)
+    assert log.events[0].inputs == (sw.inspect(tensor),)
+
+
+def test_recorded_event_has_every_field() -> None:
+    """The tracker fills its events without the dataclass ``__init__``: each field is set, and to
+    what the call did."""
+    import dataclasses
+
+    x = torch.arange(6.0).reshape(2, 3)
+    with sw.track_copies() as log:
+        x.t().reshape(-1)
+    event = log.events[-1]
+    assert set(vars(event)) == {field.name for field in dataclasses.fields(CopyEvent)}
+    assert (event.index, event.kind, event.bytes_copied) == (1, "copy", x.numel() * 4)

@@ -45,8 +45,9 @@ import types
 from unittest import mock
 
 import torch
-from torch.overrides import TorchFunctionMode
-from torch.utils._python_dispatch import TorchDispatchMode
+
+# the same pass-through modes the tracker's own benchmark times (run as a script from benchmarks/)
+from bench_copies import _PassThroughCalls, _PassThroughOps
 
 import stridewidget as sw
 from stridewidget import _audit
@@ -109,16 +110,6 @@ def _tracked_step(model: torch.nn.Module, inputs: tuple) -> None:
         _run_step(model, inputs, True, None)
 
 
-class _PassCalls(TorchFunctionMode):
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
-
-
-class _PassOps(TorchDispatchMode):
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
-
-
 def _backward(model: torch.nn.Module, output) -> None:
     """The audit's backward: gradients w.r.t. the parameters, no function mode (op by op)."""
     roots = _differentiable(output, None)
@@ -128,9 +119,9 @@ def _backward(model: torch.nn.Module, output) -> None:
 
 
 def _bare_modes_step(model: torch.nn.Module, inputs: tuple) -> None:
-    with _PassCalls(), _PassOps():
+    with _PassThroughCalls(), _PassThroughOps():
         output = model(*inputs)
-    with _PassOps():
+    with _PassThroughOps():
         _backward(model, output)
 
 

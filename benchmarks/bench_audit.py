@@ -132,16 +132,20 @@ def _tracker_step(model: torch.nn.Module, inputs: tuple) -> None:
         _backward(model, output)
 
 
+class _NoSession:
+    """In place of the audit's profiler session: nothing collected, no hidden copies."""
+
+    def hidden_copies(self, marked) -> dict:
+        return {}
+
+
 @contextlib.contextmanager
-def _no_profiler():
-    yield None
+def _no_profiler(legacy: bool):
+    yield _NoSession()
 
 
 def _audit_without_profiler(model: torch.nn.Module, inputs: tuple) -> None:
-    with (
-        mock.patch.object(_audit, "_profiled", _no_profiler),
-        mock.patch.object(_audit, "_hidden_copies", lambda profile, marked: {}),
-    ):
+    with mock.patch.object(_audit, "_profiled", _no_profiler):
         sw.audit(model, *inputs)
 
 

@@ -64,6 +64,7 @@ from ._copies import (
     _format_bytes,
     _OpMode,
     _ops_text,
+    _Pending,
     _Recorder,
     _short_call,
     _tracking,
@@ -197,6 +198,12 @@ def _differentiable(
     return found
 
 
+def _step_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> set[torch.device]:
+    """The devices of the model's parameters and buffers and of the input tensors."""
+    devices = {t.device for t in model.state_dict(keep_vars=True).values()}
+    return devices | {tensor.device for value in inputs for tensor in _tensors(value)}
+
+
 def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> None:
     model_devices = {t.device for t in model.state_dict(keep_vars=True).values()}
     for position, value in enumerate(inputs):
@@ -328,9 +335,16 @@ class _NodeOrigins:
 
 
 class _AuditRecorder(_Recorder):
-    """Reads layouts only for the events a report can show (see ``_Recorder.every_layout``)."""
+    """Reads layouts only for the events a report can show (see ``_Recorder.every_layout``), and
+    decides no kind for an event that moved no data and wrote nothing: it is not a copy, and the
+    report draws only the inputs of a call that hid one (whose result never reaches Python).  Such
+    an event keeps its place in the log (module timeline, autograd nodes), its call and ops, and
+    its inputs' snapshots when it ran an op that can hide a copy; its kind stays ``""``."""
 
     every_layout = False
+
+    def unread(self, pending: _Pending) -> bool:
+        return not (pending.fresh_copy or pending.written)
 
 
 class _BackwardRecorder(_AuditRecorder):
@@ -338,9 +352,17 @@ class _BackwardRecorder(_AuditRecorder):
     between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
     a pre and a post hook registered on every node of the graph and run around it."""
 
+    user_lines = False  # a backward copy's line is its forward call's (or its node's name)
+
     def __init__(self, log: CopyLog) -> None:
         super().__init__(log)
         self.nodes: list[Any] = []
+
+    def record_unread(
+        self, call: str, pending: _Pending, arguments: Any, filename: str, line: int
+    ) -> None:
+        self.nodes.append(torch._C._current_autograd_node())
+        super().record_unread(call, pending, arguments, filename, line)
 
     def record(
         self,
@@ -409,29 +431,30 @@ class _Marked(dict):
         return self[ident]
 
 
-_PROFILER_NAMES: dict[Any, str | None] = {}
+_PROFILER_NAMES: dict[int, tuple[Any, str | None]] = {}  # keyed like _copies._OP_INFO
 
 
 def _profiler_name(func: Any) -> str | None:
     """The profiler's name of ``func`` (``aten::addmm``) when a kernel of it can copy data into
     new storage that no dispatch mode sees, else ``None``: a view (every result aliases an input:
     no kernel runs) or a copy op itself (the copy it makes is the tracker's own event)."""
-    name = _PROFILER_NAMES.get(func, False)
-    if name is False:
-        returns = func._schema.returns
-        is_view = bool(returns) and all(
-            r.alias_info is not None and not r.alias_info.is_write for r in returns
-        )
-        can_hide = not is_view and func.overloadpacket.__name__ not in COPY_OPS
-        name = _PROFILER_NAMES[func] = func._schema.name if can_hide else None
+    entry = _PROFILER_NAMES.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    returns = func._schema.returns
+    is_view = bool(returns) and all(
+        r.alias_info is not None and not r.alias_info.is_write for r in returns
+    )
+    can_hide = not is_view and func.overloadpacket.__name__ not in COPY_OPS
+    name = func._schema.name if can_hide else None
+    _PROFILER_NAMES[id(func)] = (func, name)
     return name
 
 
-def _collect(on: bool) -> None:
-    """Turn this thread's ``RecordFunction`` events, which the profiler collects, on or off: a
-    thread-local flag (the profiler's own ``toggle_collection_dynamic`` re-registers its global
-    callbacks, which costs ~20-150 µs a call)."""
-    torch._C._autograd._enable_record_function(on)
+# Turns this thread's ``RecordFunction`` events, which the profiler collects, on or off: a
+# thread-local flag (the profiler's own ``toggle_collection_dynamic`` re-registers its global
+# callbacks, which costs ~20-150 µs a call).  The builtin itself: it runs twice per op.
+_collect = torch._C._autograd._enable_record_function
 
 
 _THREAD_MARK = "sw.audit:thread:"
@@ -457,39 +480,57 @@ _CPP_ITEMSIZE = {
 }
 
 
-def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, str, int]]]:
-    """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op.
+# ``c10::ScalarType`` numbers, as the profiler records a ``dtype`` argument, and their sizes.
+_SCALAR_TYPE_ITEMSIZE = {
+    0: 1,
+    1: 1,
+    2: 2,
+    3: 4,
+    4: 8,
+    5: 2,
+    6: 4,
+    7: 8,
+    8: 4,
+    9: 8,
+    10: 16,
+    11: 1,
+    15: 2,
+}
 
-    Reads the profiler's raw events and nests them by time per thread: building the profiler's
-    own event tree (``profile.events()``) costs many times the audited step.  After a thread's
-    mark, each outermost event is the next op of ``marked`` for that thread.  One of another name
-    means that ops before it recorded no event (the dispatcher lets an operator opt out of
-    observation): those are passed over; an event that names no op still to come is not one of
-    the audit's and is left out, so one stray event cannot shift every later pairing.
+
+def _hidden_copies(events: Iterable[Any], marked: _Marked) -> dict[int, list[tuple[str, str, int]]]:
+    """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op, from
+    the events of ``torch.profiler`` (:class:`_KinetoSession`).
+
+    Nests the raw events by time per thread: building the profiler's own event tree
+    (``profile.events()``) costs many times the audited step.  After a thread's mark, each
+    outermost event is the next op of ``marked`` for that thread.  One of another name means that
+    ops before it recorded no event (the dispatcher lets an operator opt out of observation):
+    those are passed over; an event that names no op still to come is not one of the audit's and
+    is left out, so one stray event cannot shift every later pairing.
     """
     # Only the events that can pair with an op or be a copy are read further: leaving out one
     # nested in an op changes neither which op a copy is in nor whether it is inside another copy.
     relevant = {name for ops in marked.values() for _, name in ops} | _NEW_STORAGE_COPIES
     # (start, -end, name, event) per thread: each native accessor is called once per event
     by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
-    for event in profile.profiler.kineto_results.events():
+    for event in events:
         name = event.name()
         if name in relevant or name.startswith(_THREAD_MARK):
             by_thread.setdefault(event.start_thread_id(), []).append(
                 (event.start_ns(), -event.end_ns(), name, event)
             )
     found: dict[int, list[tuple[str, str, int]]] = {}
-    for events in by_thread.values():
-        mark = next((item for item in events if item[2].startswith(_THREAD_MARK)), None)
+    for thread_events in by_thread.values():
+        mark = next((item for item in thread_events if item[2].startswith(_THREAD_MARK)), None)
         if mark is None:  # a thread that ran no op that can hide a copy
             continue
-        ops = marked[int(mark[2][len(_THREAD_MARK) :])]
-        position = 0  # of the next op not paired yet
+        pairing = _Pairing(marked[int(mark[2][len(_THREAD_MARK) :])])
         after = -mark[1]  # events before the mark are not the audit's (collection on by default)
-        events.sort(key=lambda item: item[:2])
+        thread_events.sort(key=lambda item: item[:2])
         # each open event: (end, event index, the outermost op, inside a copy)
         stack: list[tuple[int, int, str, bool]] = []
-        for start, negative_end, name, event in events:
+        for start, negative_end, name, event in thread_events:
             if start < after or event is mark[3]:
                 continue
             while stack and stack[-1][0] <= start:
@@ -497,10 +538,7 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
             if stack:
                 index, hiding, inside_copy = stack[-1][1:]
             else:  # an op that can hide a copy (never a copy op)
-                paired = next((p for p in range(position, len(ops)) if ops[p][1] == name), None)
-                index = -1 if paired is None else ops[paired][0]
-                position = position if paired is None else paired + 1
-                hiding, inside_copy = name, False
+                index, hiding, inside_copy = pairing.next(name), name, False
             if index >= 0 and not inside_copy and stack and name in _NEW_STORAGE_COPIES:
                 inside_copy = True
                 shapes, dtypes = event.shapes(), event.dtypes()
@@ -508,6 +546,10 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
                 for size in shapes[0] if shapes else ():
                     numel *= size
                 itemsize = _CPP_ITEMSIZE.get(dtypes[0] if dtypes else "", 0)
+                if name == "aten::_to_copy":  # its result's dtype: the argument, if one is given
+                    inputs = event.concrete_inputs()
+                    if len(inputs) > 1 and inputs[1] is not None:
+                        itemsize = _SCALAR_TYPE_ITEMSIZE.get(inputs[1], 0)
                 found.setdefault(index, []).append(
                     (hiding.replace("::", "."), name.replace("::", "."), numel * itemsize)
                 )
@@ -515,20 +557,138 @@ def _hidden_copies(profile: Any, marked: _Marked) -> dict[int, list[tuple[str, s
     return found
 
 
-@contextmanager
-def _profiled() -> Iterator[Any]:
-    from torch.profiler import profile
+class _Pairing:
+    """Pairs a thread's outermost profiler events with the ops ``marked`` noted for it, in order."""
 
-    profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
-    with _quiet_native_stderr():
-        profiler.start()
+    def __init__(self, ops: list[tuple[int, str]]) -> None:
+        self.ops = ops
+        self.position = 0  # of the next op not paired yet
+
+    def next(self, name: str) -> int:
+        """The tracker event index of the next op named ``name`` (ops before it recorded no
+        event), or -1 when no op still to come has that name (an event not of the audit's)."""
+        ops = self.ops
+        for position in range(self.position, len(ops)):
+            if ops[position][1] == name:
+                self.position = position + 1
+                return ops[position][0]
+        return -1
+
+
+def _hidden_copies_legacy(
+    records: list[list[Any]], marked: _Marked
+) -> dict[int, list[tuple[str, str, int]]]:
+    """:func:`_hidden_copies` from the legacy profiler's records (:class:`_LegacySession`): a list
+    of events per thread in the order they happened, each op a ``push`` and a ``pop`` (nesting
+    needs no timestamps), each allocation a ``memory_alloc`` with its size.  A hidden copy's bytes
+    are those of the first allocation made inside it: its result's buffer, allocated before any
+    data is copied into it (``clone`` = ``empty_like`` + ``copy_``)."""
+    found: dict[int, list[tuple[str, str, int]]] = {}
+    for events in records:
+        pairing: _Pairing | None = None
+        # each open op: (handle, event index, the outermost op, the copy it is in or None)
+        stack: list[tuple[int, int, str, list | None]] = []
+        for event in events:
+            kind = event.kind()
+            if kind == "push":
+                name = event.name()
+                if pairing is None:  # before the thread's mark: not the audit's
+                    if name.startswith(_THREAD_MARK):
+                        pairing = _Pairing(marked[int(name[len(_THREAD_MARK) :])])
+                    continue
+                if stack:
+                    index, hiding, inside = stack[-1][1:]
+                    if index >= 0 and inside is None and name in _NEW_STORAGE_COPIES:
+                        # [op that hid it, copy op, bytes, bytes known]
+                        inside = [hiding.replace("::", "."), name.replace("::", "."), 0, False]
+                        found.setdefault(index, []).append(inside)
+                else:  # an op that can hide a copy (never a copy op)
+                    index, hiding, inside = pairing.next(name), name, None
+                stack.append((event.handle(), index, hiding, inside))
+            elif kind == "pop":
+                handle = event.handle()
+                for depth in range(len(stack) - 1, -1, -1):
+                    if stack[depth][0] == handle:
+                        del stack[depth:]
+                        break
+            elif kind == "memory_alloc" and stack:
+                inside = stack[-1][3]
+                if inside is not None and not inside[3] and event.cpu_memory_usage() > 0:
+                    inside[2], inside[3] = event.cpu_memory_usage(), True
+    return {
+        index: [(hiding, name, size) for hiding, name, size, _ in copies]
+        for index, copies in found.items()
+    }
+
+
+class _KinetoSession:
+    """``torch.profiler`` (CPU activity, shapes and dtypes recorded): a hidden copy's bytes are
+    its shape times its dtype's size, on any device.  ~12 µs per recorded event here."""
+
+    def __init__(self) -> None:
+        from torch.profiler import profile
+
+        self.profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
+
+    def start(self) -> None:
+        with _quiet_native_stderr():
+            self.profiler.start()
+
+    def stop(self) -> None:
+        with _quiet_native_stderr():
+            self.profiler.stop()
+
+    def hidden_copies(self, marked: _Marked) -> dict[int, list[tuple[str, str, int]]]:
+        return _hidden_copies(self.profiler.profiler.kineto_results.events(), marked)
+
+
+class _LegacySession:
+    """The autograd profiler's legacy collector (``torch.autograd._enable_profiler_legacy``, which
+    ``torch.autograd.profiler_legacy`` wraps), allocations recorded: ~2 µs per recorded event
+    against ~12 µs for ``torch.profiler`` with shapes (``benchmarks/bench_audit.py
+    --profilers``).  It has no dtypes; a hidden copy's bytes are the size of the buffer it
+    allocated, which the CPU allocator reports exactly (CUDA's caching allocator reports its
+    rounded block sizes), so it serves steps that run on the CPU only."""
+
+    records: list[list[Any]]
+
+    def start(self) -> None:
+        config = torch.autograd.ProfilerConfig(
+            torch.autograd.ProfilerState.CPU,
+            False,  # shapes
+            True,  # memory
+            False,  # stack
+            False,  # flops
+            False,  # modules
+            torch._C._profiler._ExperimentalConfig(),
+        )
+        torch.autograd._enable_profiler_legacy(config)
+
+    def stop(self) -> None:
+        self.records = torch.autograd._disable_profiler_legacy()
+
+    def hidden_copies(self, marked: _Marked) -> dict[int, list[tuple[str, str, int]]]:
+        return _hidden_copies_legacy(self.records, marked)
+
+
+def _legacy_profiler_usable(devices: set[torch.device]) -> bool:
+    """The legacy collector serves a step whose tensors are all on the CPU, while this torch
+    still has it (``torch.autograd.profiler_legacy`` is deprecated); else ``torch.profiler``."""
+    return all(device.type == "cpu" for device in devices) and hasattr(
+        torch.autograd, "_enable_profiler_legacy"
+    )
+
+
+@contextmanager
+def _profiled(legacy: bool) -> Iterator[_KinetoSession | _LegacySession]:
+    session = _LegacySession() if legacy else _KinetoSession()
+    session.start()
     _collect(False)  # on only while an op that can hide a copy runs (_AuditOps)
     try:
-        yield profiler
+        yield session
     finally:
         _collect(True)  # the default, which other profilers rely on
-        with _quiet_native_stderr():
-            profiler.stop()
+        session.stop()
 
 
 @contextmanager
@@ -592,7 +752,7 @@ def _audited_step(
     origins = _NodeOrigins(forward_recorder.log)
     marked = _Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
-    with _profiled() as profile:
+    with _profiled(_legacy_profiler_usable(_step_devices(model, inputs))) as profile:
         try:
             with _tracking(
                 _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
@@ -628,7 +788,7 @@ def _audited_step(
                 torch.autograd.grad(
                     roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
                 )
-    hidden = _hidden_copies(profile, marked)
+    hidden = profile.hidden_copies(marked)
     forward_modules = forward_timeline.owners()
     copies = []
     for event in forward_log.events:

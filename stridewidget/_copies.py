@@ -140,32 +140,36 @@ def _argument(args: tuple[Any, ...], kwargs: dict, position: int, name: str) -> 
     return args[position] if position < len(args) else kwargs.get(name)
 
 
-_OP_INFO: dict[Any, _OpInfo] = {}
+# Caches keyed by ``id(func)``, each entry holding ``func`` itself (so the id stays its own): an
+# OpOverload's ``__hash__`` is Python code, called for every op a mode sees.
+_OP_INFO: dict[int, tuple[Any, _OpInfo]] = {}
 _IMPLICIT = torch._C.DispatchKey.CompositeImplicitAutograd
 
 
 def _op_info(func: Any) -> _OpInfo:
-    info = _OP_INFO.get(func)
-    if info is None:
-        packet = func.overloadpacket.__name__
-        is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
-        arguments = list(enumerate(func._schema.arguments))
-        written = tuple(
-            (position, argument.name)
-            for position, argument in arguments
-            if argument.alias_info is not None and argument.alias_info.is_write
-        )
-        combining = tuple(
-            (position, argument.name)
-            for position, argument in arguments
-            if argument.name in ("accumulate", "reduce")
-        )
-        # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
-        try:
-            decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
-        except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
-            decomposes = False
-        info = _OP_INFO[func] = _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining)
+    entry = _OP_INFO.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    packet = func.overloadpacket.__name__
+    is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
+    arguments = list(enumerate(func._schema.arguments))
+    written = tuple(
+        (position, argument.name)
+        for position, argument in arguments
+        if argument.alias_info is not None and argument.alias_info.is_write
+    )
+    combining = tuple(
+        (position, argument.name)
+        for position, argument in arguments
+        if argument.name in ("accumulate", "reduce")
+    )
+    # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
+    try:
+        decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
+    except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
+        decomposes = False
+    info = _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining)
+    _OP_INFO[id(func)] = (func, info)
     return info
 
 
@@ -765,9 +769,44 @@ class _Recorder:
     #: snapshot's cost, and calls that only made views are nearly half of a step's events.
     every_layout = True
 
+    #: The user's source line is read for each event (the audit's backward recorder has no
+    #: use for it: backward ops have no Python frames of their own).
+    user_lines = True
+
     def __init__(self, log: CopyLog) -> None:
         self.log = log
         self.pending: _Pending | None = None
+
+    def unread(self, pending: _Pending) -> bool:
+        """Is this an event whose kind nothing will read, so that it is recorded by
+        :meth:`record_unread`?  Never for the tracker; the audit's subclass says yes to events
+        that moved no data and wrote nothing (they cannot be copies)."""
+        return False
+
+    def record_unread(
+        self, call: str, pending: _Pending, arguments: Any, filename: str, line: int
+    ) -> None:
+        """Add an event :meth:`unread` chose: its kind ``""`` (not decided: no aliasing read), no
+        outputs; its inputs' snapshots only when ``pending.keep_layouts`` (it ran an op that can
+        hide a copy, whose source the audit may draw)."""
+        inputs = _snapshots(arguments) if pending.keep_layouts else ()
+        self.log.events.append(
+            CopyEvent._recorded(
+                index=len(self.log.events),
+                call=call,
+                ops=tuple(pending.ops),
+                kind="",
+                aliases_input=False,
+                allocated=False,
+                returned_input=False,
+                wrote_input=False,
+                bytes_copied=0,
+                filename=filename,
+                line=line,
+                _inputs=inputs,
+                _outputs=(),
+            )
+        )
 
     def record(
         self,
@@ -860,9 +899,15 @@ class _CallMode(TorchFunctionMode):
         finally:
             recorder.pending = outer
         if pending.ops or _has_array(result):
-            filename, line = _user_frame()
-            input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
-            recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
+            if recorder.unread(pending):
+                filename, line = (
+                    _user_frame() if recorder.user_lines and pending.keep_layouts else ("", 0)
+                )
+                recorder.record_unread(_call_name(func), pending, (args, kwargs), filename, line)
+            else:
+                filename, line = _user_frame() if recorder.user_lines else ("", 0)
+                input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
+                recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
             self.recorded(func, result)
         return result
 
@@ -892,7 +937,7 @@ def _note_op(
 
 # --- which composite ops move data: their reference decompositions, followed on meta tensors --------
 
-_MOVES_DATA: dict[Any, bool] = {}
+_MOVES_DATA: dict[int, tuple[Any, bool]] = {}  # keyed like _OP_INFO
 
 
 def _storage_id(t: torch.Tensor) -> int:
@@ -957,9 +1002,11 @@ def _moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
     every result through primitive moves and views only.  An op without a decomposition, or one
     whose decomposition fails on meta tensors, counts as compute.
     """
-    answer = _MOVES_DATA.get(func)
-    if answer is None:
-        answer = _MOVES_DATA[func] = _follow_data(func, args, kwargs)
+    entry = _MOVES_DATA.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    answer = _follow_data(func, args, kwargs)
+    _MOVES_DATA[id(func)] = (func, answer)
     return answer
 
 
@@ -1026,8 +1073,13 @@ class _OpMode(TorchDispatchMode):
             finally:
                 if standalone:
                     recorder.pending = None
-            if standalone:
-                filename, line = _user_frame()
+            if standalone and recorder.unread(pending):
+                filename, line = (
+                    _user_frame() if recorder.user_lines and pending.keep_layouts else ("", 0)
+                )
+                recorder.record_unread(info.name, pending, (args, kwargs), filename, line)
+            elif standalone:
+                filename, line = _user_frame() if recorder.user_lines else ("", 0)
                 input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
                 recorder.record(info.name, input_snapshots, result, pending, filename, line)
         finally:

@@ -164,7 +164,67 @@ class _GappedLinear(torch.nn.Module):
         return self.linear(x[:, ::2])  # a gapped operand: addmm clones it inside its kernel
 
 
-def test_copies_hidden_inside_an_op_are_counted_and_named():
+@pytest.fixture(params=["legacy collector", "torch.profiler"])
+def collector(request, monkeypatch):
+    """Each test of copies hidden inside kernels runs with both of the audit's profiler sessions:
+    the autograd profiler's legacy collector (CPU steps, bytes from allocations) and
+    ``torch.profiler`` (any device, bytes from shapes and dtypes)."""
+    from stridewidget import _audit
+
+    if request.param == "legacy collector":
+        assert _audit._legacy_profiler_usable({torch.device("cpu")})  # this torch still has it
+    else:
+        monkeypatch.setattr(_audit, "_legacy_profiler_usable", lambda devices: False)
+    return request.param
+
+
+def _facts(report) -> list[tuple]:
+    return [
+        (c.phase, c.module, c.where, c.call, c.ops, c.bytes, c.hidden_in, c.source, c.result)
+        for c in report.copies
+    ]
+
+
+@pytest.mark.parametrize("name", ["transformer-layer-transposed", "bert"])
+def test_both_collectors_report_the_same_copies(name, monkeypatch):
+    """Same copies, bytes, places and layouts from either profiler session, on real models whose
+    kernels hide clones (attention backward) and dtype conversions (scalar arguments)."""
+    from stridewidget import _audit
+
+    torch.manual_seed(0)
+    model, inputs = REAL_MODELS[name]()
+    legacy = sw.audit(model, *inputs)
+    monkeypatch.setattr(_audit, "_legacy_profiler_usable", lambda devices: False)
+    kineto = sw.audit(model, *inputs)
+    assert any(c.hidden_in for c in legacy.copies)
+    assert _facts(legacy) == _facts(kineto)
+
+
+def test_profiler_dtype_numbers_are_torchs():
+    """``torch.profiler`` records a ``dtype`` argument as a ``c10::ScalarType`` number; the audit's
+    table of their sizes is checked against torch's own dtypes, through the profiler."""
+    from stridewidget._audit import _SCALAR_TYPE_ITEMSIZE
+
+    dtypes = [
+        torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
+        torch.float64, torch.complex64, torch.complex128, torch.bool, torch.bfloat16,
+    ]  # fmt: skip
+    x = torch.ones(3, dtype=torch.float32)
+    with torch.profiler.profile(
+        activities=[torch.profiler.ProfilerActivity.CPU], record_shapes=True
+    ) as profile:
+        for dtype in dtypes:
+            x.to(dtype)
+    numbers = [
+        event.concrete_inputs()[1]
+        for event in profile.profiler.kineto_results.events()
+        if event.name() == "aten::_to_copy"
+    ]
+    assert len(numbers) == len(dtypes)
+    assert [_SCALAR_TYPE_ITEMSIZE[n] for n in numbers] == [d.itemsize for d in dtypes]
+
+
+def test_copies_hidden_inside_an_op_are_counted_and_named(collector):
     x = torch.randn(5, 16)
     gapped = x[:, ::2]
     with sw.track_copies() as log:  # the tracker alone does not see this copy
@@ -189,7 +249,7 @@ class _TwoGapped(torch.nn.Module):
         return self.second(hidden[:, ::2])  # another gapped operand: a second clone in addmm
 
 
-def test_each_hidden_copy_belongs_to_its_own_call():
+def test_each_hidden_copy_belongs_to_its_own_call(collector):
     """The profiler's events are paired with the ops that ran them, in order, in forward and in
     backward: each clone lands on its own call, module and line, with its operand's bytes."""
     torch.manual_seed(0)
@@ -215,7 +275,7 @@ class _Flip(torch.nn.Module):
         return x.flip(0) * 2
 
 
-def test_backward_copies_point_at_the_forward_line():
+def test_backward_copies_point_at_the_forward_line(collector):
     """flip's gradient is a flip: a backward copy whose line is the forward flip's."""
     model = torch.nn.Sequential(torch.nn.Linear(4, 4), _Flip())
     report = sw.audit(model, torch.randn(3, 4))
@@ -577,4 +637,65 @@ def test_profiler_events_pair_with_their_ops_past_missing_and_stray_events():
         )
     )
     expected_bytes = torch.empty(clone_shape, dtype=torch.float32).nbytes
-    assert _hidden_copies(profile, marked) == {2: [("aten.addmm", "aten.clone", expected_bytes)]}
+    assert _hidden_copies(profile.profiler.kineto_results.events(), marked) == {
+        2: [("aten.addmm", "aten.clone", expected_bytes)]
+    }
+
+
+class _LegacyEvent:
+    """The accessors of a legacy profiler record that the audit reads."""
+
+    def __init__(self, kind, name="", handle=0, usage=0):
+        self._kind, self._name, self._handle, self._usage = kind, name, handle, usage
+
+    def kind(self):
+        return self._kind
+
+    def name(self):
+        return self._name
+
+    def handle(self):
+        return self._handle
+
+    def cpu_memory_usage(self):
+        return self._usage
+
+
+def _op(name, handle, *inside):
+    return [_LegacyEvent("push", name, handle), *inside, _LegacyEvent("pop", handle=handle)]
+
+
+def test_legacy_records_pair_with_their_ops_and_take_the_first_allocation():
+    """The legacy collector's records nest by push/pop: pairing as with ``torch.profiler``
+    (missing and stray events), a copy's bytes from the first allocation inside it, a clone
+    inside a clone counted once, allocations outside copies and frees ignored."""
+    from stridewidget._audit import _THREAD_MARK, _hidden_copies_legacy, _Marked
+
+    marked = _Marked({7: [(0, "aten::mm"), (1, "aten::unobserved"), (2, "aten::addmm")]})
+    alloc = _LegacyEvent("memory_alloc", usage=48)
+    records = [
+        [
+            _LegacyEvent("mark", "__start_profile"),
+            *_op("aten::before_the_mark", 1, *_op("aten::clone", 2, alloc)),  # not the audit's
+            *_op(f"{_THREAD_MARK}7", 3),
+            *_op("aten::mm", 4, _LegacyEvent("memory_alloc", usage=16)),
+            *_op("aten::stray", 5, *_op("aten::clone", 6, alloc)),  # named by no op to come
+            *_op(
+                "aten::addmm",
+                7,
+                _LegacyEvent("memory_alloc", usage=64),  # addmm's own result: not a copy
+                *_op(
+                    "aten::clone",
+                    8,
+                    *_op("aten::empty_like", 9, _LegacyEvent("memory_alloc", usage=96)),
+                    *_op("aten::clone", 10, _LegacyEvent("memory_alloc", usage=12)),
+                    _LegacyEvent("memory_alloc", usage=-96),
+                ),
+                *_op("aten::_to_copy", 11, _LegacyEvent("memory_alloc", usage=8)),
+            ),
+            _LegacyEvent("memory_alloc", usage=-8),
+        ]
+    ]
+    assert _hidden_copies_legacy(records, marked) == {
+        2: [("aten.addmm", "aten.clone", 96), ("aten.addmm", "aten._to_copy", 8)]
+    }

@@ -590,7 +590,14 @@ def _hidden_copies_legacy(
         stack: list[tuple[int, int, str, list | None]] = []
         for event in events:
             kind = event.kind()
-            if kind == "push":
+            if kind == "pop":
+                if stack:
+                    handle = event.handle()
+                    for depth in range(len(stack) - 1, -1, -1):
+                        if stack[depth][0] == handle:
+                            del stack[depth:]
+                            break
+            elif kind == "push":
                 name = event.name()
                 if pairing is None:  # before the thread's mark: not the audit's
                     if name.startswith(_THREAD_MARK):
@@ -605,13 +612,7 @@ def _hidden_copies_legacy(
                 else:  # an op that can hide a copy (never a copy op)
                     index, hiding, inside = pairing.next(name), name, None
                 stack.append((event.handle(), index, hiding, inside))
-            elif kind == "pop":
-                handle = event.handle()
-                for depth in range(len(stack) - 1, -1, -1):
-                    if stack[depth][0] == handle:
-                        del stack[depth:]
-                        break
-            elif kind == "memory_alloc" and stack:
+            elif stack and kind == "memory_alloc":
                 inside = stack[-1][3]
                 if inside is not None and not inside[3] and event.cpu_memory_usage() > 0:
                     inside[2], inside[3] = event.cpu_memory_usage(), True

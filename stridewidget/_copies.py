@@ -285,11 +285,26 @@ class _Snapshot:
                 _Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),
             )
 
+    @classmethod
+    def for_drawing(cls, obj: Any) -> _Snapshot:
+        """A snapshot whose layout may be drawn but from which no aliasing is decided: a plain
+        tensor's raw fields only (no extent, no reference); anything else as ``cls(obj)``."""
+        if type(obj) in _PLAIN_TENSOR_TYPES:
+            raw = _plain_fields(obj)
+            if raw is not None:
+                snapshot = object.__new__(cls)
+                snapshot._raw, snapshot._layout, snapshot._fields = raw, None, None
+                snapshot.extents, snapshot.ref = (), None
+                return snapshot
+        return cls(obj)
+
     def read_layout(self) -> None:
         """Read the tensor's layout fields now: at once, or, for a snapshot made with
         ``layout=False``, later in the same call, while the tensor is alive and unchanged."""
+        if self._raw is not None or self._fields is not None:
+            return
         obj = self.ref()
-        if self._raw is None and self._fields is None and isinstance(obj, torch.Tensor):
+        if isinstance(obj, torch.Tensor):
             try:
                 self._fields = torch_layout_fields(obj)
             except (LayoutError, RuntimeError, NotImplementedError, TypeError):
@@ -789,7 +804,11 @@ class _Recorder:
         """Add an event :meth:`unread` chose: its kind ``""`` (not decided: no aliasing read), no
         outputs; its inputs' snapshots only when ``pending.keep_layouts`` (it ran an op that can
         hide a copy, whose source the audit may draw)."""
-        inputs = _snapshots(arguments) if pending.keep_layouts else ()
+        inputs = (
+            tuple([_Snapshot.for_drawing(obj) for obj in _distinct(_arrays_in(arguments, []))])
+            if pending.keep_layouts
+            else ()
+        )
         self.log.events.append(
             CopyEvent._recorded(
                 index=len(self.log.events),

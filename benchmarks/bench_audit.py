@@ -24,7 +24,8 @@ the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every
 recording the step as the audit runs it: backward op by op), ``no profiler`` (the whole audit with its profiler session
 replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
 each model it prints what each layer adds: interception, tracker, audit (module hooks, autograd
-nodes, source lines, the report; net of the layouts the audit does not read), profiler.
+nodes, source lines, the report; net of what the audit does not read: it decides no aliasing for
+an event that moved no data and wrote nothing, so this layer can come out negative), profiler.
 
 Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
       python benchmarks/bench_audit.py --breakdown [--only TEXT]

@@ -28,7 +28,7 @@
 # A copy is a data-movement op (`clone`, `cat`, `_to_copy`, ...) that a call ran — seen by the
 # copy tracker — or a `clone` / `_to_copy` that a kernel ran *inside* another op (`addmm`
 # cloning a gapped operand, a convolution's backward making its gradient contiguous), seen by
-# `torch.profiler` and named "`aten.clone in aten.convolution_backward`".  Reorders a library
+# PyTorch's profiler and named "`aten.clone in aten.convolution_backward`".  Reorders a library
 # does without any ATen op (oneDNN's, inside a CPU convolution) are invisible to both.
 
 # %%

@@ -11,20 +11,25 @@ see:
   (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
   call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python
   frames of its own: as each backward op is recorded, the autograd engine's own record of the
-  node it is running (``torch._C._current_autograd_node()``) is noted, and each node is traced to the forward call that created it (its output's ``grad_fn``, or, for nodes
-  made *inside* one call such as ``F.multi_head_attention_forward``, the call whose output the
-  node feeds).  A backward op with no forward call keeps its autograd node's name.
+  node it is running (``torch._C._current_autograd_node()``) is noted, and each node is traced
+  to the forward call that created it (its output's ``grad_fn``, or, for nodes made *inside*
+  one call such as ``F.multi_head_attention_forward``, the call whose output the node feeds).  A backward op with no forward call keeps its autograd node's name.
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
   ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
-  step runs under ``torch.profiler`` (CPU activity, shapes recorded); the tracker's op mode,
+  step runs under a profiler session: for a step on the CPU, the autograd profiler's legacy
+  collector with allocations recorded (:class:`_LegacySession`, several times cheaper per event;
+  a hidden copy's bytes are its buffer's), else ``torch.profiler`` with shapes and dtypes
+  (:class:`_KinetoSession`); both are tested to give the same report.  The tracker's op mode,
   subclassed, notes in each thread which ATen op ran for which tracker event, in order, and the
   profiler's outermost events are paired with them.  Each outermost ``clone`` / ``_to_copy``
   under a non-copy op becomes a copy with ``hidden_in`` naming that op.  Reorders a library
   makes without an ATen op (oneDNN's inside a CPU convolution) stay invisible.
 
 The cost is per op, plus one profiler session per step that collects only while an op that can
-hide a copy runs (not a view, not a copy op): ``benchmarks/bench_audit.py`` measures it, and with
-``--breakdown`` which layer (Python interception, the tracker, the audit, the profiler) costs what.
+hide a copy runs (not a view, not a copy op); an event that moved no data and wrote nothing is
+recorded without the tracker's aliasing reads (it cannot be a copy).
+``benchmarks/bench_audit.py`` measures the cost, and with ``--breakdown`` which layer (Python
+interception, the tracker, the audit, the profiler) costs what.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
 they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
 running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
@@ -645,11 +650,11 @@ class _KinetoSession:
 
 class _LegacySession:
     """The autograd profiler's legacy collector (``torch.autograd._enable_profiler_legacy``, which
-    ``torch.autograd.profiler_legacy`` wraps), allocations recorded: ~2 µs per recorded event
-    against ~12 µs for ``torch.profiler`` with shapes (``benchmarks/bench_audit.py
-    --profilers``).  It has no dtypes; a hidden copy's bytes are the size of the buffer it
-    allocated, which the CPU allocator reports exactly (CUDA's caching allocator reports its
-    rounded block sizes), so it serves steps that run on the CPU only."""
+    ``torch.autograd.profiler_legacy`` wraps), allocations recorded: per collected op ~5× cheaper
+    than ``torch.profiler`` with shapes (``benchmarks/bench_profilers.py``).  It records no
+    dtypes; a hidden copy's bytes are the size of the buffer it allocated, which the CPU
+    allocator reports exactly (CUDA's caching allocator reports its rounded block sizes), so it
+    serves steps that run on the CPU only."""
 
     records: list[list[Any]]
 

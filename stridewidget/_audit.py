@@ -679,9 +679,13 @@ class _LegacySession:
 
 def _legacy_profiler_usable(devices: set[torch.device]) -> bool:
     """The legacy collector serves a step whose tensors are all on the CPU, while this torch
-    still has it (``torch.autograd.profiler_legacy`` is deprecated); else ``torch.profiler``."""
-    return all(device.type == "cpu" for device in devices) and hasattr(
-        torch.autograd, "_enable_profiler_legacy"
+    still has it (``torch.autograd.profiler_legacy`` is deprecated) and no profiler runs already
+    (the user's own ``torch.profiler`` around the audit: the legacy one cannot start inside it,
+    ``torch.profiler`` can); else ``torch.profiler``."""
+    return (
+        all(device.type == "cpu" for device in devices)
+        and hasattr(torch.autograd, "_enable_profiler_legacy")
+        and not torch.autograd._profiler_enabled()
     )
 
 

@@ -343,6 +343,16 @@ def test_model_that_raises():
     assert "aten::flip" in {event.name for event in profile.events()}
 
 
+def test_audit_inside_the_users_own_profiler():
+    """Under a ``torch.profiler`` the user runs, the audit runs its own ``torch.profiler`` session
+    inside it (the legacy collector cannot start there) and still finds the copy hidden in
+    ``addmm``.  (Torch keeps one session's events per thread: the outer one comes back empty.)"""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+        report = sw.audit(_GappedLinear(), torch.randn(5, 16))
+    assert [c.hidden_in for c in report.copies if c.phase == "forward"] == ["aten.addmm"]
+    assert not torch.autograd._profiler_enabled()  # both sessions stopped
+
+
 def test_inputs_on_the_wrong_device():
     with pytest.raises(sw.LayoutError, match=r"input 0 is on meta .* parameters are on cpu"):
         sw.audit(torch.nn.Linear(4, 3), torch.randn(2, 4, device="meta"))

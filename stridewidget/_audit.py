@@ -203,14 +203,11 @@ def _differentiable(
     return found
 
 
-def _step_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> set[torch.device]:
-    """The devices of the model's parameters and buffers and of the input tensors."""
-    devices = {t.device for t in model.state_dict(keep_vars=True).values()}
-    return devices | {tensor.device for value in inputs for tensor in _tensors(value)}
-
-
-def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> None:
+def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> set[torch.device]:
+    """The devices of the model's parameters and buffers and of the input tensors; an input on a
+    device the model has no tensor on is an error."""
     model_devices = {t.device for t in model.state_dict(keep_vars=True).values()}
+    devices = set(model_devices)
     for position, value in enumerate(inputs):
         for tensor in _tensors(value):
             if model_devices and tensor.device not in model_devices:
@@ -219,6 +216,8 @@ def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> None:
                     f"are on {', '.join(sorted(map(str, model_devices)))}; move one of them "
                     "(inputs[i].to(device) or model.to(device)) before auditing"
                 )
+            devices.add(tensor.device)
+    return devices
 
 
 class _Timeline:
@@ -762,7 +761,7 @@ def _audited_step(
     origins = _NodeOrigins(forward_recorder.log)
     marked = _Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
-    with _profiled(_legacy_profiler_usable(_step_devices(model, inputs))) as profile:
+    with _profiled(_legacy_profiler_usable(_check_devices(model, inputs))) as profile:
         try:
             with _tracking(
                 _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
@@ -1039,7 +1038,6 @@ def audit(
             f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
             "object itself (sw.audit(model, x)), not its output"
         )
-    _check_devices(model, example_inputs)
     copies = _audited_step(model, example_inputs, backward, loss_fn)
     return AuditReport(copies, model, example_inputs, backward, loss_fn)
 

@@ -777,6 +777,18 @@ def _snapshots(
     return tuple([before.get(id(obj)) or _Snapshot(obj, layout) for obj in objects])
 
 
+# The fields an unread event (see _Recorder.unread) shares with every other one.
+_UNREAD_FIELDS = {
+    "kind": "",
+    "aliases_input": False,
+    "allocated": False,
+    "returned_input": False,
+    "wrote_input": False,
+    "bytes_copied": 0,
+    "_outputs": (),
+}
+
+
 class _Recorder:
     #: Every event's layouts are read (what the tracker promises).  The audit's subclass reads
     #: them only for the events its report can show: copies, and calls whose ``keep_layouts`` its
@@ -809,23 +821,13 @@ class _Recorder:
             if pending.keep_layouts
             else ()
         )
-        self.log.events.append(
-            CopyEvent._recorded(
-                index=len(self.log.events),
-                call=call,
-                ops=tuple(pending.ops),
-                kind="",
-                aliases_input=False,
-                allocated=False,
-                returned_input=False,
-                wrote_input=False,
-                bytes_copied=0,
-                filename=filename,
-                line=line,
-                _inputs=inputs,
-                _outputs=(),
-            )
-        )
+        event = object.__new__(CopyEvent)  # as CopyEvent._recorded, from a template
+        fields = event.__dict__
+        fields.update(_UNREAD_FIELDS)
+        fields["index"] = len(self.log.events)
+        fields["call"], fields["ops"], fields["_inputs"] = call, tuple(pending.ops), inputs
+        fields["filename"], fields["line"] = filename, line
+        self.log.events.append(event)
 
     def record(
         self,
@@ -952,6 +954,13 @@ def _note_op(
     elif info.moves(args, kwargs) or (not func.is_view and _moves_data(func, args, kwargs)):
         pending.fresh_copy = True
         pending.bytes_copied += _nbytes(result)
+    elif not info.is_copy:  # never moves data, whatever its arguments: noted by name from now on
+        _PLAIN_OPS.add(id(func))
+
+
+# ids of ops (kept alive by _OP_INFO) that write no argument and never move data: views and
+# compute ops whose decomposition was followed once (_moves_data)
+_PLAIN_OPS: set[int] = set()
 
 
 # --- which composite ops move data: their reference decompositions, followed on meta tensors --------
@@ -1088,7 +1097,10 @@ class _OpMode(TorchDispatchMode):
                         result = func._op_dk(_IMPLICIT, *args, **kwargs)
                 else:
                     result = self.run(func, args, kwargs)
-                    _note_op(func, info, args, kwargs, result, pending)
+                    if id(func) in _PLAIN_OPS:  # known to move and write nothing: its name only
+                        pending.ops.append(info.name)
+                    else:
+                        _note_op(func, info, args, kwargs, result, pending)
             finally:
                 if standalone:
                     recorder.pending = None

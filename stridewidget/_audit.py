@@ -13,7 +13,8 @@ see:
   frames of its own: as each backward op is recorded, the autograd engine's own record of the
   node it is running (``torch._C._current_autograd_node()``) is noted, and each node is traced
   to the forward call that created it (its output's ``grad_fn``, or, for nodes made *inside*
-  one call such as ``F.multi_head_attention_forward``, the call whose output the node feeds).  A backward op with no forward call keeps its autograd node's name.
+  one call such as ``F.multi_head_attention_forward``, the call whose output the node feeds).
+  A backward op with no forward call keeps its autograd node's name.
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
   ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
   step runs under a profiler session: for a step on the CPU, the autograd profiler's legacy

@@ -62,12 +62,14 @@ from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
 
 from ._copies import (
+    _MISSING,
     COPY_OPS,
     CopyEvent,
     CopyLog,
     _CallMode,
     _describe_location,
     _format_bytes,
+    _OpCache,
     _OpMode,
     _ops_text,
     _Pending,
@@ -436,24 +438,22 @@ class _Marked(dict):
         return self[ident]
 
 
-_PROFILER_NAMES: dict[int, tuple[Any, str | None]] = {}  # keyed like _copies._OP_INFO
+_PROFILER_NAMES = _OpCache()
 
 
 def _profiler_name(func: Any) -> str | None:
     """The profiler's name of ``func`` (``aten::addmm``) when a kernel of it can copy data into
     new storage that no dispatch mode sees, else ``None``: a view (every result aliases an input:
     no kernel runs) or a copy op itself (the copy it makes is the tracker's own event)."""
-    entry = _PROFILER_NAMES.get(id(func))
-    if entry is not None and entry[0] is func:
-        return entry[1]
+    name = _PROFILER_NAMES.lookup(func)
+    if name is not _MISSING:
+        return name
     returns = func._schema.returns
     is_view = bool(returns) and all(
         r.alias_info is not None and not r.alias_info.is_write for r in returns
     )
     can_hide = not is_view and func.overloadpacket.__name__ not in COPY_OPS
-    name = func._schema.name if can_hide else None
-    _PROFILER_NAMES[id(func)] = (func, name)
-    return name
+    return _PROFILER_NAMES.store(func, func._schema.name if can_hide else None)
 
 
 # Turns this thread's ``RecordFunction`` events, which the profiler collects, on or off: a

@@ -140,16 +140,30 @@ def _argument(args: tuple[Any, ...], kwargs: dict, position: int, name: str) -> 
     return args[position] if position < len(args) else kwargs.get(name)
 
 
-# Caches keyed by ``id(func)``, each entry holding ``func`` itself (so the id stays its own): an
-# OpOverload's ``__hash__`` is Python code, called for every op a mode sees.
-_OP_INFO: dict[int, tuple[Any, _OpInfo]] = {}
+class _OpCache(dict):
+    """ATen op -> a value decided once for it, keyed by ``id(op)`` with the op kept in the entry
+    (so the id stays its own): an OpOverload's ``__hash__`` is Python code, and these caches are
+    read for every op a mode sees."""
+
+    def lookup(self, func: Any) -> Any:
+        """The value stored for ``func``, else :data:`_MISSING`."""
+        entry = self.get(id(func))
+        return entry[1] if entry is not None and entry[0] is func else _MISSING
+
+    def store(self, func: Any, value: Any) -> Any:
+        self[id(func)] = (func, value)
+        return value
+
+
+_MISSING = object()
+_OP_INFO = _OpCache()
 _IMPLICIT = torch._C.DispatchKey.CompositeImplicitAutograd
 
 
 def _op_info(func: Any) -> _OpInfo:
-    entry = _OP_INFO.get(id(func))
-    if entry is not None and entry[0] is func:
-        return entry[1]
+    info = _OP_INFO.lookup(func)
+    if info is not _MISSING:
+        return info
     packet = func.overloadpacket.__name__
     is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
     arguments = list(enumerate(func._schema.arguments))
@@ -168,9 +182,7 @@ def _op_info(func: Any) -> _OpInfo:
         decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
     except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
         decomposes = False
-    info = _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining)
-    _OP_INFO[id(func)] = (func, info)
-    return info
+    return _OP_INFO.store(func, _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining))
 
 
 # --- cheap snapshots of the tensors an event touched ----------------------------------------------
@@ -804,6 +816,19 @@ class _Recorder:
         self.log = log
         self.pending: _Pending | None = None
 
+    def add(self, call: str, arguments: Any, result: Any, pending: _Pending) -> None:
+        """Record the event of one call (or loose op) that returned ``result``: in full, or as
+        :meth:`record_unread` when :meth:`unread` says nothing will read its kind.  Called by the
+        modes' handlers, so that :func:`_user_frame` starts its walk in this module."""
+        if self.unread(pending):
+            lines = self.user_lines and pending.keep_layouts
+            filename, line = _user_frame() if lines else ("", 0)
+            self.record_unread(call, pending, arguments, filename, line)
+        else:
+            filename, line = _user_frame() if self.user_lines else ("", 0)
+            input_snapshots = _snapshots(arguments, pending.before, self.every_layout)
+            self.record(call, input_snapshots, result, pending, filename, line)
+
     def unread(self, pending: _Pending) -> bool:
         """Is this an event whose kind nothing will read, so that it is recorded by
         :meth:`record_unread`?  Never for the tracker; the audit's subclass says yes to events
@@ -920,15 +945,7 @@ class _CallMode(TorchFunctionMode):
         finally:
             recorder.pending = outer
         if pending.ops or _has_array(result):
-            if recorder.unread(pending):
-                filename, line = (
-                    _user_frame() if recorder.user_lines and pending.keep_layouts else ("", 0)
-                )
-                recorder.record_unread(_call_name(func), pending, (args, kwargs), filename, line)
-            else:
-                filename, line = _user_frame() if recorder.user_lines else ("", 0)
-                input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
-                recorder.record(_call_name(func), input_snapshots, result, pending, filename, line)
+            recorder.add(_call_name(func), (args, kwargs), result, pending)
             self.recorded(func, result)
         return result
 
@@ -965,7 +982,7 @@ _PLAIN_OPS: set[int] = set()
 
 # --- which composite ops move data: their reference decompositions, followed on meta tensors --------
 
-_MOVES_DATA: dict[int, tuple[Any, bool]] = {}  # keyed like _OP_INFO
+_MOVES_DATA = _OpCache()
 
 
 def _storage_id(t: torch.Tensor) -> int:
@@ -1030,11 +1047,9 @@ def _moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
     every result through primitive moves and views only.  An op without a decomposition, or one
     whose decomposition fails on meta tensors, counts as compute.
     """
-    entry = _MOVES_DATA.get(id(func))
-    if entry is not None and entry[0] is func:
-        return entry[1]
-    answer = _follow_data(func, args, kwargs)
-    _MOVES_DATA[id(func)] = (func, answer)
+    answer = _MOVES_DATA.lookup(func)
+    if answer is _MISSING:
+        answer = _MOVES_DATA.store(func, _follow_data(func, args, kwargs))
     return answer
 
 
@@ -1104,15 +1119,8 @@ class _OpMode(TorchDispatchMode):
             finally:
                 if standalone:
                     recorder.pending = None
-            if standalone and recorder.unread(pending):
-                filename, line = (
-                    _user_frame() if recorder.user_lines and pending.keep_layouts else ("", 0)
-                )
-                recorder.record_unread(info.name, pending, (args, kwargs), filename, line)
-            elif standalone:
-                filename, line = _user_frame() if recorder.user_lines else ("", 0)
-                input_snapshots = _snapshots((args, kwargs), pending.before, recorder.every_layout)
-                recorder.record(info.name, input_snapshots, result, pending, filename, line)
+            if standalone:
+                recorder.add(info.name, (args, kwargs), result, pending)
         finally:
             _THREAD.in_dispatch -= 1
         return result

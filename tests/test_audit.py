@@ -599,30 +599,29 @@ def test_view_order_finds_the_permutation(shape, data):
     assert _view_order(sw.inspect(view), tuple(base.shape), base.stride(), 1) is None
 
 
-class _ProfilerEvent:
-    """The accessors of a profiler event that the audit reads."""
+class _FakeEvent:
+    """A profiler event (``torch.profiler``) or record (legacy collector): each accessor the
+    audit reads returns the value given for it."""
 
-    def __init__(self, name, start, end, shapes=(), dtypes=()):
-        self._name, self._start, self._end = name, start, end
-        self._shapes, self._dtypes = list(shapes), list(dtypes)
+    def __init__(self, **values):
+        self._values = values
 
-    def name(self):
-        return self._name
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in self._values:
+            raise AttributeError(name)
+        return lambda: self._values[name]
 
-    def start_ns(self):
-        return self._start
 
-    def end_ns(self):
-        return self._end
-
-    def start_thread_id(self):
-        return 1
-
-    def shapes(self):
-        return self._shapes
-
-    def dtypes(self):
-        return self._dtypes
+def _ProfilerEvent(name, start, end, shapes=(), dtypes=()):
+    return _FakeEvent(
+        name=name,
+        start_ns=start,
+        end_ns=end,
+        start_thread_id=1,
+        shapes=list(shapes),
+        dtypes=list(dtypes),
+        concrete_inputs=[],
+    )
 
 
 def test_profiler_events_pair_with_their_ops_past_missing_and_stray_events():
@@ -652,23 +651,8 @@ def test_profiler_events_pair_with_their_ops_past_missing_and_stray_events():
     }
 
 
-class _LegacyEvent:
-    """The accessors of a legacy profiler record that the audit reads."""
-
-    def __init__(self, kind, name="", handle=0, usage=0):
-        self._kind, self._name, self._handle, self._usage = kind, name, handle, usage
-
-    def kind(self):
-        return self._kind
-
-    def name(self):
-        return self._name
-
-    def handle(self):
-        return self._handle
-
-    def cpu_memory_usage(self):
-        return self._usage
+def _LegacyEvent(kind, name="", handle=0, usage=0):
+    return _FakeEvent(kind=kind, name=name, handle=handle, cpu_memory_usage=usage)
 
 
 def _op(name, handle, *inside):

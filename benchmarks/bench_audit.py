@@ -6,7 +6,7 @@ For each model, rounds interleave
                (``torch.autograd.grad`` with ones as the output gradient: what the audit runs);
 * ``tracked``  the plain step inside ``sw.track_copies()``: the copy tracker alone, the floor
                the audit is built on;
-* ``audited``  ``sw.audit(model, *inputs)``: the same step with the copy tracker, module hooks,
+* ``audited``  ``sw.audit(model, *inputs)``: the same step with the copy tracker, module tracking,
                each backward op's autograd node, the profiler for copies hidden inside ops, and
                the report built (suggestions are not computed);
 
@@ -23,7 +23,7 @@ rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the a
 the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every layout read,
 recording the step as the audit runs it: backward op by op), ``no profiler`` (the whole audit with its profiler session
 replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
-each model it prints what each layer adds: interception, tracker, audit (module hooks, autograd
+each model it prints what each layer adds: interception, tracker, audit (module tracking, autograd
 nodes, source lines, the report; net of what the audit does not read: it decides no aliasing for
 an event that moved no data and wrote nothing, so this layer can come out negative), profiler.
 
@@ -183,13 +183,17 @@ def _breakdown(models: dict, rounds: int) -> None:
 
 
 def _medians(variants: dict, rounds: int) -> dict[str, float]:
-    """Median seconds of each variant, the variants interleaved round by round."""
+    """Median seconds of each variant, the variants interleaved round by round, each round
+    starting one variant later (a step runs faster or slower after some steps than after others:
+    a fixed order would favour one variant)."""
     for step in variants.values():  # warm up (first-call allocations, lazy imports)
         step()
     times: dict[str, list[float]] = {name: [] for name in variants}
-    for _ in range(rounds):
-        for name, step in variants.items():
-            times[name].append(_seconds(step))
+    names = list(variants)
+    for round_ in range(rounds):
+        for position in range(len(names)):
+            name = names[(round_ + position) % len(names)]
+            times[name].append(_seconds(variants[name]))
     return {name: statistics.median(times[name]) for name in variants}
 
 

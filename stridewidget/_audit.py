@@ -4,9 +4,10 @@ Built on the copy tracker (:func:`~stridewidget.track_copies`), which classifies
 call and each loose ATen op by what it did.  The audit adds *where*, and what the tracker cannot
 see:
 
-* **module path** — forward pre/post hooks on every submodule note how many tracker events
-  existed when each module was entered and left, so each event gets the innermost module that
-  was running when it was recorded.
+* **module path** — each submodule's ``forward`` is wrapped for the step (an instance attribute,
+  taken back afterwards; forward hooks cost ~5x as much per module call) to note how many tracker
+  events existed when each module was entered and left, so each event gets the innermost module
+  that was running when it was recorded.
 * **source line** — in forward, the line that made the call, also inside torch's own modules
   (``torch/nn/modules/activation.py:1494``, ``torchvision/models/resnet.py:96``): the tracker's
   call mode, subclassed, reads each recorded call's frame and result.  Backward has no Python
@@ -248,26 +249,40 @@ class _Timeline:
         return result
 
 
-def _module_hooks(model: torch.nn.Module, timeline: _Timeline) -> list[Any]:
-    """Forward pre/post hooks that keep ``timeline`` on the innermost running module."""
+@contextmanager
+def _modules_followed(model: torch.nn.Module, timeline: _Timeline) -> Iterator[None]:
+    """Keep ``timeline`` on the innermost running submodule of ``model`` meanwhile: each one's
+    ``forward`` is wrapped by an instance attribute, restored afterwards.  Forward hooks would do
+    the same at ~5x the cost per module call (a module with hooks leaves ``Module.__call__``'s
+    fast path: ``benchmarks/bench_audit.py --breakdown``)."""
     stack: list[str] = []
-    handles = []
+    saved: list[tuple[torch.nn.Module, Any]] = []
 
-    def enter(name: str) -> Callable[..., None]:
-        def hook(*_: Any) -> None:
+    def follow(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
+        def followed(*args: Any, **kwargs: Any) -> Any:
             stack.append(name)
             timeline.mark(name)
+            try:
+                return forward(*args, **kwargs)
+            finally:
+                stack.pop()
+                timeline.mark(stack[-1] if stack else "")
 
-        return hook
+        followed.__wrapped__ = forward  # type: ignore[attr-defined]  # inspect.signature
+        return followed
 
-    def leave(*_: Any) -> None:
-        stack.pop()
-        timeline.mark(stack[-1] if stack else "")
-
-    for name, module in model.named_modules():
-        handles.append(module.register_forward_pre_hook(enter(name)))
-        handles.append(module.register_forward_hook(leave, always_call=True))
-    return handles
+    try:
+        for name, module in model.named_modules():
+            # an instance's own forward (torch.compile's OptimizedModule sets one) comes back too
+            saved.append((module, module.__dict__.get("forward", _MISSING)))
+            module.__dict__["forward"] = follow(name, module.forward)
+        yield
+    finally:
+        for module, own in saved:
+            if own is _MISSING:
+                module.__dict__.pop("forward", None)
+            else:
+                module.__dict__["forward"] = own
 
 
 _PACKAGE_DIR = os.path.dirname(__file__) + os.sep
@@ -368,8 +383,12 @@ class _BackwardRecorder(_AuditRecorder):
     def record_unread(
         self, call: str, pending: _Pending, arguments: Any, filename: str, line: int
     ) -> None:
-        self.nodes.append(torch._C._current_autograd_node())
-        super().record_unread(call, pending, arguments, filename, line)
+        # Nothing reads a backward event that is not a copy and ran no op that can hide one (the
+        # views and transposes of backward formulas: half of its ops), so it is not kept.  The
+        # next event takes its index, as the op marked for the profiler was told.
+        if pending.keep_layouts:
+            self.nodes.append(torch._C._current_autograd_node())
+            super().record_unread(call, pending, arguments, filename, line)
 
     def record(
         self,
@@ -757,18 +776,16 @@ def _audited_step(
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
 ) -> list[AuditCopy]:
-    handles: list[Any] = []
     forward_recorder = _AuditRecorder(CopyLog())
     origins = _NodeOrigins(forward_recorder.log)
     marked = _Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
     with _profiled(_legacy_profiler_usable(_check_devices(model, inputs))) as profile:
-        try:
-            with _tracking(
-                _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
-            ) as forward_log:
-                forward_timeline = _Timeline(forward_log, "")
-                handles = _module_hooks(model, forward_timeline)
+        with _tracking(
+            _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
+        ) as forward_log:
+            forward_timeline = _Timeline(forward_log, "")
+            with _modules_followed(model, forward_timeline):
                 try:
                     output = model(*inputs)
                 except Exception as error:
@@ -776,9 +793,6 @@ def _audited_step(
                         f"sw.audit: model(*inputs) raised {type(error).__name__}: {error} — "
                         "the audit has nothing to report; call model(*inputs) directly to debug it"
                     ) from error
-        finally:
-            for handle in handles:
-                handle.remove()
         if backward:
             roots = _differentiable(output, loss_fn)
             origins.resolve(roots)

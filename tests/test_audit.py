@@ -136,10 +136,45 @@ def test_module_paths_exist(audited):
     assert {row.key for row in report.by_module()} <= set(names) - {""} | {"(model)"}
 
 
-def test_audit_leaves_gradients_and_hooks_alone(audited):
+def test_audit_leaves_gradients_hooks_and_forwards_alone(audited):
     model, _, _ = audited
     assert all(p.grad is None for p in model.parameters())
     assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())
+    # the audit follows modules by wrapping each one's forward for the step: all taken back
+    assert not any("forward" in m.__dict__ for m in model.modules())
+
+
+def test_modules_with_their_own_forward_are_followed_and_given_it_back():
+    """A module whose instance has its own ``forward`` (as ``torch.compile``'s wrapper sets one)
+    is followed like any other and keeps that exact function; a signature read through the
+    wrapper during the step is the module's own."""
+    signatures = []
+
+    class Flatten(torch.nn.Module):
+        def forward(self, x):
+            return x.permute(0, 2, 3, 1).reshape(len(x), -1)  # copies
+
+    class Reader(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Flatten()
+
+        def forward(self, x):
+            signatures.append(str(inspect.signature(self.inner.forward)))
+            return self.inner(x)
+
+    def own_forward(x):
+        return model[1].inner(x)
+
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), Reader())
+    model[1].forward = own_forward
+    report = sw.audit(model, torch.randn(2, 3, 4, 4), backward=False)
+    assert model[1].__dict__["forward"] is own_forward
+    assert not any("forward" in m.__dict__ for m in (model, model[0], model[1].inner))
+    assert [c.module for c in report.copies] == ["1.inner"]
+    model[1].__dict__.pop("forward")
+    sw.audit(model, torch.randn(2, 3, 4, 4), backward=False)
+    assert signatures == ["(x)"]
 
 
 def test_forward_matches_the_copy_tracker():
@@ -334,6 +369,7 @@ def test_model_that_raises():
         sw.audit(model, torch.randn(2))
     assert isinstance(caught.value.__cause__, ValueError)
     assert not model._forward_hooks and not model._forward_pre_hooks
+    assert "forward" not in model.__dict__  # its forward is its class's again
     with sw.track_copies() as log:  # no mode was left behind
         torch.ones(2).flip(0)
     assert len(log.copies) == 1

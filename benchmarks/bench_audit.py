@@ -18,6 +18,10 @@ working size: an ``nn.TransformerEncoderLayer`` fed a transposed batch, a Huggin
 config, torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
 each call and each backward op), so the ratio falls as the work per op grows.
 
+``--modules`` times what following the modules adds to a forward (no tracker): a pre and a post
+hook on every submodule, as the audit once did, against each ``forward`` wrapped, as it does now
+(a module with hooks leaves ``Module.__call__``'s fast path).
+
 ``--breakdown`` says where an audited step's time goes instead, each layer timed in the same
 rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the audit stacks them:
 the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every layout read,
@@ -29,6 +33,7 @@ an event that moved no data and wrote nothing, so this layer can come out negati
 
 Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT]
       python benchmarks/bench_audit.py --breakdown [--only TEXT]
+      python benchmarks/bench_audit.py --modules [--only TEXT]
 """
 
 from __future__ import annotations
@@ -182,6 +187,60 @@ def _breakdown(models: dict, rounds: int) -> None:
         print(f"{'':56} audited - plain = {overhead * 1e3:.1f} ms: " + ", ".join(shares))
 
 
+def _hooked_forward(model: torch.nn.Module, inputs: tuple) -> None:
+    """The forward with a pre and a post hook on every submodule keeping the same timeline."""
+    timeline = _audit._Timeline(types.SimpleNamespace(events=[]), "")
+    stack: list[str] = []
+
+    def enter(name: str):
+        def hook(*_) -> None:
+            stack.append(name)
+            timeline.mark(name)
+
+        return hook
+
+    def leave(*_) -> None:
+        stack.pop()
+        timeline.mark(stack[-1] if stack else "")
+
+    handles = []
+    for name, module in model.named_modules():
+        handles.append(module.register_forward_pre_hook(enter(name)))
+        handles.append(module.register_forward_hook(leave, always_call=True))
+    try:
+        model(*inputs)
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def _followed_forward(model: torch.nn.Module, inputs: tuple) -> None:
+    """The forward as the audit follows its modules (each ``forward`` wrapped for the step)."""
+    timeline = _audit._Timeline(types.SimpleNamespace(events=[]), "")
+    with _audit._modules_followed(model, timeline):
+        model(*inputs)
+
+
+def _module_tracking(models: dict, rounds: int) -> None:
+    print(f"{'model':56} {'forward':>8} {'hooks':>14} {'wrapped':>14} {'hooks/wrapped':>14}")
+    for label, (model, inputs) in models.items():
+        medians = _medians(
+            {
+                "forward": lambda m=model, x=inputs: m(*x),
+                "hooks": lambda m=model, x=inputs: _hooked_forward(m, x),
+                "wrapped": lambda m=model, x=inputs: _followed_forward(m, x),
+            },
+            rounds,
+        )
+        plain = medians["forward"]
+        added = {name: medians[name] - plain for name in ("hooks", "wrapped")}
+        print(
+            f"{label:56} {plain * 1e3:6.2f}ms "
+            + " ".join(f"{added[name] * 1e3:+10.2f} ms" for name in ("hooks", "wrapped"))
+            + f" {added['hooks'] / added['wrapped']:13.1f}x"
+        )
+
+
 def _medians(variants: dict, rounds: int) -> dict[str, float]:
     """Median seconds of each variant, the variants interleaved round by round, each round
     starting one variant later (a step runs faster or slower after some steps than after others:
@@ -233,10 +292,19 @@ def main() -> None:
         action="store_true",
         help="time each layer of the audit beside the plain step",
     )
+    parser.add_argument(
+        "--modules",
+        action="store_true",
+        help="what following the modules adds to a forward: hooks against wrapped forwards",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     models = {label: value for label, value in _models().items() if args.only in label}
+    if args.modules:
+        print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
+        _module_tracking(models, args.rounds)
+        return
     if args.breakdown:
         print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
         _breakdown(models, args.rounds)

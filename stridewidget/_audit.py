@@ -5,7 +5,7 @@ call and each loose ATen op by what it did.  The audit adds *where*, and what th
 see:
 
 * **module path** — each submodule's ``forward`` is wrapped for the step (an instance attribute,
-  taken back afterwards; forward hooks cost ~5x as much per module call) to note how many tracker
+  taken back afterwards; forward hooks cost ~3x as much per module call) to note how many tracker
   events existed when each module was entered and left, so each event gets the innermost module
   that was running when it was recorded.
 * **source line** — in forward, the line that made the call, also inside torch's own modules
@@ -253,8 +253,8 @@ class _Timeline:
 def _modules_followed(model: torch.nn.Module, timeline: _Timeline) -> Iterator[None]:
     """Keep ``timeline`` on the innermost running submodule of ``model`` meanwhile: each one's
     ``forward`` is wrapped by an instance attribute, restored afterwards.  Forward hooks would do
-    the same at ~5x the cost per module call (a module with hooks leaves ``Module.__call__``'s
-    fast path: ``benchmarks/bench_audit.py --breakdown``)."""
+    the same at ~3x the cost per module call (a module with hooks leaves ``Module.__call__``'s
+    fast path: ``benchmarks/bench_audit.py --modules``)."""
     stack: list[str] = []
     saved: list[tuple[torch.nn.Module, Any]] = []
 

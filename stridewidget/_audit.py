@@ -608,6 +608,9 @@ def _hidden_copies_legacy(
     are those of the first allocation made inside it: its result's buffer, allocated before any
     data is copied into it (``clone`` = ``empty_like`` + ``copy_``)."""
     found: dict[int, list[tuple[str, str, int]]] = {}
+    # Tens of records per op that can hide a copy, nearly all read only to keep the nesting: each
+    # record's accessors are native calls, so each is called at most once, and a pop is matched
+    # with the innermost open op first (always, unless records were left out).
     for events in records:
         pairing: _Pairing | None = None
         # each open op: (handle, event index, the outermost op, the copy it is in or None)
@@ -617,29 +620,32 @@ def _hidden_copies_legacy(
             if kind == "pop":
                 if stack:
                     handle = event.handle()
-                    for depth in range(len(stack) - 1, -1, -1):
-                        if stack[depth][0] == handle:
-                            del stack[depth:]
-                            break
+                    if stack[-1][0] == handle:
+                        stack.pop()
+                    else:
+                        for depth in range(len(stack) - 2, -1, -1):
+                            if stack[depth][0] == handle:
+                                del stack[depth:]
+                                break
             elif kind == "push":
                 name = event.name()
-                if pairing is None:  # before the thread's mark: not the audit's
-                    if name.startswith(_THREAD_MARK):
-                        pairing = _Pairing(marked[int(name[len(_THREAD_MARK) :])])
-                    continue
                 if stack:
-                    index, hiding, inside = stack[-1][1:]
-                    if index >= 0 and inside is None and name in _NEW_STORAGE_COPIES:
+                    _, index, hiding, inside = stack[-1]
+                    if inside is None and index >= 0 and name in _NEW_STORAGE_COPIES:
                         # [op that hid it, copy op, bytes, bytes known]
                         inside = [hiding.replace("::", "."), name.replace("::", "."), 0, False]
                         found.setdefault(index, []).append(inside)
-                else:  # an op that can hide a copy (never a copy op)
-                    index, hiding, inside = pairing.next(name), name, None
-                stack.append((event.handle(), index, hiding, inside))
+                    stack.append((event.handle(), index, hiding, inside))
+                elif pairing is not None:  # an op that can hide a copy (never a copy op)
+                    stack.append((event.handle(), pairing.next(name), name, None))
+                elif name.startswith(_THREAD_MARK):  # before it: not the audit's
+                    pairing = _Pairing(marked[int(name[len(_THREAD_MARK) :])])
             elif stack and kind == "memory_alloc":
                 inside = stack[-1][3]
-                if inside is not None and not inside[3] and event.cpu_memory_usage() > 0:
-                    inside[2], inside[3] = event.cpu_memory_usage(), True
+                if inside is not None and not inside[3]:
+                    size = event.cpu_memory_usage()
+                    if size > 0:
+                        inside[2], inside[3] = size, True
     return {
         index: [(hiding, name, size) for hiding, name, size, _ in copies]
         for index, copies in found.items()

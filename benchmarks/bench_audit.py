@@ -13,10 +13,13 @@ For each model, rounds interleave
 and prints the medians and the ratios tracked/plain and audited/plain (target <= 3x).  With
 ``--baseline DIR`` (a source tree of another build: ``DIR/stridewidget``, e.g. from ``git archive``)
 the rounds also interleave that build's ``sw.audit``, and it prints audited/plain for both builds
-and this build / baseline, measured side by side in one run.  Models, each at a toy size and a
-working size: an ``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a
-config, torchvision's ResNet18 (weights=None).  The audit's cost is per op (the tracker's record of
-each call and each backward op), so the ratio falls as the work per op grows.
+and this build / baseline, measured side by side in one run.  Models, each at the size
+``tests/test_audit.py`` audits it (labelled ``tests``), a toy size and a working size: an
+``nn.TransformerEncoderLayer`` fed a transposed batch, a Hugging Face BERT from a config,
+torchvision's ResNet18 (weights=None); and torchvision's VisionTransformer at the tests' size.
+The audit's cost is per op (the tracker's record of each call and each backward op), so the ratio
+is set by the work per op: each line also prints the ATen ops of one step, the plain step's time
+per op and what the audit adds per op.
 
 ``--modules`` times what following the modules adds to a forward (no tracker): a pre and a post
 hook on every submodule, as the audit once did, against each ``forward`` wrapped, as it does now
@@ -68,22 +71,32 @@ def _models() -> dict:
     import torchvision
     import transformers
 
-    def bert(hidden: int, layers: int) -> torch.nn.Module:
+    def bert(
+        hidden: int, layers: int, intermediate: int = 0, positions: int = 128, vocab: int = 1000
+    ) -> torch.nn.Module:
         config = transformers.BertConfig(
-            vocab_size=1000,
+            vocab_size=vocab,
             hidden_size=hidden,
             num_hidden_layers=layers,
             num_attention_heads=4,
-            intermediate_size=4 * hidden,
-            max_position_embeddings=128,
+            intermediate_size=intermediate or 4 * hidden,
+            max_position_embeddings=positions,
         )
         return transformers.BertModel(config)
 
     def layer(width: int) -> torch.nn.Module:
-        return torch.nn.TransformerEncoderLayer(width, 4, 4 * width, dropout=0.0)
+        heads = 2 if width < 32 else 4
+        return torch.nn.TransformerEncoderLayer(
+            width, heads, 2 * width if width < 32 else 4 * width, dropout=0.0
+        )
 
-    # Each model at a toy size (per-op interception dominates) and a working size.
+    # Each model at the size tests/test_audit.py audits it, a toy size (per-op interception
+    # dominates) and a working size.
     return {
+        "TransformerEncoderLayer 16, transposed batch (2, 6) - tests": (
+            layer(16),
+            (torch.randn(2, 6, 16).transpose(0, 1),),
+        ),
         "TransformerEncoderLayer 64, transposed batch (8, 32)": (
             layer(64),
             (torch.randn(8, 32, 64).transpose(0, 1),),
@@ -92,6 +105,10 @@ def _models() -> dict:
             layer(256),
             (torch.randn(16, 128, 256).transpose(0, 1),),
         ),
+        "BERT 2 layers, hidden 32, batch (2, 12) - tests": (
+            bert(32, 2, intermediate=64, positions=16, vocab=50),
+            (torch.randint(0, 50, (2, 12)),),
+        ),
         "BERT 2 layers, hidden 64, batch (4, 32)": (
             bert(64, 2),
             (torch.randint(0, 1000, (4, 32)),),
@@ -99,6 +116,16 @@ def _models() -> dict:
         "BERT 4 layers, hidden 256, batch (8, 128)": (
             bert(256, 4),
             (torch.randint(0, 1000, (8, 128)),),
+        ),
+        "VisionTransformer 2 layers, hidden 32, batch (2, 3, 32, 32) - tests": (
+            torchvision.models.VisionTransformer(
+                image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64
+            ),
+            (torch.randn(2, 3, 32, 32),),
+        ),
+        "ResNet18, batch (2, 3, 32, 32) - tests": (
+            torchvision.models.resnet18(weights=None),
+            (torch.randn(2, 3, 32, 32),),
         ),
         "ResNet18, batch (2, 3, 64, 64)": (
             torchvision.models.resnet18(weights=None),
@@ -109,6 +136,13 @@ def _models() -> dict:
             (torch.randn(8, 3, 128, 128),),
         ),
     }
+
+
+def _aten_ops(model: torch.nn.Module, inputs: tuple) -> int:
+    """ATen ops one plain step runs (forward and backward), as the copy tracker sees them."""
+    with sw.track_copies() as log:
+        _run_step(model, inputs, True, None)
+    return sum(len(event.ops) for event in log.events)
 
 
 def _tracked_step(model: torch.nn.Module, inputs: tuple) -> None:
@@ -160,7 +194,7 @@ def _breakdown(models: dict, rounds: int) -> None:
     # what each layer adds to the one before it
     added = {"bare modes": "interception", "tracker": "tracker", "no profiler": "audit"}
     added["audited"] = "profiler"
-    print(f"{'model':56} {'plain':>8} " + " ".join(f"{name:>12}" for name in layers))
+    print(f"{'model':68} {'plain':>8} " + " ".join(f"{name:>12}" for name in layers))
     for label, (model, inputs) in models.items():
         variants = {
             "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
@@ -172,7 +206,7 @@ def _breakdown(models: dict, rounds: int) -> None:
         medians = _medians(variants, rounds)
         plain = medians["plain"]
         print(
-            f"{label:56} {plain * 1e3:6.1f}ms "
+            f"{label:68} {plain * 1e3:6.1f}ms "
             + " ".join(
                 f"{medians[name] * 1e3:7.1f}ms{medians[name] / plain:4.1f}x" for name in layers
             )
@@ -184,7 +218,7 @@ def _breakdown(models: dict, rounds: int) -> None:
             f"({(medians[name] - medians[below]) / overhead:.0%})"
             for below, name in itertools.pairwise(steps)
         ]
-        print(f"{'':56} audited - plain = {overhead * 1e3:.1f} ms: " + ", ".join(shares))
+        print(f"{'':68} audited - plain = {overhead * 1e3:.1f} ms: " + ", ".join(shares))
 
 
 def _hooked_forward(model: torch.nn.Module, inputs: tuple) -> None:
@@ -222,7 +256,7 @@ def _followed_forward(model: torch.nn.Module, inputs: tuple) -> None:
 
 
 def _module_tracking(models: dict, rounds: int) -> None:
-    print(f"{'model':56} {'forward':>8} {'hooks':>14} {'wrapped':>14} {'hooks/wrapped':>14}")
+    print(f"{'model':68} {'forward':>8} {'hooks':>14} {'wrapped':>14} {'hooks/wrapped':>14}")
     for label, (model, inputs) in models.items():
         medians = _medians(
             {
@@ -235,7 +269,7 @@ def _module_tracking(models: dict, rounds: int) -> None:
         plain = medians["forward"]
         added = {name: medians[name] - plain for name in ("hooks", "wrapped")}
         print(
-            f"{label:56} {plain * 1e3:6.2f}ms "
+            f"{label:68} {plain * 1e3:6.2f}ms "
             + " ".join(f"{added[name] * 1e3:+10.2f} ms" for name in ("hooks", "wrapped"))
             + f" {added['hooks'] / added['wrapped']:13.1f}x"
         )
@@ -312,8 +346,8 @@ def main() -> None:
     baseline = _load_baseline(args.baseline) if args.baseline else None
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
     header = (
-        f"{'model':56} {'plain':>10} {'tracked':>10} {'audited':>10} "
-        f"{'tracked/plain':>14} {'audited/plain':>14}"
+        f"{'model':68} {'plain':>10} {'tracked':>10} {'audited':>10} "
+        f"{'tracked/plain':>14} {'audited/plain':>14} {'ops':>5} {'plain/op':>9} {'audit+/op':>10}"
     )
     if baseline is not None:
         header += f" {'baseline':>10} {'baseline/plain':>15} {'this/baseline':>14}"
@@ -328,9 +362,11 @@ def main() -> None:
             variants["baseline"] = lambda m=model, x=inputs: baseline.audit(m, *x)
         medians = _medians(variants, args.rounds)
         plain, tracked, audited = medians["plain"], medians["tracked"], medians["audited"]
+        ops = _aten_ops(model, inputs)
         line = (
-            f"{label:56} {plain * 1e3:8.1f}ms {tracked * 1e3:8.1f}ms {audited * 1e3:8.1f}ms "
-            f"{tracked / plain:13.2f}x {audited / plain:13.2f}x"
+            f"{label:68} {plain * 1e3:8.1f}ms {tracked * 1e3:8.1f}ms {audited * 1e3:8.1f}ms "
+            f"{tracked / plain:13.2f}x {audited / plain:13.2f}x {ops:5} "
+            f"{plain / ops * 1e6:7.1f}us {(audited - plain) / ops * 1e6:8.1f}us"
         )
         if baseline is not None:
             before = medians["baseline"]

@@ -55,7 +55,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from functools import cached_property, partial
+from functools import cached_property, partial, wraps
 from typing import Any
 
 import torch
@@ -760,22 +760,28 @@ def _run_step(
     return output, grads
 
 
-@contextmanager
-def _cyclic_gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off meanwhile, as ``timeit`` does: the tracker's records
-    (thousands of small objects a step, nearly all kept in the report or freed by reference
-    counting) trigger collections, and each full one walks every object of the process — with a
-    ``transformers`` model loaded, the largest single cost of a toy step."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+def _cyclic_gc_paused(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` with Python's cyclic garbage collector off while it runs, as ``timeit`` does:
+    the tracker's records (thousands of small objects a step, nearly all kept in the report or
+    freed by reference counting) trigger collections, and each full one walks every object of the
+    process — with a ``transformers`` model loaded, the largest single cost of a toy step.  A
+    plain wrapper, not ``contextlib``'s: its frame is this package's, which the tracker's search
+    for the user's line passes over."""
+
+    @wraps(function)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    return paused
 
 
-@_cyclic_gc_paused()
+@_cyclic_gc_paused
 def _audited_step(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],

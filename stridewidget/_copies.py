@@ -115,7 +115,8 @@ COPY_OPS = frozenset(
 KINDS = ("copy", "in-place", "view", "compute")
 
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_THIS_FILE = __file__
+# this package's own frames (the tracker's, the audit's wrapper around each module's forward)
+_PACKAGE_DIR = os.path.dirname(__file__) + os.sep
 
 
 class _OpInfo(NamedTuple):
@@ -422,7 +423,7 @@ def _nbytes(tensors: Any) -> int:
 
 
 def _user_frame() -> tuple[str, int]:
-    """File and line of the innermost frame outside torch and this module: the user's line.
+    """File and line of the innermost frame outside torch and this package: the user's line.
 
     Decided from the file name each time (a prefix test), so no code object is ever kept: a cache
     keyed by code objects would hold every function the user ever ran in a block.
@@ -430,7 +431,7 @@ def _user_frame() -> tuple[str, int]:
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_TORCH_DIR) and filename != _THIS_FILE:
+        if not filename.startswith(_TORCH_DIR) and not filename.startswith(_PACKAGE_DIR):
             return filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0

@@ -144,6 +144,31 @@ def test_audit_leaves_gradients_hooks_and_forwards_alone(audited):
     assert not any("forward" in m.__dict__ for m in model.modules())
 
 
+class _Scripted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.linear(x).t().reshape(-1)  # reshape of a transpose: copies
+
+
+@pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+def test_a_torchscript_model_is_audited_and_left_as_it_was():
+    """TorchScript runs its ops with no Python frame and refuses forward hooks: the audit follows
+    its modules all the same, puts its copies at the line that called the audit, and gives each
+    module its own scripted ``forward`` back."""
+    model = torch.jit.script(_Scripted())
+    forwards = {name: module.__dict__.get("forward") for name, module in model.named_modules()}
+    report = sw.audit(model, torch.randn(4, 4), backward=False)  # the line copies point at
+    line = inspect.currentframe().f_lineno - 1
+    assert [(c.module, c.ops, c.bytes) for c in report.copies] == [("", ("aten.clone",), 64)]
+    assert report.copies[0].where.endswith(f"{os.path.basename(__file__)}:{line}")
+    assert all(
+        module.__dict__.get("forward") is forwards[name] for name, module in model.named_modules()
+    )
+
+
 def test_modules_with_their_own_forward_are_followed_and_given_it_back():
     """A module whose instance has its own ``forward`` (as ``torch.compile``'s wrapper sets one)
     is followed like any other and keeps that exact function; a signature read through the

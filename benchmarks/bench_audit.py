@@ -84,17 +84,14 @@ def _models() -> dict:
         )
         return transformers.BertModel(config)
 
-    def layer(width: int) -> torch.nn.Module:
-        heads = 2 if width < 32 else 4
-        return torch.nn.TransformerEncoderLayer(
-            width, heads, 2 * width if width < 32 else 4 * width, dropout=0.0
-        )
+    def layer(width: int, heads: int = 4, feedforward: int = 0) -> torch.nn.Module:
+        return torch.nn.TransformerEncoderLayer(width, heads, feedforward or 4 * width, dropout=0.0)
 
     # Each model at the size tests/test_audit.py audits it, a toy size (per-op interception
     # dominates) and a working size.
     return {
         "TransformerEncoderLayer 16, transposed batch (2, 6) - tests": (
-            layer(16),
+            layer(16, heads=2, feedforward=32),
             (torch.randn(2, 6, 16).transpose(0, 1),),
         ),
         "TransformerEncoderLayer 64, transposed batch (8, 32)": (

@@ -64,6 +64,7 @@ from torch.profiler import ProfilerActivity
 
 from ._copies import (
     _MISSING,
+    _PACKAGE_DIR,
     COPY_OPS,
     CopyEvent,
     CopyLog,
@@ -285,7 +286,6 @@ def _modules_followed(model: torch.nn.Module, timeline: _Timeline) -> Iterator[N
                 module.__dict__["forward"] = own
 
 
-_PACKAGE_DIR = os.path.dirname(__file__) + os.sep
 _OVERRIDES_FILE = torch.overrides.__file__
 
 

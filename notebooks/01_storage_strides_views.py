@@ -17,6 +17,7 @@ import torch
 import stridewidget as sw
 from stridewidget._lessons import (
     allocated,
+    copy_ops,
     seed_myth,
     shares_storage,
     storage_values,
@@ -34,11 +35,13 @@ torch.set_printoptions(precision=4)
 
 # %%
 matrix = torch.arange(6).reshape(2, 3)
+assert shares_storage(matrix, matrix.t()) and storage_values(matrix.t()).numel() == matrix.numel()
 sw.show(matrix, transposed=matrix.t())
 
 # %% [markdown]
-# `a.transpose(0, 1)` swaps two entries of the shape and of the strides. Nothing is moved:
-# both tensors read the same 24 storage elements, in a different order.
+# In the picture the matrix and its transpose read the same storage elements, in a different
+# order. Below, the same on a 3-d tensor: `a.transpose(0, 1)` swaps two entries of the shape and
+# of the strides, and moves nothing.
 
 # %%
 # [B3] [D2] strides of a contiguous tensor and of its transpose; they share one storage
@@ -166,25 +169,26 @@ for name, (view, expected) in cases.items():
 # %% [markdown]
 # Two details of the table: `narrow` moves the offset only when it starts past 0, and
 # channels-last is contiguous in its *own* memory format. `flip` is not a view at all (a torch
-# view cannot step backwards): it copies into a tensor laid out **like its input**, so it is
-# contiguous for a contiguous input and not for a transposed one.
+# view cannot step backwards): it copies into new memory. A contiguous input gives a contiguous
+# result; a dense but non-contiguous one keeps its strides (`x.t().flip(0)`: stride (1, 6), not
+# contiguous); a gapped one is compacted, keeping only the order of its dims in memory.
 
 # %%
-# [B5] [D4] [B14] offsets, channels-last, and flip's layout-preserving copy
+# [B5] [D4] [B14] offsets, channels-last, and flip's copy: its layout for each kind of input
 assert x.narrow(0, 1, 2).storage_offset() == 6 and x.narrow(0, 0, 2).storage_offset() == 0
 channels_last = cases["image channels_last"][0]
 assert channels_last.is_contiguous(memory_format=torch.channels_last)
 assert sw.inspect(channels_last).is_channels_last
-for name, flipped, source in [
-    ("torch.flip(x, [0])", torch.flip(x, [0]), x),
-    ("torch.fliplr(x)", torch.fliplr(x), x),
-    ("x.t().flip(0)", x.t().flip(0), x.t()),
+for name, source, expected_stride in [
+    ("x", x, x.stride()),  # contiguous in, contiguous out
+    ("x.t()", x.t(), (1, 6)),  # dense, not contiguous: its strides are kept
+    ("x[:, ::2]", x[:, ::2], (3, 1)),  # gapped: compacted, contiguous
+    ("x[:, ::2].t()", x[:, ::2].t(), (1, 3)),  # gapped: compacted, its dims' order kept
 ]:
-    assert not shares_storage(flipped, x)  # a copy
-    assert flipped.stride() == source.stride()  # laid out like its input
-    assert flipped.is_contiguous() == source.is_contiguous()
-    print(f"{name:20} stride {flipped.stride()!s:8} contiguous {flipped.is_contiguous()}")
-assert x.t().flip(0).stride() == (1, 6)
+    for flipped in (source.flip(0), torch.fliplr(source)):
+        assert not shares_storage(flipped, x) and flipped.stride() == expected_stride
+    assert source.flip(0).is_contiguous() or not source.is_contiguous()  # never breaks it
+    print(f"{name + '.flip(0)':20} input stride {source.stride()!s:8} result {expected_stride}")
 try:  # a view with a negative step, which flip would need, does not exist
     x[::-1]
     raise AssertionError("the line above should raise")
@@ -192,7 +196,16 @@ except ValueError as error:
     print("x[::-1]:", error)
 
 # %%
-seed_myth("B5", "B5b", "B5c", "D4", "B14")
+# [B5d] the seed's table row `x.narrow(0,0,10)`: same stride, offset 0, contiguous, no copy
+rows = torch.randn(20, 6)
+first_ten, new_bytes = allocated(lambda: rows.narrow(0, 0, 10))
+assert first_ten.stride() == rows.stride() and first_ten.storage_offset() == 0
+assert first_ten.is_contiguous() and shares_storage(first_ten, rows) and new_bytes == 0
+assert copy_ops(lambda: rows.narrow(0, 0, 10)) == []
+print(f"narrow(0, 0, 10) of {tuple(rows.shape)}: stride {first_ten.stride()}, offset 0, a view")
+
+# %%
+seed_myth("B5", "B5b", "B5d", "B5c", "D4", "B14")
 
 # %% [markdown]
 # ## 5. `view` vs `reshape` vs `flatten`

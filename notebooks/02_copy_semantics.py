@@ -47,7 +47,7 @@ pair = torch.arange(6.0).reshape(2, 3)
 sw.show(pair, detached=pair.detach(), cloned=pair.clone())
 
 # %% [markdown]
-# Each row runs one operation on a `(128, 256)` float32 tensor `x` (128 KiB), first contiguous,
+# Each row runs one operation on a `(128, 256)` float32 tensor `x`, first contiguous,
 # then transposed (dense but not contiguous). "new bytes" is the peak of new storage while the
 # operation ran, in units of `x.nbytes`.
 
@@ -92,7 +92,11 @@ def measure(x, op):
 
 # %%
 def print_table(x):
-    print(f"input: shape {tuple(x.shape)}, strides {x.stride()}, contiguous {x.is_contiguous()}")
+    print(
+        f"input: shape {tuple(x.shape)}, strides {x.stride()}, contiguous {x.is_contiguous()},",
+        end=" ",
+    )
+    print(f"{x.nbytes // 1024} KiB")
     print("columns: same Python object · shares x's storage · same data_ptr · result strides ·")
     print("         contiguous · new storage bytes while it ran, in units of x.nbytes")
     keys = ["same object", "shares storage", "same data_ptr", "strides", "contiguous"]
@@ -134,6 +138,8 @@ for name, row in contiguous_rows.items():
 xt = torch.randn(256, 128).t()
 transposed_rows = print_table(xt)
 assert transposed_rows["x.view(-1)"] is None  # view refuses instead of copying
+for name, row in transposed_rows.items():  # sharing storage means no copy op ran either
+    assert row is None or (row["copy ops"] == 0) == row["shares storage"], name
 for name in [
     "x.clone()",
     "torch.empty_like(x).copy_(x)",
@@ -217,10 +223,11 @@ print(
 seed_myth("B9", "B26")
 
 # %% [markdown]
-# The seed's table on an A100 says cloning a 1 GB tensor takes 0.02 ms. A clone reads 1 GB and
-# writes 1 GB; in 0.02 ms that is 100 TB/s, about 50 times the A100's published peak memory
-# bandwidth (≈ 2.0 TB/s). The number is impossible, which fits a clone that copies nothing —
-# but clone does copy. The seed's 0.8 ms for `empty_like(x).copy_(x)` fails the same test.
+# The seed's table on an A100 ("x为1GB Tensor") gives `x.clone()` "0.02" ms. A clone reads all of
+# `x` and writes as many bytes; the cell below turns that time into the bandwidth it needs and
+# compares it with the A100's published peak memory bandwidth: it needs many times the peak. The
+# number is impossible, which fits a clone that copies nothing — but clone does copy. The seed's
+# "0.8" ms for `empty_like(x).copy_(x)` fails the same test.
 #
 # The cell after it reads the copy timings of the stored full-size run. Read its GB/s with care: every
 # method that allocates writes into *fresh* pages, and on a CPU most of its time is the page
@@ -558,7 +565,7 @@ seed_myth("D3")
 #
 # Each op below runs on four inputs — contiguous, transposed, gapped (`x[:, ::2]`) and expanded
 # (stride 0) — and its result is classified by storage identity: **view** (shares the input's
-# storage, the input itself included), **copy** (new storage) or **raises**. An op whose answer
+# storage, the input itself included, and no copy op ran), **copy** (new storage) or **raises**. An op whose answer
 # differs between inputs is **depends**, and its stated condition is checked on every input.
 
 # %%
@@ -577,9 +584,13 @@ SAME_ON_EVERY_INPUT = {
 
 def outcome_of(op, t):
     try:
-        return "view" if shares_storage(op(t), t) else "copy"
+        result = op(t)
     except RuntimeError:
         return "raises"
+    if not shares_storage(result, t):
+        return "copy"
+    assert copy_ops(lambda: op(t)) == []  # a view, with no copy hidden in a kernel either
+    return "view"
 
 
 # %%

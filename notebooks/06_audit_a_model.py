@@ -53,14 +53,16 @@ torch.set_num_threads(1)
 # ## A transformer: `nn.TransformerEncoderLayer` fed a transposed batch
 #
 # The layer is `batch_first=False`, and the data arrive as `(batch, seq, features)`, so the
-# caller hands it `x.transpose(0, 1)`: a view whose sequence dimension has stride
-# `batch × features`.
+# caller hands it `x.transpose(0, 1)`: a `(seq, batch, features)` view whose sequence dimension
+# steps one row of features and whose batch dimension steps a whole sequence (the strides are
+# printed below).
 
 # %%
 # tiny sizes keep the saved pictures small; the copies are the same at any size
 layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
 batch = torch.randn(2, 5, 8)
 x = batch.transpose(0, 1)
+assert x.stride() == (batch.stride(1), batch.stride(0), 1)  # seq: one row; batch: a sequence
 print(sw.inspect(x))
 report = sw.audit(layer, x)
 display(report)
@@ -70,12 +72,24 @@ display(report)
 # in a terminal is `print(report)`, or `python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(8, 2, 16)" --input "torch.randn(2, 5, 8).transpose(0, 1)"`.
 # Most copies sit inside `self_attn`, in the one call `F.multi_head_attention_forward`
 # (`activation.py`), which runs `aten.clone`s and whose attention kernel's backward makes its
-# inputs contiguous; the layer norms copy the transposed input inside their kernels.
+# inputs contiguous; a layer norm copies the transposed input inside its kernel (which of the
+# layer's norms is printed below the report).
 
 # %%
 print(report)
 assert report.total_bytes == sum(c.bytes for c in report.copies)
-assert all(c.module in dict(layer.named_modules()) for c in report.copies)
+modules = dict(layer.named_modules())
+assert all(c.module in modules for c in report.copies)
+norms = sorted(
+    {c.module for c in report.copies if isinstance(modules[c.module], torch.nn.LayerNorm)}
+)
+assert norms  # at least one layer norm copies the transposed input
+print(
+    "layer norms that copy:",
+    ", ".join(norms),
+    "of",
+    ", ".join(name for name, m in modules.items() if isinstance(m, torch.nn.LayerNorm)),
+)
 
 # %% [markdown]
 # The biggest forward copy, drawn: the source is a strided view of the input, the result a fresh
@@ -109,10 +123,29 @@ for suggestion in report.suggestions:
     print(f"{suggestion.fix}: {before.bytes} → {after.bytes} bytes copied")
 
 # %% [markdown]
-# The fix is applied *inside* the measured step, so its own `.contiguous()` copy counts.  The
+# The fix is applied *inside* the measured step, so its own `.contiguous()` copy counts.  Some
 # clones in `F.multi_head_attention_forward` come from its packed q/k/v projection and its head
-# split, not from the input's layout; what a contiguous input saves is the layer norms' hidden
-# copies — the table above says whether that beats the copy it costs.
+# split, and one of them copies the transposed input itself; a contiguous input saves that clone
+# and the layer norm's hidden copy — the table above says whether that beats the copy it costs.
+# The attention's forward copies, on the transposed input and on a contiguous one:
+
+# %%
+contiguous_report = sw.audit(layer, x.contiguous())
+
+
+def attention_forward(audit_report):
+    return [c for c in audit_report.copies if c.module == "self_attn" and c.phase == "forward"]
+
+
+for label, audited in [("transposed", report), ("contiguous", contiguous_report)]:
+    print(
+        f"{label} input: self_attn forward copies {[c.bytes for c in attention_forward(audited)]} B"
+    )
+sources = [layout.strides for c in attention_forward(report) for layout in c.source]
+assert x.stride() in sources  # one clone's source is the transposed input itself
+assert sum(c.bytes for c in attention_forward(contiguous_report)) < sum(
+    c.bytes for c in attention_forward(report)
+)
 #
 # ## A vision transformer (torchvision, random weights)
 

@@ -44,6 +44,17 @@ TIMING_MARGIN = 2.0
 # The ATen ops that move data: clone (new storage) and copy_ (into a given tensor). Composite
 # ops that copy (contiguous, to, reshape) run one of these, so each copy is listed once.
 COPY_OPS = frozenset({"aten::clone", "aten::copy_"})
+# The seed articles (``/work/shared/seeds/NNN_*.txt``), each by its file number and its own first
+# heading, so that a reader can find the article a box quotes. Seed 004's file opens with an
+# unrelated page header; the article's heading follows it.
+ARTICLES = {
+    "000": "PyTorch视图操作实战：torch.as_strided()的5个隐藏技巧与内存优化",
+    "001": "PyTorch Tensor布局与拷贝：GPU高性能训练的底层核心",
+    "002": "PyTorch张量扩展的隐藏技巧：用expand()高效实现数据复制与广播",
+    "004": "PyTorch 中的 contiguous 与 non-contiguous 内存详解",
+}
+# A claim id's letter names its article; S claims (notebook 05) name theirs in an `article` field.
+ARTICLE_OF_LETTER = {"A": "000", "B": "001", "C": "002", "D": "004"}
 
 
 def storage_values(t: torch.Tensor) -> torch.Tensor:
@@ -164,6 +175,13 @@ class Claim:
     seed: str  # what the article says (paraphrased; the extraction lost = < > @)
     verdict: str  # one of VERDICTS
     why: str  # the measurement behind the verdict
+    article: str = ""  # the seed file number ("001"); only S claims give it, the others' id does
+
+    @property
+    def source(self) -> str:
+        """Which seed article the claim is from: its file number and its own first heading."""
+        number = self.article or ARTICLE_OF_LETTER[self.id[0]]
+        return f"seed {number}, “{ARTICLES[number]}”"
 
 
 def load_claims(path: str | Path = "claims.toml") -> dict[str, Claim]:
@@ -183,6 +201,8 @@ def load_claims(path: str | Path = "claims.toml") -> dict[str, Claim]:
             raise ValueError(
                 f"claim {claim.id}: verdict {claim.verdict!r} is not one of {VERDICTS}"
             )
+        if (claim.article or ARTICLE_OF_LETTER.get(claim.id[0])) not in ARTICLES:
+            raise ValueError(f"claim {claim.id}: no seed article {claim.article!r} in ARTICLES")
         if claim.id in claims:
             raise ValueError(f"claim id {claim.id} appears twice in {path}")
         claims[claim.id] = claim
@@ -230,15 +250,16 @@ def seed_myth(*ids: str, path: str | Path = "claims.toml") -> _Markdown:
     """A short, marked box with what a seed article claimed and the verdict, after the proof.
 
     >>> root = Path(__file__).resolve().parent.parent
-    >>> print(seed_myth("B2", path=root / "notebooks" / "claims.toml").text[:36])
-    > **Seed article says** [B2] · wrong
+    >>> print(seed_myth("B2", path=root / "notebooks" / "claims.toml").text[:47])
+    > **Seed article says** [B2] · wrong (seed 001,
     """
     claims = load_claims(path)
     lines = []
     for claim_id in ids:
         claim = claims[claim_id]
         lines.append(
-            f"> **Seed article says** [{claim.id}] · {claim.verdict}: “{claim.seed}”  \n"
+            f"> **Seed article says** [{claim.id}] · {claim.verdict} ({claim.source}): "
+            f"“{claim.seed}”  \n"
             f"> → {claim.why}"
         )
     return _Markdown("\n>\n".join(lines))

@@ -15,7 +15,7 @@ import jupytext
 import nbformat
 import pytest
 
-from stridewidget._lessons import VERDICTS, load_claims, seed_myth, verdict_table
+from stridewidget._lessons import ARTICLES, VERDICTS, load_claims, seed_myth, verdict_table
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 SOURCES = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
@@ -156,3 +156,13 @@ def test_cells_are_short(path):
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
 def test_saved_notebook_is_small(path):
     assert path.with_suffix(".ipynb").stat().st_size < 1_000_000
+
+
+def test_every_seed_box_names_its_article():
+    # a reader must be able to find what a box quotes: the seed file and the article's heading
+    for claim in CLAIMS.values():
+        box = seed_myth(claim.id, path=NOTEBOOK_DIR / "claims.toml").text
+        number = claim.article or {"A": "000", "B": "001", "C": "002", "D": "004"}[claim.id[0]]
+        assert f"seed {number}, “{ARTICLES[number]}”" in box, claim.id
+    s_claims = [c for c in CLAIMS.values() if c.id.startswith("S")]
+    assert s_claims and all(c.article in ARTICLES for c in s_claims)

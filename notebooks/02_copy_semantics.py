@@ -244,6 +244,7 @@ for label, seconds in [("clone() in 0.02 ms", 0.02e-3), ("empty_like().copy_() i
         f"{label:32} needs {implied / 1e12:6.1f} TB/s = {implied / a100_peak:5.1f} x the A100 peak"
     )
     assert implied > a100_peak
+print(f"the A100's peak: {a100_peak / 1e12:.2f} TB/s")
 # on the CPU, .cpu() and .to("cpu") return the tensor itself, so the "host round trip" is one clone
 assert x.cpu() is x and x.to("cpu") is x
 

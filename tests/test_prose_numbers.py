@@ -1,7 +1,7 @@
 """No quantity is typed into prose: notebook markdown and the README read their numbers from data.
 
 A number with a unit of time (ns, µs, ms, s, min), size (B, kB, KiB, MB, MiB, GB, GiB), rate
-(GB/s, TB/s), a percentage or a ratio (×, x) is a measurement, and a measurement typed by hand
+(GB/s, TB/s, img/s), a percentage or a ratio (×, x) is a measurement, and a measurement typed by hand
 goes stale the day the code or the machine changes. So:
 
 * **Notebooks** (every ``notebooks/NN_*.py``, present and future): a markdown cell never types
@@ -42,7 +42,7 @@ README = ROOT / "README.md"
 RESULT_DIRS = ("benchmarks/results/", "notebooks/results/")
 
 NUMBER = r"\d+(?:[.,]\d+)*"
-UNITS = r"GB/s|TB/s|MB/s|GiB|MiB|KiB|kB|KB|MB|GB|TB|ns|µs|us|ms|min|s|B|%"
+UNITS = r"img/s|GB/s|TB/s|MB/s|GiB|MiB|KiB|kB|KB|MB|GB|TB|ns|µs|us|ms|min|s|B|%"
 # a number (or a range of two) and its unit; "2×2" (a shape) is not a ratio
 QUANTITY = re.compile(
     rf"(?<![\w.])(?P<low>{NUMBER})(?:\s?[–-]\s?(?P<high>{NUMBER}))?"
@@ -170,3 +170,32 @@ def test_a_stale_readme_number_is_caught():
     assert agrees("65", 64.765) and agrees("1714", 1713.9) and agrees("2", 2.0)
     assert not agrees("70", 64.765) and not agrees("64.7", 64.765)
     assert in_unit(16 * 2**20, "MiB") == 16 and in_unit(0.03, "ms") == pytest.approx(30)
+
+
+def _claim_cell_outputs(claim) -> str:
+    import nbformat
+
+    (saved,) = (ROOT / "notebooks").glob(f"{claim.notebook}_*.ipynb")
+    cells = nbformat.read(saved, as_version=4).cells
+    return " ".join(
+        output.get("text", "")
+        for cell in cells
+        if cell.cell_type == "code" and f"[{claim.cell}]" in cell.source.split("\n")[0]
+        for output in cell.outputs
+    )
+
+
+def test_every_number_in_a_verdict_is_printed_by_its_cell():
+    # A verdict box is rendered from claims.toml, so its numbers are typed there: each must be
+    # printed by the claim's labelled cell (a measurement), be quoted from the seed, or be the margin.
+    from stridewidget._lessons import TIMING_MARGIN, load_claims
+
+    unbacked = []
+    for claim in load_claims(ROOT / "notebooks" / "claims.toml").values():
+        printed = _claim_cell_outputs(claim)
+        for match in typed_quantities(claim.why):
+            for number in filter(None, (match.group("low"), match.group("high"))):
+                backed = re.search(rf"(?<![\d.]){re.escape(number)}(?![\d])", printed)
+                if not (backed or number in claim.seed or float(number) == TIMING_MARGIN):
+                    unbacked.append(f"{claim.id}: {match.group().strip()!r}")
+    assert not unbacked, "print these in the claim's cell, or drop them:\n" + "\n".join(unbacked)

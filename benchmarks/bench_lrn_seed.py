@@ -26,7 +26,7 @@ import torch
 import torch.nn.functional as F
 
 from stridewidget import tricks
-from stridewidget.bench._cases import Variant
+from stridewidget.bench import Variant
 from stridewidget.bench._harness import device_name, measure_variants
 
 SHAPES = ((8, 64, 56, 56), (4, 256, 27, 27))

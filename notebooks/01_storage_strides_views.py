@@ -104,7 +104,8 @@ sw.show(numbers, from_2=numbers[2:])
 # The seed says `tensor.data_ptr()` is the storage's start and that the data starts at
 # `data_ptr() + storage_offset()`. Measured: `data_ptr()` is the address of the view's *first
 # element*, i.e. the storage's pointer plus `storage_offset() * element_size()` bytes. Adding the
-# offset again adds 3 *elements* as 3 *bytes*: it points 3 bytes into `t[0]`, at no element.
+# offset again adds a count of *elements* as that many *bytes*: it points into the middle of
+# `t[0]`, at no element.
 
 # %%
 # [B2] data_ptr() vs the storage's data_ptr()

@@ -160,7 +160,7 @@ sw.show(samples, windows=samples.unfold(0, 3, 1))
 # The seed's window view `as_strided(x, (n - w + 1, w), (1, 1))` is right for a contiguous 1-d
 # tensor (and keeps a sliced input's offset, because `torch.as_strided` defaults to the input's
 # offset), but hard-codes stride 1: on a strided input (`x[::2]`) it is wrong. The seed also says
-# `unfold` "produces a lot of copies": `Tensor.unfold` is a view (0 bytes); only the im2col
+# `unfold` "produces a lot of copies": `Tensor.unfold` is a view (nothing allocated); only the im2col
 # function `F.unfold` copies.
 
 

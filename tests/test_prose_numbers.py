@@ -1,7 +1,7 @@
 """No quantity is typed into prose: notebook markdown and the README read their numbers from data.
 
-A number with a unit of time (ns, µs, ms, s, min), size (B, kB, KiB, MB, MiB, GB, GiB), rate
-(GB/s, TB/s, img/s), a percentage or a ratio (×, x) is a measurement, and a measurement typed by hand
+A number with a unit of time (ns, µs, ms, s, min, seconds), size (B, bytes, kB, KiB, MB, MiB,
+GB, GiB), rate (GB/s, TB/s, img/s), a percentage or a ratio (×, x) is a measurement, and a measurement typed by hand
 goes stale the day the code or the machine changes. So:
 
 * **Notebooks** (every ``notebooks/NN_*.py``, present and future): a markdown cell never types
@@ -9,6 +9,9 @@ goes stale the day the code or the machine changes. So:
   ``claims.toml`` / ``notebooks/results/*.json`` (the verdict boxes are rendered that way).
   Exempt: code spans (`` `x[:, ::2]` ``), text in quotes ("…" or “…”, for quoting a seed article
   word for word) and shapes such as 2×3 (a number × a number).
+* **Verdicts** (``notebooks/claims.toml``, rendered into the boxes and tables): a number in a
+  claim's ``why`` is printed by the claim's labelled cell (as it rounds it), quoted from the
+  claim's ``seed`` text, or the timing margin.
 * **README.md**: every such number outside code is followed, on the same line, by a marker that
   names where it comes from, and this test recomputes it:
 
@@ -42,7 +45,7 @@ README = ROOT / "README.md"
 RESULT_DIRS = ("benchmarks/results/", "notebooks/results/")
 
 NUMBER = r"\d+(?:[.,]\d+)*"
-UNITS = r"img/s|GB/s|TB/s|MB/s|GiB|MiB|KiB|kB|KB|MB|GB|TB|ns|µs|us|ms|min|s|B|%"
+UNITS = r"img/s|GB/s|TB/s|MB/s|GiB|MiB|KiB|kB|KB|MB|GB|TB|bytes?|seconds?|minutes?|ns|µs|us|ms|min|s|B|%"
 # a number (or a range of two) and its unit; "2×2" (a shape) is not a ratio
 QUANTITY = re.compile(
     rf"(?<![\w.])(?P<low>{NUMBER})(?:\s?[–-]\s?(?P<high>{NUMBER}))?"

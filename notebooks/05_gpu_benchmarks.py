@@ -4,14 +4,15 @@
 # The seed articles quote timing and memory tables ("a 1 GB clone() in 0.02 ms", "expand using
 # 96 B", "an LRN rewrite 3–5× faster"…). Seed 004 ships a timing script and seed 002 runnable
 # snippets. Seed 001 times its copies on an A100 and seed 002 its `expand`/`repeat` table on an
-# RTX 3090 (the next cell prints those claims from the registry); no GPU run is stored here, and
-# several of the numbers cannot be reproduced on any device. This notebook replaces quoted numbers with the `stridewidget.bench` harness: every
-# variant is first checked against a reference result, its new memory is counted, then it is
-# timed (`torch.utils.benchmark`, or `triton.testing.do_bench` on CUDA). A large contiguous copy,
+# RTX 3090 (the cells below print those claims from the registry); no GPU run is stored here, and
+# some of the numbers need more memory bandwidth than the GPU they name has. This notebook
+# replaces quoted numbers with the `stridewidget.bench` harness: every variant is first checked
+# against a reference result, its new memory is counted, then it is timed
+# (`torch.utils.benchmark`, or `triton.testing.do_bench` on CUDA). A large contiguous copy,
 # measured first, is the run's bandwidth ceiling.
 #
-# * **Live:** the `--quick` sizes run below on whatever device this kernel has, and the first
-#   output says which. Their numbers are shown, never judged: a quick run on a shared machine moves
+# * **Live:** the `--quick` sizes run below on whatever device this kernel has, and section 1
+#   prints which. Their numbers are shown, never judged: a quick run on a shared machine moves
 #   between runs.
 # * **Stored:** the verdicts rest on the full-size runs stored in `notebooks/results/`, with a
 #   margin (`TIMING_MARGIN`, printed below). The CPU runs there were made on a 2-core CPU; **no

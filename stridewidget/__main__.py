@@ -44,8 +44,12 @@ def evaluate(expression: str) -> dict[str, Any]:
     try:
         result = eval(code, scope)  # the user's own command-line code, see the module docstring
     except Exception as error:  # the user's code failed: say so in one line, not our traceback
+        try:
+            reason = str(error)
+        except Exception:  # the user's exception cannot even say what it is
+            reason = "(its message could not be shown)"
         raise SystemExit(
-            f"stridewidget: evaluating EXPR raised {type(error).__name__}: {error}"
+            f"stridewidget: evaluating EXPR raised {type(error).__name__}: {reason}"
         ) from None
     if isinstance(result, Mapping):
         if not result:
@@ -121,6 +125,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = _parser().parse_args(argv)
+    # every option is checked before EXPR runs and anything is printed
+    if args.wrap is not None and args.wrap < 1:
+        raise SystemExit(
+            f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
+        )
     import stridewidget as sw
 
     from .render import render_text
@@ -135,10 +144,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: {layout}")
             print("  " + layout.explain().replace("\n", "\n  "))
         print()
-    if args.wrap is not None and args.wrap < 1:
-        raise SystemExit(
-            f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
-        )
     print(render_text(wrap=args.wrap, **tensors))
     if args.html is not None:
         page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)

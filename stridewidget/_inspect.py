@@ -23,6 +23,7 @@ __all__ = [
     "OverlapWarning",
     "as_index",
     "as_strided",
+    "conversion_hint",
     "inspect",
     "overlap",
     "read_cells",

@@ -14,7 +14,9 @@ offline and without a kernel, from any install: nothing is fetched when a page i
 from __future__ import annotations
 
 import argparse
+import errno
 import html
+import os
 import pathlib
 import sys
 from collections.abc import Mapping, Sequence
@@ -116,6 +118,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_html_target(path: pathlib.Path) -> None:
+    """Refuse a ``--html`` path that cannot be a file (a folder, or in a missing folder) up
+    front; what only writing can tell (permissions) is reported when the page is written."""
+    problem = None
+    if path.is_dir():
+        problem = errno.EISDIR
+    elif not path.parent.is_dir():
+        problem = errno.ENOENT
+    if problem is not None:
+        raise SystemExit(f"stridewidget: cannot write --html {path}: {os.strerror(problem)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m stridewidget`` and the ``stridewidget`` script.
 
@@ -130,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(
             f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
         )
+    if args.html is not None:
+        _check_html_target(args.html)
     import stridewidget as sw
 
     from .render import render_text

@@ -92,9 +92,10 @@ def functorch_transforms() -> tuple[str, ...]:
 
 
 def functional_mutation_count(t: Any) -> int | None:
-    """How many data mutations the storage of ``functionalize``'s wrapper ``t`` has seen (an
-    in-place op under functionalization becomes an out-of-place op whose result replaces the
-    wrapper's value, so this counter is how a write shows); ``None`` for other tensors.
+    """How many data mutations the storage of ``functionalize``'s wrapper ``t`` (or the one under
+    ``t``'s ``vmap``/``grad`` wrappers) has seen: an in-place op under functionalization becomes
+    an out-of-place op whose result replaces the wrapper's value, so this counter is how a write
+    shows.  ``None`` for other tensors.
 
     >>> import torch
     >>> def step(x):
@@ -107,6 +108,9 @@ def functional_mutation_count(t: Any) -> int | None:
     """
     torch = sys.modules["torch"]
     counter = getattr(torch, "_functionalize_mutation_counter", None)  # torch >= 2.5
-    if counter is None or not torch._is_functional_tensor(t):
+    if counter is None:
         return None
-    return counter(t)
+    # under vmap or grad inside functionalize, the wrapper is under their wrappers
+    while t is not None and not torch._is_functional_tensor(t):
+        t = functorch_unwrapped(t)
+    return None if t is None else counter(t)

@@ -369,7 +369,19 @@ def conversion_hint(x: Any) -> str:
         )
     if _has(x, "__array_interface__") or _has(x, "__array__"):
         return " It looks array-like: inspect `numpy.asarray(x)` (no copy when possible)."
-    return ""
+    torch = _torch()
+    if torch is not None and isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):
+        untyped = "s" if isinstance(x, torch.UntypedStorage) else "s.untyped_storage()"
+        return (
+            " A storage has no shape or strides: inspect a tensor over it, such as "
+            f"`torch.empty(0, dtype=torch.uint8, device=s.device).set_({untyped})` "
+            "(its bytes, no copy)."
+        )
+    try:
+        memoryview(x)
+    except Exception:  # no buffer protocol (or a broken one): nothing more to suggest
+        return ""
+    return " It is a buffer: inspect `numpy.frombuffer(x, dtype=numpy.uint8)` (its bytes, no copy)."
 
 
 def _cells(x: Any) -> tuple[Layout, Any]:

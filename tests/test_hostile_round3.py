@@ -104,6 +104,10 @@ def test_item03_functionalized_in_place_op_is_logged_in_place():
     result = torch.func.functionalize(step)(torch.zeros(3))
     assert torch.equal(result, torch.ones(3))  # the add_ did write (oracle: the values)
     assert kinds == {"torch.Tensor.add_": "in-place", "torch.Tensor.contiguous": "view"}
+    kinds.clear()  # the functional wrapper under vmap's wrapper: the same answer
+    result = torch.func.functionalize(torch.func.vmap(step))(torch.zeros(2, 3))
+    assert torch.equal(result, torch.ones(2, 3))
+    assert kinds == {"torch.Tensor.add_": "in-place", "torch.Tensor.contiguous": "view"}
 
 
 # --- 4. enable twice, disable once -----------------------------------------------------------------
@@ -309,10 +313,19 @@ def test_item12_largest_views_torch_makes_still_pass_and_the_playground_refuses(
 # --- 13. a refused playground whose lengths differ displays ------------------------------------------
 
 
-def test_item13_refused_playground_with_mismatched_lengths_displays():
-    playground = sw.playground(torch.zeros(4), size=(2, 2), stride=(1,))
+@pytest.mark.parametrize(
+    ("size", "stride", "refusal"),
+    [
+        ((2, 2), (1,), "2 dims but stride"),
+        ((), (1,), "0 dims but stride"),
+        ((-1, 2), (1, 1), "negative entry"),  # no view either: nothing to enumerate
+        ((2, -3), (1, 1), "negative entry"),
+    ],
+)
+def test_item13_refused_playground_that_is_no_view_displays(size, stride, refusal):
+    playground = sw.playground(torch.zeros(4), size=size, stride=stride)
     data, _ = playground._repr_mimebundle_()
-    assert "2 dims but stride" in playground.error
+    assert refusal in playground.error
     assert "refused" in data["text/plain"] and "refused" in data["text/html"]
     playground.close()
 
@@ -377,6 +390,29 @@ def test_item15_cuda_array_interface_says_what_to_pass():
         sw.inspect(GpuArray())
 
 
+@pytest.mark.parametrize(
+    ("make", "advice", "follow"),
+    [
+        (
+            lambda: torch.arange(6.0).untyped_storage(),
+            r"torch\.empty\(0, dtype=torch\.uint8",
+            lambda s: torch.empty(0, dtype=torch.uint8, device=s.device).set_(s),
+        ),
+        (
+            lambda: memoryview(bytearray(8)),
+            r"numpy\.frombuffer\(x, dtype=numpy\.uint8\)",
+            lambda b: np.frombuffer(b, dtype=np.uint8),
+        ),
+    ],
+    ids=["storage", "buffer"],
+)
+def test_item15_storages_and_buffers_say_what_to_pass_and_the_advice_works(make, advice, follow):
+    source = make()
+    with pytest.raises(TypeError, match=advice):
+        sw.inspect(source)
+    assert sw.inspect(follow(source)).storage_nbytes in (8, 24)
+
+
 # --- 16. the CLI validates --wrap before anything runs ------------------------------------------------
 
 
@@ -386,6 +422,8 @@ def test_item16_cli_refuses_wrap_zero_before_evaluating_or_printing(capsys):
         cli.main(["1 / 0", "--wrap", "0"])
     with pytest.raises(SystemExit, match="--wrap must be a positive number"):
         cli.main(["torch.zeros(2)", "--wrap", "-3"])
+    with pytest.raises(SystemExit, match="cannot write --html"):  # a folder is no page
+        cli.main(["1 / 0", "--html", "."])
     assert capsys.readouterr().out == ""
 
 

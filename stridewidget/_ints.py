@@ -45,16 +45,19 @@ def as_index(value: Any, what: str, *, symbolic: bool = False, int64: bool = Tru
       ...
     TypeError: window size must be an int, got 2.5 (float)
     """
-    if symbolic and is_symint(value):
+    if type(value) is int:  # the usual case, first (a bool's type is bool, not int)
+        number = value
+    elif symbolic and is_symint(value):
         return value
-    if isinstance(value, bool):
+    elif isinstance(value, bool):
         raise TypeError(f"{what} must be an int, got {value!r} (bool)")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise TypeError(
-            f"{what} must be an int, got {safe_repr(value)} ({type(value).__name__})"
-        ) from None
+    else:
+        try:
+            number = operator.index(value)
+        except TypeError:
+            raise TypeError(
+                f"{what} must be an int, got {safe_repr(value)} ({type(value).__name__})"
+            ) from None
     if int64 and not -INT64_MAX - 1 <= number <= INT64_MAX:
         raise LayoutError(f"{what} {number} does not fit in a 64-bit int (torch's limit)")
     return number
@@ -73,6 +76,8 @@ def as_indices(
       ...
     TypeError: shape must be a sequence of ints such as (3, 4), got '34' (str)
     """
+    if type(values) is tuple and not int64 and all(type(v) is int for v in values):
+        return values  # what adapters pass, at the cost of one look per entry
     try:
         # iter() asks the type, never a user __getattr__; a string is no sequence of ints
         items = iter(values) if not isinstance(values, (str, bytes)) else None

@@ -170,6 +170,22 @@ def test_item05_layout_accepts_what_torch_accepts_and_keeps_symints():
     assert not shape_env.guards
 
 
+def test_item05_symbolic_fake_tensors_still_inspect():
+    """Keeping SymInts in Layout must not break inspecting a tensor with symbolic sizes."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import (
+        DimDynamic,
+        ShapeEnv,
+        StatelessSymbolicContext,
+    )
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    dynamic = StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DYNAMIC] * 2)
+    fake = mode.from_tensor(torch.zeros(4, 6), symbolic_context=dynamic)
+    assert isinstance(fake.shape[0], torch.SymInt)
+    assert str(sw.inspect(fake.t())).startswith("float32 (6,4):(1,6) +0 · storage 24")
+
+
 # --- 6. threads: documented, and the documented way works -------------------------------------------
 
 

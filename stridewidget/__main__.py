@@ -14,7 +14,9 @@ offline and without a kernel, from any install: nothing is fetched when a page i
 from __future__ import annotations
 
 import argparse
+import errno
 import html
+import os
 import pathlib
 import sys
 from collections.abc import Mapping, Sequence
@@ -44,8 +46,12 @@ def evaluate(expression: str) -> dict[str, Any]:
     try:
         result = eval(code, scope)  # the user's own command-line code, see the module docstring
     except Exception as error:  # the user's code failed: say so in one line, not our traceback
+        try:
+            reason = str(error)
+        except Exception:  # the user's exception cannot even say what it is
+            reason = "(its message could not be shown)"
         raise SystemExit(
-            f"stridewidget: evaluating EXPR raised {type(error).__name__}: {error}"
+            f"stridewidget: evaluating EXPR raised {type(error).__name__}: {reason}"
         ) from None
     if isinstance(result, Mapping):
         if not result:
@@ -112,6 +118,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_html_target(path: pathlib.Path) -> None:
+    """Refuse a ``--html`` path that cannot be a file (a folder, or in a missing folder) up
+    front; what only writing can tell (permissions) is reported when the page is written."""
+    problem = None
+    if path.is_dir():
+        problem = errno.EISDIR
+    elif not path.parent.is_dir():
+        problem = errno.ENOENT
+    if problem is not None:
+        raise SystemExit(f"stridewidget: cannot write --html {path}: {os.strerror(problem)}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m stridewidget`` and the ``stridewidget`` script.
 
@@ -121,6 +139,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     0
     """
     args = _parser().parse_args(argv)
+    # every option is checked before EXPR runs and anything is printed
+    if args.wrap is not None and args.wrap < 1:
+        raise SystemExit(
+            f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
+        )
+    if args.html is not None:
+        _check_html_target(args.html)
     import stridewidget as sw
 
     from .render import render_text
@@ -135,10 +160,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: {layout}")
             print("  " + layout.explain().replace("\n", "\n  "))
         print()
-    if args.wrap is not None and args.wrap < 1:
-        raise SystemExit(
-            f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
-        )
     print(render_text(wrap=args.wrap, **tensors))
     if args.html is not None:
         page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)

@@ -62,10 +62,15 @@ from torch.overrides import TorchFunctionMode, resolve_name
 from torch.utils._python_dispatch import (
     TorchDispatchMode,
     _disable_current_modes,
-    is_traceable_wrapper_subclass,
 )
 from torch.utils._pytree import tree_map
 
+from ._compat import (
+    functional_mutation_count,
+    functorch_transforms,
+    functorch_unwrapped,
+    wrapped_tensors,
+)
 from ._errors import LayoutError
 from ._inspect import _device_name, _dtype_name, inspect, torch_layout_fields
 from ._layout import Layout
@@ -217,15 +222,17 @@ _CONTAINERS = frozenset({tuple, list, dict})
 def _extents(t: torch.Tensor) -> tuple[_Extent, ...]:
     """Where a tensor's data lives: its storage, or for a wrapper subclass (``TwoTensor``, any
     ``_make_wrapper_subclass`` with ``__tensor_flatten__``) the storages of the tensors it wraps,
-    whose own storage is a placeholder without memory.  Empty for sparse and other tensors
-    without a storage to alias."""
-    if type(t) is not torch.Tensor and is_traceable_wrapper_subclass(t):
-        inner_names, _ = t.__tensor_flatten__()
-        return tuple(extent for name in inner_names for extent in _extents(getattr(t, name)))
+    whose own storage is a placeholder without memory; for a functorch wrapper without a storage
+    (``vmap``'s BatchedTensor, ``grad``'s TensorWrapper) the tensor it wraps.  Empty for sparse
+    and other tensors without a storage to alias."""
+    inner = wrapped_tensors(t)
+    if inner is not None:
+        return tuple(extent for tensor in inner for extent in _extents(tensor))
     try:
         storage = t.untyped_storage()
     except (RuntimeError, NotImplementedError, TypeError):
-        return ()
+        unwrapped = functorch_unwrapped(t)
+        return () if unwrapped is None else _extents(unwrapped)
     address = 0
     if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
         try:
@@ -317,11 +324,14 @@ class _Snapshot:
         if self._raw is not None or self._fields is not None:
             return
         obj = self.ref()
-        if isinstance(obj, torch.Tensor):
+        while isinstance(obj, torch.Tensor):
             try:
                 self._fields = torch_layout_fields(obj)
+                return
             except (LayoutError, RuntimeError, NotImplementedError, TypeError):
-                self._fields = None  # sparse, nested, opaque, wrapper subclasses: no strides
+                # a functorch wrapper: the layout of the tensor it wraps (a BatchedTensor's
+                # physical tensor, batch dims included); sparse, nested, opaque: no strides
+                obj = functorch_unwrapped(obj)
 
     @property
     def layout(self) -> Layout | None:
@@ -358,10 +368,12 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
         plain_device = _PLAIN_DEVICES[device] = device.type in ("cpu", "cuda")
     if not plain_device or t.is_conj() or t.is_neg():
         return None
-    storage = t.untyped_storage()
     try:
+        storage = t.untyped_storage()
         address = storage.data_ptr()
-    except RuntimeError:  # functionalization's storages have no memory: the adapter's notes
+    except (RuntimeError, NotImplementedError):
+        # functionalization's storages have no memory (the adapter's notes say so); functorch's
+        # BatchedTensor and TensorWrapper have no storage (_extents finds the tensor they wrap)
         return None
     return (
         t.shape,
@@ -411,9 +423,9 @@ def _nbytes(tensors: Any) -> int:
     """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps."""
     total = 0
     for t in _arrays_in(tensors, []):
-        if is_traceable_wrapper_subclass(t):
-            inner_names, _ = t.__tensor_flatten__()
-            total += _nbytes([getattr(t, name) for name in inner_names])
+        inner = wrapped_tensors(t)
+        if inner is not None:
+            total += _nbytes(list(inner))
         else:
             total += t.numel() * t.element_size()
     return total
@@ -495,6 +507,9 @@ class CopyEvent:
     line: int
     _inputs: tuple[_Snapshot, ...] = field(repr=False)
     _outputs: tuple[_Snapshot, ...] = field(repr=False)
+    #: The functorch transforms the call ran under, outermost first (``("vmap",)``): its inputs
+    #: and outputs are then the physical tensors (a BatchedTensor's, batch dims included).
+    transforms: tuple[str, ...] = ()
 
     @classmethod
     def _recorded(cls, **fields: Any) -> CopyEvent:
@@ -587,10 +602,11 @@ class CopyLog:
             result = _layout_text(event.outputs, compact)
             if event.returned_input:
                 result = "(its input itself)"
+            transforms = f" [{'·'.join(event.transforms)}]" if event.transforms else ""
             rows.append(
                 (
                     str(event.index),
-                    _short_call(event.call),
+                    _short_call(event.call) + transforms,
                     event.kind,
                     _format_bytes(event.bytes_copied) if event.bytes_copied else "",
                     _ops_text(event.ops),
@@ -764,6 +780,7 @@ class _Pending:
         "fresh_copy",
         "keep_layouts",
         "ops",
+        "transforms",
         "written",
     )
 
@@ -777,6 +794,7 @@ class _Pending:
         self.fresh_copy = False  # an out-of-place copy op ran: its result is new storage
         self.written: list[_Extent] = []  # storages written by in-place and out= ops
         self.copied_into: list[_Extent] = []  # the subset written by copy ops (copy_, cat.out)
+        self.transforms: tuple[str, ...] = ()  # the functorch transforms running (see CopyEvent)
 
 
 def _snapshots(
@@ -909,6 +927,7 @@ class _Recorder:
                 line=line,
                 _inputs=input_snapshots,
                 _outputs=output_snapshots,
+                transforms=pending.transforms,
             )
         )
 
@@ -941,10 +960,17 @@ class _CallMode(TorchFunctionMode):
         recorder = self.recorder
         outer = recorder.pending
         pending = recorder.pending = _Pending()
+        transforms = pending.transforms = functorch_transforms()
+        mutations = _functional_mutations(args, kwargs) if "functionalize" in transforms else ()
         try:
             result = func(*args, **kwargs)
         finally:
             recorder.pending = outer
+        for tensor, count in mutations:
+            # functionalization ran the in-place op out of place and swapped the result into
+            # the wrapper: no op wrote an argument, but the wrapper's mutation count moved
+            if functional_mutation_count(tensor) != count:
+                pending.written.extend(_extents(tensor))
         if pending.ops or _has_array(result):
             recorder.add(_call_name(func), (args, kwargs), result, pending)
             self.recorded(func, result)
@@ -953,6 +979,17 @@ class _CallMode(TorchFunctionMode):
     def recorded(self, func: Any, result: Any) -> None:
         """Called when a call's event (the log's last) is recorded: the audit's subclass notes the
         call's source line there, instead of a third mode seeing every call again."""
+
+
+def _functional_mutations(args: tuple[Any, ...], kwargs: dict) -> list[tuple[Any, int]]:
+    """``(tensor, mutation count)`` of the arguments that are ``functionalize`` wrappers."""
+    counted = []
+    for tensor in _arrays_in((args, kwargs), []):
+        if isinstance(tensor, torch.Tensor):
+            count = functional_mutation_count(tensor)
+            if count is not None:
+                counted.append((tensor, count))
+    return counted
 
 
 def _note_op(
@@ -1150,6 +1187,26 @@ def track_copies() -> Iterator[CopyLog]:
     [('torch.Tensor.t', 'view', 0), ('torch.Tensor.reshape', 'copy', 48), ('torch.Tensor.contiguous', 'view', 0)]
     >>> log.events[-1].returned_input, log.total_bytes
     (True, 48)
+
+    Only the thread that opened the block is tracked: PyTorch's interception modes are per
+    thread, so calls in a worker thread started inside the block are not recorded.  Track a
+    worker with its own ``track_copies()`` inside the worker:
+
+    >>> import threading
+    >>> worker_logs = []
+    >>> def worker(t):
+    ...     with sw.track_copies() as worker_log:
+    ...         t.t().contiguous()
+    ...     worker_logs.append(worker_log)
+    >>> with sw.track_copies() as main_log:
+    ...     thread = threading.Thread(target=worker, args=(x,))
+    ...     thread.start()
+    ...     thread.join()
+    >>> len(main_log.events), [e.kind for e in worker_logs[0].events]
+    (0, ['view', 'copy'])
+
+    Under ``torch.func`` transforms (``vmap``, ``grad``, ``functionalize``) each event notes them
+    in ``transforms``, and its layouts and bytes are those of the physical tensors.
     """
     recorder = _Recorder(CopyLog())
     with _tracking(_CallMode(recorder), _OpMode(recorder)) as log:

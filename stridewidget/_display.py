@@ -104,6 +104,7 @@ def refresh_live_widgets() -> int:
     >>> refresh_live_widgets() >= 1, w.scene["storages"][0]["cells"]["text"][:2]
     (True, ['1.', '1.'])
     """
+    from ._errors import safe_repr
     from ._widget import live_widgets
 
     refreshed = 0
@@ -115,7 +116,7 @@ def refresh_live_widgets() -> int:
         except Exception as error:  # a broken widget must not break the user's next cell
             _BROKEN.add(widget)  # say it once, not after every cell
             warnings.warn(
-                f"stridewidget: could not refresh a displayed widget ({error!r}); "
+                f"stridewidget: could not refresh a displayed widget ({safe_repr(error)}); "
                 "call its .refresh() to see the error",
                 RuntimeWarning,
                 stacklevel=2,
@@ -184,11 +185,24 @@ def enable(ip: Any = None, *, numpy: bool = False) -> None:
     bundle = _bundle_for(ip)
     for kind in ("torch", "numpy") if numpy else ("torch",):
         module, name = _TYPES[kind]
-        if kind not in state["previous"]:
-            # pop() with a dotted name takes deferred and resolved entries alike
-            state["previous"][kind] = formatter.pop(f"{module}.{name}", None)
+        # ours from an earlier enable() go too, so that one entry is left for disable() to undo
+        previous = _pop_all(formatter, f"{module}.{name}")
+        state["previous"].setdefault(kind, previous)
         formatter.for_type_by_name(module, name, bundle)
     ensure_refresh_hook(ip, reason="enable")
+
+
+def _pop_all(formatter: Any, dotted_name: str) -> Any:
+    """Remove every formatter IPython holds for the type ``dotted_name``; return the first.
+
+    IPython keeps a formatter registered by name as a deferred entry until a value of that type
+    is first shown, then as a resolved one; registering by name again adds a new deferred entry
+    beside the resolved one, and ``pop(name)`` takes only one of the two.
+    """
+    first = formatter.pop(dotted_name, None)
+    while formatter.pop(dotted_name, None) is not None:
+        pass
+    return first
 
 
 def disable(ip: Any = None) -> None:
@@ -209,7 +223,7 @@ def disable(ip: Any = None) -> None:
     formatter = ip.display_formatter.mimebundle_formatter
     for kind, previous in state["previous"].items():
         module, name = _TYPES[kind]
-        formatter.pop(f"{module}.{name}", None)
+        _pop_all(formatter, f"{module}.{name}")
         if previous is not None:
             formatter.for_type_by_name(module, name, previous)
 

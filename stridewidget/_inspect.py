@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import functools
 import math
-import operator
 import sys
 import warnings
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
+from ._compat import wrapped_tensors
 from ._errors import LayoutError
+from ._ints import INT64_MAX, as_index, as_indices
 from ._layout import Layout
 from ._overlap import ranges_overlap
 
@@ -22,6 +23,7 @@ __all__ = [
     "OverlapWarning",
     "as_index",
     "as_strided",
+    "conversion_hint",
     "inspect",
     "overlap",
     "read_cells",
@@ -61,41 +63,6 @@ def _describe(x: Any) -> str:
     module = getattr(kind, "__module__", None)
     name = getattr(kind, "__qualname__", None) or getattr(kind, "__name__", "object")
     return f"{module}.{name}" if isinstance(module, str) else str(name)
-
-
-#: Largest stride, size or offset torch accepts (``int64_t``).
-_INT64_MAX = 2**63 - 1
-
-
-def as_index(value: Any, what: str) -> int:
-    """``value`` as a Python int, accepting exactly what ``operator.index`` accepts (ints, NumPy
-    integers, 0-d integer tensors), like torch's own size/stride arguments.
-
-    >>> as_index(3, "size"), as_index(__import__("numpy").int64(3), "size")
-    (3, 3)
-    >>> as_index(2.5, "window size")
-    Traceback (most recent call last):
-      ...
-    TypeError: window size must be an int, got 2.5 (float)
-    """
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, got {value!r} (bool)")
-    try:
-        number = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, got {value!r} ({type(value).__name__})") from None
-    if not -_INT64_MAX - 1 <= number <= _INT64_MAX:
-        raise LayoutError(f"{what} {number} does not fit in a 64-bit int (torch's limit)")
-    return number
-
-
-def _as_indices(values: Any, what: str) -> tuple[int, ...]:
-    """A sequence of ints; a string is refused (``"34"`` is not the size ``(3, 4)``)."""
-    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
-        raise TypeError(
-            f"{what} must be a sequence of ints such as (3, 4), got {values!r} ({_describe(values)})"
-        )
-    return tuple(as_index(v, f"{what} entry") for v in values)
 
 
 _NON_STRIDED_ADVICE = {
@@ -235,12 +202,15 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
         notes.append(no_data)
     # Fake, functional and wrapper-subclass storages have no memory of their own to point at.
     storage_address = storage.data_ptr() if no_data in (None, "unreadable-dtype") else None
+    # int(): a symbolic (SymInt) size is specialized here, as Layout used to do for every size;
+    # Layout itself now keeps SymInts, for the symbolic layouts of issue 26, which will remove
+    # this specialization once the layout facts and the renderers work on SymInts unguarded.
     return dict(
-        shape=tuple(t.shape),
-        strides=tuple(t.stride()),
-        offset=t.storage_offset(),
+        shape=tuple(map(int, t.shape)),
+        strides=tuple(map(int, t.stride())),
+        offset=int(t.storage_offset()),
         itemsize=itemsize,
-        storage_size=storage.nbytes() // itemsize,
+        storage_size=int(storage.nbytes()) // itemsize,
         dtype=dtype,
         device=_device_name(t.device),
         notes=tuple(notes),
@@ -365,16 +335,56 @@ def inspect(x: Any) -> Layout:
         return _numpy_layout(x)
     if isinstance(x, Layout):
         return x
-    hint = ""
-    if isinstance(x, (list, tuple, int, float, complex, bool)):
-        hint = " Wrap it first: `torch.as_tensor(x)` or `numpy.asarray(x)`."
-    elif hasattr(x, "__dlpack__"):
-        hint = " It supports DLPack: inspect `torch.from_dlpack(x)` (a view, no copy)."
-    elif hasattr(x, "__array_interface__") or hasattr(x, "__array__"):
-        hint = " It looks array-like: inspect `numpy.asarray(x)` (no copy when possible)."
     raise TypeError(
-        f"stridewidget.inspect() takes a torch.Tensor or numpy.ndarray, got {_describe(x)}.{hint}"
+        f"stridewidget.inspect() takes a torch.Tensor or numpy.ndarray, got {_describe(x)}."
+        f"{conversion_hint(x)}"
     )
+
+
+def _has(x: Any, name: str) -> bool:
+    """``hasattr`` that a hostile ``__getattr__`` (raising anything) cannot turn into a crash."""
+    try:
+        return hasattr(x, name)
+    except Exception:
+        return False
+
+
+def conversion_hint(x: Any) -> str:
+    """What to pass instead of ``x``, an object that is no tensor or array (``""`` if unknown).
+
+    >>> conversion_hint([1, 2])
+    ' Wrap it first: `torch.as_tensor(x)` or `numpy.asarray(x)`.'
+    """
+    if isinstance(x, (list, tuple, int, float, complex, bool)):
+        return " Wrap it first: `torch.as_tensor(x)` or `numpy.asarray(x)`."
+    if type(x).__name__ == "PyCapsule" and type(x).__module__ == "builtins":
+        return (
+            " A PyCapsule is how DLPack hands over a tensor: inspect `torch.from_dlpack(capsule)` "
+            "(a view of its memory, no copy; a capsule can be consumed only once), or pass the "
+            "producing array itself."
+        )
+    if _has(x, "__dlpack__"):
+        return " It supports DLPack: inspect `torch.from_dlpack(x)` (a view, no copy)."
+    if _has(x, "__cuda_array_interface__"):
+        return (
+            " It exposes GPU memory through `__cuda_array_interface__`: inspect "
+            "`torch.as_tensor(x, device='cuda')` (a view, no copy)."
+        )
+    if _has(x, "__array_interface__") or _has(x, "__array__"):
+        return " It looks array-like: inspect `numpy.asarray(x)` (no copy when possible)."
+    torch = _torch()
+    if torch is not None and isinstance(x, (torch.UntypedStorage, torch.TypedStorage)):
+        untyped = "s" if isinstance(x, torch.UntypedStorage) else "s.untyped_storage()"
+        return (
+            " A storage has no shape or strides: inspect a tensor over it, such as "
+            f"`torch.empty(0, dtype=torch.uint8, device=s.device).set_({untyped})` "
+            "(its bytes, no copy)."
+        )
+    try:
+        memoryview(x)
+    except Exception:  # no buffer protocol (or a broken one): nothing more to suggest
+        return ""
+    return " It is a buffer: inspect `numpy.frombuffer(x, dtype=numpy.uint8)` (its bytes, no copy)."
 
 
 def _cells(x: Any) -> tuple[Layout, Any]:
@@ -460,6 +470,18 @@ def _extent(x: Any) -> _Extent:
     )
 
 
+def _data_parts(x: Any) -> tuple[Any, ...]:
+    """The objects whose storages hold ``x``'s data: a wrapper subclass's inner tensors (its own
+    storage has no memory), followed down through wrappers of wrappers; else ``x`` itself.  The
+    copy tracker sees wrappers the same way, so every part of the package gives one answer."""
+    if not _is_tensor(x):
+        return (x,)
+    inner = wrapped_tensors(x)
+    if not inner:
+        return (x,)
+    return tuple(part for tensor in inner for part in _data_parts(tensor))
+
+
 def _share(a: _Extent, b: _Extent) -> bool:
     if a.key == b.key:
         return True
@@ -483,8 +505,15 @@ def same_storage(a: Any, b: Any) -> bool:
     (True, True)
     >>> sw.same_storage(x, x.numpy()), sw.same_storage(x, x.clone())
     (True, False)
+
+    A wrapper subclass (``TwoTensor``, ``DTensor``) shares storage with a tensor when any tensor
+    it wraps does, as the copy tracker counts it:
+
+    >>> from torch.testing._internal.two_tensor import TwoTensor
+    >>> sw.same_storage(TwoTensor(x, x.clone()), x), sw.overlap(TwoTensor(x, x.clone()), x[2:])
+    (True, True)
     """
-    return _share(_extent(a), _extent(b))
+    return any(_share(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b))
 
 
 def overlap(a: Any, b: Any) -> bool:
@@ -497,7 +526,12 @@ def overlap(a: Any, b: Any) -> bool:
     >>> sw.overlap(x[::2], x[1::2]), sw.overlap(x[::2], x[4:5]), sw.overlap(x, x.clone())
     (False, True, False)
     """
-    extent_a, extent_b = _extent(a), _extent(b)
+    return any(
+        _extents_overlap(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b)
+    )
+
+
+def _extents_overlap(extent_a: _Extent, extent_b: _Extent) -> bool:
     if not _share(extent_a, extent_b):
         return False
     if extent_a.key == extent_b.key or extent_a.storage_address is None:
@@ -573,10 +607,11 @@ def as_strided(
 storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offset 1
     """
     if not _is_tensor(x):
-        raise TypeError(f"sw.as_strided needs a torch.Tensor, got {_describe(x)}")
+        hint = " Use `torch.from_numpy(x)` (no copy)." if _is_ndarray(x) else conversion_hint(x)
+        raise TypeError(f"sw.as_strided needs a torch.Tensor, got {_describe(x)}.{hint}")
     layout = inspect(x)
-    size = _as_indices(size, "as_strided: size")
-    stride = _as_indices(stride, "as_strided: stride")
+    size = as_indices(size, "as_strided: size")
+    stride = as_indices(stride, "as_strided: stride")
     offset = (
         layout.offset
         if storage_offset is None
@@ -595,7 +630,13 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
         )
     if offset < 0:
         raise LayoutError(f"as_strided: storage_offset {offset} is negative")
-    if math.prod(size) > 0:
+    numel = math.prod(size)
+    if numel > INT64_MAX:
+        raise LayoutError(
+            f"as_strided: size {size} has {numel} elements, more than torch's limit of 2**63 - 1 "
+            "(its element count is a 64-bit int); use fewer or smaller dimensions"
+        )
+    if numel > 0:
         bad = _first_out_of_bounds(size, stride, offset, layout.storage_size)
         if bad is not None:
             where = offset + sum(i * s for i, s in zip(bad, stride))

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from ._errors import LayoutError
+from ._errors import LayoutError, safe_repr
+from ._ints import as_index, as_indices, is_symint
 from ._overlap import Undecided, count_touched, internal_overlap_witness
 
 __all__ = [
@@ -197,13 +198,6 @@ def span(
 # --- the Layout -----------------------------------------------------------------------------------
 
 
-def _as_int_tuple(values: Any, what: str) -> tuple[int, ...]:
-    try:
-        return tuple(map(int, values))
-    except TypeError:
-        raise TypeError(f"{what} must be a sequence of ints, got {values!r}") from None
-
-
 @dataclass(frozen=True)
 class Layout:
     """The memory layout of one strided tensor or array: pure, immutable data.
@@ -231,29 +225,36 @@ class Layout:
     storage_address: int | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
-        shape = _as_int_tuple(self.shape, "shape")
-        strides = _as_int_tuple(self.strides, "strides")
+        # Checked as torch checks sizes (see _ints): 2.7 is no size, "34" no shape.  SymInts
+        # (symbolic layouts) are kept as they are, and no sign check reads them (a guard).
+        shape = as_indices(self.shape, "Layout: shape", symbolic=True, int64=False)
+        strides = as_indices(self.strides, "Layout: strides", symbolic=True, int64=False)
+        offset = as_index(self.offset, "Layout: offset", symbolic=True, int64=False)
+        itemsize = as_index(self.itemsize, "Layout: itemsize", int64=False)
         if len(shape) != len(strides):
             raise LayoutError(
                 f"shape {shape} has {len(shape)} dims but strides {strides} have {len(strides)}"
             )
-        if shape and min(shape) < 0:
+        if any(not is_symint(n) and n < 0 for n in shape):
             raise LayoutError(f"shape {shape} has a negative size")
-        unit = self.itemsize if self.unit is None else int(self.unit)
-        if self.itemsize <= 0 or unit <= 0 or self.itemsize % unit:
-            raise LayoutError(
-                f"itemsize {self.itemsize} must be a positive multiple of unit {unit}"
-            )
+        unit = itemsize if self.unit is None else as_index(self.unit, "Layout: unit", int64=False)
+        if itemsize <= 0 or unit <= 0 or itemsize % unit:
+            raise LayoutError(f"itemsize {itemsize} must be a positive multiple of unit {unit}")
         object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "strides", strides)
-        object.__setattr__(self, "offset", int(self.offset))
+        object.__setattr__(self, "offset", offset)
+        object.__setattr__(self, "itemsize", itemsize)
         object.__setattr__(self, "unit", unit)
         object.__setattr__(self, "notes", tuple(self.notes))
         if self.storage_size is None:
-            reach = span(shape, strides, self.offset, self.element_cells)
+            reach = span(shape, strides, offset, self.element_cells)
             object.__setattr__(self, "storage_size", 0 if reach is None else max(reach[1] + 1, 0))
-        if self.storage_size < 0:
-            raise LayoutError(f"storage_size {self.storage_size} is negative")
+        storage_size = as_index(
+            self.storage_size, "Layout: storage_size", symbolic=True, int64=False
+        )
+        object.__setattr__(self, "storage_size", storage_size)
+        if not is_symint(storage_size) and storage_size < 0:
+            raise LayoutError(f"storage_size {storage_size} is negative")
 
     # sizes ----------------------------------------------------------------------------------------
     @property
@@ -293,13 +294,15 @@ class Layout:
         >>> Layout((3, 4), (4, 1), offset=2).address((1, -1))
         9
         """
-        if not hasattr(index, "__iter__"):  # one int for a 1-d view: int, np.int64, 0-d tensor
-            index = (index,)
         try:
-            index = tuple(operator.index(i) for i in index)
+            items = iter(index)
+        except TypeError:  # one int for a 1-d view: int, np.int64, 0-d tensor
+            items = iter((index,))
+        try:
+            index = tuple(operator.index(i) for i in items)
         except TypeError:
             raise TypeError(
-                f"index must be ints, one per dim (e.g. (1, 2)), got {index!r}"
+                f"index must be ints, one per dim (e.g. (1, 2)), got {safe_repr(index)}"
             ) from None
         return address(self.shape, self.strides, self.offset, index)
 

@@ -91,8 +91,10 @@ class Playground(StaticFallbackWidget):
     for the current setting, ``""`` when it is valid.
     """
 
-    _esm = _STATIC / "playground.js"
-    _css = _STATIC / "playground.css"
+    # The bundle's text, not its path: anywidget ties a widget whose _esm is a path to a
+    # class-wide file watcher that keeps it (and its base tensor) alive forever.
+    _esm = (_STATIC / "playground.js").read_text(encoding="utf-8")
+    _css = (_STATIC / "playground.css").read_text(encoding="utf-8")
 
     # the base `x` and its storage (Python -> JS, set once)
     base_shape = traitlets.List(traitlets.Int()).tag(sync=True)

@@ -88,7 +88,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._errors import LayoutError
+from ._errors import LayoutError, safe_repr
 from ._inspect import _cells, read_cells
 from ._layout import Layout
 from ._touch import _touch_counts
@@ -155,9 +155,9 @@ def build_scene(
         ("max_storage_cells", max_storage_cells),
     ):
         if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{option} must be a positive int, got {value!r}")
+            raise ValueError(f"{option} must be a positive int, got {safe_repr(value)}")
     if wrap is not None and (not isinstance(wrap, int) or wrap < 1):
-        raise ValueError(f"wrap must be a positive int or None, got {wrap!r}")
+        raise ValueError(f"wrap must be a positive int or None, got {safe_repr(wrap)}")
 
     groups: dict[Any, list[int]] = {}
     entries = []

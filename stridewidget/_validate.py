@@ -11,16 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ._errors import LayoutError
+from ._errors import LayoutError, safe_repr
 
 __all__ = ["validate_scene"]
 
 
 def _fail(where: str, expected: str, value: Any) -> None:
-    shown = repr(value)
-    shown = shown if len(shown) <= 60 else shown[:59] + "…"
     raise LayoutError(
-        f"not a stridewidget scene: {where} must be {expected}, got {shown}; "
+        f"not a stridewidget scene: {where} must be {expected}, got {safe_repr(value)}; "
         "build scenes with stridewidget._scene.build_scene"
     )
 

@@ -83,8 +83,9 @@ class _Held:
             return None
         lay = self.layout
         if _is_tensor(base):
-            torch = sys.modules["torch"]
-            view = torch.empty(0, dtype=self.dtype, device=base.device)
+            # new_empty makes the tensor the base's kind (a FakeTensor's storage is on meta while
+            # it says cpu: a plain empty tensor on base.device could not take that storage)
+            view = base.new_empty(0, dtype=self.dtype, requires_grad=False)
             return view.set_(base.untyped_storage(), lay.offset, lay.shape, lay.strides)
         np = sys.modules["numpy"]
         return np.ndarray(

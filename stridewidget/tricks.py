@@ -23,12 +23,14 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_iter
 
 from ._errors import LayoutError
-from ._inspect import as_index, as_strided
+from ._inspect import as_index, as_strided, conversion_hint
+from ._ints import as_indices
 
 __all__ = [
     "PeakMemory",
@@ -44,9 +46,12 @@ __all__ = [
 
 def _require_tensor(x: Any, what: str) -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
-        raise TypeError(
-            f"{what} needs a torch.Tensor, got {type(x).__name__}; wrap it with torch.as_tensor"
+        hint = (
+            " Use `torch.from_numpy(x)` (no copy)."
+            if isinstance(x, numpy.ndarray)
+            else conversion_hint(x) or " Wrap it with `torch.as_tensor(x)`."
         )
+        raise TypeError(f"{what} needs a torch.Tensor, got {type(x).__name__}.{hint}")
     return x
 
 
@@ -80,9 +85,7 @@ def broadcast(x: torch.Tensor, size: Sequence[int]) -> torch.Tensor:
     (5, 5, 1)
     """
     x = _require_tensor(x, "broadcast")
-    if isinstance(size, (str, bytes)) or not hasattr(size, "__iter__"):
-        raise TypeError(f"broadcast: size must be a sequence of ints such as (3, 4), got {size!r}")
-    size = tuple(as_index(s, "broadcast: size entry") for s in size)
+    size = as_indices(size, "broadcast: size")
     new_dims = len(size) - x.dim()
     if new_dims < 0:
         raise LayoutError(
@@ -280,7 +283,8 @@ def lrn(
     temporary when ``x`` requires grad or carries a forward-mode tangent, as autograd needs
     fresh tensors).  Integer and bool inputs give a result of the default float dtype, as
     ``local_response_norm`` does; the values are those of the input converted to that dtype
-    (torch's integer path also rounds the window average down to an integer).
+    (torch's integer path also rounds the window average down to an integer).  An empty input
+    is returned as it is, whatever its dtype, as ``local_response_norm`` returns it.
 
     >>> import torch
     >>> x = torch.randn(2, 7, 3, 3)
@@ -295,6 +299,8 @@ def lrn(
     size = as_index(size, "lrn: window size")
     if size < 1:
         raise LayoutError(f"lrn: window size must be at least 1, got {size}")
+    if x.numel() == 0:  # local_response_norm returns an empty input itself, dtype and all
+        return x
     if not (x.is_floating_point() or x.is_complex()):
         # local_response_norm's `x * x` stays integer, then `* alpha` promotes to the default
         # float dtype; converting first gives that dtype, and out= buffers of it.
@@ -350,25 +356,38 @@ class PeakMemory(TorchDispatchMode):
         self, func: Callable[..., Any], types: Any, args: tuple = (), kwargs: dict | None = None
     ) -> Any:
         kwargs = kwargs or {}
+        # each input storage's (address, bytes) before the op: an out= argument is resized
+        # into a new allocation when the result does not fit (`torch.cat(xs, out=empty(0))`)
         inputs = {
-            id(t.untyped_storage())
+            t.untyped_storage()._cdata: _storage_key(t.untyped_storage())
             for t in tree_iter((args, kwargs))
-            if isinstance(t, torch.Tensor)
+            if isinstance(t, torch.Tensor) and t.device.type != "meta"
         }
         out = func(*args, **kwargs)
         for t in tree_iter(out):
             if not isinstance(t, torch.Tensor) or t.device.type == "meta":
                 continue
             storage = t.untyped_storage()
-            key = (storage.data_ptr(), storage.nbytes())
-            if id(storage) in inputs or key in self._alive:
+            key = _storage_key(storage)
+            before = inputs.get(storage._cdata)
+            if before is not None:
+                if key[1] <= before[1]:  # written in place, no allocation
+                    continue
+                self._release(before)  # resized: the old block is freed, a new one counts
+            if key in self._alive:
                 continue
             self._alive.add(key)
-            self.live += storage.nbytes()
+            self.live += key[1]
             self.peak = max(self.peak, self.live)
             weakref.finalize(storage, self._release, key)
         return out
 
     def _release(self, key: tuple[int, int]) -> None:
-        self._alive.discard(key)
-        self.live -= key[1]
+        if key in self._alive:  # a resized block was released when it was resized
+            self._alive.discard(key)
+            self.live -= key[1]
+
+
+def _storage_key(storage: Any) -> tuple[int, int]:
+    """``(first byte address, bytes)``: which block of memory a storage holds now."""
+    return storage.data_ptr(), storage.nbytes()

@@ -72,6 +72,7 @@ HAND_PICKED = [
     ((3,), (7,), 2),
     ((1, 2, 2, 3), (12, 1, 6, 2), 0),
     ((2, 3, 2, 2), (12, 1, 6, 3), 0),
+    ((2**32, 2**32), (0, 0), 0),  # more elements than torch's int64 count
 ]
 
 #: name of base -> op expressions on `x` the recogniser must name (evaluated with torch here)

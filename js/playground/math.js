@@ -105,6 +105,7 @@ export function firstOutOfBounds(size, stride, offset, storageSize) {
 }
 
 const isWhole = (v) => Number.isSafeInteger(v);
+const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * The checks `sw.as_strided` makes before torch ever sees a view, with the same messages.
@@ -128,6 +129,14 @@ export function refusal(size, stride, offset, storageSize) {
     );
   }
   if (offset < 0) return `as_strided: storage_offset ${offset} is negative`;
+  // torch counts elements in an int64: exact with BigInt (Numbers round past 2**53)
+  const count = size.reduce((product, n) => product * BigInt(n), 1n);
+  if (count > INT64_MAX) {
+    return (
+      `as_strided: size ${tupleText(size)} has ${count} elements, more than torch's limit of ` +
+      "2**63 - 1 (its element count is a 64-bit int); use fewer or smaller dimensions"
+    );
+  }
   if (numel(size) > 0) {
     const bad = firstOutOfBounds(size, stride, offset, storageSize);
     if (bad !== null) {

@@ -28,11 +28,15 @@ def escaping_cells(
 ) -> tuple[list[tuple[int, tuple[int, ...]]], int] | None:
     """The first ``limit`` storage positions at or past ``storage_size`` that the setting reads,
     each with the first index (in C order) that reads it, and how many there are in all;
-    ``None`` when the view has more than ``ENUMERATION_LIMIT`` elements.
+    ``None`` when the view has more than ``ENUMERATION_LIMIT`` elements, or when the setting is
+    no view at all (``size`` and ``stride`` differ in length, a size is negative): nothing to
+    enumerate.
 
     >>> escaping_cells((2, 3), (3, 2), 0, 6)  # reads 0, 2, 4, 3, 5, 7: only 7 is past the end
     ([(7, (1, 2))], 1)
     """
+    if len(size) != len(stride) or any(n < 0 for n in size):  # refused, still displayed
+        return None
     numel = math.prod(size)
     if numel > ENUMERATION_LIMIT:
         return None

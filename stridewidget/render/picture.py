@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._errors import safe_repr
 from .._validate import validate_scene
 from .style import STYLE
 
@@ -184,7 +185,9 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
     2
     """
     if wrap is not None and (not isinstance(wrap, int) or isinstance(wrap, bool) or wrap < 1):
-        raise ValueError(f"wrap must be a positive int (storage cells per row), got {wrap!r}")
+        raise ValueError(
+            f"wrap must be a positive int (storage cells per row), got {safe_repr(wrap)}"
+        )
     if len(tensors) == 1 and not named:
         only = tensors[0]
         given = None
@@ -350,7 +353,9 @@ def _row_label(row: list[dict[str, Any]]) -> str:
 class _Builder:
     def __init__(self, scene: Mapping[str, Any], theme: str) -> None:
         if theme not in STYLE["themes"]:
-            raise ValueError(f"theme must be one of {sorted(STYLE['themes'])}, got {theme!r}")
+            raise ValueError(
+                f"theme must be one of {sorted(STYLE['themes'])}, got {safe_repr(theme)}"
+            )
         self.scene = scene
         self.theme = theme
         self.colours = STYLE["themes"][theme]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable, Iterator, Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import torch
 
@@ -28,77 +28,74 @@ class Relayout(NamedTuple):
     make: Callable[[torch.Tensor], torch.Tensor]
 
 
+def _laid_out(
+    t: torch.Tensor, order: Sequence[int], step: int = 1, pad: int = 0, offset: int = 0
+) -> torch.Tensor:
+    """A fresh copy of ``t`` whose dims are laid out outermost-first in ``order``, the innermost
+    one every ``step`` elements, each outer row ``pad`` elements longer than it needs, the first
+    element ``offset`` elements into the storage."""
+    strides = [0] * t.dim()
+    extent = step
+    for d in reversed(order):
+        strides[d] = extent
+        extent = extent * t.shape[d] + pad
+    size = offset + 1 + sum(max(n - 1, 0) * s for n, s in zip(t.shape, strides))
+    return _copy_into(_filler(size, t).as_strided(t.shape, strides, offset), t)
+
+
+def _filler(size: int, t: torch.Tensor) -> torch.Tensor:
+    """A buffer whose cells outside the copy hold a value no real data has (NaN, the largest
+    int, True): a function reading them gets a loud wrong answer, the same one every run."""
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        value: Any = float("nan")
+    elif t.dtype == torch.bool:
+        value = True
+    else:
+        value = torch.iinfo(t.dtype).max
+    return torch.full((size,), value, dtype=t.dtype, device=t.device)
+
+
 def _copy_into(view: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         view.copy_(t)
     return view
 
 
-def _dims_ordered(t: torch.Tensor, order: Sequence[int]) -> torch.Tensor:
-    """Fresh storage whose dims are laid out outermost-first in ``order`` (a permutation)."""
-    buffer = torch.empty([t.shape[d] for d in order], dtype=t.dtype, device=t.device)
-    inverse = sorted(range(t.dim()), key=lambda d: order[d])
-    return _copy_into(buffer.permute(inverse), t)
-
-
-def _offset(t: torch.Tensor, offset: int) -> torch.Tensor:
-    buffer = torch.empty(t.numel() + offset, dtype=t.dtype, device=t.device)
-    return _copy_into(buffer[offset:].view(t.shape), t)
-
-
-def _gapped(t: torch.Tensor, step: int, pad: int) -> torch.Tensor:
-    """Every dim padded by ``pad`` cells and the last one read every ``step`` cells."""
-    shape = [n + pad for n in t.shape]
-    shape[-1] = t.shape[-1] * step + pad
-    buffer = torch.empty(shape, dtype=t.dtype, device=t.device)
-    view = buffer[tuple(slice(0, n) for n in t.shape[:-1])][..., : t.shape[-1] * step : step]
-    return _copy_into(view, t)
-
-
 def _size_one_strides(t: torch.Tensor, stride: int) -> torch.Tensor:
-    base = torch.empty(t.shape, dtype=t.dtype, device=t.device)
-    strides = [stride if n == 1 else s for n, s in zip(t.shape, base.stride())]
-    return _copy_into(base.as_strided(t.shape, strides), t)
-
-
-def _memory_format(t: torch.Tensor, memory_format: torch.memory_format) -> torch.Tensor:
-    return _copy_into(torch.empty_like(t, memory_format=memory_format), t)
+    strides = [stride if n == 1 else s for n, s in zip(t.shape, _contiguous_strides(t.shape))]
+    return _copy_into(_filler(max(t.numel(), 1), t).as_strided(t.shape, strides), t)
 
 
 def _fixed(t: torch.Tensor) -> Iterator[Relayout]:
     """The layouts every tensor gets first, those its rank allows."""
     ndim = t.dim()
+    natural = list(range(ndim))
     if ndim >= 2:
-        yield Relayout("F-contiguous", lambda x: _dims_ordered(x, list(range(ndim))[::-1]))
+        yield Relayout("F-contiguous", lambda x: _laid_out(x, natural[::-1]))
     if ndim >= 1:
-        yield Relayout("gapped slice", lambda x: _gapped(x, 2, 1))
-    yield Relayout("storage offset", lambda x: _offset(x, 3))
+        yield Relayout("gapped slice", lambda x: _laid_out(x, natural, step=2, pad=1))
+    yield Relayout("storage offset", lambda x: _laid_out(x, natural, offset=3))
     if ndim == 4:
-        yield Relayout("channels-last", lambda x: _memory_format(x, torch.channels_last))
+        yield Relayout("channels-last", lambda x: _laid_out(x, [0, 2, 3, 1]))
     if ndim == 5:
-        yield Relayout("channels-last-3d", lambda x: _memory_format(x, torch.channels_last_3d))
+        yield Relayout("channels-last-3d", lambda x: _laid_out(x, [0, 2, 3, 4, 1]))
     if 1 in t.shape:
         yield Relayout("stride 0 on size-1 dims", lambda x: _size_one_strides(x, 0))
         yield Relayout("odd strides on size-1 dims", lambda x: _size_one_strides(x, _ODD_STRIDE))
     if ndim >= 3:
-        yield Relayout("last two dims swapped", lambda x: _dims_ordered(x, _swap_last(ndim)))
-
-
-def _swap_last(ndim: int) -> list[int]:
-    return [*range(ndim - 2), ndim - 1, ndim - 2]
+        swapped = [*range(ndim - 2), ndim - 1, ndim - 2]
+        yield Relayout("last two dims swapped", lambda x: _laid_out(x, swapped))
 
 
 def _random(t: torch.Tensor, rng: random.Random) -> Iterator[Relayout]:
-    """Seeded mixes: a random dim order, then a gap and an offset on a fresh copy of it."""
+    """Seeded mixes of a dim order, a step, a padding and an offset."""
     while True:
         order = list(range(t.dim()))
         rng.shuffle(order)
         step, pad, offset = rng.randint(1, 3), rng.randint(0, 2), rng.randint(0, 5)
 
         def make(x: torch.Tensor, order=order, step=step, pad=pad, offset=offset) -> torch.Tensor:
-            ordered = _dims_ordered(x, order) if x.dim() else x
-            gapped = _gapped(ordered, step, pad) if x.dim() else ordered
-            return _offset(gapped, offset) if offset else gapped
+            return _laid_out(x, order, step, pad, offset)
 
         yield Relayout(f"dims {order}, step {step}, pad {pad}, offset {offset}", make)
 

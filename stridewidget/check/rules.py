@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .._copies import _MISSING, _argument, _arrays_in, _OpCache
+from .._copies import _MISSING, _arrays_in, _OpCache
 from .geometry import (
     Witness,
     internal_witness,
@@ -68,8 +68,9 @@ _PLAIN_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
 
 class OpRule(NamedTuple):
     name: str  # "aten.mul_", "mylib.twice"
-    arguments: tuple[tuple[int, str], ...]  # (position, name) of every schema argument
-    written: frozenset[int]  # positions of the arguments it writes
+    # (position, name, written) of each argument that may hold tensors (Tensor, Tensor?, Tensor[])
+    tensor_arguments: tuple[tuple[int, str, bool], ...]
+    writes: bool
     elementwise: bool
     order_free: bool
     metadata: bool
@@ -87,19 +88,18 @@ def rule_of(func: Any) -> OpRule:
 
 def _new_rule(func: Any) -> OpRule:
     packet = func.overloadpacket.__name__
-    schema = func._schema.arguments
-    written = frozenset(
-        position
-        for position, argument in enumerate(schema)
-        if argument.alias_info is not None and argument.alias_info.is_write
+    tensor_arguments = tuple(
+        (position, argument.name, argument.alias_info is not None and argument.alias_info.is_write)
+        for position, argument in enumerate(func._schema.arguments)
+        if "Tensor" in str(argument.type)
     )
     bernoulli_scalar = packet == "bernoulli_" and func._overloadname == "float"
     return OpRule(
         name=f"{func.namespace}.{packet}",
-        arguments=tuple((position, argument.name) for position, argument in enumerate(schema)),
-        written=written,
+        tensor_arguments=tensor_arguments,
+        writes=any(written for _, _, written in tensor_arguments),
         elementwise=torch.Tag.pointwise in func.tags
-        or packet in ("copy_", "_foreach_copy_")
+        or packet == "copy_"
         or packet.startswith("_foreach_"),
         order_free=packet in ORDER_FREE_OPS or bernoulli_scalar,
         metadata=packet in METADATA_OPS,
@@ -116,39 +116,53 @@ class Finding(NamedTuple):
     what: str  # the words the message needs ("input 1", "its own elements" ...)
 
 
-def _plain(value: Any) -> list[torch.Tensor]:
-    return [t for t in _arrays_in(value, []) if type(t) in _PLAIN_TYPES]
-
-
 def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list, list]:
     """The call's plain tensors as (written, read), each ``(tensor, argument name)``."""
-    written, read = [], []
-    for position, name in rule.arguments:
-        tensors = _plain(_argument(args, kwargs, position, name))
-        (written if position in rule.written else read).extend((t, name) for t in tensors)
+    written: list[tuple[torch.Tensor, str]] = []
+    read: list[tuple[torch.Tensor, str]] = []
+    count = len(args)
+    for position, name, is_written in rule.tensor_arguments:
+        value = args[position] if position < count else kwargs.get(name)
+        if value is None:
+            continue
+        into = written if is_written else read
+        if type(value) in _PLAIN_TYPES:
+            into.append((value, name))
+        else:  # a list of tensors (cat, _foreach_*, index_put_'s indices)
+            into.extend((t, name) for t in _arrays_in(value, []) if type(t) in _PLAIN_TYPES)
     return written, read
+
+
+def _inside(t: torch.Tensor) -> bool:
+    """Does every element of ``t`` lie inside its storage?  Contiguous tensors (most) are
+    settled from their element count alone."""
+    nbytes = t.untyped_storage().nbytes()
+    if t.is_contiguous():
+        return (t.storage_offset() + t.numel()) * t.element_size() <= nbytes or t.numel() == 0
+    return out_of_bounds_witness(t, nbytes) is None
 
 
 def hazards_of(rule: OpRule, args: tuple, kwargs: dict) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
     tensors do not own), then the custom op's layouts or the write's overlaps."""
     written, read = _split(rule, args, kwargs)
-    storages: dict[int, Any] = {}
-    found = []
-    for t, name in (*written, *read):
-        storage = storages.get(id(t))
-        if storage is None:
-            storage = storages[id(t)] = t.untyped_storage()
-        witness = out_of_bounds_witness(t, storage.nbytes())
-        if witness is not None:
-            found.append(Finding("out-of-bounds", witness, (t,), f"argument '{name}'"))
+    found = [
+        Finding(
+            "out-of-bounds",
+            out_of_bounds_witness(t, t.untyped_storage().nbytes()),
+            (t,),
+            f"argument '{name}'",
+        )
+        for t, name in written + read
+        if not _inside(t)
+    ]
     if found:
         return found
     if rule.custom:
-        return _custom_op_hazards(rule, written, read, storages)
+        return _custom_op_hazards(rule, written, read)
     if not written or rule.order_free or _one_value_copy(rule, read):
         return found
-    return _write_hazards(rule, written, read, storages)
+    return _write_hazards(rule, written, read)
 
 
 def _one_value_copy(rule: OpRule, read: list) -> bool:
@@ -156,17 +170,18 @@ def _one_value_copy(rule: OpRule, read: list) -> bool:
     return rule.name == "aten.copy_" and len(read) == 1 and read[0][0].numel() == 1
 
 
-def _write_hazards(rule: OpRule, written: list, read: list, storages: dict) -> list[Finding]:
+def _write_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
     found = []
+    storages = {id(t): t.untyped_storage()._cdata for t, _ in (*written, *read)}
     for t, name in written:
         witness = internal_witness(t)
         if witness is not None:
             found.append(Finding("internal-overlap", witness, (t,), f"argument '{name}'"))
     for i, (w, w_name) in enumerate(written):
-        key = storages[id(w)]._cdata
+        key = storages[id(w)]
         # read arguments, then the written ones after this one (each pair once)
         for t, name in (*read, *written[i + 1 :]):
-            if storages[id(t)]._cdata != key or (rule.elementwise and same_view(w, t)):
+            if storages[id(t)] != key or (rule.elementwise and same_view(w, t)):
                 continue
             witness = overlap_witness(w, t)
             if witness is not None:
@@ -175,7 +190,7 @@ def _write_hazards(rule: OpRule, written: list, read: list, storages: dict) -> l
     return found
 
 
-def _custom_op_hazards(rule: OpRule, written: list, read: list, storages: dict) -> list[Finding]:
+def _custom_op_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
     """A custom op's kernel may read its inputs' memory as contiguous: each non-contiguous
     argument (with a witness when it overlaps itself), and each write overlapping an input."""
     found = []
@@ -184,7 +199,7 @@ def _custom_op_hazards(rule: OpRule, written: list, read: list, storages: dict) 
             found.append(
                 Finding("custom-op-layout", internal_witness(t), (t,), f"argument '{name}'")
             )
-    for finding in _write_hazards(rule, written, read, storages):
+    for finding in _write_hazards(rule, written, read):
         if finding.kind == "partial-overlap":
             found.append(finding._replace(kind="custom-op-layout"))
     return found

@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
 import torch
-from torch.utils._pytree import tree_flatten
 
+from .._compat import tree_flatten
 from .._errors import LayoutError
 from .._inspect import inspect
 from .._layout import Layout
@@ -42,6 +42,9 @@ class FuzzFinding(NamedTuple):
     name: str
     kind: str
     detail: str
+
+    def __repr__(self) -> str:
+        return f"FuzzFinding(input {self.input!r} as {self.name}: {self.kind}, {self.detail})"
 
     def _repr_html_(self) -> str:
         from .picture import finding_html

@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from .._compat import op_arguments, overload_name, storage_id
 from .._copies import _MISSING, _arrays_in, _OpCache
 from .geometry import (
     Witness,
@@ -90,10 +91,10 @@ def _new_rule(func: Any) -> OpRule:
     packet = func.overloadpacket.__name__
     tensor_arguments = tuple(
         (position, argument.name, argument.alias_info is not None and argument.alias_info.is_write)
-        for position, argument in enumerate(func._schema.arguments)
+        for position, argument in enumerate(op_arguments(func))
         if "Tensor" in str(argument.type)
     )
-    bernoulli_scalar = packet == "bernoulli_" and func._overloadname == "float"
+    bernoulli_scalar = packet == "bernoulli_" and overload_name(func) == "float"
     return OpRule(
         name=f"{func.namespace}.{packet}",
         tensor_arguments=tensor_arguments,
@@ -172,7 +173,7 @@ def _one_value_copy(rule: OpRule, read: list) -> bool:
 
 def _write_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
     found = []
-    storages = {id(t): t.untyped_storage()._cdata for t, _ in (*written, *read)}
+    storages = {id(t): storage_id(t.untyped_storage()) for t, _ in (*written, *read)}
     for t, name in written:
         witness = internal_witness(t)
         if witness is not None:

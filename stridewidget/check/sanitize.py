@@ -22,9 +22,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_map
 
+from .._compat import dispatch_mode_base, storage_id, tree_map
 from .._copies import _describe_location, _user_frame
 from .._errors import LayoutError, LayoutHazard, LayoutHazardWarning
 from .._inspect import inspect
@@ -124,9 +123,9 @@ def _torch_refuses(func: Any, args: tuple, kwargs: dict) -> bool:
         if not isinstance(value, torch.Tensor):
             return value
         storage = value.untyped_storage()
-        copy = copies.get(storage._cdata)
+        copy = copies.get(storage_id(storage))
         if copy is None:
-            copy = copies[storage._cdata] = storage.clone()
+            copy = copies[storage_id(storage)] = storage.clone()
         empty = torch.empty(0, dtype=value.dtype, device=value.device)
         return empty.set_(copy, value.storage_offset(), value.shape, value.stride())
 
@@ -139,7 +138,7 @@ def _torch_refuses(func: Any, args: tuple, kwargs: dict) -> bool:
     return False
 
 
-class _SanitizeMode(TorchDispatchMode):
+class _SanitizeMode(dispatch_mode_base()):
     def __init__(self, report: SanitizeReport, on_hazard: str) -> None:
         super().__init__()
         self.report = report

@@ -279,7 +279,24 @@ def test_ordinary_code_finds_nothing():
         x.add_(x)
         x.t().sub_(x.t())  # the same elements through the same strides: each read before written
         y.copy_(y.clone().t().t())
+        z = torch.randn(4, 4)
+        torch.where(z > 0, z, torch.zeros(4, 4), out=z)  # elementwise, its overload untagged
+        torch.clamp(z, 0, 1, out=z)
+        torch.add(z, 1, out=z)
+        torch.cumsum(z, 0, out=z)  # torch runs it in place too (cumsum_)
     assert report.ok, report
+
+
+def test_an_out_argument_over_a_non_elementwise_ops_input_is_a_hazard():
+    m, b = torch.arange(9.0).reshape(3, 3), torch.arange(9.0).reshape(3, 3) + 1
+    right = m @ b
+    wrong = m.clone()
+    torch.mm(wrong, b, out=wrong)  # plain torch: rows read after they were overwritten
+    assert not torch.equal(wrong, right)
+    before = m.clone()
+    with pytest.raises(sw.LayoutHazard) as caught, sw.sanitize():
+        torch.mm(m, b, out=m)
+    assert caught.value.kind == "partial-overlap" and torch.equal(m, before)
 
 
 def test_warn_mode_warns_and_lets_the_write_run():

@@ -65,14 +65,26 @@ _TORCH_NAMESPACES = frozenset(
     {"aten", "prim", "prims", "_c10d_functional", "c10d", "profiler", "debugprims", "rngprims"}
 )
 _PLAIN_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+#: Elementwise ops no overload of which torch tags ``pointwise``.
+_ELEMENTWISE = frozenset(
+    {
+        "copy_",
+        "hardtanh_backward",
+        "leaky_relu_backward",
+        "elu_backward",
+        "hardswish_backward",
+        "masked_fill_",
+    }
+)
 
 
 class OpRule(NamedTuple):
     name: str  # "aten.mul_", "mylib.twice"
     # (position, name, written) of each argument that may hold tensors (Tensor, Tensor?, Tensor[])
     tensor_arguments: tuple[tuple[int, str, bool], ...]
-    writes: bool
     elementwise: bool
+    # an op torch also runs in place (``cumsum`` has ``cumsum_``): ``out=`` may be its ``self``
+    in_place_too: bool
     order_free: bool
     metadata: bool
     custom: bool
@@ -87,6 +99,18 @@ def rule_of(func: Any) -> OpRule:
     return _RULES.store(func, _new_rule(func)) if rule is _MISSING else rule
 
 
+def _elementwise(func: Any, packet: str) -> bool:
+    """Does each output element read only the same index of each input?  Torch tags such ops
+    ``pointwise``, though not every overload (``relu.out``, ``where.self_out``, ``add.Scalar_out``
+    lack it): one tagged overload marks the whole op."""
+    if packet in _ELEMENTWISE or packet.startswith("_foreach_"):
+        return True
+    overloads = func.overloadpacket
+    return any(
+        torch.Tag.pointwise in getattr(overloads, name).tags for name in overloads.overloads()
+    )
+
+
 def _new_rule(func: Any) -> OpRule:
     packet = func.overloadpacket.__name__
     tensor_arguments = tuple(
@@ -98,10 +122,9 @@ def _new_rule(func: Any) -> OpRule:
     return OpRule(
         name=f"{func.namespace}.{packet}",
         tensor_arguments=tensor_arguments,
-        writes=any(written for _, _, written in tensor_arguments),
-        elementwise=torch.Tag.pointwise in func.tags
-        or packet == "copy_"
-        or packet.startswith("_foreach_"),
+        elementwise=_elementwise(func, packet),
+        in_place_too=packet.endswith("_")
+        or hasattr(getattr(torch.ops, func.namespace), packet + "_"),
         order_free=packet in ORDER_FREE_OPS or bernoulli_scalar,
         metadata=packet in METADATA_OPS,
         custom=func.namespace not in _TORCH_NAMESPACES,
@@ -182,7 +205,8 @@ def _write_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
         key = storages[id(w)]
         # read arguments, then the written ones after this one (each pair once)
         for t, name in (*read, *written[i + 1 :]):
-            if storages[id(t)] != key or (rule.elementwise and same_view(w, t)):
+            same_elements_allowed = rule.elementwise or (rule.in_place_too and name == "self")
+            if storages[id(t)] != key or (same_elements_allowed and same_view(w, t)):
                 continue
             witness = overlap_witness(w, t)
             if witness is not None:

@@ -35,15 +35,19 @@ class LayoutHazard(LayoutError):
         self,
         message: str,
         *,
-        kind: str,
-        op: str,
-        where: str,
+        kind: str = "",
+        op: str = "",
+        where: str = "",
         witness: Any = None,
         layouts: tuple[Any, ...] = (),
     ) -> None:
         super().__init__(message)
         self.kind, self.op, self.where = kind, op, where
         self.witness, self.layouts = witness, layouts
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # pickled whole (a DataLoader worker sends its exception back): the message, then the rest
+        return (type(self), (str(self),), self.__dict__)
 
     def _repr_html_(self) -> str:
         from .check.picture import hazard_html  # the renderers load only when a picture is asked

@@ -190,6 +190,12 @@ def test_layouts_the_rank_allows_are_tried():
     assert any(offset > 0 for _, offset in seen)
 
 
+def test_a_sparse_input_is_copied_not_relaid():
+    sparse = torch.eye(3).to_sparse()
+    report = sw.fuzz_layouts(lambda s, d: torch.sparse.mm(s, d), sparse, torch.randn(3, 2))
+    assert report.ok and report.runs > 0
+
+
 def test_findings_draw_and_the_report_reads():
     report = sw.fuzz_layouts(_wrong_for_f_order, torch.randn(3, 5))
     assert "<svg" in report.findings[0]._repr_html_()

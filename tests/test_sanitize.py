@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect as pyinspect
 import itertools
+import pickle
 import random
 import warnings
 
@@ -317,6 +318,17 @@ def test_the_report_draws_with_the_static_renderer():
     assert "partial-overlap" in page and page.count("<svg") == 1
     assert report.hazards[0]._repr_html_().count("stridewidget-fallback") == 1
     assert "1 layout hazard" in repr(report)
+
+
+def test_a_hazard_pickles_whole():
+    with sw.sanitize(on_hazard="collect") as report:
+        torch.arange(10.0).as_strided((4, 3), (2, 1)).mul_(2)
+    hazard = pickle.loads(pickle.dumps(report.hazards[0]))
+    assert (hazard.kind, hazard.witness, str(hazard)) == (
+        "internal-overlap",
+        report.hazards[0].witness,
+        str(report.hazards[0]),
+    )
 
 
 def test_a_bad_mode_is_a_clear_error():

@@ -111,7 +111,12 @@ def _rebuilt(value: Any, path: tuple, tensors: dict[tuple, torch.Tensor]) -> Any
 def _fresh(t: torch.Tensor, relaid: torch.Tensor | None = None) -> torch.Tensor:
     """A contiguous copy of ``t`` (or ``relaid`` as is), a leaf needing grad where ``t`` does."""
     with torch.no_grad():
-        copy = t.clone(memory_format=torch.contiguous_format) if relaid is None else relaid
+        if relaid is not None:
+            copy = relaid
+        elif t.layout is torch.strided:
+            copy = t.clone(memory_format=torch.contiguous_format)
+        else:  # sparse and other layouts: a copy, never relaid
+            copy = t.clone()
     return copy.requires_grad_(t.requires_grad)
 
 

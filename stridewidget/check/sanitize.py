@@ -120,7 +120,7 @@ def _torch_refuses(func: Any, args: tuple, kwargs: dict) -> bool:
     copies: dict[int, Any] = {}
 
     def rebuilt(value: Any) -> Any:
-        if not isinstance(value, torch.Tensor):
+        if type(value) not in (torch.Tensor, torch.nn.Parameter):  # subclasses: as they are
             return value
         storage = value.untyped_storage()
         copy = copies.get(storage_id(storage))

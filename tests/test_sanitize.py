@@ -178,16 +178,18 @@ def test_out_of_bounds_after_the_storage_shrank_against_brute_force():
     assert found
 
 
-def test_set_leaves_an_old_view_past_the_new_end():
-    x = torch.arange(8.0)
-    tail = x[6:]
-    x.untyped_storage().resize_(4 * x.element_size())  # what FSDP-style code does to free it
+def test_a_view_set_over_a_storage_that_shrank_after():
+    storage = torch.arange(8.0).untyped_storage()
+    tail = torch.empty(0).set_(storage, 6, (2,), (1,))  # bounds checked here, by set_
+    storage.resize_(4 * tail.element_size())  # what FSDP-style code does to free memory
+    before = storage.tolist()
     with (
         pytest.raises(sw.LayoutHazard, match="past the end of its storage") as caught,
         sw.sanitize(),
     ):
         tail.add_(1)
-    assert caught.value.witness.address == 6
+    assert caught.value.witness == ((0,), (0,), 6)
+    assert storage.tolist() == before
 
 
 def test_torchs_own_errors_go_through_unchanged():

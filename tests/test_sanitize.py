@@ -302,6 +302,16 @@ def test_an_out_argument_over_a_non_elementwise_ops_input_is_a_hazard():
     assert caught.value.kind == "partial-overlap" and torch.equal(m, before)
 
 
+def test_tensors_without_strides_are_left_alone():
+    sparse = torch.eye(3).to_sparse()
+    nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])
+    with sw.sanitize() as report:
+        product = torch.sparse.mm(sparse, torch.ones(3, 2))
+        sparse.add_(sparse)
+        nested.mul_(2)
+    assert report.ok and torch.equal(product, torch.ones(3, 2))
+
+
 def test_warn_mode_warns_and_lets_the_write_run():
     x = torch.arange(10.0)
     with (

@@ -151,16 +151,25 @@ def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list, list]:
             continue
         into = written if is_written else read
         if type(value) in _PLAIN_TYPES:
-            into.append((value, name))
+            if value.layout is torch.strided:
+                into.append((value, name))
         else:  # a list of tensors (cat, _foreach_*, index_put_'s indices)
-            into.extend((t, name) for t in _arrays_in(value, []) if type(t) in _PLAIN_TYPES)
+            into.extend((t, name) for t in _arrays_in(value, []) if _strided(t))
     return written, read
+
+
+def _strided(t: Any) -> bool:
+    """A plain tensor with strides over a storage (not sparse, not nested, not a subclass)."""
+    return type(t) in _PLAIN_TYPES and t.layout is torch.strided
 
 
 def _inside(t: torch.Tensor) -> bool:
     """Does every element of ``t`` lie inside its storage?  Contiguous tensors (most) are
     settled from their element count alone."""
-    nbytes = t.untyped_storage().nbytes()
+    try:
+        nbytes = t.untyped_storage().nbytes()
+    except (RuntimeError, NotImplementedError):  # no storage to reach past (mkldnn, opaque)
+        return True
     if t.is_contiguous():
         return (t.storage_offset() + t.numel()) * t.element_size() <= nbytes or t.numel() == 0
     return out_of_bounds_witness(t, nbytes) is None

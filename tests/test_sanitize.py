@@ -302,6 +302,7 @@ def test_an_out_argument_over_a_non_elementwise_ops_input_is_a_hazard():
     assert caught.value.kind == "partial-overlap" and torch.equal(m, before)
 
 
+@pytest.mark.filterwarnings("ignore:The PyTorch API of nested tensors")
 def test_tensors_without_strides_are_left_alone():
     sparse = torch.eye(3).to_sparse()
     nested = torch.nested.nested_tensor([torch.ones(2), torch.ones(3)])

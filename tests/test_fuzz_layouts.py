@@ -190,6 +190,12 @@ def test_layouts_the_rank_allows_are_tried():
     assert any(offset > 0 for _, offset in seen)
 
 
+def test_dropout_draws_in_memory_order_so_it_is_fuzzed_in_eval_mode():
+    dropout = torch.nn.Dropout(0.5)
+    assert not sw.fuzz_layouts(dropout, torch.ones(4, 5)).ok  # its mask follows the strides
+    assert sw.fuzz_layouts(dropout.eval(), torch.ones(4, 5)).ok
+
+
 def test_a_sparse_input_is_copied_not_relaid():
     sparse = torch.eye(3).to_sparse()
     report = sw.fuzz_layouts(lambda s, d: torch.sparse.mm(s, d), sparse, torch.randn(3, 2))

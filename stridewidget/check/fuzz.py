@@ -267,7 +267,9 @@ def fuzz_layouts(
     size 1, other dim orders (see :mod:`stridewidget.check.relayout`).  At most ``max_layouts``
     runs besides the contiguous one; deterministic for a ``seed``; ``rtol`` / ``atol`` as in
     ``torch.testing.assert_close`` (both or neither).  ``fn`` may be a function, a module or a
-    custom op; the caller's tensors are never passed to it.
+    custom op; the caller's tensors are never passed to it.  Every run starts from the same random
+    state, but an op that draws per element may draw in memory order (dropout in training mode
+    does): fuzz such a module in ``eval()`` mode.
 
     >>> import torch, stridewidget as sw
     >>> def first_row(t):                      # reads t's storage as if t were contiguous

@@ -19,12 +19,13 @@ from stridewidget.check.rules import ORDER_FREE_OPS
 THIS_FILE = "test_sanitize.py"
 
 
+def address(t: torch.Tensor, index: tuple[int, ...]) -> int:
+    return t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))
+
+
 def _addresses(t: torch.Tensor) -> dict[tuple[int, ...], int]:
     """Brute force: every index of ``t`` and the storage element it reaches."""
-    return {
-        index: t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))
-        for index in itertools.product(*(range(n) for n in t.shape))
-    }
+    return {index: address(t, index) for index in itertools.product(*(range(n) for n in t.shape))}
 
 
 def _random_view(rng: random.Random, base: torch.Tensor) -> torch.Tensor:
@@ -288,6 +289,20 @@ def test_ordinary_code_finds_nothing():
         torch.add(z, 1, out=z)
         torch.cumsum(z, 0, out=z)  # torch runs it in place too (cumsum_)
     assert report.ok, report
+
+
+def test_a_foreach_op_over_many_tensors_compares_only_those_sharing_a_storage():
+    params = [torch.zeros(3) for _ in range(300)]
+    flat = torch.zeros(20)
+    sources = [torch.ones(3) for _ in range(299)] + [flat.as_strided((3,), (2,), 1)]
+    with sw.sanitize(on_hazard="collect") as report:
+        torch._foreach_add_(params, [torch.ones(3)] * 300)  # each its own storage: nothing
+        torch._foreach_copy_([*params[:299], flat.as_strided((3,), (3,), 0)], sources)
+    (hazard,) = report.hazards
+    first, second, element = hazard.witness
+    assert hazard.kind == "partial-overlap" and element == 3
+    assert address(flat.as_strided((3,), (3,), 0), first) == element
+    assert address(flat.as_strided((3,), (2,), 1), second) == element
 
 
 def test_an_out_argument_over_a_non_elementwise_ops_input_is_a_hazard():

@@ -205,23 +205,38 @@ def _one_value_copy(rule: OpRule, read: list) -> bool:
 
 def _write_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
     found = []
-    storages = {id(t): storage_id(t.untyped_storage()) for t, _ in (*written, *read)}
     for t, name in written:
         witness = internal_witness(t)
         if witness is not None:
             found.append(Finding("internal-overlap", witness, (t,), f"argument '{name}'"))
-    for i, (w, w_name) in enumerate(written):
-        key = storages[id(w)]
-        # read arguments, then the written ones after this one (each pair once)
-        for t, name in (*read, *written[i + 1 :]):
-            same_elements_allowed = rule.elementwise or (rule.in_place_too and name == "self")
-            if storages[id(t)] != key or (same_elements_allowed and same_view(w, t)):
-                continue
-            witness = overlap_witness(w, t)
-            if witness is not None:
-                what = f"argument '{w_name}' and argument '{name}'"
-                found.append(Finding("partial-overlap", witness, (w, t), what))
+    # only tensors of one storage can overlap: group them (a _foreach_ op has hundreds)
+    groups: dict[int, list[tuple[torch.Tensor, str, bool]]] = {}
+    for t, name in written:
+        groups.setdefault(storage_id(t.untyped_storage()), []).append((t, name, True))
+    for t, name in read:
+        group = groups.get(storage_id(t.untyped_storage()))
+        if group is not None:
+            group.append((t, name, False))
+    for group in groups.values():
+        for i, (w, w_name, is_written) in enumerate(group):
+            if not is_written:
+                break  # the written ones come first; each pair is met once
+            for t, name, _ in group[i + 1 :]:
+                if not _may_share(rule, w, t, name):
+                    continue
+                witness = overlap_witness(w, t)
+                if witness is not None:
+                    what = f"argument '{w_name}' and argument '{name}'"
+                    found.append(Finding("partial-overlap", witness, (w, t), what))
     return found
+
+
+def _may_share(rule: OpRule, written: torch.Tensor, other: torch.Tensor, name: str) -> bool:
+    """May ``written`` share elements with ``other`` here?  Not the same elements through the
+    same index: an elementwise op reads each before it writes it, and so does an op torch also
+    runs in place when ``other`` is its ``self``."""
+    same_elements_allowed = rule.elementwise or (rule.in_place_too and name == "self")
+    return not (same_elements_allowed and same_view(written, other))
 
 
 def _custom_op_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._errors import LayoutError
+from ._errors import LayoutError, LayoutHazard, LayoutHazardWarning
 from ._inspect import OverlapWarning, as_strided, inspect, overlap, same_storage
 from ._layout import Layout
 
@@ -34,11 +34,15 @@ _LAZY = {
     "audit": "._audit",
     "playground": "._playground",
     "tricks": ".tricks",
+    "sanitize": ".check",
+    "fuzz_layouts": ".check",
 }
 
 __all__ = [
     "Layout",
     "LayoutError",
+    "LayoutHazard",
+    "LayoutHazardWarning",
     "OverlapWarning",
     "__version__",
     "as_strided",

@@ -120,6 +120,7 @@ __all__ = [
     "count_touched",
     "internal_overlap_witness",
     "ranges_overlap",
+    "ranges_overlap_witness",
 ]
 
 #: Steps each search order of step 5 gets in its first round (the limit then grows fourfold).
@@ -921,18 +922,10 @@ def _span(shape: Sequence[int], strides: Sequence[int], start: int) -> tuple[int
 
 
 def ranges_overlap(
-    shape_a: Sequence[int],
-    strides_a: Sequence[int],
-    start_a: int,
-    width_a: int,
-    shape_b: Sequence[int],
-    strides_b: Sequence[int],
-    start_b: int,
-    width_b: int,
-    *,
-    max_work: int | None = None,
-    max_seconds: float | None = None,
-) -> bool:
+    shape_a: Sequence[int], strides_a: Sequence[int], start_a: int, width_a: int,
+    shape_b: Sequence[int], strides_b: Sequence[int], start_b: int, width_b: int,
+    *, max_work: int | None = None, max_seconds: float | None = None,
+) -> bool:  # fmt: skip
     """Exact: do two strided sets of cells share at least one cell?
 
     Each set is ``{start + sum(i_k * stride_k) + w : 0 <= i_k < shape_k, 0 <= w < width}`` —
@@ -944,27 +937,70 @@ def ranges_overlap(
     >>> ranges_overlap((4,), (2,), 0, 2, (4,), (2,), 1, 1)     # elements two cells wide
     True
     """
+    witness = ranges_overlap_witness(
+        shape_a, strides_a, start_a, width_a, shape_b, strides_b, start_b, width_b,
+        max_work=max_work, max_seconds=max_seconds,
+    )  # fmt: skip
+    return witness is not None
+
+
+def ranges_overlap_witness(
+    shape_a: Sequence[int],
+    strides_a: Sequence[int],
+    start_a: int,
+    width_a: int,
+    shape_b: Sequence[int],
+    strides_b: Sequence[int],
+    start_b: int,
+    width_b: int,
+    *,
+    max_work: int | None = None,
+    max_seconds: float | None = None,
+) -> tuple[tuple[int, ...], tuple[int, ...], int] | None:
+    """Exact, like :func:`ranges_overlap`, with the proof: an index of each set whose elements
+    share a cell, and that cell; ``None`` when they share none.
+
+    >>> ranges_overlap_witness((4,), (2,), 0, 1, (3,), (3,), 1, 1)   # {0,2,4,6} and {1,4,7}
+    ((2,), (1,), 4)
+    >>> ranges_overlap_witness((4,), (2,), 0, 1, (4,), (2,), 1, 1) is None
+    True
+    """
     if 0 in shape_a or 0 in shape_b or width_a <= 0 or width_b <= 0:
-        return False
+        return None
     lo_a, hi_a = _span(shape_a, strides_a, start_a)
     lo_b, hi_b = _span(shape_b, strides_b, start_b)
     if hi_a + width_a - 1 < lo_b or hi_b + width_b - 1 < lo_a:
-        return False
+        return None
     # Shift each set to start at its lowest cell with non-negative steps:
     #   lo_a + sum(|a| x) + p == lo_b + sum(|b| y) + q
     # Flip b's variables (y -> u - y) so that everything sits on one side:
     #   sum(|a| x) + p + sum(|b| y') + q' == (hi_b + width_b - 1) - lo_a
     coefficients: list[int] = []
     bounds: list[int] = []
-    for shape, strides in ((shape_a, strides_a), (shape_b, strides_b)):
-        for n, s in zip(shape, strides):
+    moving: list[tuple[int, int, int]] = []  # (set, dim, stride) of each variable but the last
+    for which, (shape, strides) in enumerate(((shape_a, strides_a), (shape_b, strides_b))):
+        for dim, (n, s) in enumerate(zip(shape, strides)):
             if n > 1 and s != 0:
                 coefficients.append(abs(s))
                 bounds.append(n - 1)
+                moving.append((which, dim, s))
     coefficients.append(1)
     bounds.append(width_a - 1 + width_b - 1)
     target = hi_b + width_b - 1 - lo_a
-    return _knapsack(coefficients, bounds, target, _Budget(max_work, max_seconds)) is not None
+    solution = _knapsack(coefficients, bounds, target, _Budget(max_work, max_seconds))
+    if solution is None:
+        return None
+    index = ([0] * len(shape_a), [0] * len(shape_b))
+    first_a, first_b = lo_a, hi_b  # the two elements' first cells
+    for (which, dim, s), x in zip(moving, solution):
+        n = (shape_a, shape_b)[which][dim]
+        if which == 0:  # x counts steps up from a's lowest element
+            index[0][dim] = x if s > 0 else n - 1 - x
+            first_a += abs(s) * x
+        else:  # x counts steps down from b's highest element
+            index[1][dim] = n - 1 - x if s > 0 else x
+            first_b -= abs(s) * x
+    return tuple(index[0]), tuple(index[1]), max(first_a, first_b)
 
 
 def count_touched(

@@ -1,0 +1,102 @@
+"""sw.sanitize overhead: one training step (forward, backward, SGD with momentum) of the audit's
+zoo, plain and sanitized, side by side in one run (CPU).
+
+For each model (the sizes of ``benchmarks/bench_audit.py``: the tests' size, a toy size and a
+working size), rounds interleave
+
+* ``plain``      the step with nothing active;
+* ``bare mode``  the step inside an empty pass-through ``TorchDispatchMode``: what PyTorch's
+                 interception itself costs, the floor any dispatch-mode sanitizer pays;
+* ``sanitized``  the step inside ``sw.sanitize()`` (one block per step);
+
+and prints the medians, the ratios bare/plain and sanitized/plain (target <= 2x), the ATen ops of
+one step and what the sanitizer adds per op beyond the bare mode (its own rules and checks).  The cost is per op (each op's rule is looked up and,
+for an op that writes, its tensors compared), so the ratio is set by the work per op.
+
+Run:  python benchmarks/bench_sanitize.py [--rounds 7] [--threads 1] [--only TEXT]
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import torch
+
+# the zoo and the interleaved timing of the audit's benchmark, the pass-through mode of the
+# tracker's (run as a script from benchmarks/)
+from bench_audit import _medians, _models
+from bench_copies import _PassThroughOps
+
+import stridewidget as sw
+
+
+def _first_tensor(out) -> torch.Tensor:
+    if isinstance(out, torch.Tensor):
+        return out
+    if hasattr(out, "last_hidden_state"):
+        return out.last_hidden_state
+    return _first_tensor(out[0])
+
+
+def _step(model: torch.nn.Module, inputs: tuple, optimizer: torch.optim.Optimizer) -> None:
+    optimizer.zero_grad()
+    _first_tensor(model(*inputs)).float().pow(2).mean().backward()
+    optimizer.step()
+
+
+def _ops_per_step(model: torch.nn.Module, inputs: tuple, optimizer) -> int:
+    class Counter(_PassThroughOps):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counter.count += 1
+            return func(*args, **(kwargs or {}))
+
+    with Counter():
+        _step(model, inputs, optimizer)
+    return Counter.count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--only", default="", help="models whose label contains this text")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(0)
+    print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
+    print(f"{'model':68} {'plain':>8} {'bare mode':>13} {'sanitized':>13} {'ops':>6} {'+/op':>8}")
+    print(f"{'':68} {'':>8} {'':>13} {'':>13} {'':>6} {'(vs bare)':>8}")
+    for label, (model, inputs) in _models().items():
+        if args.only not in label:
+            continue
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-4, momentum=0.9)
+
+        def plain(m=model, x=inputs, o=optimizer) -> None:
+            _step(m, x, o)
+
+        def bare(m=model, x=inputs, o=optimizer) -> None:
+            with _PassThroughOps():
+                _step(m, x, o)
+
+        def sanitized(m=model, x=inputs, o=optimizer) -> None:
+            with sw.sanitize():
+                _step(m, x, o)
+
+        medians = _medians({"plain": plain, "bare mode": bare, "sanitized": sanitized}, args.rounds)
+        ops = _ops_per_step(model, inputs, optimizer)
+        base = medians["plain"]
+        added = (medians["sanitized"] - medians["bare mode"]) / ops
+        print(
+            f"{label:68} {base * 1e3:6.1f}ms "
+            + " ".join(
+                f"{medians[name] * 1e3:7.1f}ms{medians[name] / base:5.2f}x"
+                for name in ("bare mode", "sanitized")
+            )
+            + f" {ops:6d} {added * 1e6:6.1f}µs"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,132 @@
+"""Exact layout facts of live tensors that the sanitizer needs, each with its proof (a witness).
+
+Every question is answered twice: first by a cheap test that settles the common case (a contiguous
+tensor cannot overlap itself; byte ranges that do not meet cannot share a byte), and only when that
+cannot decide, by the exact solver of :mod:`stridewidget._overlap`.  Metadata only: no values read.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from .._inspect import _first_out_of_bounds
+from .._overlap import internal_overlap_witness, ranges_overlap_witness
+
+__all__ = ["Witness", "internal_witness", "out_of_bounds_witness", "overlap_witness", "same_view"]
+
+
+class Witness(NamedTuple):
+    """Two indices that reach one storage element, and that element.
+
+    ``first`` indexes the written tensor; ``second`` indexes it too (internal overlap) or the other
+    tensor (partial overlap); ``address`` is the storage element both reach, counted in the written
+    tensor's elements from the storage's start, as ``storage_offset()`` is.  For an out-of-bounds
+    view ``first == second``: an index whose element lies past the end of the storage.
+
+    >>> import torch
+    >>> t = torch.arange(10.0).as_strided((4, 3), (2, 1))
+    >>> w = internal_witness(t)
+    >>> w, t.storage_offset() + sum(i * s for i, s in zip(w.first, t.stride()))
+    (Witness(first=(0, 2), second=(1, 0), address=2), 2)
+    """
+
+    first: tuple[int, ...]
+    second: tuple[int, ...]
+    address: int
+
+
+def _address(t: torch.Tensor, index: tuple[int, ...]) -> int:
+    return t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))
+
+
+def internal_witness(t: torch.Tensor) -> Witness | None:
+    """Two different indices of ``t`` whose elements are one storage element, or ``None``.
+
+    >>> internal_witness(torch.zeros(3).expand(2, 3))
+    Witness(first=(0, 0), second=(1, 0), address=0)
+    >>> internal_witness(torch.zeros(4, 4)[:, ::2]) is None
+    True
+    """
+    if t.is_contiguous() or t.numel() <= 1:
+        return None
+    pair = internal_overlap_witness(tuple(t.shape), t.stride())
+    if pair is None:
+        return None
+    return Witness(pair[0], pair[1], _address(t, pair[0]))
+
+
+def _byte_span(t: torch.Tensor) -> tuple[int, int]:
+    """The first byte of ``t``'s first element and one past its last element's last byte."""
+    itemsize = t.element_size()
+    start = t.storage_offset() * itemsize
+    reach = sum((n - 1) * s for n, s in zip(t.shape, t.stride())) * itemsize
+    return start, start + reach + itemsize
+
+
+def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
+    """An index of ``written`` and one of ``other`` whose elements share a byte, or ``None``.
+
+    The two must live in one storage (the caller compares storages).  ``address`` is in
+    ``written``'s elements.
+
+    >>> x = torch.arange(10.0)
+    >>> overlap_witness(x.as_strided((5,), (2,), 1), x[:5])
+    Witness(first=(1,), second=(3,), address=3)
+    >>> overlap_witness(x[::2], x[1::2]) is None    # interleaved: byte ranges meet, bytes don't
+    True
+    """
+    if written.numel() == 0 or other.numel() == 0:
+        return None
+    start_w, end_w = _byte_span(written)
+    start_o, end_o = _byte_span(other)
+    if end_w <= start_o or end_o <= start_w:
+        return None
+    size_w, size_o = written.element_size(), other.element_size()
+    found = ranges_overlap_witness(
+        tuple(written.shape), [s * size_w for s in written.stride()], start_w, size_w,
+        tuple(other.shape), [s * size_o for s in other.stride()], start_o, size_o,
+    )  # fmt: skip
+    if found is None:
+        return None
+    return Witness(found[0], found[1], found[2] // size_w)
+
+
+def same_view(written: torch.Tensor, other: torch.Tensor) -> bool:
+    """Does an elementwise op read, at each index of ``written``, exactly the element it writes?
+    ``other`` broadcast to ``written``'s shape must be the same elements of the same storage.
+
+    >>> x = torch.zeros(3, 4)
+    >>> same_view(x, x.view(3, 4)), same_view(x, x.t()), same_view(x, x[0])
+    (True, False, False)
+    """
+    if other.element_size() != written.element_size() or other.dim() > written.dim():
+        return False
+    if other.storage_offset() != written.storage_offset():
+        return False
+    lead = written.dim() - other.dim()
+    for n, s, m, r in zip(
+        written.shape[lead:], written.stride()[lead:], other.shape, other.stride()
+    ):
+        if n > 1 and (m != n or r != s):
+            return False
+    return all(n == 1 for n in written.shape[:lead])
+
+
+def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
+    """An index of ``t`` whose element reaches past a storage of ``nbytes`` bytes, or ``None``.
+
+    >>> base = torch.arange(10.0)
+    >>> view = base[4:]
+    >>> _ = base.untyped_storage().resize_(6 * base.element_size())
+    >>> out_of_bounds_witness(view, view.untyped_storage().nbytes())
+    Witness(first=(2,), second=(2,), address=6)
+    """
+    if t.numel() == 0 or _byte_span(t)[1] <= nbytes:
+        return None
+    storage_size = nbytes // t.element_size()
+    index = _first_out_of_bounds(tuple(t.shape), t.stride(), t.storage_offset(), storage_size)
+    if index is None:  # the last element is only partly inside: the highest index reaches out
+        index = tuple(n - 1 for n in t.shape)
+    return Witness(index, index, _address(t, index))

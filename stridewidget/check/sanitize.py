@@ -1,0 +1,208 @@
+"""``sw.sanitize()``: refuse, before they run, the writes whose result depends on memory layout.
+
+PyTorch checks a write for overlap only where that is cheap (a dense tensor, a stride-0 dim) and
+answers "too hard" otherwise, then runs it: ``torch.arange(10.).as_strided((4, 3), (2, 1)).mul_(2)``
+multiplies shared elements twice without a word.  A :class:`TorchDispatchMode` (as the copy
+tracker's) sees every ATen op; for each one that writes, :func:`.rules.hazards_of` decides exactly
+whether the written tensor overlaps itself or an input, and every op's tensors are checked against
+their storage's current size (a view made before ``resize_`` / ``set_`` may reach past it).
+
+Precedence, in raise mode: a hazard found is first tried on private copies of the storages
+involved; where torch itself refuses the write there, the real op is run so that torch's own error
+goes through unchanged, and nothing of the user's data has been written either way.  An
+out-of-bounds hazard is never tried (the op would touch memory the storage does not own) and is
+raised in every mode.  Custom-op hazards only warn.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+from .._compat import dispatch_mode_base, storage_id, tree_map
+from .._copies import _describe_location, _user_frame
+from .._errors import LayoutError, LayoutHazard, LayoutHazardWarning
+from .._inspect import inspect
+from .rules import Finding, hazards_of, rule_of
+
+__all__ = ["SanitizeReport", "sanitize"]
+
+ON_HAZARD = ("raise", "warn", "collect")
+
+
+class SanitizeReport:
+    """The hazards a :func:`sanitize` block met, in the order the ops ran.
+
+    >>> import torch, stridewidget as sw
+    >>> with sw.sanitize(on_hazard="collect") as report:
+    ...     x = torch.arange(10.0)
+    ...     _ = torch.add(x[:5], 1, out=x.as_strided((5,), (2,), 1))
+    >>> report.ok, [h.kind for h in report.hazards]
+    (False, ['partial-overlap'])
+    """
+
+    def __init__(self) -> None:
+        self.hazards: list[LayoutHazard] = []
+
+    @property
+    def ok(self) -> bool:
+        """No hazard was met."""
+        return not self.hazards
+
+    def __len__(self) -> int:
+        return len(self.hazards)
+
+    def __iter__(self) -> Iterator[LayoutHazard]:
+        return iter(self.hazards)
+
+    def __repr__(self) -> str:
+        if self.ok:
+            return "SanitizeReport: no layout hazard"
+        lines = [f"SanitizeReport: {len(self.hazards)} layout hazard(s)"]
+        lines += [f"  {h.kind} in {h.op} at {h.where}" for h in self.hazards]
+        return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .picture import report_html
+
+        return report_html(self)
+
+
+def _message(finding: Finding, op: str, where: str) -> str:
+    w = finding.witness
+    at = f"{op} at {where}"
+    if finding.kind == "internal-overlap":
+        return (
+            f"{at} writes a tensor ({finding.what}) whose elements {w.first} and {w.second} are "
+            f"one storage element ({w.address}): the result depends on the order the kernel "
+            "writes them. Write into a fresh tensor (or a .clone()) and copy the result back."
+        )
+    if finding.kind == "partial-overlap":
+        return (
+            f"{at}: {finding.what} share storage element {w.address} (index {w.first} of the "
+            f"written tensor, {w.second} of the other), not as the same elements of one "
+            "elementwise op: the op may read values it already overwrote. Pass a .clone() of the input, or write into "
+            "a fresh tensor."
+        )
+    if finding.kind == "out-of-bounds":
+        return (
+            f"{at}: {finding.what} reaches storage element {w.address} (index {w.first}), past "
+            "the end of its storage, which was resized or set_ after the view was made. Make "
+            "the view again from the tensor as it is now."
+        )
+    overlap = f"; its elements {w.first} and {w.second} are one storage element" if w else ""
+    return (
+        f"{at}: custom op receives {finding.what} with a layout it may not expect "
+        f"({'overlapping' if w else 'non-contiguous'}{overlap}). A kernel that reads data_ptr() "
+        "as contiguous gets wrong values: pass .contiguous(), or check the layout in the op."
+    )
+
+
+def _hazard(finding: Finding, op: str) -> LayoutHazard:
+    where = _describe_location(*_user_frame())
+    return LayoutHazard(
+        _message(finding, op, where),
+        kind=finding.kind,
+        op=op,
+        where=where,
+        witness=finding.witness,
+        layouts=tuple(inspect(t) for t in finding.tensors),
+    )
+
+
+def _torch_refuses(func: Any, args: tuple, kwargs: dict) -> bool:
+    """Does torch itself refuse this call?  Run on private copies of every storage involved, each
+    view rebuilt over its copy with the same offset, sizes and strides (aliasing kept)."""
+    copies: dict[int, Any] = {}
+
+    def rebuilt(value: Any) -> Any:
+        if type(value) not in (torch.Tensor, torch.nn.Parameter):  # subclasses: as they are
+            return value
+        storage = value.untyped_storage()
+        copy = copies.get(storage_id(storage))
+        if copy is None:
+            copy = copies[storage_id(storage)] = storage.clone()
+        empty = torch.empty(0, dtype=value.dtype, device=value.device)
+        return empty.set_(copy, value.storage_offset(), value.shape, value.stride())
+
+    with torch.no_grad():
+        trial_args, trial_kwargs = tree_map(rebuilt, (args, kwargs))
+        try:
+            func(*trial_args, **trial_kwargs)
+        except Exception:  # torch's own check (or any error): the real call shows it unchanged
+            return True
+    return False
+
+
+class _SanitizeMode(dispatch_mode_base()):
+    def __init__(self, report: SanitizeReport, on_hazard: str) -> None:
+        super().__init__()
+        self.report = report
+        self.on_hazard = on_hazard
+
+    def __torch_dispatch__(
+        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
+    ) -> Any:
+        kwargs = kwargs or {}
+        rule = rule_of(func)
+        findings = [] if rule.metadata else hazards_of(rule, args, kwargs)
+        if not findings:
+            return func(*args, **kwargs)
+        hazards = [_hazard(finding, rule.name) for finding in findings]
+        severe = [h for h in hazards if h.kind != "custom-op-layout"]
+        if severe and (self.on_hazard == "raise" or severe[0].kind == "out-of-bounds"):
+            if severe[0].kind != "out-of-bounds" and _torch_refuses(func, args, kwargs):
+                return func(*args, **kwargs)  # raises torch's own error
+            self._note([h for h in hazards if h not in severe])
+            self.report.hazards.append(severe[0])
+            raise severe[0]
+        result = func(*args, **kwargs)  # torch's own error, if any, comes first
+        self._note(hazards)
+        return result
+
+    def _note(self, hazards: list[LayoutHazard]) -> None:
+        for hazard in hazards:
+            self.report.hazards.append(hazard)
+            if self.on_hazard == "warn" or (
+                hazard.kind == "custom-op-layout" and self.on_hazard == "raise"
+            ):
+                warnings.warn(str(hazard), LayoutHazardWarning, stacklevel=2)
+
+
+@contextmanager
+def sanitize(on_hazard: str = "raise") -> Iterator[SanitizeReport]:
+    """Check every write in the block for results that depend on memory layout.
+
+    ``on_hazard="raise"`` (default) raises :class:`~stridewidget.LayoutHazard` at the first
+    hazard, before the write runs; ``"warn"`` warns (:class:`~stridewidget.LayoutHazardWarning`)
+    and ``"collect"`` only records, both letting the write run.  Either way the yielded
+    :class:`SanitizeReport` lists every hazard.  Out-of-bounds hazards raise in every mode;
+    custom-op hazards never raise.  Where torch refuses a write itself, its error goes through.
+
+    >>> import torch, stridewidget as sw
+    >>> x = torch.arange(10.0)
+    >>> with sw.sanitize():
+    ...     x.as_strided((4, 3), (2, 1)).mul_(2)
+    Traceback (most recent call last):
+    ...
+    stridewidget._errors.LayoutHazard: aten.mul_ at ...
+    >>> torch.equal(x, torch.arange(10.0))     # refused before it ran
+    True
+    >>> with sw.sanitize() as report:
+    ...     y = torch.zeros(4, 6)
+    ...     _ = y[:, ::2].mul_(3), y.t().relu_(), y.fill_(1)
+    >>> report.ok
+    True
+    """
+    if on_hazard not in ON_HAZARD:
+        raise LayoutError(
+            f"sanitize: on_hazard must be one of {', '.join(map(repr, ON_HAZARD))}, "
+            f"got {on_hazard!r}"
+        )
+    report = SanitizeReport()
+    with _SanitizeMode(report, on_hazard):
+        yield report

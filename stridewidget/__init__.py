@@ -34,6 +34,7 @@ _LAZY = {
     "audit": "._audit",
     "playground": "._playground",
     "tricks": ".tricks",
+    "graph": ".graph",
 }
 
 __all__ = [

@@ -647,6 +647,8 @@ def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
     """
     np = __import__("numpy")
     layout = inspect(x)
+    if getattr(layout, "is_symbolic", False):  # a traced (fake) tensor: no values, and no guards
+        return None
     indices = np.asarray(storage_indices, dtype=np.int64).reshape(-1)
     if indices.size and (indices.min() < 0 or indices.max() >= layout.storage_size):
         raise LayoutError(

@@ -13,7 +13,7 @@ from .nodes import tensor_values
 __all__ = ["graph_html"]
 
 #: Copies drawn with their inputs; the rest are listed (a saved notebook stays small).
-MAX_PICTURES = 6
+MAX_PICTURES = 3
 _KIND_COLOURS = {"copy": "#fde2e1", "in-place": "#fff1c2", "view": "#e3f1e4"}
 
 

@@ -126,9 +126,10 @@ def where(node: Any) -> str:
 
 def _source(node: Any) -> str:
     """The user-level call a node was traced from (``linear``, ``contiguous``), if recorded."""
-    stack = node.meta.get("source_fn_stack") or node.meta.get("fwd_source_fn_stack")
-    if stack:
-        return str(stack[-1][0]).rstrip("_0123456789") or str(stack[-1][0])
+    for key, prefix in (("source_fn_stack", ""), ("fwd_source_fn_stack", "the backward of ")):
+        stack = node.meta.get(key)
+        if stack:
+            return prefix + (str(stack[-1][0]).rstrip("_0123456789") or str(stack[-1][0]))
     for source in node.meta.get("from_node") or ():
         return str(source.target).removeprefix("aten.").split(".")[0]
     return ""
@@ -143,7 +144,7 @@ def copy_reason(node: Any) -> str:
     """What forced a copy node (in words)."""
     name = op_name(node.target)
     source = _source(node)
-    inside = f" (inside {source})" if source and source not in (name, "contiguous") else ""
+    inside = f" (inside {source})" if source not in ("", name, "contiguous", "reshape") else ""
     users = list(node.users)
     custom = [u for u in users if _namespace(u.target) not in ("", *_TORCH_NAMESPACES)]
     if name == "copy_":

@@ -38,7 +38,8 @@ class Tokens(torch.nn.Module):
 
 
 class Heads(torch.nn.Module):
-    """Attention head split and merge: the merge's reshape of a transposed tensor copies."""
+    """Attention with a packed q/k/v split by reshape + permute; the head merge's reshape of a
+    transposed tensor copies."""
 
     def __init__(self, dim=8, heads=2):
         super().__init__()
@@ -46,11 +47,11 @@ class Heads(torch.nn.Module):
         self.heads = heads
 
     def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).chunk(3, dim=-1)
-        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
-        attention = (q @ k.transpose(-2, -1)).softmax(-1)
-        return (attention @ v).transpose(1, 2).reshape(b, t, c)
+        b, n, c = x.shape
+        qkv = self.qkv(x).reshape(b, n, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        q, k, v = qkv.unbind(0)
+        weights = (q @ k.transpose(-2, -1) * (c // self.heads) ** -0.5).softmax(-1)
+        return (weights @ v).transpose(1, 2).reshape(b, n, c)
 
 
 class ChannelsLastConv(torch.nn.Module):

@@ -200,7 +200,15 @@ def _torch_storage(t: Any) -> Any:
 
 
 def _torch_layout(t: Any) -> Layout:
-    return Layout(**torch_layout_fields(t))
+    fields = torch_layout_fields(t)
+    if fields["storage_address"] is None:  # fake / functional: sizes may be symbolic (SymInts)
+        from ._symbolic import SymbolicLayout, has_symbols
+
+        if has_symbols(
+            fields["shape"], fields["strides"], fields["offset"], fields["storage_size"]
+        ):
+            return SymbolicLayout(**fields)  # its facts never guard
+    return Layout(**fields)
 
 
 def torch_layout_fields(t: Any) -> dict[str, Any]:

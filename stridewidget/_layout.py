@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import operator
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -230,15 +229,6 @@ class Layout:
     notes: tuple[str, ...] = ()
     #: Absolute byte address of the storage's first byte; ``None`` when unknown (meta tensors).
     storage_address: int | None = field(default=None, compare=False)
-
-    def __new__(cls, *args: Any, **kwargs: Any) -> Layout:
-        # Torch SymInt sizes (exported / compiled programs) get a layout whose facts never guard.
-        if cls is Layout and "torch" in sys.modules:
-            from ._symbolic import SymbolicLayout, has_symbols
-
-            if has_symbols(*args[:3], *kwargs.values()):
-                cls = SymbolicLayout
-        return object.__new__(cls)
 
     def __post_init__(self) -> None:
         shape = _as_int_tuple(self.shape, "shape")

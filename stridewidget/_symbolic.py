@@ -76,6 +76,9 @@ def _key(value: Any) -> Any:
 class SymbolicLayout(Layout):
     """A :class:`Layout` whose entries may be SymInts; its facts never guard.
 
+    ``sw.inspect`` returns one for a FakeTensor (or functional tensor) with symbolic sizes,
+    strides, offset or storage size; build one directly as ``SymbolicLayout(shape, strides, ...)``.
+
     >>> import torch
     >>> from torch.export import export, Dim
     >>> class Flat(torch.nn.Module):

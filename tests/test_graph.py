@@ -325,3 +325,21 @@ def _at(values, size):
         else int(v)
         for v in values
     )
+
+
+def test_audit_of_a_compiled_model_reports_the_compiled_program():
+    model, (x,) = Heads(), ZOO["heads"][1]()
+    report = sw.audit(torch.compile(model), x)
+    assert isinstance(report, sw.graph.CompiledAudit)
+    expected = [
+        (stage, node.name, node.bytes)
+        for stage in ("forward", "backward")
+        for node in sw.graph(model, x, stage=stage).copies
+    ]
+    assert [(c.stage, c.name, c.bytes) for c in report.copies] == expected
+    assert report.total_bytes == sum(b for _, _, b in expected) > 0
+    assert "compiled program" in report.summary() and all(
+        p.grad is None for p in model.parameters()
+    )
+    with pytest.raises(ValueError, match="loss_fn"):
+        sw.audit(torch.compile(model), x, loss_fn=lambda out: out.sum())

@@ -17,12 +17,14 @@ import sys
 import types
 from typing import Any
 
-from .capture import STAGES, capture
+from .audit import CompiledAudit
+from .capture import STAGES
+from .capture import capture as _capture
 from .compare import Mismatch
 from .nodes import KINDS, GraphNode
 from .program import Graph
 
-__all__ = ["KINDS", "STAGES", "Graph", "GraphNode", "Mismatch", "graph"]
+__all__ = ["KINDS", "STAGES", "CompiledAudit", "Graph", "GraphNode", "Mismatch", "graph"]
 
 
 def graph(
@@ -48,7 +50,7 @@ def graph(
     >>> [n.kind for n in g.nodes if n.op == "call_function"]
     ['view', 'compute']
     """
-    return Graph(capture(model_or_fn, example_inputs, model_kwargs, dynamic_shapes, stage))
+    return Graph(_capture(model_or_fn, example_inputs, model_kwargs, dynamic_shapes, stage))
 
 
 class _CallableModule(types.ModuleType):

@@ -124,7 +124,11 @@ def _differentiable(model: Any, args: tuple, kwargs: dict) -> list[Any]:
     return [t for t in params + leaves if t.requires_grad]
 
 
-def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) -> Capture:
+def compiled_captures(
+    model: Any, args: tuple, kwargs: dict, dynamic: bool, backward: bool, strict: bool = True
+) -> dict[str, Capture]:
+    """One compiled run (and its backward when ``backward``): a capture per recorded stage.
+    Without ``strict``, a model that has nothing to differentiate just has no backward graph."""
     recorded: list[tuple[str, Any, list[Any]]] = []
 
     def record(graph_stage: str, gm: Any, real: list[Any]) -> None:
@@ -135,7 +139,7 @@ def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) 
         outputs = [t for t in tree_leaves(compiled(*args, **kwargs)) if isinstance(t, torch.Tensor)]
         wanted = _differentiable(model, args, kwargs)
         differentiable = [t for t in outputs if t.requires_grad]
-        if stage == "backward":
+        if backward and (strict or (wanted and differentiable)):
             if not wanted or not differentiable:
                 raise ValueError(
                     "no backward graph: nothing the model computes requires grad "
@@ -146,13 +150,20 @@ def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) 
 
     with buffers_kept(model):
         run_once()
-        if not any(s == stage for s, _, _ in recorded):  # a cached compile ran: compile afresh
+        if not recorded:  # a cached compile ran (this model was captured before): compile afresh
             reset_dynamo()
-            recorded.clear()
             run_once()
-    chosen = [(gm, real) for s, gm, real in recorded if s == stage]
-    if not chosen:
+    captures = {}
+    for stage in ("forward", "backward"):
+        chosen = [(gm, real) for s, gm, real in recorded if s == stage]
+        if chosen:
+            modules, inputs = [gm for gm, _ in chosen], [real for _, real in chosen]
+            captures[stage] = Capture(stage, modules, inputs, model, args, kwargs)
+    return captures
+
+
+def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) -> Capture:
+    captures = compiled_captures(model, args, kwargs, dynamic, stage == "backward")
+    if stage not in captures:
         raise ValueError(f"torch.compile made no {stage} graph for this model and these inputs")
-    return Capture(
-        stage, [gm for gm, _ in chosen], [real for _, real in chosen], model, args, kwargs
-    )
+    return captures[stage]

@@ -254,6 +254,7 @@ def test_dynamic_batch_is_not_guarded_by_looking():
         lay = sw.inspect(val)
         str(lay), lay.explain(), lay.to_dict(), lay.flags, lay.span, lay.in_bounds
         sw.render_text(val), sw.render_svg(val)
+    sw.show(*vals).refresh()  # the live widget too
     g = sw.graph(program, stage="export")
     g._repr_html_(), repr(g)
     assert list(shape_env.guards) == guards

@@ -19,7 +19,18 @@ class Graph:
 
     ``nodes``: every FX node as a :class:`GraphNode`; ``copies``: the copy nodes, each with its
     ``reason``.  With several graphs (a ``torch.compile`` graph break) the nodes of all of them
-    follow one another, each with its ``graph`` index in ``graphs``.
+    follow one another (``graphs`` lists the FX graphs).
+
+    >>> import torch, stridewidget as sw
+    >>> class Merge(torch.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.transpose(1, 2).reshape(len(x), -1)
+    >>> g = sw.graph(Merge(), torch.randn(2, 3, 4), stage="aten")
+    >>> [(n.name, n.kind) for n in g.copies], g["clone"].layout.strides
+    ([('clone', 'copy')], (12, 3, 1))
+    >>> real = g.run()   # replayed on real tensors: the copy has its own storage
+    >>> sw.same_storage(real["clone"], real["permute"]), g.compare_eager()
+    (False, [])
     """
 
     def __init__(self, captured: Capture) -> None:

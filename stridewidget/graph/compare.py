@@ -59,11 +59,29 @@ def _text(strides: Any) -> tuple[Any, ...]:
     return tuple(s if isinstance(s, int) else str(s) for s in strides)
 
 
-def _output_nodes(captured: Capture, count: int) -> list[Any]:
-    """The first ``count`` outputs of the (first) graph: the user's outputs."""
+def _output_nodes(captured: Capture, eager: list[Any]) -> list[Any]:
+    """The graph's nodes for the user's outputs, in order.
+
+    An exported program's signature says which outputs are the user's (the others are mutated
+    buffers); an AOTAutograd forward graph returns mutated inputs first and saved activations
+    last, so its user outputs are the first run of outputs whose shapes are the eager ones.
+    """
     output = next(n for n in captured.modules[0].graph.nodes if n.op == "output")
     flat = [a for a in tree_leaves(output.args) if hasattr(a, "meta")]
-    return flat[:count]
+    if captured.program is not None:
+        specs = captured.program.graph_signature.output_specs
+        return [a for a, spec in zip(flat, specs) if spec.kind.name == "USER_OUTPUT"]
+    wanted = [tuple(t.shape) for t in eager]
+    for start in range(len(flat) - len(wanted) + 1):
+        window = flat[start : start + len(wanted)]
+        if [_example_shape(node) for node in window] == wanted:
+            return window
+    return []
+
+
+def _example_shape(node: Any) -> tuple[int, ...] | None:
+    values = tensor_values(node.meta.get("val"))
+    return tuple(symbol_example(n, 2) for n in values[0].shape) if values else None
 
 
 def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list[list[tuple[int, ...]]]]]:
@@ -96,7 +114,7 @@ def compare_eager(captured: Capture) -> list[Mismatch]:
     mismatches = []
     if captured.stage != "backward":
         for i, (node, eager) in enumerate(
-            zip(_output_nodes(captured, len(eager_outputs)), eager_outputs)
+            zip(_output_nodes(captured, eager_outputs), eager_outputs)
         ):
             values = tensor_values(node.meta.get("val"))
             if values and _differ(values[0].shape, eager.stride(), values[0].stride()):

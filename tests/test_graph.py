@@ -128,8 +128,9 @@ def _storages(value):
 def _check_graph(g):
     """Every layout is the graph's FakeTensor; every copy/view is one when replayed for real."""
     assert g.nodes, "an empty graph"
-    real = g.run()
+    runs = [g.run(i) for i in range(len(g.graphs))]
     for node in g.nodes:
+        real = runs[node.graph]
         val = node.node.meta.get("val")
         if isinstance(val, torch.Tensor):
             lay = node.layout
@@ -375,3 +376,25 @@ def test_audit_of_a_compiled_model_reports_the_compiled_program():
     )
     with pytest.raises(ValueError, match="loss_fn"):
         sw.audit(torch.compile(model), x, loss_fn=lambda out: out.sum())
+
+
+def _helper(x):
+    return x.t().reshape(-1)  # the copy's line, inside a helper
+
+
+def test_where_is_the_users_line_inside_helpers_and_across_graph_breaks():
+    def fn(x):
+        y = x.t().contiguous()
+        torch._dynamo.graph_break()
+        return _helper(y) + 1
+
+    x = torch.randn(3, 4)
+    source = pathlib.Path(__file__).read_text().splitlines()
+    for stage in ("export", "forward"):
+        target = _helper if stage == "export" else fn
+        g = sw.graph(target, x, stage=stage)
+        if stage == "forward":
+            assert len(g.graphs) == 2
+            _check_graph(g)
+        lines = [source[int(n.where.rsplit(":", 1)[1]) - 1] for n in g.copies]
+        assert lines and any("inside a helper" in line for line in lines), lines

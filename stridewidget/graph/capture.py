@@ -81,11 +81,19 @@ def capture(
         )
     if stage in ("export", "aten"):
         module = model if isinstance(model, torch.nn.Module) else _Function(model)
-        program = torch.export.export(
-            module, tuple(args), kwargs=kwargs or None, dynamic_shapes=dynamic_shapes
-        )
-        return _exported(program, model, tuple(args), kwargs, stage)
+        return _exported(_export(module, args, kwargs, dynamic_shapes), model, args, kwargs, stage)
     return _compiled(model, tuple(args), kwargs, dynamic_shapes is not None, stage)
+
+
+def _export(module: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
+    """``torch.export.export``, strict (traced by dynamo) first: its stack traces keep every
+    frame, so ``.where`` finds the user's line inside helpers; the default (non-strict) tracer
+    keeps only ``forward``'s frame, and is the fallback for what dynamo cannot trace."""
+    options = {"kwargs": kwargs or None, "dynamic_shapes": dynamic_shapes}
+    try:
+        return torch.export.export(module, tuple(args), strict=True, **options)
+    except Exception:  # dynamo could not trace it; a real error is raised again just below
+        return torch.export.export(module, tuple(args), strict=False, **options)
 
 
 def _exported(program: Any, eager: Any, args: tuple, kwargs: dict, stage: str) -> Capture:

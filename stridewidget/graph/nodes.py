@@ -50,6 +50,7 @@ class GraphNode:
     inputs: tuple[str, ...]
     stage: str
     node: Any  # the torch.fx.Node
+    graph: int = 0  # which of the captured graphs (several after a torch.compile graph break)
 
     def __repr__(self) -> str:
         moved = f" · {self.bytes} B" if self.kind == "copy" else ""
@@ -171,7 +172,7 @@ def _bytes(node: Any, kind: str) -> Any:
     return sum((t.numel() * t.element_size() for t in values), 0)
 
 
-def describe(node: Any, stage: str) -> GraphNode:
+def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:
     """A :class:`GraphNode` for an FX node of a captured graph."""
     kind = classify(node)
     values = tensor_values(node.meta.get("val"))
@@ -188,6 +189,7 @@ def describe(node: Any, stage: str) -> GraphNode:
         inputs=tuple(a.name for a in node.all_input_nodes),
         stage=stage,
         node=node,
+        graph=graph,
     )
 
 

@@ -19,7 +19,7 @@ class Graph:
 
     ``nodes``: every FX node as a :class:`GraphNode`; ``copies``: the copy nodes, each with its
     ``reason``.  With several graphs (a ``torch.compile`` graph break) the nodes of all of them
-    follow one another (``graphs`` lists the FX graphs).
+    follow one another (``graphs`` lists the FX graphs, each node's ``.graph`` is its index).
 
     >>> import torch, stridewidget as sw
     >>> class Merge(torch.nn.Module):
@@ -38,7 +38,9 @@ class Graph:
         self._captured = captured
         self.graphs = [module.graph for module in captured.modules]
         self.nodes: list[GraphNode] = [
-            describe(node, captured.stage) for graph in self.graphs for node in graph.nodes
+            describe(node, captured.stage, index)
+            for index, graph in enumerate(self.graphs)
+            for node in graph.nodes
         ]
 
     @property
@@ -61,14 +63,16 @@ class Graph:
         """Outputs (and custom-op inputs) whose strides in this graph differ from eager's."""
         return compare_eager(self._captured)
 
-    def run(self) -> dict[str, Any]:
-        """Replay each graph eagerly on the real arguments it was captured with: every node's
-        real value by name (the oracle the tests check copies against)."""
+    def run(self, graph: int = 0) -> dict[str, Any]:
+        """Replay one graph (``graph``: its index, for the nodes whose ``.graph`` it is) eagerly
+        on the real arguments it was captured with: every node's real value by name (the oracle
+        the tests check copies against)."""
+        if not 0 <= graph < len(self.graphs):
+            raise IndexError(f"graph {graph}: this capture has {len(self.graphs)} graph(s)")
         values: dict[str, Any] = {}
-        for module, inputs in zip(self._captured.modules, self._captured.real_inputs):
-            interpreter = _Recorder(module, values)
-            with torch.no_grad():
-                interpreter.run(*inputs)
+        module = self._captured.modules[graph]
+        with torch.no_grad():
+            _Recorder(module, values).run(*self._captured.real_inputs[graph])
         return values
 
     def __repr__(self) -> str:

@@ -398,3 +398,12 @@ def test_where_is_the_users_line_inside_helpers_and_across_graph_breaks():
             _check_graph(g)
         lines = [source[int(n.where.rsplit(":", 1)[1]) - 1] for n in g.copies]
         assert lines and any("inside a helper" in line for line in lines), lines
+
+
+def test_captures_past_dynamo_s_recompile_limit_still_record(monkeypatch):
+    # past the limit dynamo runs the model eagerly, silently: the capture compiles afresh
+    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 1)
+    model = torch.nn.Linear(4, 4)
+    for _ in range(3):
+        g = sw.graph(model, torch.randn(3, 4), stage="forward")
+        assert [n.kind for n in g.nodes if n.op == "call_function"] == ["view", "compute"]

@@ -495,6 +495,20 @@ def same_storage(a: Any, b: Any) -> bool:
     return _share(_extent(a), _extent(b))
 
 
+def _refuse_symbols(*extents: _Extent) -> None:
+    """Overlap of layouts with symbolic sizes (traced FakeTensors) is not decided here: asking
+    would add guards to the program."""
+    from ._symbolic import has_symbols
+
+    for extent in extents:
+        if has_symbols(extent.shape, extent.byte_strides, extent.byte_offset):
+            raise LayoutError(
+                "sw.overlap: these tensors share a storage but have symbolic sizes or strides "
+                "(a traced program's FakeTensors); their overlap depends on the symbols and is "
+                "not decided (deciding it would add guards): compare them at concrete sizes"
+            )
+
+
 def overlap(a: Any, b: Any) -> bool:
     """Exact: do ``a`` and ``b`` share at least one storage element (byte)?
 
@@ -508,6 +522,7 @@ def overlap(a: Any, b: Any) -> bool:
     extent_a, extent_b = _extent(a), _extent(b)
     if not _share(extent_a, extent_b):
         return False
+    _refuse_symbols(extent_a, extent_b)
     if extent_a.key == extent_b.key or extent_a.storage_address is None:
         base_a = base_b = 0
     else:

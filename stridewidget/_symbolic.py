@@ -226,7 +226,18 @@ class SymbolicLayout(Layout):
         for n, s in zip(self.shape, self.strides):
             if _tri(s == 0) is True and _tri(n > 1) is True:
                 return True, frozenset()  # a broadcast dim reads its cells more than once
-        return None, frozenset(self.symbols)
+        # no overlap if, by increasing stride, each stride steps past all the smaller dims reach
+        dims = [d for d in range(self.ndim) if _tri(self.shape[d] == 1) is not True]
+        try:
+            dims.sort(key=lambda d: _Ordered(self.strides[d]))
+        except _Unordered:
+            return None, frozenset(self.symbols)
+        reach: Any = self.element_cells
+        for d in dims:
+            if _tri(self.strides[d] >= reach) is not True:
+                return None, frozenset(self.symbols)
+            reach = reach + self.strides[d] * (self.shape[d] - 1)
+        return False, frozenset()
 
     @property
     def facts(self) -> dict[str, bool | str]:

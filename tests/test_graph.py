@@ -271,7 +271,8 @@ def test_html_table_escapes_and_draws_copies():
 class Dynamic(torch.nn.Module):
     def forward(self, x):
         tokens = x.permute(0, 2, 1).reshape(x.shape[0], -1)
-        return tokens * 2, torch.nonzero(x[0] > 0), x[:, None].expand(-1, 2, -1, -1)
+        gapped = x[:, :, ::2]  # never overlaps, whatever the batch
+        return tokens * 2, torch.nonzero(x[0] > 0), x[:, None].expand(-1, 2, -1, -1), gapped
 
 
 def test_dynamic_batch_is_not_guarded_by_looking():
@@ -315,6 +316,13 @@ def test_dynamic_layouts_are_drawn_with_symbols():
     assert f"contiguous depends on {unbacked}" in str(nonzero)
     expanded = sw.inspect(by_name["expand"])
     assert expanded.has_overlap and not expanded.is_dense
+    gapped = next(v for k, v in by_name.items() if k.startswith("slice") and v.shape[2] == 3)
+    assert sw.inspect(gapped).facts["overlapping"] is False
+    shape_env = gapped.fake_mode.shape_env
+    guards = list(shape_env.guards)
+    with pytest.raises(sw.LayoutError, match="symbolic"):
+        sw.overlap(gapped, by_name["x"])  # deciding it would guard: refused, clearly
+    assert sw.same_storage(gapped, by_name["x"]) and list(shape_env.guards) == guards
 
 
 def test_symbolic_facts_against_concrete_instances():

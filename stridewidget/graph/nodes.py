@@ -120,7 +120,11 @@ def where(node: Any) -> str:
     trace = node.meta.get("stack_trace") or ""
     frames = [(f, int(line)) for f, line in _FRAME.findall(trace)]
     for filename, line in reversed(frames):
-        if not filename.startswith((_TORCH_DIR, _PACKAGE_DIR)) and "/torch/" not in filename:
+        # torch as imported, or as installed (a stack trace may name the other path of a symlink)
+        if (
+            not filename.startswith((_TORCH_DIR, _PACKAGE_DIR))
+            and "-packages/torch/" not in filename
+        ):
             return _describe_location(filename, line)
     return ""
 

@@ -36,6 +36,7 @@ _LAZY = {
     "tricks": ".tricks",
     "sanitize": ".check",
     "fuzz_layouts": ".check",
+    "graph": ".graph",
 }
 
 __all__ = [

@@ -62,6 +62,7 @@ import torch
 from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
 
+from ._compat import compiled_original
 from ._copies import (
     _MISSING,
     _PACKAGE_DIR,
@@ -1060,6 +1061,10 @@ def audit(
     >>> report.total_bytes == sum(c.bytes for c in report.copies)
     True
     """
+    if compiled_original(model) is not None:  # torch.compile'd: its compiled program's copies
+        from .graph.audit import audit_compiled
+
+        return audit_compiled(model, example_inputs, backward, loss_fn)  # type: ignore[return-value]
     if not isinstance(model, torch.nn.Module):
         raise TypeError(
             f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "

@@ -167,7 +167,15 @@ def _torch_storage(t: Any) -> Any:
 
 
 def _torch_layout(t: Any) -> Layout:
-    return Layout(**torch_layout_fields(t))
+    fields = torch_layout_fields(t)
+    if fields["storage_address"] is None:  # fake / functional: sizes may be symbolic (SymInts)
+        from ._symbolic import SymbolicLayout, has_symbols
+
+        if has_symbols(
+            fields["shape"], fields["strides"], fields["offset"], fields["storage_size"]
+        ):
+            return SymbolicLayout(**fields)  # its facts never guard
+    return Layout(**fields)
 
 
 def torch_layout_fields(t: Any) -> dict[str, Any]:
@@ -516,6 +524,20 @@ def same_storage(a: Any, b: Any) -> bool:
     return any(_share(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b))
 
 
+def _refuse_symbols(*extents: _Extent) -> None:
+    """Overlap of layouts with symbolic sizes (traced FakeTensors) is not decided here: asking
+    would add guards to the program."""
+    from ._symbolic import has_symbols
+
+    for extent in extents:
+        if has_symbols(extent.shape, extent.byte_strides, extent.byte_offset):
+            raise LayoutError(
+                "sw.overlap: these tensors share a storage but have symbolic sizes or strides "
+                "(a traced program's FakeTensors); their overlap depends on the symbols and is "
+                "not decided (deciding it would add guards): compare them at concrete sizes"
+            )
+
+
 def overlap(a: Any, b: Any) -> bool:
     """Exact: do ``a`` and ``b`` share at least one storage element (byte)?
 
@@ -534,6 +556,7 @@ def overlap(a: Any, b: Any) -> bool:
 def _extents_overlap(extent_a: _Extent, extent_b: _Extent) -> bool:
     if not _share(extent_a, extent_b):
         return False
+    _refuse_symbols(extent_a, extent_b)
     if extent_a.key == extent_b.key or extent_a.storage_address is None:
         base_a = base_b = 0
     else:
@@ -688,6 +711,8 @@ def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
     """
     np = __import__("numpy")
     layout = inspect(x)
+    if getattr(layout, "is_symbolic", False):  # a traced (fake) tensor: no values, and no guards
+        return None
     indices = np.asarray(storage_indices, dtype=np.int64).reshape(-1)
     if indices.size and (indices.min() < 0 or indices.max() >= layout.storage_size):
         raise LayoutError(

@@ -91,6 +91,7 @@ from typing import Any
 from ._errors import LayoutError, safe_repr
 from ._inspect import _cells, read_cells
 from ._layout import Layout
+from ._symbolic import SymbolicLayout
 from ._touch import _touch_counts
 from .render.style import STYLE
 
@@ -164,6 +165,8 @@ def build_scene(
     for order, (name, obj) in enumerate(tensors.items()):
         # One inspection per object gives both its layout and its storage identity.
         layout, memory = (obj, ("layout", order)) if isinstance(obj, Layout) else _cells(obj)
+        if isinstance(layout, SymbolicLayout):  # drawn at its example sizes, labelled with symbols
+            layout = layout.example()
         # Views of one memory block with different dtypes count cells in different units, so
         # they get separate grids (their "memory" field says they share bytes); so do conj/neg
         # views, whose cells read as other values than their base's.

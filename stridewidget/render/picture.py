@@ -138,6 +138,8 @@ def viridis(value: float | None, value_range: Any) -> tuple[str, str] | None:
 def layout_summary(layout: Mapping[str, Any]) -> str:
     """One line of facts: ``shape (3, 4) · strides (4, 1) · offset 0 · float32 · contiguous``,
     with only the flags that matter for the tensor's ndim."""
+    if layout.get("symbolic"):  # a symbolic layout drawn at an example: its symbols, not ints
+        return layout["symbolic"]
     ndim = len(layout["shape"])
     flags = []
     if layout.get("is_contiguous"):

@@ -1,0 +1,174 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 8. Layouts inside compiled and exported programs: `sw.graph`
+#
+# `torch.compile` and `torch.export` run a model as a graph of ATen ops, and the layouts in that
+# graph are not the ones you see in eager mode: the compiler decomposes `reshape` into a `clone`
+# plus an `_unsafe_view`, turns `.contiguous()` into a `clone`, and gives every intermediate the
+# strides its FakeTensor says.  `sw.graph(model, *inputs, stage=...)` lists the nodes of such a
+# graph with their layouts, says which are views and which copy (and why), and points at the
+# line of your code each one came from.
+#
+# * `stage="export"`: the graph `torch.export` traced; `"aten"`: after `run_decompositions()`;
+# * `stage="forward"` / `"backward"`: the AOTAutograd graphs `torch.compile` hands its backend
+#   (captured by a backend that only records them and runs them as they are — no Inductor).
+#
+# Looking at a graph never changes it: symbolic sizes stay symbols and nothing adds a guard.
+
+# %%
+import warnings
+
+import torch
+from IPython.display import SVG, display
+from torch.export import Dim
+
+import stridewidget as sw
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+# torch 2.13's own run_decompositions() warns about its pytree internals: not ours to fix
+warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+
+
+# %% [markdown]
+# ## A small attention block, eager first
+#
+# The heads are split with `view` + `transpose` and merged back with `transpose` + `reshape`.
+
+
+# %%
+class Attention(torch.nn.Module):
+    def __init__(self, dim=4, heads=2):
+        super().__init__()
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.heads = heads
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
+        weights = (q @ k.transpose(-2, -1)).softmax(-1)
+        return (weights @ v).transpose(1, 2).reshape(b, t, c)
+
+
+model = Attention()
+x = torch.randn(2, 3, 4)  # tiny, so the saved pictures stay small
+
+# %% [markdown]
+# In eager mode, `sw.track_copies` sees the calls that copied, and `sw.audit` the whole step:
+
+# %%
+with sw.track_copies() as log:
+    model(x)
+eager_calls = [(event.call, event.line) for event in log.copies]
+print(eager_calls)
+report = sw.audit(model, x)
+print(report)
+
+# %% [markdown]
+# ## The same model, compiled: the AOTAutograd forward graph
+#
+# `display(g)` draws the nodes as a table (copies in red, views in green) and each copy's layout
+# beside its inputs'.
+
+# %%
+g = sw.graph(model, x, stage="forward")
+display(g)
+
+# %%
+for node in g.copies:
+    print(f"{node.name:10} {node.bytes:5} bytes  {node.where:14}  {node.reason}")
+
+# %% [markdown]
+# Every copy the table names is a real one: replaying the graph eagerly on real tensors
+# (`g.run()`, a `torch.fx.Interpreter`) gives each copy node its own storage, and each view
+# node its input's storage (a `getitem` picks one tensor of a tuple: it has no tensor input).
+
+# %%
+real = g.run()
+for node in g.nodes:
+    value = real.get(node.name)
+    if node.target == "getitem" or not isinstance(value, torch.Tensor) or not node.inputs:
+        continue
+    inputs = [real[name] for name in node.inputs if isinstance(real.get(name), torch.Tensor)]
+    shared = any(sw.same_storage(value, given) for given in inputs)
+    assert shared == (node.kind == "view"), node.name
+print(len(g.copies), "copies and", sum(n.kind == "view" for n in g.nodes), "views, all checked")
+
+# %% [markdown]
+# Line by line, what eager mode copied (`sw.track_copies`) beside what the compiled forward graph
+# copies.  The merge's `reshape` copies in both; the numbers are computed, not typed.
+
+
+# %%
+def per_line(pairs):
+    table = {}
+    for line, moved in pairs:
+        count, total = table.get(line, (0, 0))
+        table[line] = (count + 1, total + moved)
+    return table
+
+
+eager = per_line((event.line, event.bytes_copied) for event in log.copies)
+compiled = per_line((int(n.where.rsplit(" ", 1)[-1]), n.bytes) for n in g.copies)
+for line in sorted(set(eager) | set(compiled)):
+    print(f"line {line}: eager {eager.get(line, (0, 0))}, compiled {compiled.get(line, (0, 0))}")
+merge_line = next(line for call, line in eager_calls if call == "torch.Tensor.reshape")
+assert merge_line in compiled and merge_line in eager
+
+# %% [markdown]
+# The last copy drawn with its input, from the real replay (the table above draws the graph's
+# FakeTensors, which have no values): the merged heads' transposed layout, and the contiguous
+# buffer the decomposition's `clone` writes.
+
+# %%
+merge = g.copies[-1]
+print(merge.name, "←", merge.inputs[0], ":", merge.reason)
+SVG(sw.render_svg(**{merge.inputs[0]: real[merge.inputs[0]], merge.name: real[merge.name]}))
+
+# %% [markdown]
+# ## The backward graph, and eager vs compiled strides
+#
+# `stage="backward"` is the graph AOTAutograd made for the gradients.  `g.compare_eager()` runs
+# the eager model and lists every output whose strides differ from the graph's (and every
+# custom op's input): here there are none.
+
+# %%
+backward = sw.graph(model, x, stage="backward")
+for node in backward.copies:
+    print(f"{node.name:10} {node.bytes:5} bytes  {node.reason}")
+assert g.compare_eager() == [] and sw.graph(model, x, stage="aten").compare_eager() == []
+
+# %% [markdown]
+# ## Dynamic shapes: symbols, and no guards
+#
+# Exported with a dynamic batch, the layouts are symbolic: `sw.inspect` of a node's FakeTensor
+# shows the symbol, says which facts depend on it, and adds no guard to the program's ShapeEnv —
+# the program still accepts every batch size afterwards.
+
+# %%
+program = torch.export.export(model, (x,), dynamic_shapes={"x": {0: Dim("batch")}})
+shape_env = next(iter(program.graph.nodes)).meta["val"].fake_mode.shape_env
+guards_before = list(shape_env.guards)
+dynamic = sw.graph(program, stage="aten")
+for node in dynamic.copies:
+    print(node.name, node.layout, "·", node.bytes, "bytes")
+assert list(shape_env.guards) == guards_before
+print(program.module()(torch.randn(7, 3, 4)).shape)
+
+# %% [markdown]
+# Drawn, a symbolic layout uses the example the program was traced at and says so:
+
+# %%
+print(sw.render_text(dynamic.copies[-1].node.meta["val"]).splitlines()[0])

@@ -1,0 +1,64 @@
+"""Layouts inside exported and compiled programs: :func:`graph`.
+
+>>> import torch, stridewidget as sw
+>>> class Tokens(torch.nn.Module):
+...     def forward(self, x):
+...         return x.transpose(1, 2).reshape(x.shape[0], -1)
+>>> g = sw.graph(Tokens(), torch.zeros(2, 3, 4), stage="export")
+>>> [(n.name, n.kind) for n in g.nodes]
+[('x', 'input'), ('transpose', 'view'), ('reshape', 'copy'), ('output', 'output')]
+>>> g.copies[0].reason, g.copies[0].bytes
+('a reshape of a non-viewable input (strides (12, 1, 4))', 96)
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+from typing import Any
+
+from .audit import CompiledAudit
+from .capture import STAGES
+from .capture import capture as _capture
+from .compare import Mismatch
+from .nodes import KINDS, GraphNode
+from .program import Graph
+
+__all__ = ["KINDS", "STAGES", "CompiledAudit", "Graph", "GraphNode", "Mismatch", "graph"]
+
+
+def graph(
+    model_or_fn: Any,
+    *example_inputs: Any,
+    model_kwargs: dict[str, Any] | None = None,
+    dynamic_shapes: Any = None,
+    stage: str = "aten",
+) -> Graph:
+    """The nodes of an exported or compiled program, each with its layout, kind and line.
+
+    ``model_or_fn``: an ``nn.Module``, a function, either wrapped by ``torch.compile``, or a
+    ``torch.export.ExportedProgram``.  ``stage``: ``"export"`` (the graph as traced), ``"aten"``
+    (after ``run_decompositions()``), ``"forward"`` / ``"backward"`` (the AOTAutograd graphs
+    ``torch.compile`` hands its backend; captured without Inductor).  ``dynamic_shapes`` is
+    ``torch.export``'s; for the compiled stages any value compiles with ``dynamic=True``.
+
+    Looking never changes the program: symbolic sizes stay symbols and nothing guards.
+
+    >>> import torch, stridewidget as sw
+    >>> lin = torch.nn.Linear(4, 4)
+    >>> g = sw.graph(lin, torch.zeros(3, 4), stage="forward")
+    >>> [n.kind for n in g.nodes if n.op == "call_function"]
+    ['view', 'compute']
+    """
+    return Graph(_capture(model_or_fn, example_inputs, model_kwargs, dynamic_shapes, stage))
+
+
+class _CallableModule(types.ModuleType):
+    """``sw.graph`` is this package (Python's import sets the package attribute to the
+    subpackage), so calling the package calls :func:`graph`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Graph:
+        return graph(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

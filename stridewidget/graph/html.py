@@ -1,0 +1,61 @@
+"""The static Jupyter table of a :class:`~stridewidget.graph.Graph`: one row per node, and
+beside each copy the picture of its layout next to its inputs' (the package's own static SVG
+renderer).  Everything a graph supplies (names, targets, reasons, paths) is escaped."""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+from ..render import render_svg
+from .nodes import tensor_values
+
+__all__ = ["graph_html"]
+
+#: Copies drawn with their inputs; the rest are listed (a saved notebook stays small).
+MAX_PICTURES = 3
+_KIND_COLOURS = {"copy": "#fde2e1", "in-place": "#fff1c2", "view": "#e3f1e4"}
+
+
+def _picture(graph: Any, node: Any) -> str:
+    by_name = {n.name: n for n in graph.nodes}
+    tensors = {}
+    for name in (node.name, *node.inputs):
+        values = tensor_values(by_name[name].node.meta.get("val")) if name in by_name else []
+        if values:
+            tensors[name] = values[0]
+    return render_svg(**tensors) if tensors else ""
+
+
+def _row(node: Any) -> str:
+    moved = str(node.bytes) if node.kind == "copy" else ""
+    cells = [node.name, node.kind, node.target, "" if node.layout is None else str(node.layout)]
+    cells += [moved, node.where, node.reason]
+    colour = _KIND_COLOURS.get(node.kind)
+    style = f' style="background:{colour}"' if colour else ""
+    return f"<tr{style}>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
+
+
+def graph_html(graph: Any) -> str:
+    """The table (and the copies' pictures) as one HTML fragment, no JavaScript."""
+    head = ("node", "kind", "op", "layout", "bytes moved", "where", "why it copies")
+    rows = [_row(node) for node in graph.nodes]
+    pictures = []
+    for node in graph.copies[:MAX_PICTURES]:
+        title = f"{node.name} ({node.reason}) beside its inputs"
+        pictures.append(
+            f"<figure><figcaption>{escape(title)}</figcaption>{_picture(graph, node)}</figure>"
+        )
+    left = len(graph.copies) - MAX_PICTURES
+    if left > 0:
+        pictures.append(f"<p>{left} more copies are listed in the table, not drawn.</p>")
+    summary = (
+        f"sw.graph · stage {graph.stage} · {len(graph.nodes)} nodes, {len(graph.copies)} copies"
+    )
+    return (
+        '<div class="stridewidget-graph">'
+        f"<p><b>{escape(summary)}</b></p>"
+        '<table style="font-family:monospace;font-size:12px;border-collapse:collapse">'
+        "<thead><tr>" + "".join(f"<th>{escape(h)}</th>" for h in head) + "</tr></thead>"
+        "<tbody>" + "".join(rows) + "</tbody></table>" + "".join(pictures) + "</div>"
+    )

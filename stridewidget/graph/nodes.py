@@ -1,0 +1,203 @@
+"""One node of a captured graph: its layout (the graph's own FakeTensor), what kind of memory
+operation it is, what a copy moves, and the user's line it came from.
+
+The kind is read from the op's schema (alias annotations: ``Tensor(a)`` returns are views,
+``Tensor(a!)`` arguments are written in place) and, for ops whose schema says "may alias"
+(``reshape``, ``contiguous``, ``to``), from the graph's own FakeTensors: an output in another
+storage than every input was a copy.  Nothing here reads a symbol's value (no guards).
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .._compat import op_overload_class
+from .._copies import _PACKAGE_DIR, _TORCH_DIR, _describe_location
+from .._inspect import inspect, same_storage
+from .._layout import Layout
+
+__all__ = ["KINDS", "GraphNode", "classify"]
+
+KINDS = ("view", "copy", "in-place", "compute", "input", "output")
+
+#: Ops whose whole job is to make a copy (``*_copy`` functional variants too).
+_COPY_OPS = frozenset({"clone", "_to_copy", "copy", "copy_", "contiguous", "lift_fresh_copy"})
+#: Ops that move nothing after a reshape's clone: the clone was the reshape.
+_RESHAPE_VIEWS = frozenset({"_unsafe_view", "view", "reshape", "_reshape_alias"})
+#: Op namespaces that are torch's own (anything else is a custom op).
+_TORCH_NAMESPACES = frozenset({"aten", "prims", "higher_order", "_c10d_functional", "quantized"})
+_OP_OVERLOAD = op_overload_class()
+_FRAME = re.compile(r'File "([^"]+)", line (\d+), in')
+
+
+@dataclass(frozen=True, eq=False)
+class GraphNode:
+    """A node of :func:`stridewidget.graph`: ``name`` and ``op`` are the FX node's own."""
+
+    name: str
+    op: str
+    target: str
+    layout: Layout | None
+    kind: str
+    bytes: Any
+    where: str
+    reason: str
+    inputs: tuple[str, ...]
+    stage: str
+    node: Any  # the torch.fx.Node
+    graph: int = 0  # which of the captured graphs (several after a torch.compile graph break)
+
+    def __repr__(self) -> str:
+        moved = f" · {self.bytes} B" if self.kind == "copy" else ""
+        return f"<{self.kind} {self.name} = {self.target}{moved} · {self.layout} · {self.where}>"
+
+
+def op_name(target: Any) -> str:
+    """``clone`` for ``aten.clone.default``; the callable's name otherwise."""
+    if isinstance(target, _OP_OVERLOAD):
+        return target._schema.name.split("::")[-1]
+    return getattr(target, "__name__", str(target))
+
+
+def _namespace(target: Any) -> str:
+    return target.namespace if isinstance(target, _OP_OVERLOAD) else ""
+
+
+def tensor_values(value: Any) -> list[Any]:
+    """The tensors in a node's value (a tensor, or a tuple/list of them)."""
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if isinstance(v, torch.Tensor)]
+    return []
+
+
+def _input_values(node: Any) -> list[Any]:
+    return [t for arg in node.all_input_nodes for t in tensor_values(arg.meta.get("val"))]
+
+
+def _aliases_an_input(node: Any) -> bool | None:
+    outputs = tensor_values(node.meta.get("val"))
+    inputs = _input_values(node)
+    if not outputs or not inputs:
+        return None
+    return any(same_storage(out, given) for out in outputs for given in inputs)
+
+
+def classify(node: Any) -> str:
+    """The node's kind: ``input`` / ``output`` / ``view`` / ``copy`` / ``in-place`` / ``compute``."""
+    if node.op in ("placeholder", "get_attr"):
+        return "input"
+    if node.op == "output":
+        return "output"
+    target = node.target
+    if target is operator.getitem:
+        return "view" if tensor_values(node.meta.get("val")) else "compute"
+    if not isinstance(target, _OP_OVERLOAD):
+        return "compute"
+    name = op_name(target)
+    schema = target._schema
+    if name in _COPY_OPS or name.endswith("_copy"):
+        return "copy"
+    if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+        return "in-place"
+    aliases = _aliases_an_input(node)
+    if any(r.alias_info is not None for r in schema.returns):
+        # "may alias" (reshape, contiguous, to): the graph's FakeTensors say what happened
+        return "copy" if aliases is False else "view"
+    # ops that return a view without saying so in their schema (`_unsafe_view`)
+    return "view" if aliases else "compute"
+
+
+def where(node: Any) -> str:
+    """``file.py:LINE`` of the innermost frame of the node's stack trace that is the user's
+    (not torch's, not this package's); ``""`` when the graph kept no trace."""
+    trace = node.meta.get("stack_trace") or ""
+    frames = [(f, int(line)) for f, line in _FRAME.findall(trace)]
+    for filename, line in reversed(frames):
+        # torch as imported, or as installed (a stack trace may name the other path of a symlink)
+        if (
+            not filename.startswith((_TORCH_DIR, _PACKAGE_DIR))
+            and "-packages/torch/" not in filename
+        ):
+            return _describe_location(filename, line)
+    return ""
+
+
+def _source(node: Any) -> str:
+    """The user-level call a node was traced from (``linear``, ``contiguous``), if recorded."""
+    for key, prefix in (("source_fn_stack", ""), ("fwd_source_fn_stack", "the backward of ")):
+        stack = node.meta.get(key)
+        if stack:
+            return prefix + (str(stack[-1][0]).rstrip("_0123456789") or str(stack[-1][0]))
+    for source in node.meta.get("from_node") or ():
+        return str(source.target).removeprefix("aten.").split(".")[0]
+    return ""
+
+
+def _strides(node: Any) -> str:
+    values = _input_values(node)
+    return f"strides {tuple(values[0].stride())}" if values else "its strides"
+
+
+def copy_reason(node: Any) -> str:
+    """What forced a copy node (in words)."""
+    name = op_name(node.target)
+    source = _source(node)
+    inside = f" (inside {source})" if source not in ("", name, "contiguous", "reshape") else ""
+    users = list(node.users)
+    custom = [u for u in users if _namespace(u.target) not in ("", *_TORCH_NAMESPACES)]
+    if name == "copy_":
+        return "copy_: another tensor's values written into an existing tensor"
+    if custom:
+        return f"a stride the next op ({op_name(custom[0].target)}, a custom op) requires"
+    if name == "reshape" or (users and all(op_name(u.target) in _RESHAPE_VIEWS for u in users)):
+        return f"a reshape of a non-viewable input ({_strides(node)}){inside}"
+    if name == "contiguous" or source == "contiguous":
+        return f"a .contiguous() of a non-contiguous input ({_strides(node)})"
+    if name == "_to_copy" or name == "to":
+        return "a .to() that converts dtype, device or memory format"
+    if name == "clone" and source and source != "clone":
+        return f"a decomposition's clone{inside}"
+    return f"an explicit {name}()"
+
+
+def _bytes(node: Any, kind: str) -> Any:
+    if kind != "copy":
+        return 0
+    values = tensor_values(node.meta.get("val"))
+    if op_name(node.target) == "copy_":
+        values = tensor_values(node.args[1].meta.get("val")) if len(node.args) > 1 else values
+    return sum((t.numel() * t.element_size() for t in values), 0)
+
+
+def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:
+    """A :class:`GraphNode` for an FX node of a captured graph."""
+    kind = classify(node)
+    values = tensor_values(node.meta.get("val"))
+    single = isinstance(node.meta.get("val"), torch.Tensor)
+    return GraphNode(
+        name=node.name,
+        op=node.op,
+        target=str(node.target) if node.op != "call_function" else _target_text(node.target),
+        layout=inspect(values[0]) if single else None,
+        kind=kind,
+        bytes=_bytes(node, kind),
+        where=where(node),
+        reason=copy_reason(node) if kind == "copy" else "",
+        inputs=tuple(a.name for a in node.all_input_nodes),
+        stage=stage,
+        node=node,
+        graph=graph,
+    )
+
+
+def _target_text(target: Any) -> str:
+    if isinstance(target, _OP_OVERLOAD):
+        return f"{target.namespace}.{op_name(target)}"
+    return getattr(target, "__name__", str(target))

@@ -1,0 +1,104 @@
+"""The :class:`Graph` ``sw.graph`` returns: a captured program's nodes with their layouts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from .capture import Capture
+from .compare import Mismatch, compare_eager
+from .html import graph_html
+from .nodes import GraphNode, describe
+
+__all__ = ["Graph"]
+
+
+class Graph:
+    """The nodes of a captured program (``sw.graph``), in graph order.
+
+    ``nodes``: every FX node as a :class:`GraphNode`; ``copies``: the copy nodes, each with its
+    ``reason``.  With several graphs (a ``torch.compile`` graph break) the nodes of all of them
+    follow one another (``graphs`` lists the FX graphs, each node's ``.graph`` is its index).
+
+    >>> import torch, stridewidget as sw
+    >>> class Merge(torch.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.transpose(1, 2).reshape(len(x), -1)
+    >>> g = sw.graph(Merge(), torch.randn(2, 3, 4), stage="aten")
+    >>> [(n.name, n.kind) for n in g.copies], g["clone"].layout.strides
+    ([('clone', 'copy')], (12, 3, 1))
+    >>> real = g.run()   # replayed on real tensors: the copy has its own storage
+    >>> sw.same_storage(real["clone"], real["permute"]), g.compare_eager()
+    (False, [])
+    """
+
+    def __init__(self, captured: Capture) -> None:
+        self.stage = captured.stage
+        self._captured = captured
+        self.graphs = [module.graph for module in captured.modules]
+        self.nodes: list[GraphNode] = [
+            describe(node, captured.stage, index)
+            for index, graph in enumerate(self.graphs)
+            for node in graph.nodes
+        ]
+
+    @property
+    def copies(self) -> list[GraphNode]:
+        """The copy nodes (``kind == "copy"``), each with its ``reason``."""
+        return [n for n in self.nodes if n.kind == "copy"]
+
+    @property
+    def program(self) -> Any:
+        """The ``ExportedProgram`` (stages ``"export"`` / ``"aten"``), else ``None``."""
+        return self._captured.program
+
+    def __getitem__(self, name: str) -> GraphNode:
+        for node in self.nodes:
+            if node.name == name:
+                return node
+        raise KeyError(f"no node named {name!r}; the nodes are {[n.name for n in self.nodes]}")
+
+    def compare_eager(self) -> list[Mismatch]:
+        """Outputs (and custom-op inputs) whose strides in this graph differ from eager's."""
+        return compare_eager(self._captured)
+
+    def run(self, graph: int = 0) -> dict[str, Any]:
+        """Replay one graph (``graph``: its index, for the nodes whose ``.graph`` it is) eagerly
+        on the real arguments it was captured with: every node's real value by name (the oracle
+        the tests check copies against)."""
+        if not 0 <= graph < len(self.graphs):
+            raise IndexError(f"graph {graph}: this capture has {len(self.graphs)} graph(s)")
+        values: dict[str, Any] = {}
+        module = self._captured.modules[graph]
+        with torch.no_grad():
+            _Recorder(module, values).run(*self._captured.real_inputs[graph])
+        return values
+
+    def __repr__(self) -> str:
+        lines = [
+            f"sw.graph · stage {self.stage} · {len(self.nodes)} nodes, {len(self.copies)} copies"
+        ]
+        for node in self.nodes:
+            layout = "" if node.layout is None else str(node.layout)
+            moved = f" · {node.bytes} B" if node.kind == "copy" else ""
+            lines.append(
+                f"  {node.kind:8} {node.name} = {node.target} {layout}{moved} {node.where}"
+            )
+            if node.reason:
+                lines.append(f"           ↳ {node.reason}")
+        return "\n".join(line.rstrip() for line in lines)
+
+    def _repr_html_(self) -> str:
+        return graph_html(self)
+
+
+class _Recorder(torch.fx.Interpreter):
+    def __init__(self, module: Any, values: dict[str, Any]) -> None:
+        super().__init__(module)
+        self.values = values
+
+    def run_node(self, node: Any) -> Any:
+        result = super().run_node(node)
+        self.values[node.name] = result
+        return result

@@ -210,15 +210,12 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
         notes.append(no_data)
     # Fake, functional and wrapper-subclass storages have no memory of their own to point at.
     storage_address = storage.data_ptr() if no_data in (None, "unreadable-dtype") else None
-    # int(): a symbolic (SymInt) size is specialized here, as Layout used to do for every size;
-    # Layout itself now keeps SymInts, for the symbolic layouts of issue 26, which will remove
-    # this specialization once the layout facts and the renderers work on SymInts unguarded.
     return dict(
-        shape=tuple(map(int, t.shape)),
-        strides=tuple(map(int, t.stride())),
-        offset=int(t.storage_offset()),
+        shape=tuple(t.shape),
+        strides=tuple(t.stride()),
+        offset=t.storage_offset(),
         itemsize=itemsize,
-        storage_size=int(storage.nbytes()) // itemsize,
+        storage_size=storage.nbytes() // itemsize,
         dtype=dtype,
         device=_device_name(t.device),
         notes=tuple(notes),

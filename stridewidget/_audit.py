@@ -62,6 +62,9 @@ import torch
 from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
 
+from ._audit_guard import check_model, eager_model, model_tensors, state_kept
+from ._audit_timing import Timing, interleaved, verdict
+from ._compat import storage_identity
 from ._copies import (
     _MISSING,
     _PACKAGE_DIR,
@@ -125,14 +128,25 @@ class AuditCopy:
 
 @dataclass(frozen=True)
 class Measured:
-    """Copies, bytes copied and median step time (seconds) of one variant of the step."""
+    """Copies, bytes copied and step time of one variant of the step: the median (``seconds``)
+    and quartiles (``q1``, ``q3``) of rounds interleaved with the other variant's."""
 
     copies: int
     bytes: int
     seconds: float
+    q1: float = 0.0
+    q3: float = 0.0
+
+    @property
+    def timing(self) -> Timing:
+        return Timing(self.seconds, self.q1 or self.seconds, self.q3 or self.seconds)
 
     def __str__(self) -> str:
-        return f"{self.copies} copies, {_format_bytes(self.bytes)}, {self.seconds * 1e3:.2f} ms"
+        spread = f" (IQR {self.q1 * 1e3:.2f}-{self.q3 * 1e3:.2f})" if self.q3 else ""
+        return (
+            f"{self.copies} copies, {_format_bytes(self.bytes)}, "
+            f"{self.seconds * 1e3:.2f} ms{spread}"
+        )
 
 
 @dataclass(frozen=True)
@@ -155,18 +169,25 @@ class Suggestion:
     applied: bool = True
 
     @property
+    def speed(self) -> str:
+        """``"faster"``, ``"slower"`` or ``"no measurable change"`` (see
+        :func:`stridewidget._audit_timing.verdict`); ``""`` when not applied."""
+        if not self.applied:
+            return ""
+        return verdict(self.measured["before"].timing, self.measured["after"].timing)
+
+    @property
     def helps(self) -> bool:
-        """Applied, fewer bytes copied and the outputs unchanged."""
-        return (
-            self.applied
-            and self.outputs_match
-            and self.measured["after"].bytes < self.measured["before"].bytes
-        )
+        """Applied with the outputs unchanged, and fewer bytes copied and not slower, or faster."""
+        if not (self.applied and self.outputs_match):
+            return False
+        fewer = self.measured["after"].bytes < self.measured["before"].bytes
+        return (fewer and self.speed != "slower") or self.speed == "faster"
 
     def __str__(self) -> str:
         text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
         if self.applied:
-            text += f"\n  after:  {self.measured['after']}"
+            text += f"\n  after:  {self.measured['after']} — {self.speed}"
         return text
 
 
@@ -211,7 +232,7 @@ def _differentiable(
 def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> set[torch.device]:
     """The devices of the model's parameters and buffers and of the input tensors; an input on a
     device the model has no tensor on is an error."""
-    model_devices = {t.device for t in model.state_dict(keep_vars=True).values()}
+    model_devices = {t.device for t in model_tensors(model)}
     devices = set(model_devices)
     for position, value in enumerate(inputs):
         for tensor in _tensors(value):
@@ -365,8 +386,77 @@ class _AuditRecorder(_Recorder):
 
     every_layout = False
 
+    def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
+        super().__init__(log)
+        # storage -> bytes of it no copy has written yet, for the storages allocated in the step
+        # by calls that put no data in them (empty, zeros ...)
+        self.blank = {} if blank is None else blank
+
     def unread(self, pending: _Pending) -> bool:
         return not (pending.fresh_copy or pending.written)
+
+    def add(self, call: str, arguments: Any, result: Any, pending: _Pending) -> None:
+        if pending.ops and _ALLOCATIONS.issuperset(pending.ops):
+            for tensor in _tensors(result):
+                self.blank[storage_identity(tensor)] = tensor.untyped_storage().nbytes()
+        super().add(call, arguments, result, pending)
+
+    def record(
+        self,
+        call: str,
+        input_snapshots: tuple[Any, ...],
+        result: Any,
+        pending: Any,
+        filename: str,
+        line: int,
+    ) -> None:
+        # A copy op writing into a buffer the step allocated blank (out = torch.empty(...);
+        # out[:n] = a; out[n:] = b; empty_like(x).copy_(x)) moved data into new storage: a copy,
+        # until copies have filled the buffer once.  Writing into storage that holds data (an
+        # input, a parameter, a clone, a filled buffer) stays in-place; so does a fill
+        # (masked_fill_, x[mask] = 0).
+        if pending.copied_into and not _FILLS.issuperset(pending.ops):
+            for extent in pending.copied_into:
+                left = self.blank.get(extent.cdata)
+                if left is not None:
+                    pending.fresh_copy = True
+                    if left <= pending.bytes_copied:
+                        del self.blank[extent.cdata]
+                    else:
+                        self.blank[extent.cdata] = left - pending.bytes_copied
+                    break
+        super().record(call, input_snapshots, result, pending, filename, line)
+
+
+# Copy ops that may write a constant into a tensor, and the ops around them in such a call.
+_FILLS = frozenset(
+    {"aten.masked_fill", "aten.index_put", "aten._index_put_impl", "aten.where", "aten.fill"}
+) | {"aten.lift_fresh", "aten.scalar_tensor", "aten.select", "aten.slice", "aten.view"}
+
+
+# The ops of a call that allocates storage without putting data in it.
+_ALLOCATIONS = frozenset(
+    f"aten.{name}"
+    for name in (
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "zero_",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+    )
+)
 
 
 class _BackwardRecorder(_AuditRecorder):
@@ -376,8 +466,8 @@ class _BackwardRecorder(_AuditRecorder):
 
     user_lines = False  # a backward copy's line is its forward call's (or its node's name)
 
-    def __init__(self, log: CopyLog) -> None:
-        super().__init__(log)
+    def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
+        super().__init__(log, blank)
         self.nodes: list[Any] = []
 
     def record_unread(
@@ -390,17 +480,9 @@ class _BackwardRecorder(_AuditRecorder):
             self.nodes.append(torch._C._current_autograd_node())
             super().record_unread(call, pending, arguments, filename, line)
 
-    def record(
-        self,
-        call: str,
-        input_snapshots: tuple[Any, ...],
-        result: Any,
-        pending: Any,
-        filename: str,
-        line: int,
-    ) -> None:
+    def record(self, *arguments: Any) -> None:  # as _Recorder.record
         self.nodes.append(torch._C._current_autograd_node())
-        super().record(call, input_snapshots, result, pending, filename, line)
+        super().record(*arguments)
 
 
 class _AuditCalls(_CallMode):
@@ -747,9 +829,10 @@ def _run_step(
     inputs: tuple[Any, ...],
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
+    kwargs: dict[str, Any] | None = None,
 ) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """One plain step (forward, and gradients w.r.t. the parameters): what the audit times."""
-    output = model(*inputs)
+    output = model(*inputs, **(kwargs or {}))
     if not backward:
         return output, ()
     roots = _differentiable(output, loss_fn)
@@ -787,7 +870,9 @@ def _audited_step(
     inputs: tuple[Any, ...],
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
+    kwargs: dict[str, Any] | None = None,
 ) -> list[AuditCopy]:
+    kwargs = kwargs or {}
     forward_recorder = _AuditRecorder(CopyLog())
     origins = _NodeOrigins(forward_recorder.log)
     marked = _Marked()
@@ -799,7 +884,7 @@ def _audited_step(
             forward_timeline = _Timeline(forward_log, "")
             with _modules_followed(model, forward_timeline):
                 try:
-                    output = model(*inputs)
+                    output = model(*inputs, **kwargs)
                 except Exception as error:
                     raise RuntimeError(
                         f"sw.audit: model(*inputs) raised {type(error).__name__}: {error} — "
@@ -807,9 +892,10 @@ def _audited_step(
                     ) from error
         if backward:
             roots = _differentiable(output, loss_fn)
+            check_model(model, backward)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            backward_recorder = _BackwardRecorder(CopyLog())
+            backward_recorder = _BackwardRecorder(CopyLog(), forward_recorder.blank)
             # No user-level calls in backward: the tracker's own call mode.  Dense ones as the
             # output gradient: the gradient of sum(), without the stride-0 expand that sum()'s
             # backward would feed the model (an artefact of the loss, not of the model).
@@ -948,12 +1034,17 @@ class AuditReport:
         inputs: tuple[Any, ...],
         backward: bool,
         loss_fn: Callable[[Any], torch.Tensor] | None,
+        kwargs: dict[str, Any] | None = None,
+        note: str = "",
     ) -> None:
         self.copies = copies
         self.backward = backward
+        #: what the report is not about, said with it (a compiled model's eager one was audited)
+        self.note = note
         self._model = model
         self._inputs = inputs
         self._loss_fn = loss_fn
+        self._kwargs = kwargs or {}
 
     @property
     def total_bytes(self) -> int:
@@ -981,19 +1072,26 @@ class AuditReport:
     @cached_property
     def suggestions(self) -> list[Suggestion]:
         """Candidate fixes that apply to this model, each applied to copies and measured."""
-        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn, self.copies)
+        with state_kept(self._model):
+            return _suggestions(
+                self._model, self._inputs, self.backward, self._loss_fn, self.copies, self._kwargs
+            )
 
     def summary(self) -> str:
-        """One line: how many copies and how many bytes, forward and backward."""
+        """One line: how many copies and how many bytes, forward and backward (and the note)."""
+        note = f" ({self.note})" if self.note else ""
         if not self.copies:
-            return "sw.audit: no copies — the audited step moved no data into new storage"
+            return f"sw.audit: no copies — the audited step moved no data into new storage{note}"
         parts = []
         for phase in ("forward", "backward"):
             items = [c for c in self.copies if c.phase == phase]
             if items:
                 size = _format_bytes(sum(c.bytes for c in items))
                 parts.append(f"{phase}: {len(items)} copies, {size}")
-        return f"sw.audit: {len(self.copies)} copies, {_format_bytes(self.total_bytes)} ({'; '.join(parts)})"
+        return (
+            f"sw.audit: {len(self.copies)} copies, {_format_bytes(self.total_bytes)} "
+            f"({'; '.join(parts)}){note}"
+        )
 
     def to_text(self, max_rows: int = 15) -> str:
         """The summary and the top rows of both tables as plain text."""
@@ -1041,13 +1139,16 @@ def audit(
     *example_inputs: Any,
     backward: bool = True,
     loss_fn: Callable[[Any], torch.Tensor] | None = None,
+    model_kwargs: dict[str, Any] | None = None,
 ) -> AuditReport:
-    """Run one step of ``model`` (forward, and backward unless ``backward=False``) and report
-    every copy it made.
+    """Run one step of ``model`` (``model(*example_inputs, **model_kwargs)``, and backward unless
+    ``backward=False``) and report every copy it made.
 
     Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
     model returns one, else from every output tensor that requires grad (as the backward of
-    their sum).  Parameters' ``.grad`` are not touched.
+    their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
+    statistics) and torch's RNG states are put back as they were.  A ``torch.compile``d model
+    is audited as the eager model it wraps, which a warning and ``report.note`` say.
 
     >>> import torch, stridewidget as sw
     >>> class Flatten(torch.nn.Module):
@@ -1065,8 +1166,15 @@ def audit(
             f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
             "object itself (sw.audit(model, x)), not its output"
         )
-    copies = _audited_step(model, example_inputs, backward, loss_fn)
-    return AuditReport(copies, model, example_inputs, backward, loss_fn)
+    if model_kwargs is not None and not isinstance(model_kwargs, dict):
+        raise TypeError(
+            f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
+            f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
+        )
+    model, note = eager_model(model)
+    with state_kept(model):
+        copies = _audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
+    return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
 
 
 # --- suggestions ----------------------------------------------------------------------------------
@@ -1078,6 +1186,7 @@ def _suggestions(
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
     copies: list[AuditCopy],
+    kwargs: dict[str, Any] | None = None,
 ) -> list[Suggestion]:
     candidates = []
     if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
@@ -1110,15 +1219,17 @@ def _suggestions(
         else:
             candidates.append((where, what, fix, partial(_input_stored_for, position, order)))
     found = [
-        _measure(model, inputs, backward, loss_fn, where, what, fix, apply)
+        _measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs)
         for where, what, fix, apply in candidates
     ]
     if unapplied:
-        unchanged_model, unchanged_inputs = copy.deepcopy(model), copy.deepcopy(inputs)
-        seconds = _median_seconds(
-            lambda: _run_step(unchanged_model, unchanged_inputs, backward, loss_fn), 0.2
+        unchanged = copy.deepcopy((model, inputs, kwargs))
+        timing = interleaved(
+            {"before": lambda: _run_step(*unchanged[:2], backward, loss_fn, unchanged[2])}
         )
-        as_audited = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+        as_audited = Measured(
+            len(copies), sum(c.bytes for c in copies), *_timing_fields(timing["before"])
+        )
         found.extend(
             Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
             for where, what, fix in unapplied
@@ -1328,11 +1439,8 @@ def _contiguous_input(
     return _ContiguousInput(model, position), inputs
 
 
-def _median_seconds(step: Callable[[], Any], min_run_time: float) -> float:
-    from torch.utils import benchmark
-
-    timer = benchmark.Timer(stmt="step()", globals={"step": step})
-    return timer.blocked_autorange(min_run_time=min_run_time).median
+def _timing_fields(timing: Timing) -> tuple[float, float, float]:
+    return timing.median, timing.q1, timing.q3
 
 
 def _measure(
@@ -1344,17 +1452,28 @@ def _measure(
     what: str,
     fix: str,
     apply: Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]],
-    min_run_time: float = 0.2,
+    kwargs: dict[str, Any] | None = None,
+    round_seconds: float = 0.02,
 ) -> Suggestion:
-    # Both variants run on deep copies, so that the user's model is untouched.
-    measured = {}
-    for label, (variant_model, variant_inputs) in _variants(model, inputs, apply).items():
-        copies = _audited_step(variant_model, variant_inputs, backward, loss_fn)
-        seconds = _median_seconds(
-            lambda m=variant_model, x=variant_inputs: _run_step(m, x, backward, loss_fn),
-            min_run_time,
-        )
-        measured[label] = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+    # Both variants run on deep copies, so that the user's model is untouched; they are timed
+    # in interleaved rounds (A B B A ...), so that a burst of load lands on both.
+    variants = _variants(model, inputs, apply)
+    kwargs = kwargs or {}
+    audited = {
+        label: _audited_step(m, x, backward, loss_fn, copy.deepcopy(kwargs))
+        for label, (m, x) in variants.items()
+    }
+    timings = interleaved(
+        {
+            label: partial(_run_step, m, x, backward, loss_fn, copy.deepcopy(kwargs))
+            for label, (m, x) in variants.items()
+        },
+        round_seconds=round_seconds,
+    )
+    measured = {
+        label: Measured(len(copies), sum(c.bytes for c in copies), *_timing_fields(timings[label]))
+        for label, copies in audited.items()
+    }
     # The outputs are compared in float64 from one state and one seed: in float32 a layout change
     # reorders sums, and an ill-conditioned gradient (BatchNorm over a few values) turns that
     # rounding into percent-size differences that would hide or fake a real one.
@@ -1368,7 +1487,7 @@ def _measure(
         double_model, double_inputs, apply
     ).items():
         torch.manual_seed(0)
-        results[label] = _run_step(variant_model, variant_inputs, backward, loss_fn)
+        results[label] = _run_step(variant_model, variant_inputs, backward, loss_fn, kwargs)
     return Suggestion(where, what, fix, measured, _same(results["before"], results["after"]))
 
 

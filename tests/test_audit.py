@@ -547,7 +547,7 @@ def test_a_fix_that_changes_results_is_caught():
         "scale",
         "x * 2",
         scale_inputs,
-        min_run_time=0.01,
+        round_seconds=0.002,
     )
     assert not suggestion.outputs_match and not suggestion.helps
 
@@ -626,7 +626,15 @@ def test_a_relayout_that_changes_values_is_caught():
         return model, inputs
 
     suggestion = _measure(
-        _TransposedWeight(), (torch.randn(3, 5),), True, None, "w", "w", "w", scrambled, 0.01
+        _TransposedWeight(),
+        (torch.randn(3, 5),),
+        True,
+        None,
+        "w",
+        "w",
+        "w",
+        scrambled,
+        round_seconds=0.002,
     )
     assert not suggestion.outputs_match and not suggestion.helps
 

@@ -122,3 +122,163 @@ def test_the_tracked_step_runs_the_kernels_of_the_plain_step():
     assert _op_list(tracked) == plain
     report = sw.audit(model, x)
     assert not [c for c in report.copies if c.ops == ("aten._to_copy",)]  # no phantom copies
+
+
+class _Buffers(torch.nn.Module):
+    """Copies into buffers the step allocates; a fill and a copy into a buffer with data don't."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        a, b = self.linear(x), self.linear(x * 2)
+        out = torch.empty(2 * len(x), 8)
+        out[: len(x)] = a
+        out[len(x) :] = b
+        filled = torch.empty_like(out).copy_(out)
+        filled[filled > 0] = 0  # a fill: constants, not data moved
+        filled.copy_(out)  # into storage that holds data already: in-place
+        return filled
+
+
+def test_copies_into_a_buffer_made_in_the_step_count():
+    model, x = _Buffers(), torch.randn(4, 8)
+    report = sw.audit(model, x, backward=False)
+    copies = {(c.call, c.bytes) for c in report.copies if c.ops == ("aten.copy_",)}
+    row = 4 * 8 * 4
+    assert [c.bytes for c in report.copies if c.call == "Tensor.__setitem__"] == [row, row]
+    assert ("Tensor.copy_", 2 * row) in copies
+    # the second copy_ into `filled` and the fill are not copies: three copy_ events in all
+    assert len([c for c in report.copies if c.ops == ("aten.copy_",)]) == 3
+
+
+class _Trained(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.norm = torch.nn.BatchNorm2d(4)
+        self.drop = torch.nn.Dropout(0.5)
+
+    def forward(self, x):
+        return self.drop(self.norm(self.conv(x)))
+
+
+def test_buffers_and_rng_are_left_as_found():
+    model, x = _Trained().train(), torch.randn(2, 3, 6, 6)
+    before = {name: t.clone() for name, t in model.state_dict().items()}
+    rng = torch.get_rng_state()
+    report = sw.audit(model, x)
+    assert report.suggestions  # channels-last, measured on copies: runs steps too
+    assert torch.equal(torch.get_rng_state(), rng)
+    after = model.state_dict()
+    assert before.keys() == after.keys()
+    for name, value in before.items():
+        assert torch.equal(after[name], value), name
+    model(x)  # the oracle: a plain step does change them
+    assert not torch.equal(model.norm.running_mean, before["norm.running_mean"])
+    assert int(model.norm.num_batches_tracked) == int(before["norm.num_batches_tracked"]) + 1
+
+
+def test_a_compiled_model_is_said_to_be_audited_eager():
+    model = torch.nn.Sequential(torch.nn.Linear(4, 4))
+    compiled = torch.compile(model)
+    x = torch.randn(3, 4).t().contiguous().t()
+    with pytest.warns(UserWarning, match="eager model"):
+        report = sw.audit(compiled, x)
+    assert "compile" in report.note and "compile" in report.summary()
+    assert [c.bytes for c in report.copies] == [c.bytes for c in sw.audit(model, x).copies]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.nn.ReLU(),  # no parameters
+        lambda: torch.nn.Linear(4, 4).requires_grad_(False),  # frozen
+    ],
+    ids=["parameter-free", "frozen"],
+)
+def test_a_model_without_trainable_parameters_gets_a_clear_error(make):
+    x = torch.randn(2, 4, requires_grad=True)
+    with pytest.raises(ValueError, match="backward=False"):
+        sw.audit(make(), x)
+    assert sw.audit(make(), x, backward=False).copies == []
+
+
+def test_a_quantized_module_is_audited():
+    model = torch.ao.nn.quantized.Linear(4, 4)
+    x = torch.quantize_per_tensor(torch.randn(2, 4), 0.1, 0, torch.quint8)
+    report = sw.audit(model, x, backward=False)
+    assert isinstance(report.copies, list)
+
+
+class _Keywords(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, input_ids, labels=None):
+        out = self.linear(input_ids.t().reshape(8).view(2, 4))
+        return {"loss": ((out - labels) ** 2).sum()}
+
+
+def test_keyword_inputs():
+    x, labels = torch.randn(4, 2), torch.randn(2, 4)
+    report = sw.audit(_Keywords(), model_kwargs={"input_ids": x, "labels": labels})
+    assert [c.call for c in report.copies if c.phase == "forward"] == ["Tensor.reshape"]
+    with pytest.raises(TypeError, match="model_kwargs must be a dict"):
+        sw.audit(_Keywords(), model_kwargs=[x])
+
+
+def test_the_speed_verdict_and_helps():
+    from stridewidget._audit import Measured, Suggestion
+
+    def suggestion(before, after, bytes_after):
+        measured = {"before": Measured(1, 100, *before), "after": Measured(1, bytes_after, *after)}
+        return Suggestion("w", "w", "w", measured, True)
+
+    same = suggestion((1.0, 0.9, 1.1), (1.0, 0.9, 1.1), 50)
+    assert (same.speed, same.helps) == ("no measurable change", True)  # fewer bytes, not slower
+    slower = suggestion((1.0, 0.99, 1.01), (1.2, 1.19, 1.21), 50)
+    assert (slower.speed, slower.helps) == ("slower", False)
+    faster = suggestion((1.0, 0.99, 1.01), (0.9, 0.89, 0.91), 100)
+    assert (faster.speed, faster.helps) == ("faster", True)  # no fewer bytes, but faster
+    noise = suggestion((1.0, 0.9, 1.1), (1.0, 0.95, 1.05), 100)
+    assert not noise.helps
+
+
+@pytest.mark.parametrize(
+    "arguments, says",
+    [
+        (
+            ["torch.nn.Linear(4, 2)", "--input", "torch.randn(3, 4)", "--html", "/no/such/a.html"],
+            "cannot write the HTML report",
+        ),
+        (["torch.randn(3)", "--input", "torch.randn(3, 4)"], "not a torch.nn.Module"),
+        (["torch.nn.Linear(4, 2)"], "no --input was given"),
+        (["torch.nn.Linear(4, 2)", "--input", "torch.randn(3, 5)"], "raised RuntimeError"),
+        (["torch.nn.Linear(4, 2)", "--kwargs", "[1]"], "not a dict"),
+    ],
+    ids=["bad-html-path", "not-a-module", "no-input", "model-raises", "kwargs-not-a-dict"],
+)
+def test_command_line_errors_are_one_line(arguments, says):
+    """``python -m`` prints a SystemExit's message as it is, without a traceback."""
+    from stridewidget.audit import main
+
+    with pytest.raises(SystemExit) as caught:
+        main(arguments)
+    message = str(caught.value.code)
+    assert says in message and "\n" not in message
+
+
+def test_command_line_keyword_inputs(capsys):
+    from stridewidget.audit import main
+
+    code = main(
+        [
+            "torch.nn.Bilinear(4, 4, 2)",
+            "--kwargs",
+            "dict(input1=torch.randn(3, 4), input2=torch.randn(4, 3).t())",
+        ]
+    )
+    assert code == 0 and capsys.readouterr().out.startswith("sw.audit:")

@@ -88,6 +88,8 @@ from ._layout import Layout
 __all__ = ["AuditCopy", "AuditReport", "Suggestion", "audit"]
 
 _TOP = "(model)"  # how the root module (named "" by named_modules()) is shown
+_SCALAR_BYTES = 16  # a complex128 scalar, the largest
+SCALARS_ROW = "(Python scalars wrapped as 0-dim tensors)"  # the row they are grouped on
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +126,12 @@ class AuditCopy:
     def result(self) -> tuple[Layout | None, ...]:
         """The layouts of the call's results; empty for a copy hidden in a kernel."""
         return () if self.hidden_in else self.event.outputs
+
+    @property
+    def wrapped_scalar(self) -> bool:
+        """A Python scalar made a 0-dim tensor (``x * 0.5``: a ``_to_copy`` of a few bytes).
+        Kept in ``report.copies``; summaries and tables show all of them as one row."""
+        return self.ops == ("aten._to_copy",) and self.bytes <= _SCALAR_BYTES
 
 
 @dataclass(frozen=True)
@@ -1054,7 +1062,8 @@ class AuditReport:
     def _group(self, key: Callable[[AuditCopy], str]) -> list[Row]:
         groups: dict[tuple[str, str], list[AuditCopy]] = {}
         for item in self.copies:
-            groups.setdefault((key(item), item.phase), []).append(item)
+            name = SCALARS_ROW if item.wrapped_scalar else key(item)
+            groups.setdefault((name, item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
             ops = tuple(dict.fromkeys(op for item in items for op in _op_names(item)))
@@ -1088,6 +1097,10 @@ class AuditReport:
             if items:
                 size = _format_bytes(sum(c.bytes for c in items))
                 parts.append(f"{phase}: {len(items)} copies, {size}")
+        scalars = [c for c in self.copies if c.wrapped_scalar]
+        if scalars:
+            size = _format_bytes(sum(c.bytes for c in scalars))
+            parts.append(f"of all, {len(scalars)} Python scalars wrapped as tensors, {size}")
         return (
             f"sw.audit: {len(self.copies)} copies, {_format_bytes(self.total_bytes)} "
             f"({'; '.join(parts)}){note}"

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
+from stridewidget._audit import SCALARS_ROW
 from stridewidget._copies import COPY_OPS
 
 
@@ -133,7 +134,8 @@ def test_module_paths_exist(audited):
     model, _, report = audited
     names = dict(model.named_modules())
     assert all(item.module in names for item in report.copies)
-    assert {row.key for row in report.by_module()} <= set(names) - {""} | {"(model)"}
+    grouped = {"(model)", SCALARS_ROW}  # the root module, wrapped scalars on one row
+    assert {row.key for row in report.by_module()} <= set(names) - {""} | grouped
 
 
 def test_audit_leaves_gradients_hooks_and_forwards_alone(audited):

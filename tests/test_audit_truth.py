@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
+from stridewidget._audit import SCALARS_ROW
 
 INPLACE_ACTIVATIONS = {
     "silu": lambda h: F.silu(h, inplace=True),
@@ -282,3 +283,33 @@ def test_command_line_keyword_inputs(capsys):
         ]
     )
     assert code == 0 and capsys.readouterr().out.startswith("sw.audit:")
+
+
+class _Scaled(torch.nn.Module):
+    """Python scalars (wrapped as 0-dim tensors, each a 4-byte _to_copy) beside a real copy."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+
+    def forward(self, x):
+        h = self.conv(x) * 0.5 / 3.0 + 1.0
+        return h.permute(0, 2, 3, 1).reshape(len(x), -1)
+
+
+def test_wrapped_scalars_share_one_row_and_the_page_stays_small(tmp_path):
+    report = sw.audit(_Scaled(), torch.randn(2, 3, 16, 16))
+    scalars = [c for c in report.copies if c.wrapped_scalar]
+    assert scalars and all(c.bytes == 4 for c in scalars)  # float32 scalars
+    for rows in (report.by_line(), report.by_module()):
+        grouped = [row for row in rows if row.key == SCALARS_ROW]
+        assert sum(row.count for row in grouped) == len(scalars)
+        assert len(grouped) == len({c.phase for c in scalars})
+        assert sum(row.count for row in rows) == len(report.copies)
+    assert f"{len(scalars)} Python scalars" in report.summary()
+    path = tmp_path / "audit.html"
+    report.to_html(str(path))
+    page = path.read_text()
+    assert "Suggestions" in page and "channels-last" in page
+    assert page.count("<tr class='swa-") == len(report.copies) - len(scalars)
+    assert len(page.encode()) <= 300_000

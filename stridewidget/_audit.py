@@ -54,7 +54,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, partial, wraps
 from typing import Any
 
@@ -68,6 +68,7 @@ from ._compat import storage_identity
 from ._copies import (
     _MISSING,
     _PACKAGE_DIR,
+    _TORCH_DIR,
     COPY_OPS,
     CopyEvent,
     CopyLog,
@@ -114,6 +115,8 @@ class AuditCopy:
     bytes: int
     event: CopyEvent
     hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
+    # made while activation checkpointing re-ran a forward line in backward (``where`` is it)
+    recompute: bool = False
 
     # The layouts are read from the event when asked for: the tracker builds them lazily, and
     # building them for every copy of every audited step is a large part of the audit's cost.
@@ -477,6 +480,8 @@ class _BackwardRecorder(_AuditRecorder):
     def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
         super().__init__(log, blank)
         self.nodes: list[Any] = []
+        # event index -> the user's line re-run, for events of an activation-checkpoint recompute
+        self.recomputed: dict[int, tuple[str, int]] = {}
 
     def record_unread(
         self, call: str, pending: _Pending, arguments: Any, filename: str, line: int
@@ -485,12 +490,37 @@ class _BackwardRecorder(_AuditRecorder):
         # views and transposes of backward formulas: half of its ops), so it is not kept.  The
         # next event takes its index, as the op marked for the profiler was told.
         if pending.keep_layouts:
-            self.nodes.append(torch._C._current_autograd_node())
+            self.note_node()
             super().record_unread(call, pending, arguments, filename, line)
 
     def record(self, *arguments: Any) -> None:  # as _Recorder.record
-        self.nodes.append(torch._C._current_autograd_node())
+        self.note_node()
         super().record(*arguments)
+
+    def note_node(self) -> None:
+        self.nodes.append(torch._C._current_autograd_node())
+        line = _recompute_line()
+        if line is not None:
+            self.recomputed[len(self.log.events)] = line
+
+
+_CHECKPOINT_FILE = os.path.join(os.path.dirname(torch.__file__), "utils", "checkpoint.py")
+
+
+def _recompute_line() -> tuple[str, int] | None:
+    """During backward: when ``torch.utils.checkpoint`` is re-running a forward, the user's line
+    being re-run (the innermost frame outside torch and this package), else ``None``.  Backward
+    has no Python frames of its own, so the stack is short."""
+    frame = sys._getframe(1)
+    user = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _CHECKPOINT_FILE:
+            return user or ("<unknown>", 0)
+        if user is None and not filename.startswith((_TORCH_DIR, _PACKAGE_DIR)):
+            user = (filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
 
 
 class _AuditCalls(_CallMode):
@@ -931,6 +961,10 @@ def _audited_step(
         return copies
 
     names = {p: name for name, p in model.named_parameters()}
+    # the forward event first made at each source line: a recomputed line's module
+    forward_at_line: dict[tuple[str, int] | None, int] = {}
+    for index, location in origins.location.items():
+        forward_at_line.setdefault(location, index)
     for event, node in zip(backward_log.events, backward_recorder.nodes):
         inside = hidden.get(_BACKWARD + event.index, ())
         if event.kind != "copy" and not inside:
@@ -945,7 +979,18 @@ def _audited_step(
             module = names.get(variable, ".").rpartition(".")[0] if variable is not None else ""
             where = type(node).__name__ if node is not None else event.call
             call = where
-        copies.extend(_copies_of("backward", module, where, event, inside, call))
+        recomputed = backward_recorder.recomputed.get(event.index)
+        if recomputed is not None:  # a forward line re-run by activation checkpointing
+            where, call = f"{_line_text(*recomputed)} (recompute)", f"recompute: {event.call}"
+            module = (
+                forward_modules[forward_at_line[recomputed]]
+                if recomputed in forward_at_line
+                else module
+            )
+        found = _copies_of("backward", module, where, event, inside, call)
+        if recomputed is not None:
+            found = [replace(item, recompute=True) for item in found]
+        copies.extend(found)
     return copies
 
 

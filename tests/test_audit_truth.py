@@ -313,3 +313,33 @@ def test_wrapped_scalars_share_one_row_and_the_page_stays_small(tmp_path):
     assert "Suggestions" in page and "channels-last" in page
     assert page.count("<tr class='swa-") == len(report.copies) - len(scalars)
     assert len(page.encode()) <= 300_000
+
+
+class _Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return self.linear(x.t().contiguous())  # the copy checkpointing re-runs
+
+
+class _Checkpointed(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.block = _Block()
+
+    def forward(self, x):
+        from torch.utils.checkpoint import checkpoint
+
+        return checkpoint(self.block, x, use_reentrant=False)
+
+
+def test_a_checkpoint_recompute_is_reported_at_its_own_line():
+    report = sw.audit(_Checkpointed(), torch.randn(8, 4))
+    (forward,) = [c for c in report.copies if c.phase == "forward"]
+    (again,) = [c for c in report.copies if c.recompute]
+    assert again.bytes == forward.bytes and again.ops == forward.ops
+    assert again.phase == "backward" and again.module == "block"
+    assert again.where == f"{forward.where} (recompute)"
+    assert "test_audit_truth.py" in again.where  # the model's line, not torch's

@@ -117,6 +117,9 @@ class AuditCopy:
     hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
     # made while activation checkpointing re-ran a forward line in backward (``where`` is it)
     recompute: bool = False
+    # the library line under ``where`` (``torch/nn/modules/conv.py:560``) when ``where`` is the
+    # model's own line that called into it; else ""
+    detail: str = ""
 
     # The layouts are read from the event when asked for: the tracker builds them lazily, and
     # building them for every copy of every audited step is a large part of the audit's cost.
@@ -267,6 +270,7 @@ class _Timeline:
     def __init__(self, log: CopyLog, initial: Any) -> None:
         self.log = log
         self.marks: list[tuple[int, Any]] = [(0, initial)]
+        self.root_frame: Any = None  # the frame of the wrapper of the model's own forward
 
     def mark(self, value: Any) -> None:
         self.marks.append((len(self.log.events), value))
@@ -293,6 +297,8 @@ def _modules_followed(model: torch.nn.Module, timeline: _Timeline) -> Iterator[N
 
     def follow(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
         def followed(*args: Any, **kwargs: Any) -> Any:
+            if not stack:
+                timeline.root_frame = sys._getframe()
             stack.append(name)
             timeline.mark(name)
             try:
@@ -339,6 +345,20 @@ def _calling_frame(func: Any) -> tuple[str, int] | None:
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
+def _model_frame(root: Any) -> tuple[str, int] | None:
+    """File and line of the innermost frame outside torch and this package that is still inside
+    the model's forward (below ``root``, the frame of the audit's wrapper of the model): the
+    model's own line (``efficientnet.py:164``) for a call torch made for it (``conv.py:560``).
+    ``None`` when the call is torch's all the way up to the model (a torch module audited)."""
+    frame = sys._getframe(3)
+    while frame is not None and frame is not root:
+        filename = frame.f_code.co_filename
+        if not filename.startswith((_TORCH_DIR, _PACKAGE_DIR)):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
 def _line_text(filename: str, line: int) -> str:
     """``torch/nn/modules/transformer.py:12`` for library code (the path people know), else the
     tracker's ``file.py:12`` or ``In[3], line 2``."""
@@ -356,22 +376,40 @@ class _NodeOrigins:
         self.of_node: dict[Any, int] = {}
         # event index -> file and line that made the call (None: no frame outside the package)
         self.location: dict[int, tuple[str, int] | None] = {}
+        # event index -> the model's own line, for a call made inside torch (see _model_frame)
+        self.model_location: dict[int, tuple[str, int]] = {}
+        self.timeline: _Timeline | None = None  # its root_frame bounds the model's frames
 
     def note_call(self, func: Any, result: Any) -> None:
         """Called as each user-level call returns, once the tracker recorded its event: the last
         one in the log."""
         index = len(self.log.events) - 1
-        self.location[index] = _calling_frame(func)
+        frame = self.location[index] = _calling_frame(func)
+        if frame is not None and frame[0].startswith(_TORCH_DIR) and self.timeline is not None:
+            model_frame = _model_frame(self.timeline.root_frame)
+            if model_frame is not None:
+                self.model_location[index] = model_frame
         for tensor in _tensors(result):
             if tensor.grad_fn is not None:
                 self.of_node.setdefault(tensor.grad_fn, index)
 
     def where(self, event: CopyEvent) -> str:
-        """The forward line of a call event; the tracker's for loose ATen ops."""
+        """The forward line of a call event: the model's own line when torch made the call for
+        it; the tracker's for loose ATen ops."""
+        if event.index in self.model_location:
+            return _line_text(*self.model_location[event.index])
+        return self.library_line(event)
+
+    def library_line(self, event: CopyEvent) -> str:
+        """The line that made the call, also inside torch (``torch/nn/modules/conv.py:560``)."""
         if event.index not in self.location:
             return event.location
         frame = self.location[event.index]
         return "<unknown>" if frame is None else _line_text(*frame)
+
+    def detail(self, event: CopyEvent) -> str:
+        """The library line under the model's line, when they differ; else ``""``."""
+        return self.library_line(event) if event.index in self.model_location else ""
 
     def resolve(self, roots: list[torch.Tensor]) -> None:
         """Nodes made inside a call (no call returned them) take the owner of the nearest owned
@@ -919,7 +957,7 @@ def _audited_step(
         with _tracking(
             _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
         ) as forward_log:
-            forward_timeline = _Timeline(forward_log, "")
+            forward_timeline = origins.timeline = _Timeline(forward_log, "")
             with _modules_followed(model, forward_timeline):
                 try:
                     output = model(*inputs, **kwargs)
@@ -956,7 +994,8 @@ def _audited_step(
         if event.kind != "copy" and not inside:
             continue
         module, where = forward_modules[event.index], origins.where(event)
-        copies.extend(_copies_of("forward", module, where, event, inside))
+        found = _copies_of("forward", module, where, event, inside)
+        copies.extend(_detailed(found, origins.detail(event)))
     if not backward:
         return copies
 
@@ -973,12 +1012,13 @@ def _audited_step(
         if origin is not None:
             forward_event = forward_log.events[origin]
             module, where = forward_modules[origin], origins.where(forward_event)
+            detail = origins.detail(forward_event)
             call = f"{type(node).__name__} of {_short_call(forward_event.call)}"
         else:
             variable = getattr(node, "variable", None)  # AccumulateGrad: a parameter's gradient
             module = names.get(variable, ".").rpartition(".")[0] if variable is not None else ""
             where = type(node).__name__ if node is not None else event.call
-            call = where
+            call, detail = where, ""
         recomputed = backward_recorder.recomputed.get(event.index)
         if recomputed is not None:  # a forward line re-run by activation checkpointing
             where, call = f"{_line_text(*recomputed)} (recompute)", f"recompute: {event.call}"
@@ -990,8 +1030,12 @@ def _audited_step(
         found = _copies_of("backward", module, where, event, inside, call)
         if recomputed is not None:
             found = [replace(item, recompute=True) for item in found]
-        copies.extend(found)
+        copies.extend(_detailed(found, detail))
     return copies
+
+
+def _detailed(found: list[AuditCopy], detail: str) -> list[AuditCopy]:
+    return [replace(item, detail=detail) for item in found] if detail else found
 
 
 def _copies_of(

@@ -114,7 +114,7 @@ def _copies_table(report: AuditReport) -> str:
             + _cell(str(number), number)
             + _cell(item.phase)
             + _cell(item.module or "(model)")
-            + _cell(item.where)
+            + _cell(f"{item.where} (in {item.detail})" if item.detail else item.where)
             + _cell(item.call)
             + _cell(_ops_text(_op_names(item)))
             + _cell(_format_bytes(item.bytes), item.bytes)

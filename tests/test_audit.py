@@ -326,7 +326,8 @@ def test_each_hidden_copy_belongs_to_its_own_call(collector):
     forward = [c for c in report.copies if c.hidden_in and c.phase == "forward"]
     assert {c.module: c.bytes for c in forward} == expected
     assert all(c.hidden_in == "aten.addmm" and c.call == "F.linear" for c in forward)
-    assert len({c.where for c in forward}) == 1  # both in nn.Linear.forward's one line
+    assert len({c.detail for c in forward}) == 1  # both in nn.Linear.forward's one line,
+    assert len({c.where for c in forward}) == 2  # called from two lines of the model
     assert len({c.event.index for c in forward}) == 2
     for item in forward:  # the call the copy is charged to read the gapped operand
         assert any(s is not None and not s.is_contiguous for s in item.source)

@@ -343,3 +343,27 @@ def test_a_checkpoint_recompute_is_reported_at_its_own_line():
     assert again.phase == "backward" and again.module == "block"
     assert again.where == f"{forward.where} (recompute)"
     assert "test_audit_truth.py" in again.where  # the model's line, not torch's
+
+
+class _UsesTorchModules(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+        self.act = torch.nn.Hardswish(inplace=True)
+
+    def forward(self, x):
+        return self.act(self.linear(x))  # the copy is made in torch's Hardswish, for this line
+
+
+def test_a_copy_torch_makes_for_the_model_points_at_the_models_line():
+    import inspect
+
+    report = sw.audit(_UsesTorchModules(), torch.randn(4, 8))
+    lines, start = inspect.getsourcelines(_UsesTorchModules.forward)
+    line = start + next(i for i, text in enumerate(lines) if "self.act(" in text)
+    (forward,) = [c for c in report.copies if c.phase == "forward"]
+    assert forward.where.endswith(f"test_audit_truth.py:{line}")
+    assert forward.detail.startswith("torch/nn/modules/activation.py:")
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)  # torch's all the way up
+    torch_report = sw.audit(layer, torch.randn(5, 2, 8))
+    assert all(c.where.startswith("torch/") and not c.detail for c in torch_report.copies)

@@ -171,6 +171,8 @@ print(f"copies {before.copies} → {after.copies}, bytes {before.bytes} → {aft
 rows = [("model", "fix", "copies", "bytes", "ms", "verdict (bytes copied)", "speed")]
 for name, audited in (("layer", report), ("vit", vit_report), ("resnet18", resnet_report)):
     for suggestion in audited.suggestions:
+        if not suggestion.applied:  # an edit to the model's source: no "after" to show
+            continue
         assert suggestion.outputs_match
         b, a = suggestion.measured["before"], suggestion.measured["after"]
         rows.append(

@@ -1324,6 +1324,10 @@ def _suggestions(
         _measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs)
         for where, what, fix, apply in candidates
     ]
+    # An edit that builds on channels-last is proposed only when channels-last measured helps:
+    # never a fix that needs another fix which was measured not to pay.
+    channels_last = any(s.helps for s in found if s.fix.startswith("model = model.to("))
+    unapplied.extend(_made_non_contiguous_candidates(model, inputs, copies, channels_last))
     if unapplied:
         unchanged = copy.deepcopy((model, inputs, kwargs))
         timing = interleaved(
@@ -1439,6 +1443,51 @@ def _transposed_weight_candidates(
 
 
 _RESHAPES = ("Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten")
+# calls whose kernels copy a non-contiguous operand to a contiguous one first
+_NEEDS_CONTIGUOUS = ("F.linear", "F.layer_norm")
+
+
+def _made_non_contiguous_candidates(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    copies: list[AuditCopy],
+    channels_last_helps: bool,
+) -> list[tuple[str, str, str]]:
+    """A non-contiguous tensor made inside the model (``flatten(2).transpose(1, 2)`` of a patch
+    embedding) that ``Linear`` / ``LayerNorm`` copy inside their kernels each step.  Only the
+    model's source can change where it is made: ``(where, what, fix)``, reported unapplied.
+    The channels-last route is offered only when channels-last was measured to help."""
+    outside = {t.untyped_storage().data_ptr() for t in model_tensors(model)}
+    outside.update(t.untyped_storage().data_ptr() for t in _tensors(inputs))
+    found, seen = [], set()
+    for item in copies:
+        if item.phase != "forward" or not item.hidden_in or item.call not in _NEEDS_CONTIGUOUS:
+            continue
+        if item.where.startswith("torch/"):  # made inside torch's own modules: not the model's
+            continue
+        source = next((s for s in item.source if s is not None), None)
+        if source is None or source.is_contiguous or source.storage_address in outside:
+            continue
+        if item.where in seen:
+            continue
+        seen.add(item.where)
+        found.append(
+            (
+                f"{item.call} at {item.where} of {source.shape} with strides {source.strides}",
+                f"not applied automatically: a non-contiguous tensor made inside the model is fed "
+                f"to {item.call}, whose kernel copies it (and its gradient in backward) every "
+                "step; make its producer write the layout the consumer reads",
+                f"edit {item.where}: "
+                + (
+                    "run the patch convolution channels-last (measured to help above), so that "
+                    "flatten(2).transpose(1, 2) is already contiguous"
+                    if channels_last_helps
+                    else ".contiguous() once where the tensor is made, if several layers read "
+                    "it (channels-last, which would make it contiguous, did not help here)"
+                ),
+            )
+        )
+    return found
 
 
 def _permute_reshape_candidates(

@@ -367,3 +367,15 @@ def test_a_copy_torch_makes_for_the_model_points_at_the_models_line():
     layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)  # torch's all the way up
     torch_report = sw.audit(layer, torch.randn(5, 2, 8))
     assert all(c.where.startswith("torch/") and not c.detail for c in torch_report.copies)
+
+
+def test_a_patch_embedding_gets_an_unapplied_suggestion_that_agrees_with_the_measured_ones():
+    from test_audit_zoo import _PatchEmbed
+
+    report = sw.audit(_PatchEmbed(), torch.randn(2, 3, 16, 16))
+    (edit,) = [s for s in report.suggestions if not s.applied]
+    assert edit.where.startswith("F.layer_norm at ") and "test_audit_zoo.py:" in edit.where
+    assert edit.fix.startswith("edit ") and not edit.outputs_match and "after" not in edit.measured
+    (channels_last,) = [s for s in report.suggestions if s.applied]
+    # the edit offers channels-last exactly when channels-last was measured to help
+    assert ("measured to help" in edit.fix) == channels_last.helps

@@ -140,10 +140,6 @@ def _models() -> dict:
             torchvision.models.resnet18(weights=None),
             (torch.randn(8, 3, 128, 128),),
         ),
-        "ResNet18, batch (16, 3, 224, 224)": (
-            torchvision.models.resnet18(weights=None),
-            (torch.randn(16, 3, 224, 224),),
-        ),
     }
 
 

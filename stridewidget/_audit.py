@@ -33,16 +33,22 @@ recorded without the tracker's aliasing reads (it cannot be a copy).
 ``benchmarks/bench_audit.py`` measures the cost, and with ``--breakdown`` which layer (Python
 interception, the tracker, the audit, the profiler) costs what.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
-they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
-running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
-applied to deep copies of the model and inputs, re-audited, timed with
-:mod:`torch.utils.benchmark` beside the unchanged copy, and its outputs and gradients are
+they were; everything else runs as ``model(*inputs)`` would, and the model's buffers (a
+training-mode BatchNorm's running statistics) and torch's RNG states are put back afterwards
+(:mod:`stridewidget._audit_guard`).  Suggestions (:class:`Suggestion`) are never guessed: each
+candidate fix is applied to deep copies of the model and inputs, re-audited, timed beside the
+unchanged copy in interleaved rounds (:mod:`stridewidget._audit_timing`: median, IQR and a
+verdict that needs the difference to exceed the spread), and its outputs and gradients are
 compared with the unchanged ones in float64.  They are computed on first access to
 ``report.suggestions``.  The candidates: channels-last for a convolution stack; a reused
 non-contiguous input made contiguous; a parameter whose permuted view the step copies stored in
 that layout; an input whose ``permute`` + ``reshape`` copies stored so that the reshape is a view.
-The same ``permute`` + ``reshape`` on a tensor made inside the model can only be fixed by editing
-the model's source, so it is reported unapplied (``Suggestion.applied`` false), never faked.
+The same ``permute`` + ``reshape`` on a tensor made inside the model, and a non-contiguous tensor
+the model makes and feeds to ``Linear`` / ``LayerNorm`` (a patch embedding), can only be fixed
+by editing the model's source, so they are reported unapplied (``Suggestion.applied`` false),
+never faked.  A copy made while activation checkpointing re-runs a forward is reported at the
+line re-run, marked as a recompute; a copy torch makes for the model (inside ``nn.Conv2d``) at
+the model's own line, with torch's line as ``AuditCopy.detail``.
 """
 
 from __future__ import annotations

@@ -107,8 +107,10 @@ SVG(sw.render_svg(source=top.source[0], result=top.result[0]))
 # ### The measured suggestion
 #
 # `report.suggestions` applies each candidate fix to a copy of the layer and inputs.  Here the
-# candidate is "make the input contiguous once, before the model".  The times are medians of
-# `torch.utils.benchmark` runs on this machine (the copies and bytes do not depend on it).
+# candidate is "make the input contiguous once, before the model".  The times are medians and
+# IQRs of rounds that alternate the two variants on this machine (the copies and bytes do not
+# depend on it); `suggestion.speed` says "faster" or "slower" only when the IQRs do not overlap
+# and the medians differ enough, else "no measurable change".
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -199,9 +201,11 @@ print(f"copies {before.copies} → {after.copies}, bytes {before.bytes} → {aft
 
 # %%
 # NBVAL_IGNORE_OUTPUT
-rows = [("model", "fix", "copies", "bytes", "ms", "verdict (bytes copied)")]
+rows = [("model", "fix", "copies", "bytes", "ms", "verdict (bytes copied)", "speed")]
 for name, audited in (("layer", report), ("vit", vit_report), ("resnet18", resnet_report)):
     for suggestion in audited.suggestions:
+        if not suggestion.applied:  # an edit to the model's source: no "after" to show
+            continue
         assert suggestion.outputs_match
         b, a = suggestion.measured["before"], suggestion.measured["after"]
         rows.append(
@@ -212,9 +216,10 @@ for name, audited in (("layer", report), ("vit", vit_report), ("resnet18", resne
                 f"{b.bytes} → {a.bytes}",
                 f"{b.seconds * 1e3:.2f} → {a.seconds * 1e3:.2f}",
                 "fewer" if a.bytes < b.bytes else "more" if a.bytes > b.bytes else "same",
+                suggestion.speed,
             )
         )
-widths = [max(len(row[i]) for row in rows) for i in range(6)]
+widths = [max(len(row[i]) for row in rows) for i in range(7)]
 for row in rows:
     print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)))
 

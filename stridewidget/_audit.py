@@ -33,16 +33,22 @@ recorded without the tracker's aliasing reads (it cannot be a copy).
 ``benchmarks/bench_audit.py`` measures the cost, and with ``--breakdown`` which layer (Python
 interception, the tracker, the audit, the profiler) costs what.
 Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
-they were; everything else runs as ``model(*inputs)`` would (a training-mode BatchNorm updates its
-running statistics).  Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is
-applied to deep copies of the model and inputs, re-audited, timed with
-:mod:`torch.utils.benchmark` beside the unchanged copy, and its outputs and gradients are
+they were; everything else runs as ``model(*inputs)`` would, and the model's buffers (a
+training-mode BatchNorm's running statistics) and torch's RNG states are put back afterwards
+(:mod:`stridewidget._audit_guard`).  Suggestions (:class:`Suggestion`) are never guessed: each
+candidate fix is applied to deep copies of the model and inputs, re-audited, timed beside the
+unchanged copy in interleaved rounds (:mod:`stridewidget._audit_timing`: median, IQR and a
+verdict that needs the difference to exceed the spread), and its outputs and gradients are
 compared with the unchanged ones in float64.  They are computed on first access to
 ``report.suggestions``.  The candidates: channels-last for a convolution stack; a reused
 non-contiguous input made contiguous; a parameter whose permuted view the step copies stored in
 that layout; an input whose ``permute`` + ``reshape`` copies stored so that the reshape is a view.
-The same ``permute`` + ``reshape`` on a tensor made inside the model can only be fixed by editing
-the model's source, so it is reported unapplied (``Suggestion.applied`` false), never faked.
+The same ``permute`` + ``reshape`` on a tensor made inside the model, and a non-contiguous tensor
+the model makes and feeds to ``Linear`` / ``LayerNorm`` (a patch embedding), can only be fixed
+by editing the model's source, so they are reported unapplied (``Suggestion.applied`` false),
+never faked.  A copy made while activation checkpointing re-runs a forward is reported at the
+line re-run, marked as a recompute; a copy torch makes for the model (inside ``nn.Conv2d``) at
+the model's own line, with torch's line as ``AuditCopy.detail``.
 """
 
 from __future__ import annotations
@@ -54,7 +60,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property, partial, wraps
 from typing import Any
 
@@ -62,10 +68,13 @@ import torch
 from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
 
-from ._compat import compiled_original
+from ._audit_guard import check_model, eager_model, model_tensors, state_kept
+from ._audit_timing import Timing, interleaved, verdict
+from ._compat import storage_identity
 from ._copies import (
     _MISSING,
     _PACKAGE_DIR,
+    _TORCH_DIR,
     COPY_OPS,
     CopyEvent,
     CopyLog,
@@ -86,6 +95,8 @@ from ._layout import Layout
 __all__ = ["AuditCopy", "AuditReport", "Suggestion", "audit"]
 
 _TOP = "(model)"  # how the root module (named "" by named_modules()) is shown
+_SCALAR_BYTES = 16  # a complex128 scalar, the largest
+SCALARS_ROW = "(Python scalars wrapped as 0-dim tensors)"  # the row they are grouped on
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,6 +121,11 @@ class AuditCopy:
     bytes: int
     event: CopyEvent
     hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
+    # made while activation checkpointing re-ran a forward line in backward (``where`` is it)
+    recompute: bool = False
+    # the library line under ``where`` (``torch/nn/modules/conv.py:560``) when ``where`` is the
+    # model's own line that called into it; else ""
+    detail: str = ""
 
     # The layouts are read from the event when asked for: the tracker builds them lazily, and
     # building them for every copy of every audited step is a large part of the audit's cost.
@@ -123,17 +139,34 @@ class AuditCopy:
         """The layouts of the call's results; empty for a copy hidden in a kernel."""
         return () if self.hidden_in else self.event.outputs
 
+    @property
+    def wrapped_scalar(self) -> bool:
+        """A Python scalar made a 0-dim tensor (``x * 0.5``: a ``_to_copy`` of a few bytes).
+        Kept in ``report.copies``; summaries and tables show all of them as one row."""
+        return self.ops == ("aten._to_copy",) and self.bytes <= _SCALAR_BYTES
+
 
 @dataclass(frozen=True)
 class Measured:
-    """Copies, bytes copied and median step time (seconds) of one variant of the step."""
+    """Copies, bytes copied and step time of one variant of the step: the median (``seconds``)
+    and quartiles (``q1``, ``q3``) of rounds interleaved with the other variant's."""
 
     copies: int
     bytes: int
     seconds: float
+    q1: float = 0.0
+    q3: float = 0.0
+
+    @property
+    def timing(self) -> Timing:
+        return Timing(self.seconds, self.q1 or self.seconds, self.q3 or self.seconds)
 
     def __str__(self) -> str:
-        return f"{self.copies} copies, {_format_bytes(self.bytes)}, {self.seconds * 1e3:.2f} ms"
+        spread = f" (IQR {self.q1 * 1e3:.2f}-{self.q3 * 1e3:.2f})" if self.q3 else ""
+        return (
+            f"{self.copies} copies, {_format_bytes(self.bytes)}, "
+            f"{self.seconds * 1e3:.2f} ms{spread}"
+        )
 
 
 @dataclass(frozen=True)
@@ -156,18 +189,25 @@ class Suggestion:
     applied: bool = True
 
     @property
+    def speed(self) -> str:
+        """``"faster"``, ``"slower"`` or ``"no measurable change"`` (see
+        :func:`stridewidget._audit_timing.verdict`); ``""`` when not applied."""
+        if not self.applied:
+            return ""
+        return verdict(self.measured["before"].timing, self.measured["after"].timing)
+
+    @property
     def helps(self) -> bool:
-        """Applied, fewer bytes copied and the outputs unchanged."""
-        return (
-            self.applied
-            and self.outputs_match
-            and self.measured["after"].bytes < self.measured["before"].bytes
-        )
+        """Applied with the outputs unchanged, and fewer bytes copied and not slower, or faster."""
+        if not (self.applied and self.outputs_match):
+            return False
+        fewer = self.measured["after"].bytes < self.measured["before"].bytes
+        return (fewer and self.speed != "slower") or self.speed == "faster"
 
     def __str__(self) -> str:
         text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
         if self.applied:
-            text += f"\n  after:  {self.measured['after']}"
+            text += f"\n  after:  {self.measured['after']} — {self.speed}"
         return text
 
 
@@ -212,7 +252,7 @@ def _differentiable(
 def _check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> set[torch.device]:
     """The devices of the model's parameters and buffers and of the input tensors; an input on a
     device the model has no tensor on is an error."""
-    model_devices = {t.device for t in model.state_dict(keep_vars=True).values()}
+    model_devices = {t.device for t in model_tensors(model)}
     devices = set(model_devices)
     for position, value in enumerate(inputs):
         for tensor in _tensors(value):
@@ -236,6 +276,7 @@ class _Timeline:
     def __init__(self, log: CopyLog, initial: Any) -> None:
         self.log = log
         self.marks: list[tuple[int, Any]] = [(0, initial)]
+        self.root_frame: Any = None  # the frame of the wrapper of the model's own forward
 
     def mark(self, value: Any) -> None:
         self.marks.append((len(self.log.events), value))
@@ -262,6 +303,8 @@ def _modules_followed(model: torch.nn.Module, timeline: _Timeline) -> Iterator[N
 
     def follow(name: str, forward: Callable[..., Any]) -> Callable[..., Any]:
         def followed(*args: Any, **kwargs: Any) -> Any:
+            if not stack:
+                timeline.root_frame = sys._getframe()
             stack.append(name)
             timeline.mark(name)
             try:
@@ -308,6 +351,20 @@ def _calling_frame(func: Any) -> tuple[str, int] | None:
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)
 
 
+def _model_frame(root: Any) -> tuple[str, int] | None:
+    """File and line of the innermost frame outside torch and this package that is still inside
+    the model's forward (below ``root``, the frame of the audit's wrapper of the model): the
+    model's own line (``efficientnet.py:164``) for a call torch made for it (``conv.py:560``).
+    ``None`` when the call is torch's all the way up to the model (a torch module audited)."""
+    frame = sys._getframe(3)
+    while frame is not None and frame is not root:
+        filename = frame.f_code.co_filename
+        if not filename.startswith((_TORCH_DIR, _PACKAGE_DIR)):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return None
+
+
 def _line_text(filename: str, line: int) -> str:
     """``torch/nn/modules/transformer.py:12`` for library code (the path people know), else the
     tracker's ``file.py:12`` or ``In[3], line 2``."""
@@ -325,22 +382,40 @@ class _NodeOrigins:
         self.of_node: dict[Any, int] = {}
         # event index -> file and line that made the call (None: no frame outside the package)
         self.location: dict[int, tuple[str, int] | None] = {}
+        # event index -> the model's own line, for a call made inside torch (see _model_frame)
+        self.model_location: dict[int, tuple[str, int]] = {}
+        self.timeline: _Timeline | None = None  # its root_frame bounds the model's frames
 
     def note_call(self, func: Any, result: Any) -> None:
         """Called as each user-level call returns, once the tracker recorded its event: the last
         one in the log."""
         index = len(self.log.events) - 1
-        self.location[index] = _calling_frame(func)
+        frame = self.location[index] = _calling_frame(func)
+        if frame is not None and frame[0].startswith(_TORCH_DIR) and self.timeline is not None:
+            model_frame = _model_frame(self.timeline.root_frame)
+            if model_frame is not None:
+                self.model_location[index] = model_frame
         for tensor in _tensors(result):
             if tensor.grad_fn is not None:
                 self.of_node.setdefault(tensor.grad_fn, index)
 
     def where(self, event: CopyEvent) -> str:
-        """The forward line of a call event; the tracker's for loose ATen ops."""
+        """The forward line of a call event: the model's own line when torch made the call for
+        it; the tracker's for loose ATen ops."""
+        if event.index in self.model_location:
+            return _line_text(*self.model_location[event.index])
+        return self.library_line(event)
+
+    def library_line(self, event: CopyEvent) -> str:
+        """The line that made the call, also inside torch (``torch/nn/modules/conv.py:560``)."""
         if event.index not in self.location:
             return event.location
         frame = self.location[event.index]
         return "<unknown>" if frame is None else _line_text(*frame)
+
+    def detail(self, event: CopyEvent) -> str:
+        """The library line under the model's line, when they differ; else ``""``."""
+        return self.library_line(event) if event.index in self.model_location else ""
 
     def resolve(self, roots: list[torch.Tensor]) -> None:
         """Nodes made inside a call (no call returned them) take the owner of the nearest owned
@@ -366,30 +441,20 @@ class _AuditRecorder(_Recorder):
 
     every_layout = False
 
+    def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
+        super().__init__(log)
+        # storage -> bytes of it no copy has written yet, for the storages allocated in the step
+        # by calls that put no data in them (empty, zeros ...)
+        self.blank = {} if blank is None else blank
+
     def unread(self, pending: _Pending) -> bool:
         return not (pending.fresh_copy or pending.written)
 
-
-class _BackwardRecorder(_AuditRecorder):
-    """Notes, for each event, the autograd node the engine was running in this thread (``None``
-    between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
-    a pre and a post hook registered on every node of the graph and run around it."""
-
-    user_lines = False  # a backward copy's line is its forward call's (or its node's name)
-
-    def __init__(self, log: CopyLog) -> None:
-        super().__init__(log)
-        self.nodes: list[Any] = []
-
-    def record_unread(
-        self, call: str, pending: _Pending, arguments: Any, filename: str, line: int
-    ) -> None:
-        # Nothing reads a backward event that is not a copy and ran no op that can hide one (the
-        # views and transposes of backward formulas: half of its ops), so it is not kept.  The
-        # next event takes its index, as the op marked for the profiler was told.
-        if pending.keep_layouts:
-            self.nodes.append(torch._C._current_autograd_node())
-            super().record_unread(call, pending, arguments, filename, line)
+    def add(self, call: str, arguments: Any, result: Any, pending: _Pending) -> None:
+        if pending.ops and _ALLOCATIONS.issuperset(pending.ops):
+            for tensor in _tensors(result):
+                self.blank[storage_identity(tensor)] = tensor.untyped_storage().nbytes()
+        super().add(call, arguments, result, pending)
 
     def record(
         self,
@@ -400,8 +465,106 @@ class _BackwardRecorder(_AuditRecorder):
         filename: str,
         line: int,
     ) -> None:
-        self.nodes.append(torch._C._current_autograd_node())
+        # A copy op writing into a buffer the step allocated blank (out = torch.empty(...);
+        # out[:n] = a; out[n:] = b; empty_like(x).copy_(x)) moved data into new storage: a copy,
+        # until copies have filled the buffer once.  Writing into storage that holds data (an
+        # input, a parameter, a clone, a filled buffer) stays in-place; so does a fill
+        # (masked_fill_, x[mask] = 0).
+        if pending.copied_into and not _FILLS.issuperset(pending.ops):
+            for extent in pending.copied_into:
+                left = self.blank.get(extent.cdata)
+                if left is not None:
+                    pending.fresh_copy = True
+                    if left <= pending.bytes_copied:
+                        del self.blank[extent.cdata]
+                    else:
+                        self.blank[extent.cdata] = left - pending.bytes_copied
+                    break
         super().record(call, input_snapshots, result, pending, filename, line)
+
+
+# Copy ops that may write a constant into a tensor, and the ops around them in such a call.
+_FILLS = frozenset(
+    {"aten.masked_fill", "aten.index_put", "aten._index_put_impl", "aten.where", "aten.fill"}
+) | {"aten.lift_fresh", "aten.scalar_tensor", "aten.select", "aten.slice", "aten.view"}
+
+
+# The ops of a call that allocates storage without putting data in it.
+_ALLOCATIONS = frozenset(
+    f"aten.{name}"
+    for name in (
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "zero_",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+    )
+)
+
+
+class _BackwardRecorder(_AuditRecorder):
+    """Notes, for each event, the autograd node the engine was running in this thread (``None``
+    between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
+    a pre and a post hook registered on every node of the graph and run around it."""
+
+    user_lines = False  # a backward copy's line is its forward call's (or its node's name)
+
+    def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
+        super().__init__(log, blank)
+        self.nodes: list[Any] = []
+        # event index -> the user's line re-run, for events of an activation-checkpoint recompute
+        self.recomputed: dict[int, tuple[str, int]] = {}
+
+    def record_unread(
+        self, call: str, pending: _Pending, arguments: Any, filename: str, line: int
+    ) -> None:
+        # Nothing reads a backward event that is not a copy and ran no op that can hide one (the
+        # views and transposes of backward formulas: half of its ops), so it is not kept.  The
+        # next event takes its index, as the op marked for the profiler was told.
+        if pending.keep_layouts:
+            self.note_node()
+            super().record_unread(call, pending, arguments, filename, line)
+
+    def record(self, *arguments: Any) -> None:  # as _Recorder.record
+        self.note_node()
+        super().record(*arguments)
+
+    def note_node(self) -> None:
+        self.nodes.append(torch._C._current_autograd_node())
+        line = _recompute_line()
+        if line is not None:
+            self.recomputed[len(self.log.events)] = line
+
+
+_CHECKPOINT_FILE = os.path.join(os.path.dirname(torch.__file__), "utils", "checkpoint.py")
+
+
+def _recompute_line() -> tuple[str, int] | None:
+    """During backward: when ``torch.utils.checkpoint`` is re-running a forward, the user's line
+    being re-run (the innermost frame outside torch and this package), else ``None``.  Backward
+    has no Python frames of its own, so the stack is short."""
+    frame = sys._getframe(1)
+    user = None
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename == _CHECKPOINT_FILE:
+            return user or ("<unknown>", 0)
+        if user is None and not filename.startswith((_TORCH_DIR, _PACKAGE_DIR)):
+            user = (filename, frame.f_lineno)
+        frame = frame.f_back
+    return None
 
 
 class _AuditCalls(_CallMode):
@@ -748,9 +911,10 @@ def _run_step(
     inputs: tuple[Any, ...],
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
+    kwargs: dict[str, Any] | None = None,
 ) -> tuple[Any, tuple[torch.Tensor, ...]]:
     """One plain step (forward, and gradients w.r.t. the parameters): what the audit times."""
-    output = model(*inputs)
+    output = model(*inputs, **(kwargs or {}))
     if not backward:
         return output, ()
     roots = _differentiable(output, loss_fn)
@@ -788,7 +952,9 @@ def _audited_step(
     inputs: tuple[Any, ...],
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
+    kwargs: dict[str, Any] | None = None,
 ) -> list[AuditCopy]:
+    kwargs = kwargs or {}
     forward_recorder = _AuditRecorder(CopyLog())
     origins = _NodeOrigins(forward_recorder.log)
     marked = _Marked()
@@ -797,10 +963,10 @@ def _audited_step(
         with _tracking(
             _AuditCalls(forward_recorder, origins), _AuditOps(forward_recorder, 0, marked)
         ) as forward_log:
-            forward_timeline = _Timeline(forward_log, "")
+            forward_timeline = origins.timeline = _Timeline(forward_log, "")
             with _modules_followed(model, forward_timeline):
                 try:
-                    output = model(*inputs)
+                    output = model(*inputs, **kwargs)
                 except Exception as error:
                     raise RuntimeError(
                         f"sw.audit: model(*inputs) raised {type(error).__name__}: {error} — "
@@ -808,9 +974,10 @@ def _audited_step(
                     ) from error
         if backward:
             roots = _differentiable(output, loss_fn)
+            check_model(model, backward)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
-            backward_recorder = _BackwardRecorder(CopyLog())
+            backward_recorder = _BackwardRecorder(CopyLog(), forward_recorder.blank)
             # No user-level calls in backward: the tracker's own call mode.  Dense ones as the
             # output gradient: the gradient of sum(), without the stride-0 expand that sum()'s
             # backward would feed the model (an artefact of the loss, not of the model).
@@ -833,11 +1000,16 @@ def _audited_step(
         if event.kind != "copy" and not inside:
             continue
         module, where = forward_modules[event.index], origins.where(event)
-        copies.extend(_copies_of("forward", module, where, event, inside))
+        found = _copies_of("forward", module, where, event, inside)
+        copies.extend(_detailed(found, origins.detail(event)))
     if not backward:
         return copies
 
     names = {p: name for name, p in model.named_parameters()}
+    # the forward event first made at each source line: a recomputed line's module
+    forward_at_line: dict[tuple[str, int] | None, int] = {}
+    for index, location in origins.location.items():
+        forward_at_line.setdefault(location, index)
     for event, node in zip(backward_log.events, backward_recorder.nodes):
         inside = hidden.get(_BACKWARD + event.index, ())
         if event.kind != "copy" and not inside:
@@ -846,14 +1018,30 @@ def _audited_step(
         if origin is not None:
             forward_event = forward_log.events[origin]
             module, where = forward_modules[origin], origins.where(forward_event)
+            detail = origins.detail(forward_event)
             call = f"{type(node).__name__} of {_short_call(forward_event.call)}"
         else:
             variable = getattr(node, "variable", None)  # AccumulateGrad: a parameter's gradient
             module = names.get(variable, ".").rpartition(".")[0] if variable is not None else ""
             where = type(node).__name__ if node is not None else event.call
-            call = where
-        copies.extend(_copies_of("backward", module, where, event, inside, call))
+            call, detail = where, ""
+        recomputed = backward_recorder.recomputed.get(event.index)
+        if recomputed is not None:  # a forward line re-run by activation checkpointing
+            where, call = f"{_line_text(*recomputed)} (recompute)", f"recompute: {event.call}"
+            module = (
+                forward_modules[forward_at_line[recomputed]]
+                if recomputed in forward_at_line
+                else module
+            )
+        found = _copies_of("backward", module, where, event, inside, call)
+        if recomputed is not None:
+            found = [replace(item, recompute=True) for item in found]
+        copies.extend(_detailed(found, detail))
     return copies
+
+
+def _detailed(found: list[AuditCopy], detail: str) -> list[AuditCopy]:
+    return [replace(item, detail=detail) for item in found] if detail else found
 
 
 def _copies_of(
@@ -949,12 +1137,17 @@ class AuditReport:
         inputs: tuple[Any, ...],
         backward: bool,
         loss_fn: Callable[[Any], torch.Tensor] | None,
+        kwargs: dict[str, Any] | None = None,
+        note: str = "",
     ) -> None:
         self.copies = copies
         self.backward = backward
+        #: what the report is not about, said with it (a compiled model's eager one was audited)
+        self.note = note
         self._model = model
         self._inputs = inputs
         self._loss_fn = loss_fn
+        self._kwargs = kwargs or {}
 
     @property
     def total_bytes(self) -> int:
@@ -964,7 +1157,8 @@ class AuditReport:
     def _group(self, key: Callable[[AuditCopy], str]) -> list[Row]:
         groups: dict[tuple[str, str], list[AuditCopy]] = {}
         for item in self.copies:
-            groups.setdefault((key(item), item.phase), []).append(item)
+            name = SCALARS_ROW if item.wrapped_scalar else key(item)
+            groups.setdefault((name, item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
             ops = tuple(dict.fromkeys(op for item in items for op in _op_names(item)))
@@ -982,19 +1176,30 @@ class AuditReport:
     @cached_property
     def suggestions(self) -> list[Suggestion]:
         """Candidate fixes that apply to this model, each applied to copies and measured."""
-        return _suggestions(self._model, self._inputs, self.backward, self._loss_fn, self.copies)
+        with state_kept(self._model):
+            return _suggestions(
+                self._model, self._inputs, self.backward, self._loss_fn, self.copies, self._kwargs
+            )
 
     def summary(self) -> str:
-        """One line: how many copies and how many bytes, forward and backward."""
+        """One line: how many copies and how many bytes, forward and backward (and the note)."""
+        note = f" ({self.note})" if self.note else ""
         if not self.copies:
-            return "sw.audit: no copies — the audited step moved no data into new storage"
+            return f"sw.audit: no copies — the audited step moved no data into new storage{note}"
         parts = []
         for phase in ("forward", "backward"):
             items = [c for c in self.copies if c.phase == phase]
             if items:
                 size = _format_bytes(sum(c.bytes for c in items))
                 parts.append(f"{phase}: {len(items)} copies, {size}")
-        return f"sw.audit: {len(self.copies)} copies, {_format_bytes(self.total_bytes)} ({'; '.join(parts)})"
+        scalars = [c for c in self.copies if c.wrapped_scalar]
+        if scalars:
+            size = _format_bytes(sum(c.bytes for c in scalars))
+            parts.append(f"of all, {len(scalars)} Python scalars wrapped as tensors, {size}")
+        return (
+            f"sw.audit: {len(self.copies)} copies, {_format_bytes(self.total_bytes)} "
+            f"({'; '.join(parts)}){note}"
+        )
 
     def to_text(self, max_rows: int = 15) -> str:
         """The summary and the top rows of both tables as plain text."""
@@ -1042,13 +1247,16 @@ def audit(
     *example_inputs: Any,
     backward: bool = True,
     loss_fn: Callable[[Any], torch.Tensor] | None = None,
+    model_kwargs: dict[str, Any] | None = None,
 ) -> AuditReport:
-    """Run one step of ``model`` (forward, and backward unless ``backward=False``) and report
-    every copy it made.
+    """Run one step of ``model`` (``model(*example_inputs, **model_kwargs)``, and backward unless
+    ``backward=False``) and report every copy it made.
 
     Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
     model returns one, else from every output tensor that requires grad (as the backward of
-    their sum).  Parameters' ``.grad`` are not touched.
+    their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
+    statistics) and torch's RNG states are put back as they were.  A ``torch.compile``d model
+    is audited as the eager model it wraps, which a warning and ``report.note`` say.
 
     >>> import torch, stridewidget as sw
     >>> class Flatten(torch.nn.Module):
@@ -1061,17 +1269,24 @@ def audit(
     >>> report.total_bytes == sum(c.bytes for c in report.copies)
     True
     """
-    if compiled_original(model) is not None:  # torch.compile'd: its compiled program's copies
-        from .graph.audit import audit_compiled
+    if compiled_original(model) is not None and loss_fn is None and model_kwargs is None:
+        from .graph.audit import audit_compiled  # torch.compile'd: its compiled program's copies
 
-        return audit_compiled(model, example_inputs, backward, loss_fn)  # type: ignore[return-value]
+        return audit_compiled(model, example_inputs, backward)  # type: ignore[return-value]
     if not isinstance(model, torch.nn.Module):
         raise TypeError(
             f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
             "object itself (sw.audit(model, x)), not its output"
         )
-    copies = _audited_step(model, example_inputs, backward, loss_fn)
-    return AuditReport(copies, model, example_inputs, backward, loss_fn)
+    if model_kwargs is not None and not isinstance(model_kwargs, dict):
+        raise TypeError(
+            f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
+            f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
+        )
+    model, note = eager_model(model)
+    with state_kept(model):
+        copies = _audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
+    return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
 
 
 # --- suggestions ----------------------------------------------------------------------------------
@@ -1083,6 +1298,7 @@ def _suggestions(
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
     copies: list[AuditCopy],
+    kwargs: dict[str, Any] | None = None,
 ) -> list[Suggestion]:
     candidates = []
     if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
@@ -1115,15 +1331,21 @@ def _suggestions(
         else:
             candidates.append((where, what, fix, partial(_input_stored_for, position, order)))
     found = [
-        _measure(model, inputs, backward, loss_fn, where, what, fix, apply)
+        _measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs)
         for where, what, fix, apply in candidates
     ]
+    # An edit that builds on channels-last is proposed only when channels-last measured helps:
+    # never a fix that needs another fix which was measured not to pay.
+    channels_last = any(s.helps for s in found if s.fix.startswith("model = model.to("))
+    unapplied.extend(_made_non_contiguous_candidates(model, inputs, copies, channels_last))
     if unapplied:
-        unchanged_model, unchanged_inputs = copy.deepcopy(model), copy.deepcopy(inputs)
-        seconds = _median_seconds(
-            lambda: _run_step(unchanged_model, unchanged_inputs, backward, loss_fn), 0.2
+        unchanged = copy.deepcopy((model, inputs, kwargs))
+        timing = interleaved(
+            {"before": lambda: _run_step(*unchanged[:2], backward, loss_fn, unchanged[2])}
         )
-        as_audited = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+        as_audited = Measured(
+            len(copies), sum(c.bytes for c in copies), *_timing_fields(timing["before"])
+        )
         found.extend(
             Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
             for where, what, fix in unapplied
@@ -1231,6 +1453,51 @@ def _transposed_weight_candidates(
 
 
 _RESHAPES = ("Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten")
+# calls whose kernels copy a non-contiguous operand to a contiguous one first
+_NEEDS_CONTIGUOUS = ("F.linear", "F.layer_norm")
+
+
+def _made_non_contiguous_candidates(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    copies: list[AuditCopy],
+    channels_last_helps: bool,
+) -> list[tuple[str, str, str]]:
+    """A non-contiguous tensor made inside the model (``flatten(2).transpose(1, 2)`` of a patch
+    embedding) that ``Linear`` / ``LayerNorm`` copy inside their kernels each step.  Only the
+    model's source can change where it is made: ``(where, what, fix)``, reported unapplied.
+    The channels-last route is offered only when channels-last was measured to help."""
+    outside = {t.untyped_storage().data_ptr() for t in model_tensors(model)}
+    outside.update(t.untyped_storage().data_ptr() for t in _tensors(inputs))
+    found, seen = [], set()
+    for item in copies:
+        if item.phase != "forward" or not item.hidden_in or item.call not in _NEEDS_CONTIGUOUS:
+            continue
+        if item.where.startswith("torch/"):  # made inside torch's own modules: not the model's
+            continue
+        source = next((s for s in item.source if s is not None), None)
+        if source is None or source.is_contiguous or source.storage_address in outside:
+            continue
+        if item.where in seen:
+            continue
+        seen.add(item.where)
+        found.append(
+            (
+                f"{item.call} at {item.where} of {source.shape} with strides {source.strides}",
+                f"not applied automatically: a non-contiguous tensor made inside the model is fed "
+                f"to {item.call}, whose kernel copies it (and its gradient in backward) every "
+                "step; make its producer write the layout the consumer reads",
+                f"edit {item.where}: "
+                + (
+                    "run the patch convolution channels-last (measured to help above), so that "
+                    "flatten(2).transpose(1, 2) is already contiguous"
+                    if channels_last_helps
+                    else ".contiguous() once where the tensor is made, if several layers read "
+                    "it (channels-last, which would make it contiguous, did not help here)"
+                ),
+            )
+        )
+    return found
 
 
 def _permute_reshape_candidates(
@@ -1333,11 +1600,8 @@ def _contiguous_input(
     return _ContiguousInput(model, position), inputs
 
 
-def _median_seconds(step: Callable[[], Any], min_run_time: float) -> float:
-    from torch.utils import benchmark
-
-    timer = benchmark.Timer(stmt="step()", globals={"step": step})
-    return timer.blocked_autorange(min_run_time=min_run_time).median
+def _timing_fields(timing: Timing) -> tuple[float, float, float]:
+    return timing.median, timing.q1, timing.q3
 
 
 def _measure(
@@ -1349,17 +1613,28 @@ def _measure(
     what: str,
     fix: str,
     apply: Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]],
-    min_run_time: float = 0.2,
+    kwargs: dict[str, Any] | None = None,
+    round_seconds: float = 0.02,
 ) -> Suggestion:
-    # Both variants run on deep copies, so that the user's model is untouched.
-    measured = {}
-    for label, (variant_model, variant_inputs) in _variants(model, inputs, apply).items():
-        copies = _audited_step(variant_model, variant_inputs, backward, loss_fn)
-        seconds = _median_seconds(
-            lambda m=variant_model, x=variant_inputs: _run_step(m, x, backward, loss_fn),
-            min_run_time,
-        )
-        measured[label] = Measured(len(copies), sum(c.bytes for c in copies), seconds)
+    # Both variants run on deep copies, so that the user's model is untouched; they are timed
+    # in interleaved rounds (A B B A ...), so that a burst of load lands on both.
+    variants = _variants(model, inputs, apply)
+    kwargs = kwargs or {}
+    audited = {
+        label: _audited_step(m, x, backward, loss_fn, copy.deepcopy(kwargs))
+        for label, (m, x) in variants.items()
+    }
+    timings = interleaved(
+        {
+            label: partial(_run_step, m, x, backward, loss_fn, copy.deepcopy(kwargs))
+            for label, (m, x) in variants.items()
+        },
+        round_seconds=round_seconds,
+    )
+    measured = {
+        label: Measured(len(copies), sum(c.bytes for c in copies), *_timing_fields(timings[label]))
+        for label, copies in audited.items()
+    }
     # The outputs are compared in float64 from one state and one seed: in float32 a layout change
     # reorders sums, and an ill-conditioned gradient (BatchNorm over a few values) turns that
     # rounding into percent-size differences that would hide or fake a real one.
@@ -1373,7 +1648,7 @@ def _measure(
         double_model, double_inputs, apply
     ).items():
         torch.manual_seed(0)
-        results[label] = _run_step(variant_model, variant_inputs, backward, loss_fn)
+        results[label] = _run_step(variant_model, variant_inputs, backward, loss_fn, kwargs)
     return Suggestion(where, what, fix, measured, _same(results["before"], results["after"]))
 
 

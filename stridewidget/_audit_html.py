@@ -12,7 +12,7 @@ import hashlib
 import html
 from typing import TYPE_CHECKING
 
-from ._audit import _op_names
+from ._audit import SCALARS_ROW, _op_names
 from ._copies import _format_bytes, _layout_text, _ops_text
 
 if TYPE_CHECKING:
@@ -20,7 +20,10 @@ if TYPE_CHECKING:
 
 # The biggest copies are drawn (a picture is 100-200 KB of SVG, so a page or a saved notebook
 # cannot hold one per copy); the rest are listed with their layouts as text.
-MAX_PICTURES = 3
+MAX_PICTURES = 1
+# A picture larger than this (a big tensor draws a cell per element) is left out: the page of a
+# short report stays a few hundred kB.
+MAX_PICTURE_CHARS = 150_000
 
 _STYLE = """
 .swa{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;color:#222;
@@ -31,6 +34,9 @@ background:#fff}
 .swa tr.swa-fwd{background:rgba(230,120,40,0.10)}
 .swa tr.swa-bwd{background:rgba(40,110,200,0.10)}
 .swa details summary{cursor:pointer}
+.swa{max-width:100%;overflow-x:auto}
+.swa td{overflow-wrap:anywhere;max-width:40em}
+.swa svg{max-width:100%;height:auto}
 """
 
 # Sorting only moves existing <tr> nodes: no HTML is built from strings.
@@ -76,7 +82,8 @@ def _pictures(item: AuditCopy) -> str:
     if not drawn:
         return ""
     # render_svg escapes every string it draws
-    return render_svg(**drawn)
+    picture = render_svg(**drawn)
+    return picture if len(picture) <= MAX_PICTURE_CHARS else ""
 
 
 def _copies_table(report: AuditReport) -> str:
@@ -87,7 +94,10 @@ def _copies_table(report: AuditReport) -> str:
     biggest = sorted(range(len(report.copies)), key=lambda i: -report.copies[i].bytes)
     drawn = set(biggest[:MAX_PICTURES])
     rows = []
+    scalars = [item for item in report.copies if item.wrapped_scalar]
     for number, item in enumerate(report.copies):
+        if item.wrapped_scalar:  # one row for all of them, below
+            continue
         layouts = (
             f"{_layout_text(item.source, compact=True)} → {_layout_text(item.result, compact=True)}"
         )
@@ -104,16 +114,42 @@ def _copies_table(report: AuditReport) -> str:
             + _cell(str(number), number)
             + _cell(item.phase)
             + _cell(item.module or "(model)")
-            + _cell(item.where)
+            + _cell(f"{item.where} (in {item.detail})" if item.detail else item.where)
             + _cell(item.call)
             + _cell(_ops_text(_op_names(item)))
             + _cell(_format_bytes(item.bytes), item.bytes)
             + layout_cell
             + "</tr>"
         )
+    if scalars:
+        size = sum(item.bytes for item in scalars)
+        rows.append(
+            "<tr>"
+            + _cell("")
+            + _cell(", ".join(sorted({item.phase for item in scalars})))
+            + _cell("")
+            + _cell(f"{len(scalars)} places")
+            + _cell(SCALARS_ROW)
+            + _cell("aten._to_copy")
+            + _cell(_format_bytes(size), size)
+            + _cell("")
+            + "</tr>"
+        )
     return (
         f"<table class='swa-sortable'><thead><tr>{head}</tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _suggestions_section(report: AuditReport) -> str:
+    items = "".join(
+        f"<li><pre>{html.escape(str(suggestion))}\nhelps: {suggestion.helps}</pre></li>"
+        for suggestion in report.suggestions
+    )
+    return (
+        f"<p>Suggestions (each applied to copies and measured):</p><ul>{items}</ul>"
+        if items
+        else ""
     )
 
 
@@ -146,6 +182,9 @@ def report_html(report: AuditReport, standalone: bool) -> str:
         parts.append(_copies_table(report))
         parts.append("<p>By source line:</p>" + _summary_table("line", report.by_line()))
         parts.append("<p>By module:</p>" + _summary_table("module", report.by_module()))
+    # the page always measures them; a notebook cell shows them once they were asked for
+    if standalone or "suggestions" in report.__dict__:
+        parts.append(_suggestions_section(report))
     # The sort script finds its tables by this id: derived from the content (same report, same
     # id; reports on one page differ) so that saved notebooks stay byte-stable.
     root_id = "swa-" + hashlib.blake2b("".join(parts).encode(), digest_size=5).hexdigest()

@@ -27,6 +27,7 @@ __all__ = [
     "recording_backend",
     "reset_dynamo",
     "storage_id",
+    "storage_identity",
     "symbol_example",
     "symbol_names",
     "symbol_values",
@@ -388,3 +389,18 @@ def reset_dynamo() -> None:
     import torch._dynamo
 
     torch._dynamo.reset()
+
+
+def storage_identity(tensor: Any) -> int | None:
+    """An id of the StorageImpl behind ``tensor`` (shared by its views, see :func:`storage_id`),
+    ``None`` when it has no storage to tell (sparse, some subclasses).
+
+    >>> import torch
+    >>> x = torch.zeros(4)
+    >>> storage_identity(x) == storage_identity(x[1:]), storage_identity(x.to_sparse())
+    (True, None)
+    """
+    try:
+        return storage_id(tensor.untyped_storage())
+    except (RuntimeError, NotImplementedError, TypeError, AttributeError):
+        return None

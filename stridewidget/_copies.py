@@ -20,7 +20,10 @@ identity (not from the call's name):
               decomposition moves its inputs' data without arithmetic (``F.pad`` in every mode,
               ``pixel_shuffle``, ``F.unfold``, ``diag_embed``; see :func:`_moves_data`).  A call
               that both computed and copied (an attention forward calling ``.contiguous()``
-              inside) counts as a copy: the point is to find every copy.
+              inside) counts as a copy: the point is to find every copy.  So does an in-place
+              call that cloned its input first (``F.silu(x, inplace=True)``, ``x.mul_(w)``
+              under autograd): precedence copy > in-place > view > compute, and its
+              ``wrote_input`` says it also wrote in place.
 ``in-place``  it wrote into an input's existing storage and returned that storage (or nothing):
               ``x.add_(1)``, ``x.copy_(y)``, ``x[0] = y``, ``torch.cat(xs, out=buf)``.
 ``view``      the result shares an input's storage and nothing was written: ``view``, ``t()``,
@@ -133,6 +136,18 @@ class _OpInfo(NamedTuple):
     decomposes: bool
     # (position, name) of ``accumulate`` / ``reduce`` arguments, which turn a move into arithmetic
     combining: tuple[tuple[int, str], ...]
+    # device types whose own kernel the dispatcher runs instead of the decomposition
+    # (``silu_backward``, ``native_channel_shuffle`` on the CPU); ``None``: every device's
+    kernel_devices: frozenset[str] | None = frozenset()
+
+    def runs_decomposition(self, args: tuple[Any, ...], kwargs: dict) -> bool:
+        """Does a plain run of this call execute the op's decomposition (not a kernel of its own)?"""
+        if not self.decomposes or self.kernel_devices is None:
+            return False
+        if not self.kernel_devices:
+            return True
+        tensors = _arrays_in((args, kwargs), [])
+        return not tensors or tensors[0].device.type not in self.kernel_devices
 
     def moves(self, args: tuple[Any, ...], kwargs: dict) -> bool:
         """Is this call of the op a primitive data movement (see :data:`COPY_OPS`)?"""
@@ -188,7 +203,31 @@ def _op_info(func: Any) -> _OpInfo:
         decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _IMPLICIT)
     except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
         decomposes = False
-    return _OP_INFO.store(func, _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining))
+    kernel_devices = _kernel_devices(func.name()) if decomposes else frozenset()
+    return _OP_INFO.store(
+        func, _OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining, kernel_devices)
+    )
+
+
+# A kernel registered for one of these keys wins over CompositeImplicitAutograd on its device;
+# a CompositeExplicitAutograd one on every device.
+_BACKEND_KEYS = {
+    "CPU": "cpu",
+    "CUDA": "cuda",
+    "MPS": "mps",
+    "XPU": "xpu",
+    "PrivateUse1": "privateuseone",
+}
+_EVERY_DEVICE_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
+
+
+def _kernel_devices(name: str) -> frozenset[str] | None:
+    """The device types on which ``name`` runs a kernel of its own rather than its
+    CompositeImplicitAutograd decomposition; ``None`` for every device."""
+    has = torch._C._dispatch_has_kernel_for_dispatch_key
+    if any(has(name, key) for key in _EVERY_DEVICE_KEYS):
+        return None
+    return frozenset(device for key, device in _BACKEND_KEYS.items() if has(name, key))
 
 
 # --- cheap snapshots of the tensors an event touched ----------------------------------------------
@@ -898,13 +937,15 @@ class _Recorder:
             out.ref() is snapshot.ref() for out in output_snapshots for snapshot in input_snapshots
         )
         aliases_input = returned_input or any(aliased)
-        if written_inputs and (
+        # copy > in-place > view > compute: an in-place call that cloned first (F.silu(x,
+        # inplace=True) or x.mul_(w) under autograd) copied; ``wrote_input`` says it also wrote
+        if fresh_copy:
+            kind = "copy"
+        elif written_inputs and (
             not output_extents
             or any(_shares_any(extents, written_inputs) for extents in output_extents)
         ):
             kind = "in-place"
-        elif fresh_copy:
-            kind = "copy"
         elif aliases_input:
             kind = "view"
         else:
@@ -1141,11 +1182,12 @@ class _OpMode(TorchDispatchMode):
                     if id(tensor) not in pending.before:
                         pending.before[id(tensor)] = _Snapshot(tensor)
             try:
-                if info.decomposes:
+                if info.decomposes and info.runs_decomposition(args, kwargs):
                     # Only with autograd off (torch.inference_mode()) do CompositeImplicitAutograd
                     # ops (contiguous, reshape, flatten, pad ...) reach this mode whole; run their
                     # decomposition through this mode, so the ops that do the work are seen
-                    # exactly as with autograd on.
+                    # exactly as with autograd on.  An op with a kernel of its own on this device
+                    # (silu_backward) runs that kernel, as it does outside the mode.
                     with self:
                         result = func._op_dk(_IMPLICIT, *args, **kwargs)
                 else:

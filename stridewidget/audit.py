@@ -1,4 +1,4 @@
-"""``python -m stridewidget.audit MODEL --input EXPR [--input EXPR ...] [--no-backward] [--html out.html]``.
+"""``python -m stridewidget.audit MODEL --input EXPR [--input EXPR ...] [--kwargs EXPR] [--no-backward] [--html out.html]``.
 
 Audits one step of a model from the terminal and prints :func:`stridewidget.audit`'s tables.
 ``MODEL`` and each ``--input`` are **your own Python code**, evaluated like ``python -c`` would
@@ -16,8 +16,10 @@ calling it runs the function.
 from __future__ import annotations
 
 import argparse
+import builtins
 import importlib
 import importlib.metadata
+import re
 import sys
 import types
 from collections.abc import Sequence
@@ -31,6 +33,8 @@ class _ImportOnUse(dict):
     Python would."""
 
     def __missing__(self, name: str) -> Any:
+        if hasattr(builtins, name):  # dict(...), len(...): a lookup that fails here ends there
+            return getattr(builtins, name)
         try:
             module = importlib.import_module(name)
         except ImportError:
@@ -51,11 +55,20 @@ def _import_failure(name: str, error: RuntimeError) -> str:
     True
     >>> len(line.splitlines())
     1
+    >>> line = _import_failure("transformers", RuntimeError("operator torchvision::nms does not exist"))
+    >>> "transformers imports torchvision" in line and "the installed torchvision" in line
+    True
     """
     import torch
 
     if "does not exist" not in str(error) or "operator" not in str(error):
         return f"stridewidget.audit: importing {name} failed: {type(error).__name__}: {error}"
+    # the operator's namespace names the package that registers it: the one at fault, which
+    # may be one the imported package imports (transformers and timm import torchvision)
+    at_fault = re.search(r"operator (\w+)::", str(error))
+    culprit = at_fault.group(1) if at_fault else name
+    via = f"{name} imports {culprit}, and " if culprit != name else ""
+    imported, name = name, culprit
     try:
         version = importlib.metadata.version(name)
     except importlib.metadata.PackageNotFoundError:
@@ -66,7 +79,7 @@ def _import_failure(name: str, error: RuntimeError) -> str:
         else "the index torch came from"
     )
     return (
-        f"stridewidget.audit: importing {name} failed ({error}): the installed {name} "
+        f"stridewidget.audit: importing {imported} failed ({error}): {via}the installed {name} "
         f"{version} was built for another torch than this one ({torch.__version__}); install "
         f"the {name} release made for torch {torch.__version__} from the same source as torch "
         f"({source}), or audit a model that does not need {name}"
@@ -110,6 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help='expression giving one example input (repeat for several), e.g. "torch.randn(2, 8)"',
     )
+    parser.add_argument(
+        "--kwargs",
+        metavar="EXPR",
+        help='expression giving keyword inputs, e.g. "dict(input_ids=torch.randint(0, 9, (1, 4)))"',
+    )
     parser.add_argument("--no-backward", action="store_true", help="audit the forward only")
     parser.add_argument("--html", metavar="PATH", help="also write a standalone HTML report")
     parser.add_argument("--rows", type=int, default=20, help="rows per table (default 20)")
@@ -117,14 +135,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     from ._audit import audit
 
+    if args.html:
+        _check_writable(args.html)
     model = _evaluate(args.model, "the model")
+    if not isinstance(model, torch_module()):
+        raise SystemExit(
+            f"stridewidget.audit: the model expression {args.model!r} gave a "
+            f"{type(model).__name__}, not a torch.nn.Module"
+        )
     inputs = [_evaluate(text, "the input") for text in args.input]
-    report = audit(model, *inputs, backward=not args.no_backward)
+    kwargs = _evaluate(args.kwargs, "--kwargs") if args.kwargs else None
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise SystemExit(
+            f"stridewidget.audit: --kwargs {args.kwargs!r} gave a {type(kwargs).__name__}, "
+            'not a dict; write it as "dict(name=...)"'
+        )
+    try:
+        report = audit(model, *inputs, backward=not args.no_backward, model_kwargs=kwargs)
+    except (TypeError, ValueError, RuntimeError) as error:
+        hint = "" if inputs or kwargs else " (no --input was given: pass one per model input)"
+        raise SystemExit(f"stridewidget.audit: {error}{hint}".replace("\n", " ")) from None
     print(report.to_text(max_rows=args.rows))
     if args.html:
         report.to_html(args.html)
         print(f"wrote {args.html}")
     return 0
+
+
+def torch_module() -> type:
+    import torch
+
+    return torch.nn.Module
+
+
+def _check_writable(path: str) -> None:
+    """A path the report can be written to, checked before the (long) audit runs."""
+    try:
+        with open(path, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        raise SystemExit(
+            f"stridewidget.audit: cannot write the HTML report to {path!r}: {error.strerror}"
+        ) from None
 
 
 class _CallableModule(types.ModuleType):

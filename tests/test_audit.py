@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
+from stridewidget._audit import SCALARS_ROW
 from stridewidget._copies import COPY_OPS
 
 
@@ -133,7 +134,8 @@ def test_module_paths_exist(audited):
     model, _, report = audited
     names = dict(model.named_modules())
     assert all(item.module in names for item in report.copies)
-    assert {row.key for row in report.by_module()} <= set(names) - {""} | {"(model)"}
+    grouped = {"(model)", SCALARS_ROW}  # the root module, wrapped scalars on one row
+    assert {row.key for row in report.by_module()} <= set(names) - {""} | grouped
 
 
 def test_audit_leaves_gradients_hooks_and_forwards_alone(audited):
@@ -324,7 +326,8 @@ def test_each_hidden_copy_belongs_to_its_own_call(collector):
     forward = [c for c in report.copies if c.hidden_in and c.phase == "forward"]
     assert {c.module: c.bytes for c in forward} == expected
     assert all(c.hidden_in == "aten.addmm" and c.call == "F.linear" for c in forward)
-    assert len({c.where for c in forward}) == 1  # both in nn.Linear.forward's one line
+    assert len({c.detail for c in forward}) == 1  # both in nn.Linear.forward's one line,
+    assert len({c.where for c in forward}) == 2  # called from two lines of the model
     assert len({c.event.index for c in forward}) == 2
     for item in forward:  # the call the copy is charged to read the gapped operand
         assert any(s is not None and not s.is_contiguous for s in item.source)
@@ -547,7 +550,7 @@ def test_a_fix_that_changes_results_is_caught():
         "scale",
         "x * 2",
         scale_inputs,
-        min_run_time=0.01,
+        round_seconds=0.002,
     )
     assert not suggestion.outputs_match and not suggestion.helps
 
@@ -626,7 +629,15 @@ def test_a_relayout_that_changes_values_is_caught():
         return model, inputs
 
     suggestion = _measure(
-        _TransposedWeight(), (torch.randn(3, 5),), True, None, "w", "w", "w", scrambled, 0.01
+        _TransposedWeight(),
+        (torch.randn(3, 5),),
+        True,
+        None,
+        "w",
+        "w",
+        "w",
+        scrambled,
+        round_seconds=0.002,
     )
     assert not suggestion.outputs_match and not suggestion.helps
 

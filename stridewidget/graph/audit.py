@@ -66,15 +66,8 @@ class CompiledAudit:
         return "".join(graph._repr_html_() for graph in self.graphs.values())
 
 
-def audit_compiled(
-    compiled: Any, inputs: tuple[Any, ...], backward: bool, loss_fn: Any
-) -> CompiledAudit:
+def audit_compiled(compiled: Any, inputs: tuple[Any, ...], backward: bool) -> CompiledAudit:
     """Capture and report the compiled program of ``compiled`` (a ``torch.compile`` wrapper)."""
-    if loss_fn is not None:
-        raise ValueError(
-            "sw.audit of a compiled model starts backward from every output (as the backward of "
-            "their sum); loss_fn is not supported there yet: audit the uncompiled model for it"
-        )
     captures: dict[str, Capture] = compiled_captures(
         compiled_original(compiled), tuple(inputs), {}, False, backward, strict=False
     )

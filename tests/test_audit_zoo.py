@@ -1,0 +1,234 @@
+"""sw.audit on a zoo of models built from small configs (torchvision, timm, transformers,
+diffusers, an LSTM, a patch-embed stack), each step cross-checked against an independent
+``torch.profiler(profile_memory=True)`` run of the plain step.
+
+The oracle: per phase (the forward, then ``torch.autograd.grad``), the bytes allocated inside
+each outermost data-moving ATen op, summed.  It must equal the report's bytes, except for the one
+difference the audit states (``_AuditRecorder.record``): a copy into a buffer the step allocated
+blank (``out = torch.empty(...); out[:n] = a``) counts for the audit, while the profiler sees its
+bytes allocated by the ``empty``, outside any data-moving op.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import stridewidget as sw
+from stridewidget._audit import _differentiable
+
+# The data-moving ATen ops (the issue's list; the backward of a view moves the gradient into a
+# zero buffer).  Ops that compute (tril masks with a constant: the tracker calls it compute) are
+# not here.
+_MOVES = {
+    "clone",
+    "copy_",
+    "_to_copy",
+    "contiguous",
+    "cat",
+    "stack",
+    "index",
+    "index_select",
+    "gather",
+    "take",
+    "masked_select",
+    "repeat",
+    "repeat_interleave",
+    "flip",
+    "roll",
+    "pad",
+    "constant_pad_nd",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "replication_pad2d",
+    "where",
+    "masked_fill",
+    "index_put_",
+    "_index_put_impl_",
+    "scatter",
+    "slice_scatter",
+    "select_scatter",
+    "narrow_copy",
+    "pixel_shuffle",
+    "im2col",
+    "upsample_nearest1d",  # a gather of the nearest values
+    "upsample_nearest2d",
+    "upsample_nearest3d",
+    "slice_backward",
+    "select_backward",
+    "diagonal_backward",
+}
+# ops in an event that allocate the storage the event copies into
+_ALLOCATING = {f"aten.{name}" for name in _MOVES - {"copy_"}} | {"aten.embedding"}
+
+
+def _moved_bytes(run) -> tuple[object, int]:
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        result = run()
+    total = 0
+    for event in prof.events():
+        if event.name.removeprefix("aten::") not in _MOVES:
+            continue
+        parent = event.cpu_parent
+        while parent is not None and parent.name.removeprefix("aten::") not in _MOVES:
+            parent = parent.cpu_parent
+        if parent is None:  # outermost
+            total += max(event.cpu_memory_usage, 0)
+    return result, total
+
+
+def _oracle(model, inputs, kwargs, loss_fn) -> dict[str, int]:
+    output, forward = _moved_bytes(lambda: model(*inputs, **kwargs))
+    roots = _differentiable(output, loss_fn)
+    params = [p for p in model.parameters() if p.requires_grad]
+    _, backward = _moved_bytes(
+        lambda: torch.autograd.grad(
+            roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+        )
+    )
+    return {"forward": forward, "backward": backward}
+
+
+def _into_blank_buffer(item) -> bool:
+    event = item.event
+    return not item.hidden_in and event.wrote_input and not _ALLOCATING.intersection(event.ops)
+
+
+def _torchvision():
+    for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    import torchvision
+
+    return torchvision
+
+
+def _efficientnet():
+    return _torchvision().models.efficientnet_b0(weights=None), (torch.randn(2, 3, 32, 32),), {}
+
+
+def _mobilenet():
+    model = _torchvision().models.mobilenet_v3_small(weights=None)
+    return model, (torch.randn(2, 3, 32, 32),), {}
+
+
+def _timm(name, **config):
+    _torchvision()
+    timm = pytest.importorskip("timm")
+    return timm.create_model(name, pretrained=False, **config), (torch.randn(2, 3, 32, 32),), {}
+
+
+def _tokens():
+    ids = torch.randint(0, 64, (2, 8))
+    return {"input_ids": ids, "labels": ids}
+
+
+def _gpt2():
+    _torchvision()
+    import transformers
+
+    config = transformers.GPT2Config(
+        vocab_size=64,
+        n_positions=16,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return transformers.GPT2LMHeadModel(config), (), _tokens()
+
+
+def _llama():
+    _torchvision()
+    import transformers
+
+    config = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=16,
+    )
+    return transformers.LlamaForCausalLM(config), (), _tokens()
+
+
+def _t5():
+    _torchvision()
+    import transformers
+
+    config = transformers.T5Config(
+        vocab_size=64,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+    )
+    return transformers.T5ForConditionalGeneration(config), (), _tokens()
+
+
+def _unet():
+    _torchvision()
+    diffusers = pytest.importorskip("diffusers")
+    model = diffusers.UNet2DModel(
+        sample_size=16,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(16, 32),
+        down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+        up_block_types=("AttnUpBlock2D", "UpBlock2D"),
+        norm_num_groups=8,
+        attention_head_dim=8,
+    )
+    return model, (torch.randn(2, 3, 16, 16), torch.tensor([10, 20])), {}
+
+
+class _PatchEmbed(torch.nn.Module):
+    """A ViT stem: conv patches, ``flatten(2).transpose(1, 2)`` fed to LayerNorm and Linear."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.patches = torch.nn.Conv2d(3, 16, 4, stride=4)
+        self.norm = torch.nn.LayerNorm(16)
+        self.head = torch.nn.Linear(16, 16)
+
+    def forward(self, x):
+        return self.head(self.norm(self.patches(x).flatten(2).transpose(1, 2)))
+
+
+ZOO = {
+    "torchvision-efficientnet-b0": _efficientnet,
+    "torchvision-mobilenet-v3": _mobilenet,
+    "timm-convnext-atto": lambda: _timm("convnext_atto"),
+    "timm-vit-tiny": lambda: _timm("vit_tiny_patch16_224", img_size=32, patch_size=8),
+    "hf-gpt2": _gpt2,
+    "hf-llama": _llama,
+    "hf-t5": _t5,
+    "diffusers-unet2d": _unet,
+    "lstm": lambda: (torch.nn.LSTM(8, 16, batch_first=True), (torch.randn(2, 5, 8),), {}),
+    "patch-embed": lambda: (_PatchEmbed(), (torch.randn(2, 3, 16, 16),), {}),
+}
+_LOSS = {"lstm": lambda out: out[0].sum(), "diffusers-unet2d": lambda out: out.sample.sum()}
+
+
+@pytest.mark.parametrize("name", sorted(ZOO))
+def test_the_report_agrees_with_the_profiler(name):
+    torch.manual_seed(0)
+    model, inputs, kwargs = ZOO[name]()
+    loss_fn = _LOSS.get(name)
+    report = sw.audit(model, *inputs, loss_fn=loss_fn, model_kwargs=kwargs)
+    expected = _oracle(model, inputs, kwargs, loss_fn)
+    for phase in ("forward", "backward"):
+        items = [c for c in report.copies if c.phase == phase]
+        explained = sum(c.bytes for c in items if _into_blank_buffer(c))
+        assert sum(c.bytes for c in items) - explained == expected[phase], phase
+    assert report.total_bytes > 0

@@ -70,7 +70,7 @@ from torch.profiler import ProfilerActivity
 
 from ._audit_guard import check_model, eager_model, model_tensors, state_kept
 from ._audit_timing import Timing, interleaved, verdict
-from ._compat import storage_identity
+from ._compat import compiled_original, storage_identity
 from ._copies import (
     _MISSING,
     _PACKAGE_DIR,

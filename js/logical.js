@@ -2,7 +2,7 @@
 // 4-D as a grid of small 2-D panels (rows × columns of slices, e.g. N×C of H×W); outer dims of
 // 5-D and more are picked with a slice selector.  Each cell shows its value, the storage address
 // it reads ("@6"), or both.
-import { cellText } from "./scene.js";
+import { readAt } from "./scene.js";
 import { htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
 import { cellWidth } from "./geometry.js";
 
@@ -84,7 +84,8 @@ export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
   const effective = hasValues ? mode : "index";
   const addresses = tensor.logical.slices.flatMap((slice) => (slice.kind === "slice" ? slice.addr.flat() : [])).filter((a) => a !== null);
   const addrChars = 1 + Math.max(1, ...addresses.map((a) => String(a).length));
-  const valueChars = hasValues ? storage.text_width : 0;
+  const readTexts = tensor.reads?.text?.filter((text) => text !== null) ?? [];
+  const valueChars = hasValues ? Math.max(storage.text_width, ...readTexts.map((text) => text.length)) : 0;
   // addresses are drawn in the small font; a 10^12-element storage's still fit (wider cells)
   const valueW = effective === "index" ? 0 : cellWidth(Math.max(valueChars, 2));
   const addrW = effective === "values" ? 0 : cellWidth(addrChars, undefined, g.smallCharW, g.maxCellW);
@@ -151,7 +152,7 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
       });
       svg.appendChild(cell);
       const cx = xs[c] + (plan.cellW - 2) / 2;
-      const text = cellText(indexed, tensor.storage, address);
+      const text = readAt(indexed, tensor, address);
       const addrText = plan.addrFits ? `@${address}` : "@…";
       if (plan.mode === "index") {
         svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
@@ -160,8 +161,7 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
         if (plan.valuesFit && text !== null) {
           svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
         } else if (storage) {
-          const i = storageEntry.position.get(address);
-          const fill = scaleColour(i === undefined ? null : storage.cells.value[i], storage.value_range);
+          const fill = scaleColour(readAt(indexed, tensor, address, "value"), tensor.reads?.value_range ?? storage.value_range);
           if (fill) cell.setAttribute("style", `fill:${fill}`);
         }
         if (plan.mode === "both") {

@@ -91,6 +91,7 @@ from typing import Any
 from ._errors import LayoutError
 from ._inspect import _cells, read_cells
 from ._layout import Layout
+from ._reads import tensor_reads
 from ._touch import _touch_counts
 from .render.style import STYLE
 
@@ -165,10 +166,10 @@ def build_scene(
         # One inspection per object gives both its layout and its storage identity.
         layout, memory = (obj, ("layout", order)) if isinstance(obj, Layout) else _cells(obj)
         # Views of one memory block with different dtypes count cells in different units, so
-        # they get separate grids (their "memory" field says they share bytes); so do conj/neg
-        # views, whose cells read as other values than their base's.
-        lazy = tuple(note for note in layout.notes if note in ("conj", "neg"))
-        key = (memory, layout.dtype, layout.unit, lazy)
+        # they get separate grids (their "memory" field says they share bytes).  Conj/neg views
+        # share their base's grid: the strip shows what memory holds, each tensor's "reads"
+        # what it reads there.
+        key = (memory, layout.dtype, layout.unit)
         groups.setdefault(key, []).append(order)
         entries.append(
             {
@@ -187,9 +188,10 @@ def build_scene(
     memories = [key[0] for key in groups]
     for storage_number, members in enumerate(groups.values()):
         storage_id = f"s{storage_number}"
-        storages.append(
-            _storage(storage_id, [entries[i] for i in members], members, max_storage_cells, wrap)
+        storage, raw = _storage(
+            storage_id, [entries[i] for i in members], members, max_storage_cells, wrap
         )
+        storages.append(storage)
         storages[-1]["same_memory"] = [
             f"s{other}"
             for other, memory in enumerate(memories)
@@ -208,6 +210,14 @@ def build_scene(
                 "logical": entry["logical"],
                 "touch": _touch_counts(entry["layout"], shown),
                 "arrows": entry["arrows"],
+                "reads": tensor_reads(
+                    entry["obj"],
+                    entry["layout"].notes,
+                    shown,
+                    raw,
+                    entry["logical"]["slices"],
+                    lambda item: _format(item, "float"),
+                ),
             }
     return {
         "version": SCENE_VERSION,
@@ -375,7 +385,8 @@ def _storage(
     members: list[int],
     max_storage_cells: int,
     wrap: int | None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Any]:
+    """The storage's scene dict, and the raw values of its shown cells (``None`` without values)."""
     first = entries[0]["layout"]
     size = max(e["layout"].storage_size for e in entries)
     must_show: list[int] = []
@@ -393,7 +404,7 @@ def _storage(
     suggested = wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size)
     cells = _window(must_show, size, max_storage_cells, min_gap=max(_MIN_GAP, suggested))
     segments = _segments(cells, size, spans)
-    text, value = _values(entries, cells)
+    text, value, raw = _values(entries, cells)
     finite = [v for v in value or () if v is not None]
     return {
         "id": storage_id,
@@ -410,7 +421,7 @@ def _storage(
         "value_range": [min(finite), max(finite)] if finite else None,
         "text_width": max((len(t) for t in text), default=0) if text else 0,
         "tensors": [f"t{i}" for i in members],
-    }
+    }, raw
 
 
 def _window(must_show: list[int], size: int, max_cells: int, min_gap: int) -> list[int]:
@@ -507,16 +518,17 @@ def _suggest_wrap(layouts: list[Layout], size: int) -> int:
 
 def _values(
     entries: list[dict[str, Any]], cells: list[int]
-) -> tuple[list[str] | None, list[float | None] | None]:
+) -> tuple[list[str] | None, list[float | None] | None, Any]:
+    """Display texts and colour numbers of what memory holds at ``cells``, and the raw array."""
     obj = entries[0]["obj"]
     if isinstance(obj, Layout):
-        return None, None
+        return None, None, None
     try:
-        raw = read_cells(obj, cells)
+        raw = read_cells(obj, cells, as_stored=True)
     except LayoutError:
-        return None, None  # byte-misaligned NumPy views have no element cells to read
+        return None, None, None  # byte-misaligned NumPy views have no element cells to read
     if raw is None:
-        return None, None
+        return None, None, None
     dtype_of_obj = getattr(obj, "dtype", None)
     if raw.dtype.kind == "V" and getattr(dtype_of_obj, "itemsize", None) == raw.dtype.itemsize:
         raw = raw.view(dtype_of_obj)  # structured records arrive as raw bytes: give them fields
@@ -527,7 +539,7 @@ def _values(
         text, number = _format(item, dtype)
         texts.append(text)
         values.append(number)
-    return texts, values
+    return texts, values, raw
 
 
 def _format(item: Any, dtype: str) -> tuple[str, float | None]:

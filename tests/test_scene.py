@@ -400,9 +400,9 @@ def test_only_the_shown_cells_are_read(monkeypatch):
     reads = []
     real = scene_module.read_cells
 
-    def spy(obj, indices):
+    def spy(obj, indices, **options):
         reads.append(list(indices))
-        return real(obj, indices)
+        return real(obj, indices, **options)
 
     monkeypatch.setattr(scene_module, "read_cells", spy)
     x = torch.zeros(10**7)

@@ -232,6 +232,15 @@ class _Lookup:
         i = self.position[storage_id].get(cell)
         return None if i is None else storage["cells"][what][i]
 
+    def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
+        """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
+        other values than memory holds: its ``reads``); else the stored value."""
+        reads = tensor.get("reads")
+        if reads is None or reads.get(what) is None:
+            return self.cell(tensor["storage"], cell, what)
+        i = self.position[tensor["storage"]].get(cell) if cell is not None else None
+        return None if i is None else reads[what][i]
+
 
 # --- storage strip --------------------------------------------------------------------------------
 
@@ -698,6 +707,9 @@ class _Builder:
                 title=f"{layout['text']} — {NOTATION}",
             )
         )
+        for note in (tensor.get("reads") or {}).get("notes", ()):
+            y += G["line_h"]
+            self.items.append(Group("sws-reads", [self.text(PAD, y, note, muted=True)]))
         y += 10
         logical = tensor["logical"]
         slices = [s for s in logical["slices"] if s["kind"] == "slice"]
@@ -772,7 +784,7 @@ class _Builder:
                 (text_width(f"@{group_digits(a)}", G["font_size"]) for a in addresses), default=0
             )
             return max(G["logical_w"] - 10, addr_w + 8), False
-        texts = [self.lookup.cell(tensor["storage"], a, "text") or "?" for a in addresses]
+        texts = [self.lookup.read(tensor, a, "text") or "?" for a in addresses]
         value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
         show_values = value_w + 8 <= 2 * G["logical_w"]
         return max(G["logical_w"] - 10, addr_w + 8, value_w + 8 if show_values else 0), show_values
@@ -868,13 +880,17 @@ class _Builder:
         c = self.colours
         address = slice_["addr"][r][k]
         storage_id = tensor["storage"]
-        text = self.lookup.cell(storage_id, address, "text")
-        value = self.lookup.cell(storage_id, address, "value")
+        text = self.lookup.read(tensor, address, "text")
+        value = self.lookup.read(tensor, address, "value")
         storage = self.lookup.storages.get(storage_id)
         has_values = storage is not None and storage["cells"]["text"] is not None
         w, h = cell_w - 3, G["logical_h"] - 3
         scale = (
-            None if show_values or not has_values else viridis(value, storage.get("value_range"))
+            None
+            if show_values or not has_values
+            else viridis(
+                value, (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
+            )
         )
         fill, ink, muted_ink = c["cell_bg"], c["text"], c["text_muted"]
         if scale:

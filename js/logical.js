@@ -3,7 +3,7 @@
 // 5-D and more are picked with a slice selector.  Each cell shows its value, the storage address
 // it reads ("@6"), or both.
 import { readAt } from "./scene.js";
-import { htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
+import { htmlEl, patternDefs, patternId, scaleColour, scaleInk, svgEl } from "./dom.js";
 import { cellWidth } from "./geometry.js";
 
 export const LOGICAL_GEOMETRY = {
@@ -160,12 +160,20 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
         const valueY = plan.mode === "both" ? y + 11 : y + plan.cellH / 2 + 3;
         if (plan.valuesFit && text !== null) {
           svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
-        } else if (storage) {
-          const fill = scaleColour(readAt(indexed, tensor, address, "value"), tensor.reads?.value_range ?? storage.value_range);
+        }
+        let ink = null;
+        if (!(plan.valuesFit && text !== null) && storage) {
+          const value = readAt(indexed, tensor, address, "value");
+          const range = tensor.reads?.value_range ?? storage.value_range;
+          const fill = scaleColour(value, range);
           if (fill) cell.setAttribute("style", `fill:${fill}`);
+          ink = fill ? scaleInk(value, range) : null;
         }
         if (plan.mode === "both") {
-          svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
+          // on a colour-scale fill the address takes the scale's own readable ink
+          const addr = svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText);
+          if (ink) addr.setAttribute("style", `fill:${ink}`);
+          svg.appendChild(addr);
         }
       }
       cells.set(key, cell);

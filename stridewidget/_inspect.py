@@ -336,6 +336,7 @@ def _numpy_layout(a: Any) -> Layout:
             unit=unit,
             notes=tuple(notes),
             storage_address=start or None,
+            library="numpy",
         )
         if np is not None
         else None

@@ -8,9 +8,11 @@ there, so its logical cells (and its hover line) show ``t[idx]`` while the strip
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import sys
+from collections.abc import Sequence
 from typing import Any
 
+from ._numbers import value_texts
 from .render.picture import logical_index
 
 __all__ = ["READ_NOTES", "tensor_reads"]
@@ -22,8 +24,6 @@ READ_NOTES = {
     "quantized": "quantized: storage holds integer codes; this tensor reads (code − zero_point)·scale",
 }
 
-Format = Callable[[Any], tuple[str, "float | None"]]
-
 
 def tensor_reads(
     obj: Any,
@@ -31,7 +31,6 @@ def tensor_reads(
     cells: Sequence[int],
     raw: Any,
     slices: Sequence[dict[str, Any]],
-    format_item: Format,
 ) -> dict[str, Any] | None:
     """Per shown storage cell, what ``obj`` reads there; ``None`` for a tensor that reads memory as is.
 
@@ -44,9 +43,9 @@ def tensor_reads(
     >>> from stridewidget._inspect import read_cells
     >>> v = torch.tensor([1 + 2j, 3 - 4j]).conj()
     >>> raw = read_cells(v, [0, 1], as_stored=True)
-    >>> reads = tensor_reads(v, ["conj"], [0, 1], raw, [], lambda z: (str(z), None))
+    >>> reads = tensor_reads(v, ["conj"], [0, 1], raw, [])
     >>> reads["text"], reads["notes"]  # doctest: +NORMALIZE_WHITESPACE
-    (['(1-2j)', '(3+4j)'], ['is_conj: storage holds unconjugated values; this view reads them conjugated'])
+    (['1.-2.j', '3.+4.j'], ['is_conj: storage holds unconjugated values; this view reads them conjugated'])
     """
     lazy = [note for note in ("conj", "neg", "quantized") if note in notes]
     if not lazy:
@@ -60,12 +59,22 @@ def tensor_reads(
         read = raw.conj() if "conj" in lazy else raw
         read = -read if "neg" in lazy else read
         read = list(read.tolist())
-    formatted = [None if item is None else format_item(item) for item in read]
-    result["text"] = [None if f is None else f[0] for f in formatted]
-    result["value"] = [None if f is None else f[1] for f in formatted]
+    known = [i for i, item in enumerate(read) if item is not None]
+    texts, values = value_texts([read[i] for i in known], _read_dtype(obj))
+    result["text"] = [None] * len(read)
+    result["value"] = [None] * len(read)
+    for i, text, value in zip(known, texts, values):
+        result["text"][i], result["value"][i] = text, value
     finite = [v for v in result["value"] if v is not None]
     result["value_range"] = [min(finite), max(finite)] if finite else None
     return result
+
+
+def _read_dtype(obj: Any) -> Any:
+    """The dtype whose printer formats what ``obj`` reads (dequantized values are float32)."""
+    if obj.is_quantized:
+        return sys.modules["torch"].float32
+    return obj.dtype
 
 
 def _dequantized(

@@ -85,12 +85,14 @@ both test suites check scenes against it)::
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._errors import LayoutError
-from ._inspect import _cells, read_cells
+from ._inspect import _QUANTIZED_CODES, _cells, read_cells
 from ._layout import Layout
+from ._numbers import value_texts
 from ._reads import tensor_reads
 from ._touch import _touch_counts
 from .render.style import STYLE
@@ -216,7 +218,6 @@ def build_scene(
                     shown,
                     raw,
                     entry["logical"]["slices"],
-                    lambda item: _format(item, "float"),
                 ),
             }
     return {
@@ -532,56 +533,20 @@ def _values(
     dtype_of_obj = getattr(obj, "dtype", None)
     if raw.dtype.kind == "V" and getattr(dtype_of_obj, "itemsize", None) == raw.dtype.itemsize:
         raw = raw.view(dtype_of_obj)  # structured records arrive as raw bytes: give them fields
-    dtype = entries[0]["layout"].dtype
-    texts = []
-    values: list[float | None] = []
-    for item in raw.tolist():
-        text, number = _format(item, dtype)
-        texts.append(text)
-        values.append(number)
+    texts, values = value_texts(raw.tolist(), stored_dtype(obj, raw))
     return texts, values, raw
 
 
-def _format(item: Any, dtype: str) -> tuple[str, float | None]:
-    """Display text and colour-scale number of one stored value (JSON-safe: no nan/inf numbers)."""
-    if isinstance(item, bool) or dtype == "bool":
-        return ("T" if item else "F"), float(bool(item))
-    if isinstance(item, int):
-        return str(item), float(item)
-    if isinstance(item, complex):
-        text = f"{_float_text(item.real)}{'+' if item.imag >= 0 or math.isnan(item.imag) else '-'}"
-        text += f"{_float_text(abs(item.imag))}j"
-        magnitude = abs(item)
-        return text, magnitude if math.isfinite(magnitude) else None
-    if isinstance(item, float):
-        return _float_text(item), item if math.isfinite(item) else None
-    # structured records, datetimes, raw bytes...: text only, no colour scale
-    text = str(item)
-    return (text if len(text) <= 24 else text[:23] + "…"), None
-
-
-def _float_text(number: float) -> str:
-    if math.isnan(number):
-        return "nan"
-    if math.isinf(number):
-        return "inf" if number > 0 else "-inf"
-    if number.is_integer() and abs(number) < 1e6:
-        # whole numbers in full (arange-style data must stay recognisable); "3." is a float
-        return f"{'-' if math.copysign(1.0, number) < 0 else ''}{abs(int(number))}."
-    for digits in (4, 3, 2):  # cells hold about 6 characters: fewer digits before wider cells
-        text = _compact_g(number, digits)
-        if len(text) <= 6:
-            break
-    return text
-
-
-def _compact_g(number: float, digits: int) -> str:
-    """``format(number, ".{digits}g")`` with a short exponent: 9.94e+05 -> 9.94e5."""
-    text = f"{number:.{digits}g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}e{int(exponent)}"
-    return text
+def stored_dtype(obj: Any, raw: Any) -> Any:
+    """The dtype whose printer formats the values memory holds: a quantized tensor holds integer
+    codes, NumPy arrays print as the raw array's dtype."""
+    if not hasattr(obj, "is_quantized"):
+        return raw.dtype
+    return (
+        getattr(sys.modules["torch"], _QUANTIZED_CODES[str(obj.dtype)[6:]])
+        if obj.is_quantized
+        else obj.dtype
+    )
 
 
 # --- arrows --------------------------------------------------------------------------------------

@@ -285,7 +285,7 @@ def _gap_label(segment: Mapping[str, Any], room: float) -> str:
     full = (
         f"⋯ {count} {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
     )
-    return full if text_width(full, G["font_size_small"]) + 10 <= room else f"⋯ {count} cells"
+    return full if text_width(full, G["font_size"]) + 10 <= room else f"⋯ {count} cells"
 
 
 def _strip_rows(
@@ -302,7 +302,7 @@ def _strip_rows(
     for segment in storage["segments"]:
         if segment["kind"] == "gap":
             label = _gap_label(segment, 2 * cell_w)
-            width = max(2 * cell_w, text_width(label, G["font_size_small"]) + 10)
+            width = max(2 * cell_w, text_width(label, G["font_size"]) + 10)
             items.append({"kind": "gap", "segment": segment, "label": label, "w": width})
             continue
         for cell in range(segment["start"], segment["stop"]):
@@ -447,9 +447,7 @@ class _Builder:
             for col in range(wrap):
                 x = left + col * cell_w + cell_w / 2
                 self.items.append(
-                    self.text(
-                        x, y - 3, f"+{col}", size=G["font_size_small"], muted=True, anchor="middle"
-                    )
+                    self.text(x, y - 3, f"+{col}", size=G["font_size"], muted=True, anchor="middle")
                 )
         positions: dict[int, tuple[float, float]] = {}
         row_tops: list[float] = []
@@ -507,7 +505,7 @@ class _Builder:
         count = group_digits(segment["stop"] - segment["start"])
         what = "cells not shown" if segment["in_span"] else "cells untouched"
         c = self.colours
-        size = G["font_size_small"]
+        size = G["font_size"]
         return Group(
             "sws-gap",
             [
@@ -593,7 +591,7 @@ class _Builder:
         )
 
     def _label(self, arrow, x: float, y: float, anchor: str) -> Group:
-        size = 10
+        size = G["font_size"]
         w = text_width(arrow["label"], size) + 6
         box_x = x - 3 if anchor == "start" else x - w + 3 if anchor == "end" else x - w / 2
         return Group(
@@ -601,9 +599,9 @@ class _Builder:
             [
                 Rect(
                     box_x,
-                    y - 10,
+                    y - 11,
                     w,
-                    13,
+                    14,
                     self.colours["label_bg"],
                     tensor_colour(arrow["tensor"]["order"]),
                     1.0,
@@ -812,16 +810,14 @@ class _Builder:
             y += 4
         rows = slice_["rows"] if slice_["rows"] is not None else [None]
         cols = slice_["cols"] if slice_["cols"] is not None else [None]
-        label_w = (
-            max([text_width(str(r), G["font_size_small"]) for r in rows if r is not None] + [0]) + 8
-        )
+        label_w = max([text_width(str(r), G["font_size"]) for r in rows if r is not None] + [0]) + 8
         left = pad + (label_w if slice_["rows"] is not None else 0)
         xs, x = [], left
         for col in cols:
             xs.append(x)
             x += G["ellipsis_w"] if (col is None and slice_["cols"] is not None) else cell_w
         if slice_["cols"] is not None:
-            y += G["font_size_small"] + 2
+            y += G["font_size"] + 2
             for k, col in enumerate(cols):
                 w = cell_w if col is not None else G["ellipsis_w"]
                 items.append(
@@ -829,7 +825,7 @@ class _Builder:
                         xs[k] + w / 2,
                         y,
                         "⋯" if col is None else str(col),
-                        size=G["font_size_small"],
+                        size=G["font_size"],
                         muted=True,
                         anchor="middle",
                     )
@@ -848,7 +844,7 @@ class _Builder:
                         left - 6,
                         y + G["logical_h"] / 2 + 3,
                         str(row),
-                        size=G["font_size_small"],
+                        size=G["font_size"],
                         muted=True,
                         anchor="end",
                     )

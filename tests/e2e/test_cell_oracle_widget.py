@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import pytest
 from oracle_cells import arrow_ends, corpus, logical_value, magnitude, matches, raw_cell
+from test_label_sizes import too_small
 
 from stridewidget._scene import build_scene
 
+from .lint_corpus import CASES as LINT_CASES
+from .lint_corpus import tensors_of
 from .test_visual_lint_widget import _RENDER, lint_page  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
@@ -111,3 +114,25 @@ def test_widget_dom_draws_memory_and_reads(lint_page, name):  # noqa: F811 (the 
                 arrow,
             )
             assert _inside(arrow["end"], boxes[(tensor["storage"], end)]), (tensor["name"], arrow)
+
+
+_TEXT_SIZES = """
+() => [...document.querySelectorAll("#pic svg text")]
+  .filter((t) => t.getBoundingClientRect().width > 0)
+  .map((t) => [t.textContent, parseFloat(getComputedStyle(t).fontSize)])
+"""
+
+
+def test_widget_text_sizes(lint_page):  # noqa: F811 (the fixture)
+    """Values and labels >= 11 px, storage indices >= 9 px, over the lint corpus (issue 22 §4)."""
+    page = lint_page
+    small = {}
+    for case in [c for c in LINT_CASES if not c.playground]:
+        scene = build_scene(tensors_of(case), wrap=case.wrap)
+        page.evaluate(_RENDER, ["widget", {"scene": scene, "wrap": None, "hovered": None}])
+        page.locator("#pic .sw-root").first.wait_for()
+        texts = page.evaluate(_TEXT_SIZES)
+        assert texts
+        if too_small(texts):
+            small[case.name] = too_small(texts)[:4]
+    assert not small

@@ -7,7 +7,7 @@ export const STORAGE_GEOMETRY = {
   indexH: 11, // the storage index under each cell
   rowGap: 5, // arrows into a later row run in this gap, never across text
   headerH: 15, // column offsets "+0 … +n" above a wrapped strip
-  laneH: 15, // one arrow lane (its label is 11 px text on a background)
+  laneH: 13, // one arrow lane (its label is 11 px text on an 11 px background)
   bandPad: 6,
   gapH: 15,
   charW: 6.7, // monospace 11px

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["neg_view", "torch_formatter"]
+__all__ = ["neg_view", "torch_print_options"]
 
 
 def neg_view(t: Any) -> Any | None:
@@ -30,26 +30,19 @@ def neg_view(t: Any) -> Any | None:
     return make(t)
 
 
-def torch_formatter(values: Any) -> Any | None:
-    """torch's own print formatter for a 1-D tensor of values, or ``None`` where it is gone.
+def torch_print_options() -> tuple[int, bool | None]:
+    """``(precision, sci_mode)`` as ``torch.set_printoptions`` last set them.
 
-    ``torch._tensor_str._Formatter`` is private (checked on torch 2.0–2.13): it decides, from the
-    values and ``torch.set_printoptions``, the one format ``print(tensor)`` uses for all of them
-    (whole numbers as ``3.``, fixed ``0.5000`` at the print precision, or scientific).  Its
-    ``format(value)`` may pad to a common width.
+    torch has no public getter: ``torch._tensor_str.PRINT_OPTS`` is private (checked on torch
+    2.0–2.13); without it, torch's defaults (4 digits, scientific mode decided by the values).
 
     >>> import torch
-    >>> formatter = torch_formatter(torch.tensor([-0.99996, -1.0]))
-    >>> [formatter.format(v).strip() for v in (-0.99996, -1.0)]
-    ['-1.0000', '-1.0000']
+    >>> torch_print_options()
+    (4, None)
     """
     import torch
 
-    tensor_str = getattr(torch, "_tensor_str", None)
-    make = getattr(tensor_str, "_Formatter", None)
-    if make is None:
-        return None
-    try:
-        return make(values)
-    except (RuntimeError, TypeError):  # a dtype its arithmetic does not support
-        return None
+    options = getattr(getattr(torch, "_tensor_str", None), "PRINT_OPTS", None)
+    if options is None:
+        return 4, None
+    return int(getattr(options, "precision", 4)), getattr(options, "sci_mode", None)

@@ -14,7 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._compat import torch_formatter
+from ._compat import torch_print_options
 
 __all__ = ["value_texts"]
 
@@ -42,7 +42,7 @@ def value_texts(items: Sequence[Any], like: Any) -> tuple[list[str], list[float 
     if not items:
         return [], numbers
     texts = _numpy_texts(items, like) if _is_numpy_dtype(like) else _torch_texts(items, like)
-    if texts is None:  # no printer for this dtype: each value on its own
+    if texts is None:  # NumPy has no printer for this dtype: each value on its own
         texts = [_plain_text(item) for item in items]
     return texts, numbers
 
@@ -65,7 +65,7 @@ def _numpy_texts(items: Sequence[Any], dtype: Any) -> list[str] | None:
     return texts if len(texts) == len(items) else None
 
 
-def _torch_texts(items: Sequence[Any], dtype: Any) -> list[str] | None:
+def _torch_texts(items: Sequence[Any], dtype: Any) -> list[str]:
     import torch
 
     if dtype == torch.bool:
@@ -73,25 +73,33 @@ def _torch_texts(items: Sequence[Any], dtype: Any) -> list[str] | None:
     if not (dtype.is_floating_point or dtype.is_complex):
         return [str(item) for item in items]
     if dtype.is_complex:
-        values = torch.tensor(items, dtype=torch.complex128)
-        real, imag = _torch_format(values.real), _torch_format(values.imag)
-        if real is None or imag is None:
-            return None
+        real = _torch_floats([complex(item).real for item in items])
+        imag = _torch_floats([complex(item).imag for item in items])
         texts = []
         for r, i in zip(real, imag):
             i += "j"  # torch: the imaginary part carries its own sign, else a "+"
             texts.append(r + i if i[0] in "+-" else f"{r}+{i}")
         return texts
-    return _torch_format(torch.tensor(items, dtype=torch.float64).to(dtype))
+    return _torch_floats([float(item) for item in items])
 
 
-def _torch_format(values: Any) -> list[str] | None:
-    formatter = torch_formatter(values)
-    if formatter is None and values.dtype.itemsize < 2:  # float8: torch prints them as float32
-        formatter = torch_formatter(values.float())
-    if formatter is None:
-        return None
-    return [formatter.format(value).strip() for value in values.tolist()]
+def _torch_floats(values: list[float]) -> list[str]:
+    """torch's print rule for floating values (``torch._tensor_str._Formatter``), without its
+    per-element tensor loop: whole numbers as ``3.``, else fixed at the print precision, and
+    scientific when the nonzero finite magnitudes span more than 1000x, exceed 1e8 or go below
+    1e-4 (or as ``sci_mode`` says)."""
+    precision, sci_mode = torch_print_options()
+    finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
+    whole = all(v == math.ceil(v) for v in values if math.isfinite(v) and v != 0)
+    if sci_mode is None:
+        sci_mode = bool(finite) and (
+            max(finite) / min(finite) > 1000.0 or max(finite) > 1.0e8 or min(finite) < 1.0e-4
+        )
+    if sci_mode:
+        return [f"{v:.{precision}e}" for v in values]
+    if whole:
+        return [f"{v:.0f}" + ("" if math.isinf(v) or math.isnan(v) else ".") for v in values]
+    return [f"{v:.{precision}f}" for v in values]
 
 
 def _number(item: Any) -> float | None:

@@ -445,3 +445,21 @@ def test_bad_input_says_what_it_got():
         build_scene({"x": [1, 2]})
     with pytest.raises(LayoutError):
         build_scene({"x": torch.zeros(3).to_sparse()})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True, width=32),
+            st.integers(-1000, 1000).map(float),
+            st.floats(-0.0009765625, 0.0009765625, width=32),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64]),
+)
+def test_any_values_read_as_torch_prints_them(values, dtype):
+    x = torch.tensor(values).to(dtype)
+    assert build_scene({"x": x})["storages"][0]["cells"]["text"] == _printed(x)

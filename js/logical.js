@@ -189,6 +189,15 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
 
 const leadText = (tensor, slice) => `${tensor.name}${slice.label}`;
 
+/** The leading index of grid position (rowValue, colValue) under the selected outer index. */
+function missingLead(logical, grid, rowValue, colValue) {
+  const lead = Array(logical.ndim - 2).fill(0);
+  (logical.panels?.select_dims ?? []).forEach((d, k) => (lead[d] = grid.selected[k]));
+  if (grid.rowDim !== null) lead[grid.rowDim] = rowValue;
+  if (grid.colDim !== null) lead[grid.colDim] = colValue;
+  return lead;
+}
+
 /**
  * The logical grids of one tensor.  Returns {node, cells: Map(key -> <rect>)} where a key is
  * "tensorId:slice:r:c" (the same keys scene.js uses).  `selected`: the outer index shown for
@@ -240,6 +249,20 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
     box.appendChild(drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: panel.row === 0 }));
     table.appendChild(box);
   }
+  // a grid position whose slice the scene thinned out says which slice is missing: a panel is
+  // never dropped silently
+  grid.rows.forEach((rowValue, r) =>
+    grid.cols.forEach((colValue, c) => {
+      if (grid.panels.some((panel) => panel.row === r && panel.col === c)) return;
+      const lead = missingLead(logical, grid, rowValue, colValue);
+      const box = htmlEl("div", "sw-panel sw-panel-missing");
+      box.style.gridRow = String(r + 1);
+      box.style.gridColumn = String(c + 1);
+      const label = `${tensor.name}[${[...lead, ":", ":"].join(", ")}]`;
+      box.append(htmlEl("div", "sw-slice-label", label), htmlEl("div", "sw-gap-note", "not in this picture: show it below"));
+      table.appendChild(box);
+    }),
+  );
   node.appendChild(table);
   for (const gap of grid.gaps) {
     const text = gap.dim === null ? `⋮ ${gap.count} more slices not shown` : `⋮ ${gap.count} slices along dim ${gap.dim} not shown`;

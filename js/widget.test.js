@@ -8,6 +8,7 @@ import expand from "./fixtures/expand.json";
 import five from "./fixtures/five.json";
 import hd from "./fixtures/hd.json";
 import meta from "./fixtures/meta.json";
+import thinned from "./fixtures/thinned.json";
 import wide from "./fixtures/wide.json";
 import xss from "./fixtures/xss.json";
 import { hover, mount } from "./testing.js";
@@ -407,5 +408,21 @@ describe("colour-scale cells", () => {
       expect(ink).not.toBe("");
       expect(contrast(ink, fill)).toBeGreaterThanOrEqual(4.5);
     }
+  });
+});
+
+describe("thinned panel grids", () => {
+  it("name every slice a grid position is missing: no panel dropped silently", () => {
+    const { el } = mount(thinned);
+    const [n0, n1, n2] = thinned.tensors[0].layout.shape; // leading dims: select, rows, columns
+    expect([n1, n2]).toEqual([4, 2]);
+    const shown = [...el.querySelectorAll(".sw-panel:not(.sw-panel-missing) > .sw-slice-label")].map((n) => n.textContent);
+    const missing = [...el.querySelectorAll(".sw-panel-missing > .sw-slice-label")].map((n) => n.textContent);
+    // the oracle: the first grid holds x[0, i, j, :, :] for every i < 4, j < 2
+    const expected = [];
+    for (let i = 0; i < n1; i += 1) for (let j = 0; j < n2; j += 1) expected.push(`x[0, ${i}, ${j}, :, :]`);
+    expect([...shown, ...missing].sort()).toEqual(expected.sort());
+    expect(missing).toContain("x[0, 3, 1, :, :]");
+    expect(n0).toBe(6);
   });
 });

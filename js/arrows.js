@@ -44,9 +44,9 @@ function strideText(stride) {
 }
 
 function label(group, text, x, y, anchor, g) {
-  const w = text.length * 6.1 + 6;
+  const w = text.length * g.boldCharW + 6;
   const left = anchor === "start" ? x - 2 : x - w / 2;
-  group.appendChild(svgEl("rect", { x: left, y: y - g.laneH / 2 + 1.5, width: w, height: g.laneH - 3, rx: 5, class: "sw-arrow-badge-bg" }));
+  group.appendChild(svgEl("rect", { x: left, y: y - g.laneH / 2 + 1, width: w, height: g.laneH - 2, rx: 5, class: "sw-arrow-badge-bg" }));
   group.appendChild(svgEl("text", { x: anchor === "start" ? x + 1 : x, y: y + 3.5, class: "sw-arrow-badge", "text-anchor": anchor }, text));
 }
 

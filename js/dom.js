@@ -65,11 +65,22 @@ const hexChannels = (hex) => [1, 3, 5].map((i) => Number.parseInt(hex.slice(i, i
 const VIRIDIS = style.viridis.stops.map(hexChannels);
 
 /** Colour for `value` on a [lo, hi] scale; null value -> null (drawn neutral). */
-export function scaleColour(value, range) {
+function scalePosition(value, range) {
   if (value === null || value === undefined || !range) return null;
   const [lo, hi] = range;
   const t = hi > lo ? Math.min(1, Math.max(0, (value - lo) / (hi - lo))) : 0.5;
-  const position = t * (VIRIDIS.length - 1);
+  return t * (VIRIDIS.length - 1);
+}
+
+/** Text colour readable (>= 4.5:1) on `scaleColour(value, range)`'s fill, from the style. */
+export function scaleInk(value, range) {
+  const position = scalePosition(value, range);
+  return position === null ? null : style.viridis.text[Math.round(position)];
+}
+
+export function scaleColour(value, range) {
+  const position = scalePosition(value, range);
+  if (position === null) return null;
   const k = Math.min(VIRIDIS.length - 2, Math.floor(position));
   const f = position - k;
   const mix = VIRIDIS[k].map((c, i) => Math.round(c + (VIRIDIS[k + 1][i] - c) * f));

@@ -2,8 +2,8 @@
 // 4-D as a grid of small 2-D panels (rows × columns of slices, e.g. N×C of H×W); outer dims of
 // 5-D and more are picked with a slice selector.  Each cell shows its value, the storage address
 // it reads ("@6"), or both.
-import { cellText } from "./scene.js";
-import { htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
+import { readAt } from "./scene.js";
+import { htmlEl, patternDefs, patternId, scaleColour, scaleInk, svgEl } from "./dom.js";
 import { cellWidth } from "./geometry.js";
 
 export const LOGICAL_GEOMETRY = {
@@ -84,7 +84,8 @@ export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
   const effective = hasValues ? mode : "index";
   const addresses = tensor.logical.slices.flatMap((slice) => (slice.kind === "slice" ? slice.addr.flat() : [])).filter((a) => a !== null);
   const addrChars = 1 + Math.max(1, ...addresses.map((a) => String(a).length));
-  const valueChars = hasValues ? storage.text_width : 0;
+  const readTexts = tensor.reads?.text?.filter((text) => text !== null) ?? [];
+  const valueChars = hasValues ? Math.max(storage.text_width, ...readTexts.map((text) => text.length)) : 0;
   // addresses are drawn in the small font; a 10^12-element storage's still fit (wider cells)
   const valueW = effective === "index" ? 0 : cellWidth(Math.max(valueChars, 2));
   const addrW = effective === "values" ? 0 : cellWidth(addrChars, undefined, g.smallCharW, g.maxCellW);
@@ -151,7 +152,7 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
       });
       svg.appendChild(cell);
       const cx = xs[c] + (plan.cellW - 2) / 2;
-      const text = cellText(indexed, tensor.storage, address);
+      const text = readAt(indexed, tensor, address);
       const addrText = plan.addrFits ? `@${address}` : "@…";
       if (plan.mode === "index") {
         svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
@@ -159,13 +160,20 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
         const valueY = plan.mode === "both" ? y + 11 : y + plan.cellH / 2 + 3;
         if (plan.valuesFit && text !== null) {
           svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
-        } else if (storage) {
-          const i = storageEntry.position.get(address);
-          const fill = scaleColour(i === undefined ? null : storage.cells.value[i], storage.value_range);
+        }
+        let ink = null;
+        if (!(plan.valuesFit && text !== null) && storage) {
+          const value = readAt(indexed, tensor, address, "value");
+          const range = tensor.reads?.value_range ?? storage.value_range;
+          const fill = scaleColour(value, range);
           if (fill) cell.setAttribute("style", `fill:${fill}`);
+          ink = fill ? scaleInk(value, range) : null;
         }
         if (plan.mode === "both") {
-          svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
+          // on a colour-scale fill the address takes the scale's own readable ink
+          const addr = svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText);
+          if (ink) addr.setAttribute("style", `fill:${ink}`);
+          svg.appendChild(addr);
         }
       }
       cells.set(key, cell);
@@ -180,6 +188,15 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
 }
 
 const leadText = (tensor, slice) => `${tensor.name}${slice.label}`;
+
+/** The leading index of grid position (rowValue, colValue) under the selected outer index. */
+function missingLead(logical, grid, rowValue, colValue) {
+  const lead = Array(logical.ndim - 2).fill(0);
+  (logical.panels?.select_dims ?? []).forEach((d, k) => (lead[d] = grid.selected[k]));
+  if (grid.rowDim !== null) lead[grid.rowDim] = rowValue;
+  if (grid.colDim !== null) lead[grid.colDim] = colValue;
+  return lead;
+}
 
 /**
  * The logical grids of one tensor.  Returns {node, cells: Map(key -> <rect>)} where a key is
@@ -232,6 +249,20 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
     box.appendChild(drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: panel.row === 0 }));
     table.appendChild(box);
   }
+  // a grid position whose slice the scene thinned out says which slice is missing: a panel is
+  // never dropped silently
+  grid.rows.forEach((rowValue, r) =>
+    grid.cols.forEach((colValue, c) => {
+      if (grid.panels.some((panel) => panel.row === r && panel.col === c)) return;
+      const lead = missingLead(logical, grid, rowValue, colValue);
+      const box = htmlEl("div", "sw-panel sw-panel-missing");
+      box.style.gridRow = String(r + 1);
+      box.style.gridColumn = String(c + 1);
+      const label = `${tensor.name}[${[...lead, ":", ":"].join(", ")}]`;
+      box.append(htmlEl("div", "sw-slice-label", label), htmlEl("div", "sw-gap-note", "not in this picture: show it below"));
+      table.appendChild(box);
+    }),
+  );
   node.appendChild(table);
   for (const gap of grid.gaps) {
     const text = gap.dim === null ? `⋮ ${gap.count} more slices not shown` : `⋮ ${gap.count} slices along dim ${gap.dim} not shown`;

@@ -75,6 +75,22 @@ export function cellText(indexed, storageId, cell) {
   return entry.storage.cells.text[i];
 }
 
+/**
+ * What `tensor` reads at storage cell `cell` (`what`: "text" or "value"): a conj/neg view or a
+ * quantized tensor reads other values than memory holds (its `reads`), else the stored value.
+ */
+export function readAt(indexed, tensor, cell, what = "text") {
+  const reads = tensor.reads;
+  if (!reads || !reads[what]) {
+    if (what === "text") return cellText(indexed, tensor.storage, cell);
+    const entry = indexed.storages.get(tensor.storage);
+    const i = entry?.position.get(cell);
+    return i === undefined || !entry.storage.cells.value ? null : entry.storage.cells.value[i];
+  }
+  const i = indexed.storages.get(tensor.storage)?.position.get(cell);
+  return i === undefined ? null : reads[what][i];
+}
+
 const name = (tensor) => tensor.name;
 
 /**
@@ -86,7 +102,7 @@ export function addressFormula(indexed, tensor, index, address) {
   const symbolic = ["off", ...index.map((i, d) => `${i}·s${d}`)].join(" + ");
   const numeric = [String(offset), ...index.map((i, d) => `${i}·${strides[d]}`)].join(" + ");
   let text = `${name(tensor)}[${index.join(",")}] → storage[${symbolic}] = storage[${numeric}] = storage[${address}]`;
-  const value = cellText(indexed, tensor.storage, address);
+  const value = readAt(indexed, tensor, address);
   if (value !== null) text += ` = ${value}`;
   return text;
 }

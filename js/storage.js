@@ -149,6 +149,20 @@ export function cellsCaption(plan) {
  * `lanes`: arrow lanes to reserve (the most any member needs); `mode`: see CELL_MODES.
  * Returns {node, cells: Map(cell -> <rect>), positions, layout, arrows: <g>, arrowLegend: <div>}.
  */
+/**
+ * The marks of the readers that read a cell more than once ("D×2", "B×2 D×3"), as many as fit in
+ * `width` px; "…" says some were left out.  Pure.
+ */
+export function repeatedReads(readers, width, charW = STORAGE_GEOMETRY.boldCharW) {
+  const marks = readers.filter((r) => (r.count ?? 0) > 1).map((r) => `${r.tensor.mark}×${r.count}`);
+  let text = marks[0];
+  for (const mark of marks.slice(1)) {
+    if ((text.length + mark.length + 2) * charW + 2 > width) return `${text}…`;
+    text += ` ${mark}`;
+  }
+  return text;
+}
+
 export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geometry = STORAGE_GEOMETRY } = {}) {
   const g = geometry;
   const node = htmlEl("div", "sw-storage");
@@ -241,7 +255,7 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
         if (reader.count === null) return `${reader.tensor.mark}?`;
         return reader.count > 1 ? `${reader.tensor.mark}×${reader.count}` : reader.tensor.mark;
       });
-      const marksFit = labelStrips && marks.every((mark) => pieceW >= mark.length * 6.2 + 2);
+      const marksFit = labelStrips && marks.every((mark) => pieceW >= mark.length * g.boldCharW + 2);
       readers.forEach((reader, k) => {
         const x = item.x + k * pieceW;
         strips.get(reader.tensor.id).push(`M${x} ${item.y}h${pieceW}v${g.stripH}h${-pieceW}z`);
@@ -249,9 +263,10 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
         const cls = reader.count > 1 ? "sw-strip-label sw-count" : "sw-strip-label";
         labelLayer.appendChild(svgEl("text", { x: x + pieceW / 2, y: item.y + g.stripH - 1.5, class: cls, "text-anchor": "middle" }, marks[k]));
       });
-      // too narrow for every mark: the read count alone still shows
+      // too narrow for every mark: the tensors that read it more than once still show, with
+      // their counts ("D×2": a bare "×2" would not say whose)
       if (!marksFit && maxCount > 1) {
-        labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + g.stripH - 1.5, class: "sw-strip-label sw-count", "text-anchor": "middle" }, `×${maxCount}`));
+        labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + g.stripH - 1.5, class: "sw-strip-label sw-count", "text-anchor": "middle" }, repeatedReads(readers, item.w)));
       }
     }
     const textY = item.y + g.stripH + (item.h - g.stripH) / 2 + 4;

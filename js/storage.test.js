@@ -2,9 +2,10 @@ import { describe, expect, it } from "vitest";
 import { drawArrows, drawWalk, walkHops, walkText } from "./arrows.js";
 import { svgEl } from "./dom.js";
 import { cellWidth, STORAGE_GEOMETRY } from "./geometry.js";
-import { cellsCaption, fittedWrap, layoutStorage, storageCellPlan } from "./storage.js";
+import { cellsCaption, drawStorage, fittedWrap, layoutStorage, repeatedReads, storageCellPlan } from "./storage.js";
 import { addressFormula, indexScene, storageFormula } from "./scene.js";
 import aliases from "./fixtures/aliases.json";
+import crowd from "./fixtures/crowd.json";
 import expand from "./fixtures/expand.json";
 import meta from "./fixtures/meta.json";
 import unfold from "./fixtures/unfold.json";
@@ -164,5 +165,22 @@ describe("the index walk", () => {
     expect(group.querySelectorAll(".sw-walk").length).toBe(2);
     expect(group.querySelectorAll(".sw-arrow").length).toBe(0);
     expect(walkText(tensor, [3, 2])).toBe("xt[3,2]: start at the offset 0 +3·1 (dim 0) → 3 +2·4 (dim 1) → 11");
+  });
+});
+
+describe("cells read more than once", () => {
+  it("say whose read repeats when the marks do not fit: D×2, never a bare ×2", () => {
+    const drawn = drawStorage(crowd.storages[0], crowd.tensors, crowd.storages[0].wrap, "t");
+    const counts = [...drawn.node.querySelectorAll(".sw-count")].map((n) => n.textContent);
+    expect(counts.length).toBeGreaterThan(0);
+    // the oracle: d = x[0].expand(2, 4) reads each of storage[0..3] twice, no one else repeats
+    expect(crowd.tensors[3].touch.slice(0, 4)).toEqual([2, 2, 2, 2]);
+    for (const text of counts) expect(text).toMatch(/^D×2$/);
+  });
+
+  it("lists several repeating readers while they fit", () => {
+    const readers = [{ tensor: { mark: "B" }, count: 2 }, { tensor: { mark: "C" }, count: 1 }, { tensor: { mark: "D" }, count: 3 }];
+    expect(repeatedReads(readers, 60)).toBe("B×2 D×3");
+    expect(repeatedReads(readers, 30)).toBe("B×2…");
   });
 });

@@ -182,7 +182,9 @@ function render({ model, el }) {
         const logicalWrap = htmlEl("div", "sw-logical-wrap");
         logicalWrap.appendChild(logical.node);
         body.append(logicalWrap, drawFacts(tensor));
-        card.append(header, body);
+        // a conj/neg view or a quantized tensor reads other values than the strip shows: say so
+        const readNotes = (tensor.reads?.notes ?? []).map((note) => htmlEl("div", "sw-reads-note", note));
+        card.append(header, ...readNotes, body);
         cards.appendChild(card);
       }
       block.appendChild(cards);

@@ -8,6 +8,7 @@ import expand from "./fixtures/expand.json";
 import five from "./fixtures/five.json";
 import hd from "./fixtures/hd.json";
 import meta from "./fixtures/meta.json";
+import thinned from "./fixtures/thinned.json";
 import wide from "./fixtures/wide.json";
 import xss from "./fixtures/xss.json";
 import { hover, mount } from "./testing.js";
@@ -371,5 +372,57 @@ describe("cleanup", () => {
     el.appendChild(cell);
     hover(cell);
     expect(model.save_changes).not.toHaveBeenCalled();
+  });
+});
+
+// WCAG contrast of two colours given as "rgb(r,g,b)" or "#rrggbb" (the oracle: the WCAG formula).
+function contrast(a, b) {
+  const channels = (colour) =>
+    colour.startsWith("#") ? [1, 3, 5].map((i) => parseInt(colour.slice(i, i + 2), 16)) : colour.match(/\d+/g).map(Number);
+  const luminance = (colour) => {
+    const [r, g, bl] = channels(colour).map((v) => {
+      const c = v / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * bl;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+describe("colour-scale cells", () => {
+  it("keep their @address readable (>= 4.5:1) on every viridis fill", () => {
+    const { el } = mount(wide);
+    const filled = [...el.querySelectorAll(".sw-lcell[style]")];
+    expect(filled.length).toBeGreaterThan(0);
+    for (const cell of filled) {
+      const fill = cell.getAttribute("style").replace("fill:", "");
+      const box = { x: Number(cell.getAttribute("x")), w: Number(cell.getAttribute("width")), y: Number(cell.getAttribute("y")), h: Number(cell.getAttribute("height")) };
+      const label = [...cell.parentNode.querySelectorAll(".sw-addr-text")].find((t) => {
+        const x = Number(t.getAttribute("x"));
+        const y = Number(t.getAttribute("y"));
+        return x > box.x && x < box.x + box.w && y > box.y && y < box.y + box.h;
+      });
+      expect(label).toBeTruthy();
+      const ink = (label.getAttribute("style") ?? "").replace("fill:", "");
+      expect(ink).not.toBe("");
+      expect(contrast(ink, fill)).toBeGreaterThanOrEqual(4.5);
+    }
+  });
+});
+
+describe("thinned panel grids", () => {
+  it("name every slice a grid position is missing: no panel dropped silently", () => {
+    const { el } = mount(thinned);
+    const [n0, n1, n2] = thinned.tensors[0].layout.shape; // leading dims: select, rows, columns
+    expect([n1, n2]).toEqual([4, 2]);
+    const shown = [...el.querySelectorAll(".sw-panel:not(.sw-panel-missing) > .sw-slice-label")].map((n) => n.textContent);
+    const missing = [...el.querySelectorAll(".sw-panel-missing > .sw-slice-label")].map((n) => n.textContent);
+    // the oracle: the first grid holds x[0, i, j, :, :] for every i < 4, j < 2
+    const expected = [];
+    for (let i = 0; i < n1; i += 1) for (let j = 0; j < n2; j += 1) expected.push(`x[0, ${i}, ${j}, :, :]`);
+    expect([...shown, ...missing].sort()).toEqual(expected.sort());
+    expect(missing).toContain("x[0, 3, 1, :, :]");
+    expect(n0).toBe(6);
   });
 });

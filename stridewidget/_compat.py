@@ -21,6 +21,7 @@ __all__ = [
     "is_symbolic",
     "known_false",
     "known_true",
+    "neg_view",
     "op_arguments",
     "op_overload_class",
     "overload_name",
@@ -31,6 +32,7 @@ __all__ = [
     "symbol_example",
     "symbol_names",
     "symbol_values",
+    "torch_print_options",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
@@ -404,3 +406,43 @@ def storage_identity(tensor: Any) -> int | None:
         return storage_id(tensor.untyped_storage())
     except (RuntimeError, NotImplementedError, TypeError, AttributeError):
         return None
+
+
+# --- conj / neg views and torch's print options (the storage strip, issue 22) ---------------
+
+
+def neg_view(t: Any) -> Any | None:
+    """A lazily negated view of ``t`` (its neg bit set, no copy), or ``None`` where torch has none.
+
+    ``torch._neg_view`` is private (checked on torch 2.0–2.13); it is the only way to rebuild a
+    negative view, e.g. a freed ``torch._neg_view(x)`` the widget redraws from its base.
+
+    >>> import torch
+    >>> view = neg_view(torch.tensor([1.0, 2.0]))
+    >>> view.is_neg(), view.tolist()
+    (True, [-1.0, -2.0])
+    """
+    import torch
+
+    make = getattr(torch, "_neg_view", None)
+    if make is None:  # a torch without it: the caller treats the view as not rebuildable
+        return None
+    return make(t)
+
+
+def torch_print_options() -> tuple[int, bool | None]:
+    """``(precision, sci_mode)`` as ``torch.set_printoptions`` last set them.
+
+    torch has no public getter: ``torch._tensor_str.PRINT_OPTS`` is private (checked on torch
+    2.0–2.13); without it, torch's defaults (4 digits, scientific mode decided by the values).
+
+    >>> import torch
+    >>> torch_print_options()
+    (4, None)
+    """
+    import torch
+
+    options = getattr(getattr(torch, "_tensor_str", None), "PRINT_OPTS", None)
+    if options is None:
+        return 4, None
+    return int(getattr(options, "precision", 4)), getattr(options, "sci_mode", None)

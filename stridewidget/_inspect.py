@@ -311,6 +311,7 @@ def _numpy_layout(a: Any) -> Layout:
             unit=unit,
             notes=tuple(notes),
             storage_address=start or None,
+            library="numpy",
         )
         if np is not None
         else None
@@ -688,15 +689,15 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
     return torch.as_strided(x, size, stride, offset)
 
 
-def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
+def read_cells(x: Any, storage_indices: Sequence[int], *, as_stored: bool = False) -> Any:
     """The raw values stored at the given storage element indices, as a NumPy array.
 
     Reads those cells only: on CUDA it gathers them on the device and copies just them to the
     host.  Returns ``None`` when there are no values to read: meta and fake tensors, wrapper
     subclasses and functional tensors (their data lives in inner tensors), and dtypes torch cannot
     index (sub-byte ints, bits, float4); the layout's notes say which.  Conj/neg views return the
-    values as read through the view (conjugated / negated); quantized tensors return their integer
-    codes.
+    values as read through the view (conjugated / negated) unless ``as_stored`` asks for what memory
+    holds; quantized tensors return their integer codes.
 
     >>> import torch
     >>> from stridewidget._inspect import read_cells
@@ -705,6 +706,8 @@ def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
     [0.0, 5.0, 11.0]
     >>> read_cells(torch.tensor([1 + 2j]).conj(), [0]).tolist()
     [(1-2j)]
+    >>> read_cells(torch.tensor([1 + 2j]).conj(), [0], as_stored=True).tolist()
+    [(1+2j)]
     """
     np = __import__("numpy")
     layout = inspect(x)
@@ -733,9 +736,9 @@ def read_cells(x: Any, storage_indices: Sequence[int]) -> Any:
     flat = torch.empty(0, dtype=getattr(torch, codes) if codes else x.dtype, device=x.device)
     flat.set_(x.untyped_storage(), 0, (layout.storage_size,), (1,))
     picked = flat[torch.as_tensor(indices, device=x.device)]
-    if x.is_conj():
+    if x.is_conj() and not as_stored:
         picked = picked.conj_physical()
-    if x.is_neg():
+    if x.is_neg() and not as_stored:
         picked = picked.neg()
     if picked.dtype == torch.complex32:
         picked = picked.to(torch.complex64)  # NumPy has no complex32

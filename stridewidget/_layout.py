@@ -223,6 +223,9 @@ class Layout:
     notes: tuple[str, ...] = ()
     #: Absolute byte address of the storage's first byte; ``None`` when unknown (meta tensors).
     storage_address: int | None = field(default=None, compare=False)
+    #: Whose vocabulary :meth:`explain` advises in: ``"torch"`` (``.view``, ``.contiguous()``) or
+    #: ``"numpy"`` (``.reshape``, ``np.ascontiguousarray``); not part of the layout itself.
+    library: str = field(default="torch", compare=False)
 
     def __post_init__(self) -> None:
         # Checked as torch checks sizes (see _ints): 2.7 is no size, "34" no shape.  SymInts
@@ -473,23 +476,17 @@ class Layout:
             lines.append("Contiguous: row-major, the last dim moves fastest with stride 1.")
         else:
             lines.append(self._why_not_contiguous())
+        advice = _ADVICE.get(self.library, _ADVICE["torch"])
         if self.is_contiguous:
-            lines.append(".view(-1) works and .contiguous() returns the tensor itself (no copy).")
+            lines.append(advice["contiguous"])
         else:
             flat = _flat_stride(self.shape, self.strides)
             if flat is not None:
-                lines.append(
-                    f".view(-1) works: every element is one step of {flat} cells from the previous."
-                )
+                lines.append(advice["flat"].format(flat=flat))
             else:
-                lines.append(
-                    ".view(-1) fails (the elements are not one evenly strided run); "
-                    ".reshape(-1) copies."
-                )
+                lines.append(advice["not_flat"])
             nbytes = self.numel * self.itemsize
-            lines.append(
-                f".contiguous() copies {self.numel} elements ({nbytes} bytes) into new storage."
-            )
+            lines.append(advice["copy"].format(numel=self.numel, nbytes=nbytes))
         lo_hi = self.span
         touched, touched_exact = self._display_touched
         overlap = self.quick_has_overlap
@@ -576,6 +573,26 @@ class Layout:
             "explain": self.explain(),
         }
 
+
+#: How to flatten and how to make contiguous, in the words of the tensor's own library.
+_ADVICE = {
+    "torch": {
+        "contiguous": ".view(-1) works and .contiguous() returns the tensor itself (no copy).",
+        "flat": ".view(-1) works: every element is one step of {flat} cells from the previous.",
+        "not_flat": ".view(-1) fails (the elements are not one evenly strided run); "
+        ".reshape(-1) copies.",
+        "copy": ".contiguous() copies {numel} elements ({nbytes} bytes) into new storage.",
+    },
+    "numpy": {
+        "contiguous": ".reshape(-1) returns a view and np.ascontiguousarray(a) returns the array "
+        "itself (no copy).",
+        "flat": ".reshape(-1) returns a view (no copy): every element is one step of {flat} "
+        "cells from the previous.",
+        "not_flat": ".reshape(-1) copies (the elements are not one evenly strided run).",
+        "copy": "np.ascontiguousarray(a) copies {numel} elements ({nbytes} bytes) into a new "
+        "array.",
+    },
+}
 
 _NOTE_TEXT = {
     "conj": "Conjugate view (is_conj): storage holds the unconjugated values; reads conjugate lazily.",

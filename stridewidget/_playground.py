@@ -26,6 +26,7 @@ from ._inspect import (
     inspect,
     read_cells,
 )
+from ._numbers import value_texts
 from ._widget import StaticFallbackWidget
 
 __all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
@@ -40,20 +41,13 @@ def _python_tuple(values: Sequence[int]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
 
 
-def _cell_texts(
-    storage: Any, start: int, count: int, dtype: str
-) -> tuple[list[str], list[float | None]]:
-    from ._scene import _format  # one formatting rule for every renderer
+def _cell_texts(storage: Any, start: int, count: int) -> tuple[list[str], list[float | None]]:
+    from ._scene import stored_dtype  # one formatting rule for every renderer
 
     raw = read_cells(storage, range(start, start + count))
     if raw is None:  # meta tensors have no values
         return [], []
-    texts, numbers = [], []
-    for item in raw.tolist():
-        text, number = _format(item, dtype)
-        texts.append(text)
-        numbers.append(number)
-    return texts, numbers
+    return value_texts(raw.tolist(), stored_dtype(storage, raw))
 
 
 def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
@@ -149,7 +143,7 @@ class Playground(StaticFallbackWidget):
         count = min(layout.storage_size, MAX_EMBEDDED_CELLS)
         low = layout.span[0] if layout.span is not None else layout.offset
         start = max(0, min(low, layout.storage_size - count))
-        texts, numbers = _cell_texts(base, start, count, layout.dtype)
+        texts, numbers = _cell_texts(base, start, count)
         size = list(layout.shape if size is None else size)
         stride = list(layout.strides if stride is None else stride)
         super().__init__(

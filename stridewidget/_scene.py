@@ -85,12 +85,15 @@ both test suites check scenes against it)::
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ._errors import LayoutError, safe_repr
-from ._inspect import _cells, read_cells
+from ._inspect import _QUANTIZED_CODES, _cells, read_cells
 from ._layout import Layout
+from ._numbers import value_texts
+from ._reads import tensor_reads
 from ._symbolic import SymbolicLayout
 from ._touch import _touch_counts
 from .render.style import STYLE
@@ -168,10 +171,10 @@ def build_scene(
         if isinstance(layout, SymbolicLayout):  # drawn at its example sizes, labelled with symbols
             layout = layout.example()
         # Views of one memory block with different dtypes count cells in different units, so
-        # they get separate grids (their "memory" field says they share bytes); so do conj/neg
-        # views, whose cells read as other values than their base's.
-        lazy = tuple(note for note in layout.notes if note in ("conj", "neg"))
-        key = (memory, layout.dtype, layout.unit, lazy)
+        # they get separate grids (their "memory" field says they share bytes).  Conj/neg views
+        # share their base's grid: the strip shows what memory holds, each tensor's "reads"
+        # what it reads there.
+        key = (memory, layout.dtype, layout.unit)
         groups.setdefault(key, []).append(order)
         entries.append(
             {
@@ -190,9 +193,10 @@ def build_scene(
     memories = [key[0] for key in groups]
     for storage_number, members in enumerate(groups.values()):
         storage_id = f"s{storage_number}"
-        storages.append(
-            _storage(storage_id, [entries[i] for i in members], members, max_storage_cells, wrap)
+        storage, raw = _storage(
+            storage_id, [entries[i] for i in members], members, max_storage_cells, wrap
         )
+        storages.append(storage)
         storages[-1]["same_memory"] = [
             f"s{other}"
             for other, memory in enumerate(memories)
@@ -211,6 +215,13 @@ def build_scene(
                 "logical": entry["logical"],
                 "touch": _touch_counts(entry["layout"], shown),
                 "arrows": entry["arrows"],
+                "reads": tensor_reads(
+                    entry["obj"],
+                    entry["layout"].notes,
+                    shown,
+                    raw,
+                    entry["logical"]["slices"],
+                ),
             }
     return {
         "version": SCENE_VERSION,
@@ -378,7 +389,8 @@ def _storage(
     members: list[int],
     max_storage_cells: int,
     wrap: int | None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], Any]:
+    """The storage's scene dict, and the raw values of its shown cells (``None`` without values)."""
     first = entries[0]["layout"]
     size = max(e["layout"].storage_size for e in entries)
     must_show: list[int] = []
@@ -396,7 +408,7 @@ def _storage(
     suggested = wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size)
     cells = _window(must_show, size, max_storage_cells, min_gap=max(_MIN_GAP, suggested))
     segments = _segments(cells, size, spans)
-    text, value = _values(entries, cells)
+    text, value, raw = _values(entries, cells)
     finite = [v for v in value or () if v is not None]
     return {
         "id": storage_id,
@@ -413,7 +425,7 @@ def _storage(
         "value_range": [min(finite), max(finite)] if finite else None,
         "text_width": max((len(t) for t in text), default=0) if text else 0,
         "tensors": [f"t{i}" for i in members],
-    }
+    }, raw
 
 
 def _window(must_show: list[int], size: int, max_cells: int, min_gap: int) -> list[int]:
@@ -510,69 +522,34 @@ def _suggest_wrap(layouts: list[Layout], size: int) -> int:
 
 def _values(
     entries: list[dict[str, Any]], cells: list[int]
-) -> tuple[list[str] | None, list[float | None] | None]:
+) -> tuple[list[str] | None, list[float | None] | None, Any]:
+    """Display texts and colour numbers of what memory holds at ``cells``, and the raw array."""
     obj = entries[0]["obj"]
     if isinstance(obj, Layout):
-        return None, None
+        return None, None, None
     try:
-        raw = read_cells(obj, cells)
+        raw = read_cells(obj, cells, as_stored=True)
     except LayoutError:
-        return None, None  # byte-misaligned NumPy views have no element cells to read
+        return None, None, None  # byte-misaligned NumPy views have no element cells to read
     if raw is None:
-        return None, None
+        return None, None, None
     dtype_of_obj = getattr(obj, "dtype", None)
     if raw.dtype.kind == "V" and getattr(dtype_of_obj, "itemsize", None) == raw.dtype.itemsize:
         raw = raw.view(dtype_of_obj)  # structured records arrive as raw bytes: give them fields
-    dtype = entries[0]["layout"].dtype
-    texts = []
-    values: list[float | None] = []
-    for item in raw.tolist():
-        text, number = _format(item, dtype)
-        texts.append(text)
-        values.append(number)
-    return texts, values
+    texts, values = value_texts(raw.tolist(), stored_dtype(obj, raw))
+    return texts, values, raw
 
 
-def _format(item: Any, dtype: str) -> tuple[str, float | None]:
-    """Display text and colour-scale number of one stored value (JSON-safe: no nan/inf numbers)."""
-    if isinstance(item, bool) or dtype == "bool":
-        return ("T" if item else "F"), float(bool(item))
-    if isinstance(item, int):
-        return str(item), float(item)
-    if isinstance(item, complex):
-        text = f"{_float_text(item.real)}{'+' if item.imag >= 0 or math.isnan(item.imag) else '-'}"
-        text += f"{_float_text(abs(item.imag))}j"
-        magnitude = abs(item)
-        return text, magnitude if math.isfinite(magnitude) else None
-    if isinstance(item, float):
-        return _float_text(item), item if math.isfinite(item) else None
-    # structured records, datetimes, raw bytes...: text only, no colour scale
-    text = str(item)
-    return (text if len(text) <= 24 else text[:23] + "…"), None
-
-
-def _float_text(number: float) -> str:
-    if math.isnan(number):
-        return "nan"
-    if math.isinf(number):
-        return "inf" if number > 0 else "-inf"
-    if number.is_integer() and abs(number) < 1e6:
-        # whole numbers in full (arange-style data must stay recognisable); "3." is a float
-        return f"{'-' if math.copysign(1.0, number) < 0 else ''}{abs(int(number))}."
-    for digits in (4, 3, 2):  # cells hold about 6 characters: fewer digits before wider cells
-        text = _compact_g(number, digits)
-        if len(text) <= 6:
-            break
-    return text
-
-
-def _compact_g(number: float, digits: int) -> str:
-    """``format(number, ".{digits}g")`` with a short exponent: 9.94e+05 -> 9.94e5."""
-    text = f"{number:.{digits}g}"
-    if "e" in text:
-        mantissa, exponent = text.split("e")
-        text = f"{mantissa}e{int(exponent)}"
-    return text
+def stored_dtype(obj: Any, raw: Any) -> Any:
+    """The dtype whose printer formats the values memory holds: a quantized tensor holds integer
+    codes, NumPy arrays print as the raw array's dtype."""
+    if not hasattr(obj, "is_quantized"):
+        return raw.dtype
+    return (
+        getattr(sys.modules["torch"], _QUANTIZED_CODES[str(obj.dtype)[6:]])
+        if obj.is_quantized
+        else obj.dtype
+    )
 
 
 # --- arrows --------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ the bundle ``static/widget.js`` built from ``js/`` (``npm run build``).
 from __future__ import annotations
 
 import ast
-import hashlib
 import html
 import inspect as inspect_module
 import itertools
@@ -23,9 +22,11 @@ import anywidget
 import executing
 import traitlets
 
-from ._inspect import _is_ndarray, _is_tensor, inspect, read_cells
+from ._compat import neg_view
+from ._inspect import _is_ndarray, _is_tensor, inspect
 from ._layout import Layout
 from ._scene import build_scene
+from ._watch import ShownCells
 
 __all__ = ["StrideWidget", "live_widgets", "show"]
 
@@ -62,7 +63,6 @@ class _Held:
         )
         self.dtype = obj.dtype if not isinstance(obj, Layout) else None
         self.version = self.current_version()
-        self.fingerprint: bytes | None = None
 
     def current_version(self) -> int | None:
         """The in-place version counter: the view's own, or its base's (views share it)."""
@@ -83,10 +83,7 @@ class _Held:
             return None
         lay = self.layout
         if _is_tensor(base):
-            # new_empty makes the tensor the base's kind (a FakeTensor's storage is on meta while
-            # it says cpu: a plain empty tensor on base.device could not take that storage)
-            view = base.new_empty(0, dtype=self.dtype, requires_grad=False)
-            return view.set_(base.untyped_storage(), lay.offset, lay.shape, lay.strides)
+            return _tensor_view(base, lay, self.dtype)
         np = sys.modules["numpy"]
         return np.ndarray(
             lay.shape,
@@ -95,6 +92,25 @@ class _Held:
             offset=self.byte_offset,
             strides=lay.byte_strides,
         )
+
+
+def _tensor_view(base: Any, layout: Layout, dtype: Any) -> Any:
+    """The view ``layout`` described, rebuilt over ``base``'s storage with its lazy bits.
+
+    A quantized view keeps its base's quantizer (a plain tensor of a quantized dtype has none);
+    a conj / neg view gets its conj / neg bit back, so it reads what the freed view read.
+    """
+    if base.is_quantized:
+        return base.as_strided(layout.shape, layout.strides, layout.offset)
+    # new_empty makes the tensor the base's kind (a FakeTensor's storage is on meta while it says
+    # cpu: a plain empty tensor on base.device could not take that storage)
+    view = base.new_empty(0, dtype=dtype, requires_grad=False)
+    view = view.set_(base.untyped_storage(), layout.offset, layout.shape, layout.strides)
+    if "conj" in layout.notes:
+        view = view.conj()
+    if "neg" in layout.notes:
+        view = neg_view(view)
+    return view
 
 
 def _data_address(obj: Any) -> int:
@@ -328,6 +344,7 @@ class StrideWidget(StaticFallbackWidget):
         if not live:
             scene = dict(self.scene) if self.scene else {"storages": [], "tensors": []}
             scene["released"] = released
+            self._shown = ShownCells({}, {})
             self.scene = scene
             return
         scene = build_scene(live, **self._build_options)
@@ -337,18 +354,22 @@ class StrideWidget(StaticFallbackWidget):
             if obj is not None:
                 held.layout = inspect(obj)
                 held.version = held.current_version()
-                held.fingerprint = _fingerprint(obj, scene, held.name)
+        self._shown = ShownCells(live, scene)
         self.scene = scene
 
     def refresh_if_changed(self) -> bool:
         """Refresh if a tensor changed since the last refresh; True if it did.
 
         Changed means: its in-place version counter moved (torch; views share it with their
-        base, so writing through a view counts), its layout changed (``resize_``, ``set_``), it
-        was freed, or — for NumPy, which has no version counter — a shown value changed.  Cheap
-        enough to call after every notebook cell: O(ndim) per tensor, plus the shown cells for
-        NumPy.
+        base, so writing through a view counts), its layout or its memory changed (``resize_``,
+        ``set_``, ``p.data = new``), it was freed, or a shown storage cell holds another value
+        than drawn.  The last catches what no version counter sees: NumPy writes, and writes
+        to a CPU tensor through ``t.numpy()`` or ``t.data``.  On other devices (CUDA) only the
+        version counter is checked: comparing would copy the cells to the host and sync.  Cheap
+        enough to call after every notebook cell: O(ndim) per tensor, plus one read of the shown
+        cells (at most ``max_storage_cells``) per CPU storage.
         """
+        live = {}
         for held in self._held:
             obj = held.get()
             was_released = held.name in self.scene.get("released", ())
@@ -357,14 +378,19 @@ class StrideWidget(StaticFallbackWidget):
                     self.refresh()
                     return True
                 continue
+            now = inspect(obj)
             if (
                 was_released
-                or inspect(obj) != held.layout
+                or now != held.layout
+                or now.storage_address != held.layout.storage_address
                 or held.current_version() != held.version
-                or _fingerprint(obj, self.scene, held.name) != held.fingerprint
             ):
                 self.refresh()
                 return True
+            live[held.name] = obj
+        if self._shown.changed(live):
+            self.refresh()
+            return True
         return False
 
     # --- text and static fallbacks --------------------------------------------------------------
@@ -405,19 +431,6 @@ class StrideWidget(StaticFallbackWidget):
         if self.wrap is not None:  # the static picture follows the user's row width too
             scene = {**scene, "storages": [{**st, "wrap": self.wrap} for st in scene["storages"]]}
         return render_html(scene)
-
-
-def _fingerprint(obj: Any, scene: dict[str, Any], name: str) -> bytes | None:
-    """Digest of the shown cells' raw values, for NumPy arrays (which have no version counter)."""
-    if not _is_ndarray(obj):
-        return None
-    tensor = next((t for t in scene.get("tensors", []) if t["name"] == name), None)
-    storage = next(
-        (s for s in scene.get("storages", []) if tensor and s["id"] == tensor["storage"]), None
-    )
-    if storage is None or not storage["has_values"]:
-        return None
-    return hashlib.blake2b(read_cells(obj, storage["cells"]["index"]).tobytes()).digest()
 
 
 def show(

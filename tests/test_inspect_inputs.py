@@ -296,12 +296,13 @@ def test_conj_and_neg_views_show_the_values_they_read():
     neg = torch._neg_view(torch.tensor([1.5, -2.0]))
     text = sw.render_text(n=neg)
     assert "-1.5" in text and " 2." in text
-    # a view and its conjugate over one storage: each grid reads through its own views
+    # a view and its conjugate over one storage: one strip of what memory holds, and what each
+    # tensor reads there
     z = torch.tensor([1 + 2j, 3 - 1j])
     scene = build_scene({"z": z, "zc": z.conj()})
-    texts = [storage["cells"]["text"] for storage in scene["storages"]]
-    assert texts == [["1.+2.j", "3.-1.j"], ["1.-2.j", "3.+1.j"]]
-    assert scene["storages"][0]["same_memory"] == ["s1"]
+    assert [storage["cells"]["text"] for storage in scene["storages"]] == [["1.+2.j", "3.-1.j"]]
+    plain, conjugated = scene["tensors"]
+    assert plain["reads"] is None and conjugated["reads"]["text"] == ["1.-2.j", "3.+1.j"]
 
 
 def test_numpy_view_of_a_tensor_follows_the_base_chain_into_the_storage():

@@ -134,19 +134,36 @@ def test_nested_counts_apply_to_views_of_contiguous_tensors():
     assert _nested_counts(Layout((4, 3), (1, 1)), [0]) is None  # windows: not nested
 
 
-def test_big_and_small_floats_stay_compact():
-    values = [994001.0, 1.5e-7, -2.5e10, 123.456, -0.203125, 1234567.0, -0.0, -0.01234]
-    storage = build_scene({"x": torch.tensor(values, dtype=torch.float64)})["storages"][0]
-    assert storage["cells"]["text"] == [
-        "994001.",
-        "1.5e-7",
-        "-2.5e10",
-        "123.5",
-        "-0.203",
-        "1.23e6",  # 1.235e6 would be 7 characters: one digit less
-        "-0.",
-        "-0.012",  # -0.01234 and -0.0123 are too wide
-    ]
+def _printed(x) -> list[str]:
+    """The element texts of ``print(x)``: torch's (or NumPy's) own answer, one format for all."""
+    body = repr(x).split("[", 1)[1].rsplit("]", 1)[0].replace("[", " ").replace("]", " ")
+    return [text.strip() for text in body.replace("\n", " ").split(",") if text.strip()]
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [-0.99996, -1.0, 0.5],  # the issue's case: "-1" next to "-1." before
+        [994001.0, 1.5e-7, -2.5e10, 123.456, -0.203125, 1234567.0, -0.0, -0.01234],
+        [0.0, 1.0, -2.0, 3.0],
+        [0.1, 0.25, float("nan"), float("inf")],
+    ],
+)
+def test_values_read_as_the_library_prints_them(values):
+    x = torch.tensor(values, dtype=torch.float64)
+    assert build_scene({"x": x})["storages"][0]["cells"]["text"] == _printed(x)
+    a = np.array(values)
+    assert build_scene({"a": a})["storages"][0]["cells"]["text"] == _printed(a)
+
+
+def test_print_options_are_followed():
+    x = torch.tensor([0.123456, 2.0])
+    try:
+        torch.set_printoptions(precision=2)
+        assert build_scene({"x": x})["storages"][0]["cells"]["text"] == ["0.12", "2.00"]
+        assert _printed(x) == ["0.12", "2.00"]
+    finally:
+        torch.set_printoptions(profile="default")
 
 
 @settings(max_examples=200, deadline=None)
@@ -314,20 +331,21 @@ def test_edge_scenes_match_the_schema(make):
 
 
 @pytest.mark.parametrize(
-    ("dtype", "values", "texts"),
+    ("dtype", "values"),
     [
-        (torch.bfloat16, [1.5, -2.0], ["1.5", "-2."]),
-        (torch.float16, [0.25, float("nan")], ["0.25", "nan"]),
-        (torch.bool, [True, False], ["T", "F"]),
-        (torch.int8, [-3, 7], ["-3", "7"]),
-        (torch.complex64, [1 + 2j, 3 - 4j], ["1.+2.j", "3.-4.j"]),
-        (torch.float8_e4m3fn, [0.5, 2.0], ["0.5", "2."]),
+        (torch.bfloat16, [1.5, -2.0]),
+        (torch.float16, [0.25, float("nan")]),
+        (torch.bool, [True, False]),
+        (torch.int8, [-3, 7]),
+        (torch.complex64, [1 + 2j, 3 - 4j]),
+        (torch.complex128, [0.5 + 2j, complex(3, -0.0)]),
+        (torch.float8_e4m3fn, [0.5, 2.0]),
     ],
 )
-def test_values_are_formatted_per_dtype(dtype, values, texts):
+def test_values_are_formatted_per_dtype(dtype, values):
     x = torch.tensor(values).to(dtype)
     storage = build_scene({"x": x})["storages"][0]
-    assert storage["cells"]["text"] == texts
+    assert storage["cells"]["text"] == _printed(x)
     json.dumps(storage, allow_nan=False)  # nan/inf never reach the JSON numbers
 
 
@@ -400,9 +418,9 @@ def test_only_the_shown_cells_are_read(monkeypatch):
     reads = []
     real = scene_module.read_cells
 
-    def spy(obj, indices):
+    def spy(obj, indices, **options):
         reads.append(list(indices))
-        return real(obj, indices)
+        return real(obj, indices, **options)
 
     monkeypatch.setattr(scene_module, "read_cells", spy)
     x = torch.zeros(10**7)
@@ -427,3 +445,21 @@ def test_bad_input_says_what_it_got():
         build_scene({"x": [1, 2]})
     with pytest.raises(LayoutError):
         build_scene({"x": torch.zeros(3).to_sparse()})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.floats(allow_nan=True, allow_infinity=True, width=32),
+            st.integers(-1000, 1000).map(float),
+            st.floats(-0.0009765625, 0.0009765625, width=32),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from([torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.complex64]),
+)
+def test_any_values_read_as_torch_prints_them(values, dtype):
+    x = torch.tensor(values).to(dtype)
+    assert build_scene({"x": x})["storages"][0]["cells"]["text"] == _printed(x)

@@ -237,6 +237,15 @@ class _Lookup:
         i = self.position[storage_id].get(cell)
         return None if i is None else storage["cells"][what][i]
 
+    def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
+        """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
+        other values than memory holds: its ``reads``); else the stored value."""
+        reads = tensor.get("reads")
+        if reads is None or reads.get(what) is None:
+            return self.cell(tensor["storage"], cell, what)
+        i = self.position[tensor["storage"]].get(cell) if cell is not None else None
+        return None if i is None else reads[what][i]
+
 
 # --- storage strip --------------------------------------------------------------------------------
 
@@ -281,7 +290,7 @@ def _gap_label(segment: Mapping[str, Any], room: float) -> str:
     full = (
         f"⋯ {count} {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
     )
-    return full if text_width(full, G["font_size_small"]) + 10 <= room else f"⋯ {count} cells"
+    return full if text_width(full, G["font_size"]) + 10 <= room else f"⋯ {count} cells"
 
 
 def _strip_rows(
@@ -298,7 +307,7 @@ def _strip_rows(
     for segment in storage["segments"]:
         if segment["kind"] == "gap":
             label = _gap_label(segment, 2 * cell_w)
-            width = max(2 * cell_w, text_width(label, G["font_size_small"]) + 10)
+            width = max(2 * cell_w, text_width(label, G["font_size"]) + 10)
             items.append({"kind": "gap", "segment": segment, "label": label, "w": width})
             continue
         for cell in range(segment["start"], segment["stop"]):
@@ -445,9 +454,7 @@ class _Builder:
             for col in range(wrap):
                 x = left + col * cell_w + cell_w / 2
                 self.items.append(
-                    self.text(
-                        x, y - 3, f"+{col}", size=G["font_size_small"], muted=True, anchor="middle"
-                    )
+                    self.text(x, y - 3, f"+{col}", size=G["font_size"], muted=True, anchor="middle")
                 )
         positions: dict[int, tuple[float, float]] = {}
         row_tops: list[float] = []
@@ -505,7 +512,7 @@ class _Builder:
         count = group_digits(segment["stop"] - segment["start"])
         what = "cells not shown" if segment["in_span"] else "cells untouched"
         c = self.colours
-        size = G["font_size_small"]
+        size = G["font_size"]
         return Group(
             "sws-gap",
             [
@@ -591,7 +598,7 @@ class _Builder:
         )
 
     def _label(self, arrow, x: float, y: float, anchor: str) -> Group:
-        size = 10
+        size = G["font_size"]
         w = text_width(arrow["label"], size) + 6
         box_x = x - 3 if anchor == "start" else x - w + 3 if anchor == "end" else x - w / 2
         return Group(
@@ -599,9 +606,9 @@ class _Builder:
             [
                 Rect(
                     box_x,
-                    y - 10,
+                    y - 11,
                     w,
-                    13,
+                    14,
                     self.colours["label_bg"],
                     tensor_colour(arrow["tensor"]["order"]),
                     1.0,
@@ -705,6 +712,9 @@ class _Builder:
                 title=f"{layout['text']} — {NOTATION}",
             )
         )
+        for note in (tensor.get("reads") or {}).get("notes", ()):
+            y += G["line_h"]
+            self.items.append(Group("sws-reads", [self.text(PAD, y, note, muted=True)]))
         y += 10
         logical = tensor["logical"]
         slices = [s for s in logical["slices"] if s["kind"] == "slice"]
@@ -779,7 +789,7 @@ class _Builder:
                 (text_width(f"@{group_digits(a)}", G["font_size"]) for a in addresses), default=0
             )
             return max(G["logical_w"] - 10, addr_w + 8), False
-        texts = [self.lookup.cell(tensor["storage"], a, "text") or "?" for a in addresses]
+        texts = [self.lookup.read(tensor, a, "text") or "?" for a in addresses]
         value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
         show_values = value_w + 8 <= 2 * G["logical_w"]
         return max(G["logical_w"] - 10, addr_w + 8, value_w + 8 if show_values else 0), show_values
@@ -807,16 +817,14 @@ class _Builder:
             y += 4
         rows = slice_["rows"] if slice_["rows"] is not None else [None]
         cols = slice_["cols"] if slice_["cols"] is not None else [None]
-        label_w = (
-            max([text_width(str(r), G["font_size_small"]) for r in rows if r is not None] + [0]) + 8
-        )
+        label_w = max([text_width(str(r), G["font_size"]) for r in rows if r is not None] + [0]) + 8
         left = pad + (label_w if slice_["rows"] is not None else 0)
         xs, x = [], left
         for col in cols:
             xs.append(x)
             x += G["ellipsis_w"] if (col is None and slice_["cols"] is not None) else cell_w
         if slice_["cols"] is not None:
-            y += G["font_size_small"] + 2
+            y += G["font_size"] + 2
             for k, col in enumerate(cols):
                 w = cell_w if col is not None else G["ellipsis_w"]
                 items.append(
@@ -824,7 +832,7 @@ class _Builder:
                         xs[k] + w / 2,
                         y,
                         "⋯" if col is None else str(col),
-                        size=G["font_size_small"],
+                        size=G["font_size"],
                         muted=True,
                         anchor="middle",
                     )
@@ -843,7 +851,7 @@ class _Builder:
                         left - 6,
                         y + G["logical_h"] / 2 + 3,
                         str(row),
-                        size=G["font_size_small"],
+                        size=G["font_size"],
                         muted=True,
                         anchor="end",
                     )
@@ -875,13 +883,17 @@ class _Builder:
         c = self.colours
         address = slice_["addr"][r][k]
         storage_id = tensor["storage"]
-        text = self.lookup.cell(storage_id, address, "text")
-        value = self.lookup.cell(storage_id, address, "value")
+        text = self.lookup.read(tensor, address, "text")
+        value = self.lookup.read(tensor, address, "value")
         storage = self.lookup.storages.get(storage_id)
         has_values = storage is not None and storage["cells"]["text"] is not None
         w, h = cell_w - 3, G["logical_h"] - 3
         scale = (
-            None if show_values or not has_values else viridis(value, storage.get("value_range"))
+            None
+            if show_values or not has_values
+            else viridis(
+                value, (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
+            )
         )
         fill, ink, muted_ink = c["cell_bg"], c["text"], c["text_muted"]
         if scale:

@@ -120,14 +120,14 @@ _TEXT_PAIRS = [
 _GEOMETRY = {
     "font_family": "ui-monospace, SFMono-Regular, Menlo, Consolas, 'DejaVu Sans Mono', monospace",
     "font_size": 11,
-    "font_size_small": 9,
+    "font_size_small": 9,  # storage indices only (values and labels: font_size, >= 11 px)
     "font_size_title": 13,
     "char_em": 0.64,  # DejaVu Sans Mono advances 0.6 em; Agg hinting rounds 11 px text up to 7 px
     "line_h": 18,
     "pad": 10,
     "cell_w": 46,
-    "cell_h": 34,
-    "strip_h": 11,
+    "cell_h": 35,
+    "strip_h": 12,
     "index_h": 12,  # the storage index line under each storage cell
     "header_h": 14,  # the column-offset header (+0 … +n) over a wrapped strip
     "row_gap": 4,
@@ -142,7 +142,7 @@ _GEOMETRY = {
     "dim_opacity": 0.4,  # unlinked cells while something is highlighted
     "panel_gap": 12,
     "panel_pad": 6,
-    "strip_letter_min_px": 10,  # tensor letters never smaller than this
+    "strip_letter_min_px": 11,  # tensor letters never smaller than this (labels: >= 11 px)
 }
 
 # Shared with the scene and the playground (one value each, so they cannot drift).

@@ -62,12 +62,15 @@ def _logical_lines(tensor: Mapping[str, Any], storages: Mapping[str, Any]) -> li
     storage = storages[tensor["storage"]]
     where = {cell: i for i, cell in enumerate(storage["cells"]["index"])}
     texts = storage["cells"]["text"]
+    reads = tensor.get("reads")
+    if reads is not None and reads["text"] is not None:
+        texts = reads["text"]  # a conj/neg view or quantized tensor reads other values than stored
 
     def cell_text(address: int | None) -> str:
         if texts is None:
             return f"@{address}"
         i = where.get(address)
-        return "?" if i is None else texts[i]
+        return "?" if i is None or texts[i] is None else texts[i]
 
     logical = tensor["logical"]
     shown = [
@@ -128,6 +131,7 @@ def render_text(*tensors: Any, wrap: int | None = None, **named: Any) -> str:
         )
         if arrows:
             lines.append(f"  arrows: {arrows}")
+        lines.extend(f"  {note}" for note in (tensor.get("reads") or {}).get("notes", ()))
     for storage in storages.values():
         members = [t for t in scene.get("tensors", []) if t["storage"] == storage["id"]]
         lines.extend(_storage_lines(storage, members))

@@ -89,6 +89,8 @@ _TENSOR_TABLE = [
     ("long-name", f"{{{_LONG_NAME!r}: torch.arange(6.0).reshape(2, 3)}}", HEIGHT_2D),
     ("1d-16", "{'v': torch.arange(16.0)}", HEIGHT_2D),
     ("8x8", "{'x': torch.arange(64.0).reshape(8, 8)}", HEIGHT_2D),
+    ("conj-view", "(lambda z: {'z': z, 'zc': z.conj()})(torch.tensor([1 + 2j, 3 - 4j, -5 + 6j]))", HEIGHT_2D),
+    ("neg-view", "{'n': torch._neg_view(torch.arange(6.0).reshape(2, 3))}", HEIGHT_2D),
 ]  # fmt: skip
 _TENSOR_CASES = [
     Case(name, expression, height, wrap=20 if name == "nchw-wrap-20" else None)

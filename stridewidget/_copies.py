@@ -1050,7 +1050,9 @@ def _note_op(
     elif info.moves(args, kwargs) or (not func.is_view and _moves_data(func, args, kwargs)):
         pending.fresh_copy = True
         pending.bytes_copied += _nbytes(result)
-    elif not info.is_copy:  # never moves data, whatever its arguments: noted by name from now on
+    elif not info.is_copy and (func.is_view or id(func) in _UNDECOMPOSED):
+        # never moves data, whatever its arguments (a view, or an op with no decomposition to
+        # branch on dtypes): noted by name from now on
         _PLAIN_OPS.add(id(func))
 
 
@@ -1062,6 +1064,9 @@ _PLAIN_OPS: set[int] = set()
 # --- which composite ops move data: their reference decompositions, followed on meta tensors --------
 
 _MOVES_DATA = _OpCache()
+# ids of ops (kept alive by _MOVES_DATA) whose verdict was reached without a decomposition: it
+# holds for every dtype
+_UNDECOMPOSED: set[int] = set()
 
 
 def _storage_id(t: torch.Tensor) -> int:
@@ -1086,6 +1091,7 @@ class _DataFlow(TorchDispatchMode):
         self.data = data
         self.moved = False
         self.computed = False
+        self.decomposed = False
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
@@ -1105,10 +1111,12 @@ class _DataFlow(TorchDispatchMode):
         if packet in ("fill_", "zero_"):
             return func(*args, **kwargs)
         if info.decomposes:
+            self.decomposed = True
             with self:
                 return func._op_dk(_IMPLICIT, *args, **kwargs)
         decomposition = None if func.is_view else self.decompositions.get(func)
         if decomposition is not None:
+            self.decomposed = True
             with self:
                 return decomposition(*args, **kwargs)
         result = func(*args, **kwargs)
@@ -1121,18 +1129,30 @@ class _DataFlow(TorchDispatchMode):
 def _moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
     """Does ``func`` only move its inputs' data into new storage (no arithmetic on it)?
 
-    Decided once per op, from its definition: its decomposition is run on meta tensors shaped like
-    this call's (no data, no device) and followed by :class:`_DataFlow`.  Yes when the data reached
-    every result through primitive moves and views only.  An op without a decomposition, or one
-    whose decomposition fails on meta tensors, counts as compute.
+    Decided once per op and input dtypes, from its definition: its decomposition is run on meta
+    tensors shaped like this call's (no data, no device) and followed by :class:`_DataFlow`.  Yes
+    when the data reached every result through primitive moves and views only.  An op without a
+    decomposition, or one whose decomposition fails on meta tensors, counts as compute.  The
+    dtypes are part of the key because a decomposition may branch on them (``tril`` of a bool mask
+    runs a logical op where a float one is moved): the answer must not depend on which call came
+    first.
     """
-    answer = _MOVES_DATA.lookup(func)
-    if answer is _MISSING:
-        answer = _MOVES_DATA.store(func, _follow_data(func, args, kwargs))
+    by_dtypes = _MOVES_DATA.lookup(func)
+    if by_dtypes is _MISSING:
+        by_dtypes = _MOVES_DATA.store(func, {})
+    dtypes = tuple(getattr(t, "dtype", None) for t in _arrays_in((args, kwargs), []))
+    answer = by_dtypes.get(dtypes)
+    if answer is None:
+        answer, decomposed = _follow_data(func, args, kwargs)
+        by_dtypes[dtypes] = answer
+        if not decomposed:
+            _UNDECOMPOSED.add(id(func))
     return answer
 
 
-def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
+def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> tuple[bool, bool]:
+    """Whether ``func`` moved data only, and whether a decomposition was followed to say so."""
+
     def on_meta(value: Any) -> Any:
         if isinstance(value, torch.Tensor):
             return torch.empty_strided(
@@ -1147,14 +1167,15 @@ def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
             with flow:
                 result = func(*meta_args, **meta_kwargs)
         except Exception:  # sparse inputs, data-dependent shapes ...: not decidable on meta
-            return False
+            return False, True
     results = _arrays_in(result, [])
-    return (
+    moved = (
         flow.moved
         and not flow.computed
         and bool(results)
         and all(_storage_id(t) in flow.data for t in results)
     )
+    return moved, flow.decomposed
 
 
 class _OpMode(TorchDispatchMode):

@@ -758,6 +758,15 @@ def test_pure_data_movement_is_a_copy(fn, inference):
         assert [op for e in log.events for op in e.ops] == counter.ops
 
 
+def test_a_data_movement_verdict_does_not_depend_on_an_earlier_call():
+    # tril's decomposition branches on dtype: a bool mask first must not decide it for floats
+    with sw.track_copies():
+        torch.ones(3, 4, dtype=torch.bool).tril()
+    with sw.track_copies() as log:
+        result = MATRIX.tril()
+    assert only_moved_values(result) and log.events[-1].kind == "copy"
+
+
 @pytest.mark.parametrize("fn", COMPUTE.values(), ids=COMPUTE.keys())
 def test_arithmetic_on_the_data_is_compute(fn):
     with sw.track_copies() as log:

@@ -666,7 +666,7 @@ for shape, records in lrn_run["shapes"].items():
     print(f"{shape:18} the loop's interquartile range: {spread:.0%} of its median")
     for name, record in by_name.items():
         speedups[shape, name] = loop["median_s"] / record["median_s"]
-        print(f"{shape:18} {name:34} {speedups[shape, name]:5.2f}x faster than the loop")
+        print(f"{shape:18} {name:34} {speedups[shape, name]:5.2f}x the loop's speed")
 assert len(speedups) == 4  # every strided version matched the loop's answer and was timed
 seed_speedups = [ratio for (_, name), ratio in speedups.items() if name == seed_design]
 assert min(seed_speedups) < 1 < low  # slower than the loop at one shape: outside the range

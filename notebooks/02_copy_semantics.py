@@ -370,8 +370,9 @@ try:
     raise AssertionError("the line above should raise")
 except RuntimeError as error:
     print("requires_grad:", error)
-forced = torch.arange(3.0, requires_grad=True).numpy(force=True)  # detach().cpu(): no copy here
-assert forced.ctypes.data == torch.from_numpy(forced).data_ptr() and forced.tolist() == [0, 1, 2]
+graph_leaf = torch.arange(3.0, requires_grad=True)
+forced = graph_leaf.numpy(force=True)  # detach().cpu() first: on the CPU, no copy
+assert forced.ctypes.data == graph_leaf.data_ptr() and forced.tolist() == [0, 1, 2]
 
 # %%
 # [B23] [B28] from_numpy keeps an F-order array's strides; negative strides are refused

@@ -27,7 +27,7 @@ import torch.nn.functional as F
 
 from stridewidget import tricks
 from stridewidget.bench import Variant
-from stridewidget.bench._harness import device_name, measure_variants
+from stridewidget.bench._harness import cpus_available, device_name, measure_variants
 
 SHAPES = ((8, 64, 56, 56), (4, 256, 27, 27))
 RADIUS, ALPHA = 2, 1e-4  # the seed's defaults
@@ -83,6 +83,8 @@ def main() -> None:
         "threading": "single-threaded",
         "quick": args.quick,
         "load_average_start": os.getloadavg()[0],
+        "cpu_count": os.cpu_count(),
+        "cpus_available": cpus_available(),
         "formula": "x / (1 + 1e-4 * sum of x**2 over 5 channels), zero-padded (seed 000)",
         "shapes": {},
     }

@@ -9,8 +9,11 @@
 # verdict and names the cell that shows it. Every claim made here is an `assert` in its cell.
 
 # %%
+import ast
+import importlib.util
 import itertools
 import warnings
+from pathlib import Path
 
 import torch
 
@@ -130,14 +133,16 @@ seed_myth("B2")
 # ## 4. What is contiguous?
 #
 # A tensor is contiguous when its elements, read in row-major order, sit at consecutive storage
-# addresses: a slice of whole rows is, a slice of columns is not.
+# addresses: a step-1 slice of whole rows is, a slice of columns is not, and neither is a slice
+# of rows taken with a step (`x[::2]` skips every other row).
 
 # %%
 matrix = torch.arange(12).reshape(3, 4)
 sw.show(matrix, rows=matrix[1:], columns=matrix[:, 1:3])
 
 # %% [markdown]
-# Slices along dim 0 keep the elements consecutive; slicing a later dim (`narrow(1, ...)`) leaves gaps;
+# Step-1 slices along dim 0 keep the elements consecutive (a step of 2 does not); slicing a later dim
+# (`narrow(1, ...)`) leaves gaps unless the dims before it have size 1 or the slice is the whole dim;
 # transposes that only move size-1 dims change nothing that matters (a size-1 dim's stride is never
 # used); channels-last is contiguous only in its own memory format. `sw.inspect` agrees with torch
 # on each case.
@@ -148,9 +153,11 @@ x = torch.arange(24.0).reshape(4, 6)
 image = torch.randn(2, 3, 4, 5)
 cases = {
     "x[1:3]": (x[1:3], True),
+    "x[::2]": (x[::2], False),
     "x.narrow(0, 1, 2)": (x.narrow(0, 1, 2), True),
     "x.narrow(0, 0, 2)": (x.narrow(0, 0, 2), True),
     "x.narrow(1, 1, 3)": (x.narrow(1, 1, 3), False),
+    "x.narrow(1, 0, 6)": (x.narrow(1, 0, 6), True),
     "x[:, ::2]": (x[:, ::2], False),
     "x.t()": (x.t(), False),
     "x[:1].t()": (x[:1].t(), True),
@@ -195,6 +202,34 @@ try:  # a view with a negative step, which flip would need, does not exist
     raise AssertionError("the line above should raise")
 except ValueError as error:
     print("x[::-1]:", error)
+
+# %%
+# [B5] every narrow of a contiguous tensor: contiguous exactly along dim 0, or when the narrowed
+# dim stays whole, or when every dim before it has size 1
+for shape in [(4, 6), (1, 6), (3, 1, 4), (2, 3, 4)]:
+    whole = torch.zeros(shape)
+    for dim, size in enumerate(shape):
+        for start in range(size):
+            for length in range(1, size - start + 1):
+                rule = dim == 0 or length == size or all(s == 1 for s in shape[:dim])
+                assert whole.narrow(dim, start, length).is_contiguous() == rule, (shape, dim)
+assert x[:1].narrow(1, 1, 3).is_contiguous() and not x.narrow(1, 1, 3).is_contiguous()
+print("every narrow of (4, 6), (1, 6), (3, 1, 4) and (2, 3, 4) follows the rule")
+
+# %%
+# [B14] fliplr flips dim 1 (H of a (C, H, W) image); torchvision's hflip is img.flip(-1)
+chw = torch.arange(24.0).reshape(2, 3, 4)
+assert torch.equal(torch.fliplr(chw), chw.flip(1)) and not torch.equal(chw.flip(1), chw.flip(-1))
+# read torchvision's source without importing it (its C++ ops are not built on this machine)
+spec = importlib.util.find_spec("torchvision")
+tv_source = Path(spec.submodule_search_locations[0], "transforms", "_functional_tensor.py")
+hflip = next(
+    node
+    for node in ast.parse(tv_source.read_text()).body
+    if isinstance(node, ast.FunctionDef) and node.name == "hflip"
+)
+assert "img.flip(-1)" in ast.unparse(hflip) and "fliplr" not in ast.unparse(hflip)
+print("torchvision hflip returns:", ast.unparse(hflip.body[-1]))
 
 # %%
 # [B5d] the seed's table row `x.narrow(0,0,10)`: same stride, offset 0, contiguous, no copy

@@ -28,6 +28,7 @@ from stridewidget._lessons import (
     allocated,
     copy_ops,
     seed_myth,
+    stored_cuda_runs,
     verdict_table,
 )
 from stridewidget.bench import find_variant, time_ratio
@@ -476,9 +477,10 @@ sw.show(samples.grad, windows=samples.grad.unfold(0, 3, 1))
 # %% [markdown]
 # `torch.as_strided` is differentiable: the gradient of an overlapping view adds up per alias.
 # The seed's custom `autograd.Function` returns `grad_output.contiguous()` as the input's
-# gradient, as if every view were the input itself. When the view has another shape, autograd
-# rejects that gradient; when it has the input's shape but other strides, autograd accepts it and
-# the gradient is silently wrong.
+# gradient, as if every view were the input itself. Autograd then sums that gradient down to the
+# input's shape where it can: for a view whose shape cannot be summed down (a (4, 3) view of six
+# elements) it raises; for some views that can — (1, 6), or (2, 6) with stride 0 — the sum happens
+# to be right; for a same-shape view with other strides it is accepted and silently wrong.
 
 
 # %%
@@ -506,6 +508,16 @@ leaf = torch.arange(6.0, requires_grad=True)
 torch.as_strided(leaf, (4, 3), (1, 1)).sum().backward()
 assert leaf.grad.tolist() == [1.0, 2.0, 3.0, 3.0, 2.0, 1.0]
 print("torch.as_strided gradient (uses per element):", leaf.grad.tolist())
+
+# %%
+# [A12] views whose shape autograd can sum down to the input's: the seed's gradient is accepted
+for size, stride in [((1, 6), (6, 1)), ((2, 6), (0, 1))]:  # shapes autograd sums down to (6,)
+    seed_grad, right_grad = [
+        torch.autograd.grad(view(leaf, size, stride).sum(), leaf)[0]
+        for view in (StridedFunction.apply, torch.as_strided)
+    ]
+    assert torch.equal(seed_grad, right_grad), size  # accepted, and right by luck
+print("(1, 6) and (2, 6) stride 0: accepted, the same gradient as torch.as_strided")
 
 # %%
 # [A12] a same-shape view: autograd accepts the seed's gradient, and it is silently wrong
@@ -607,8 +619,8 @@ print("sw.tricks.lrn matches the seed's naive LRN and F.local_response_norm (rto
 
 # %% [markdown]
 # Peak memory (new tensor storage while each runs, as a multiple of the input's size). The
-# seed says its strided version uses "60% less memory"; a window of squares `windows**2` is itself
-# five inputs large.
+# seed says its strided version uses "60% less memory" than its naive loop; a window of squares
+# `windows**2` is itself five inputs large, more than the loop needs.
 
 
 # %%
@@ -628,6 +640,7 @@ for label, fn in [
     _, peaks[label] = allocated(fn)
     print(f"{label:40} peak {peaks[label] / features.nbytes:5.2f} x input")
 assert peaks["windows**2 (seed idea, fixed strides)"] >= 5 * features.nbytes
+assert peaks["windows**2 (seed idea, fixed strides)"] > peaks["seed naive loop"]  # not 60% less
 assert peaks["sw.tricks.lrn"] <= (36 / 32 + 1) * features.nbytes < peaks["F.local_response_norm"]
 
 # %% [markdown]
@@ -635,23 +648,29 @@ assert peaks["sw.tricks.lrn"] <= (36 / 32 + 1) * features.nbytes < peaks["F.loca
 # harness's `lrn` case does not time (it times PyTorch's, with `beta = 0.75`). So
 # `benchmarks/bench_lrn_seed.py` stored a run of the seed's formula: its channel loop against two
 # correct strided versions (the seed's window of squares with the right strides, and
-# `sw.tricks.lrn`, which squares once), at two shapes (the seed names none). The claim's range,
-# widened by the margin, is compared with each measured speed-up.
+# `sw.tricks.lrn`, which squares once), at two shapes (the seed names none). The claim is judged
+# on the seed's own design, the window of squares; `sw.tricks.lrn` is shown for comparison only.
+# A speed-up outside the claim's range widened by the margin decides; one inside it decides
+# nothing when the loop's own timings spread as widely as they do here (printed).
 
 # %%
 # [A14] time of the seed's formula, from its stored run (benchmarks/bench_lrn_seed.py)
 lrn_run = json.loads(Path("results/lrn-seed/cpu-1thread.json").read_text())
 low, high = 3 / TIMING_MARGIN, 5 * TIMING_MARGIN  # "3-5x", with the margin both ways
-within = {}
+seed_design, loop_name = "seed window, correct strides", "seed lrn_naive (channel loop)"
+speedups = {}
 for shape, records in lrn_run["shapes"].items():
-    times = {r["name"]: r["median_s"] for r in records if r["matches_reference"]}
-    loop = times.pop("seed lrn_naive (channel loop)")
-    for name, seconds in times.items():
-        within[shape, name] = low <= loop / seconds <= high
-        print(f"{shape:18} {name:34} {loop / seconds:5.2f}x faster than the loop")
-assert len(within) == 4  # every strided version matched the loop's answer and was timed
-assert all(ok for (_, name), ok in within.items() if name.startswith("sw.tricks"))
-assert not all(within.values())  # the seed's window design falls outside the range: partly
+    by_name = {r["name"]: r for r in records if r["matches_reference"]}
+    loop = by_name.pop(loop_name)
+    spread = loop["iqr_s"] / loop["median_s"]
+    print(f"{shape:18} the loop's interquartile range: {spread:.0%} of its median")
+    for name, record in by_name.items():
+        speedups[shape, name] = loop["median_s"] / record["median_s"]
+        print(f"{shape:18} {name:34} {speedups[shape, name]:5.2f}x the loop's speed")
+assert len(speedups) == 4  # every strided version matched the loop's answer and was timed
+seed_speedups = [ratio for (_, name), ratio in speedups.items() if name == seed_design]
+assert min(seed_speedups) < 1 < low  # slower than the loop at one shape: outside the range
+assert stored_cuda_runs() == []  # the GPU figure: not measured
 speedup = time_ratio(bench.load_results(STORED_RUN), "lrn", "naive loop", "sw.tricks.lrn")
 print(f"PyTorch's formula (beta 0.75), harness run: sw.tricks.lrn {speedup:.2f}x the loop")
 
@@ -667,11 +686,11 @@ seed_myth("A14", "A14b", "A14c")
 sw.show(torch.arange(8.0)[6:])
 
 # %% [markdown]
-# The seed's GPU advice (alignment, kernel fusion, atomics) is not measured here. Its
-# "use `torch.cuda.empty_cache()` to clean up invalid views" is wrong on the layout facts alone:
-# a view holds its **whole** storage alive however little of it the view shows, and
-# `empty_cache()` only returns cached blocks that *no* storage uses. The cell checks the first
-# fact on the CPU; on a CUDA machine it also checks that the view's storage stays allocated.
+# The seed's GPU advice (alignment, kernel fusion, atomics) is not measured here, and neither is
+# its "use `torch.cuda.empty_cache()` to clean up invalid views": `empty_cache()` acts on CUDA's
+# caching allocator, and no CUDA run is stored. What the CPU does show: a view holds its **whole**
+# storage alive however little of it the view shows. On a CUDA machine the cell also checks that
+# the view's storage stays allocated after `empty_cache()`.
 
 # %%
 # [A9] a view keeps its whole storage alive; empty_cache() cannot free it
@@ -685,6 +704,7 @@ if device == "cuda":
     torch.cuda.empty_cache()
     assert torch.cuda.memory_allocated() >= storage_bytes  # still allocated after the call
 print(f"a 4-element view on {device} holds its {storage_bytes // 2**20} MiB storage alive")
+assert stored_cuda_runs() == []  # the GPU advice: not measured
 
 # %%
 seed_myth("A9")

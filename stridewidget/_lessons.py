@@ -44,17 +44,40 @@ TIMING_MARGIN = 2.0
 # The ATen ops that move data: clone (new storage) and copy_ (into a given tensor). Composite
 # ops that copy (contiguous, to, reshape) run one of these, so each copy is listed once.
 COPY_OPS = frozenset({"aten::clone", "aten::copy_"})
-# The seed articles (``/work/shared/seeds/NNN_*.txt``), each by its file number and its own first
-# heading, so that a reader can find the article a box quotes. Seed 004's file opens with an
-# unrelated page header; the article's heading follows it.
+# The seed articles, each by its file in ``/work/shared/seeds/`` and the article's own heading, so
+# that a reader can find what a box quotes. Seed 004's file opens with an unrelated page title and
+# some page junk; the article's heading follows them, so it is not the file's first line.
 ARTICLES = {
-    "000": "PyTorch视图操作实战：torch.as_strided()的5个隐藏技巧与内存优化",
-    "001": "PyTorch Tensor布局与拷贝：GPU高性能训练的底层核心",
-    "002": "PyTorch张量扩展的隐藏技巧：用expand()高效实现数据复制与广播",
-    "004": "PyTorch 中的 contiguous 与 non-contiguous 内存详解",
+    "000": (
+        "000_ea4163bb16e47daf.txt",
+        "PyTorch视图操作实战：torch.as_strided()的5个隐藏技巧与内存优化",
+    ),
+    "001": ("001_7eb861f26f5bc7ed.txt", "PyTorch Tensor布局与拷贝：GPU高性能训练的底层核心"),
+    "002": (
+        "002_3c713bb66b92bd02.txt",
+        "PyTorch张量扩展的隐藏技巧：用expand()高效实现数据复制与广播",
+    ),
+    "004": ("004_9729a3b02e165019.txt", "PyTorch 中的 contiguous 与 non-contiguous 内存详解"),
 }
+# A claim's `device`: "gpu" when the seed's passage is about a GPU (CUDA, cuBLAS, a named card),
+# whether or not the paraphrase says so; "" otherwise. Without a stored CUDA run such a claim reads
+# "not measured", unless arithmetic or CPU facts decide it and its `why` says which.
+DEVICES = ("", "gpu")
 # A claim id's letter names its article; S claims (notebook 05) name theirs in an `article` field.
 ARTICLE_OF_LETTER = {"A": "000", "B": "001", "C": "002", "D": "004"}
+
+
+def stored_cuda_runs(results_dir: str | Path = "results") -> list[str]:
+    """The stored CUDA benchmark runs (``cuda-*.json`` under ``notebooks/results``), by file name.
+
+    A GPU timing claim is judged only on one of these; while there is none it reads "not
+    measured" (the path is relative to ``notebooks/``, where the notebooks run).
+
+    >>> root = Path(__file__).resolve().parent.parent
+    >>> stored_cuda_runs(root / "notebooks" / "results")
+    []
+    """
+    return sorted(path.name for path in Path(results_dir).glob("cuda-*.json"))
 
 
 def storage_values(t: torch.Tensor) -> torch.Tensor:
@@ -128,11 +151,17 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(devnull)
 
 
+# The backend of all_reduce_column_view: what notebook 02 says about collectives is said of it.
+ALL_REDUCE_BACKEND = "gloo"
+
+
 def _all_reduce_worker(rank: int, port: int, column_step: int, result_path: str) -> None:
     # One of two gloo processes: all_reduce (sum) a column view of the same 3x4 tensor.
     import torch.distributed as dist
 
-    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+    dist.init_process_group(
+        ALL_REDUCE_BACKEND, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2
+    )
     try:
         x = torch.arange(12.0).reshape(3, 4)
         dist.all_reduce(x[:, ::column_step])
@@ -176,12 +205,14 @@ class Claim:
     verdict: str  # one of VERDICTS
     why: str  # the measurement behind the verdict
     article: str = ""  # the seed file number ("001"); only S claims give it, the others' id does
+    device: str = ""  # "gpu" when the seed's passage is about a GPU (see DEVICES)
 
     @property
     def source(self) -> str:
-        """Which seed article the claim is from: its file number and its own first heading."""
+        """Which seed article the claim is from: its number, its file and the article's heading."""
         number = self.article or ARTICLE_OF_LETTER[self.id[0]]
-        return f"seed {number}, “{ARTICLES[number]}”"
+        file_name, heading = ARTICLES[number]
+        return f"seed {number}, file `{file_name}`, the article's heading “{heading}”"
 
 
 def load_claims(path: str | Path = "claims.toml") -> dict[str, Claim]:
@@ -201,6 +232,8 @@ def load_claims(path: str | Path = "claims.toml") -> dict[str, Claim]:
             raise ValueError(
                 f"claim {claim.id}: verdict {claim.verdict!r} is not one of {VERDICTS}"
             )
+        if claim.device not in DEVICES:
+            raise ValueError(f"claim {claim.id}: device {claim.device!r} is not one of {DEVICES}")
         if (claim.article or ARTICLE_OF_LETTER.get(claim.id[0])) not in ARTICLES:
             raise ValueError(f"claim {claim.id}: no seed article {claim.article!r} in ARTICLES")
         if claim.id in claims:

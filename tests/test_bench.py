@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -64,6 +65,10 @@ def test_schema(quick_results: dict) -> None:
         "peak_gbps_end",
     ):
         assert key in results
+    # the cores the run could use, from the OS (a shared machine's load average is read against it)
+    assert results["cpu_count"] == os.cpu_count()
+    expected_cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+    assert results["cpus_available"] == (expected_cpus or os.cpu_count())
     assert results["threading"] == (
         "single-threaded"
         if results["num_threads"] == 1

@@ -15,12 +15,21 @@ import jupytext
 import nbformat
 import pytest
 
-from stridewidget._lessons import ARTICLES, VERDICTS, load_claims, seed_myth, verdict_table
+from stridewidget._lessons import (
+    ARTICLES,
+    VERDICTS,
+    load_claims,
+    seed_myth,
+    stored_cuda_runs,
+    verdict_table,
+)
 
 NOTEBOOK_DIR = Path(__file__).resolve().parent.parent / "notebooks"
 SOURCES = sorted(NOTEBOOK_DIR.glob("[0-9][0-9]_*.py"))
 CLAIMS = load_claims(NOTEBOOK_DIR / "claims.toml")
 IGNORED = "nbval-ignore-output"
+IGNORED_COMMENT = "# NBVAL_IGNORE_OUTPUT"  # nbval's other way to skip a cell's output
+SEEDS_DIR = Path("/work/shared/seeds")
 TIMING_CALLS = ("median_us(", "benchmark.Timer", "timeit", "time.perf_counter", "bench.run(")
 LONGEST_CELL = 25  # lines; a cell a reader takes in at a glance
 
@@ -139,7 +148,7 @@ def test_saved_verdicts_match_the_registry(path):
 @pytest.mark.parametrize("path", SOURCES, ids=lambda p: p.name)
 def test_cells_nbval_skips_carry_no_verdict_and_timing_cells_are_skipped(path):
     for cell in code_cells(source_cells(path)):
-        ignored = IGNORED in cell.metadata.get("tags", [])
+        ignored = IGNORED in cell.metadata.get("tags", []) or IGNORED_COMMENT in cell.source
         if any(call in cell.source for call in TIMING_CALLS):
             assert ignored, f"timing cell not tagged {IGNORED}: {first_line(cell)}"
         if ignored:
@@ -159,10 +168,55 @@ def test_saved_notebook_is_small(path):
 
 
 def test_every_seed_box_names_its_article():
-    # a reader must be able to find what a box quotes: the seed file and the article's heading
+    # a reader must be able to find what a box quotes: the seed's file and the article's heading
     for claim in CLAIMS.values():
         box = seed_myth(claim.id, path=NOTEBOOK_DIR / "claims.toml").text
         number = claim.article or {"A": "000", "B": "001", "C": "002", "D": "004"}[claim.id[0]]
-        assert f"seed {number}, “{ARTICLES[number]}”" in box, claim.id
+        file_name, heading = ARTICLES[number]
+        assert re.fullmatch(rf"{number}_[0-9a-f]{{16}}\.txt", file_name), file_name
+        assert f"seed {number}, file `{file_name}`, the article's heading “{heading}”" in box
     s_claims = [c for c in CLAIMS.values() if c.id.startswith("S")]
     assert s_claims and all(c.article in ARTICLES for c in s_claims)
+
+
+@pytest.mark.skipif(not SEEDS_DIR.is_dir(), reason="the seed articles are not on this machine")
+def test_every_article_file_holds_its_heading():
+    for file_name, heading in ARTICLES.values():
+        text = (SEEDS_DIR / file_name).read_text(encoding="utf-8")
+        assert heading.replace("：", "") in text.replace("：", ""), file_name
+
+
+# Words that put a seed passage on a GPU. A paraphrase may drop them (S7's "halves the bandwidth
+# use" is about a GPU's L2 cache), so the `device` field is the record, and these only a floor.
+GPU_WORDS = re.compile(r"GPU|CUDA|cuda|cuBLAS|cuDNN|A100|RTX|显存|cudaMemcpy")
+# Claims whose paraphrase once dropped the word "GPU" and were judged from a CPU run.
+GPU_CLAIMS_WITHOUT_THE_WORD = {"S7", "S14", "D3", "D3b", "B23"}
+# What a GPU claim judged without a CUDA run may rest on, named in its `why`.
+NON_TIMING_BASIS = ("arithmetic", "layout", "allocat", "CPU", "copy ops")
+
+
+def test_every_claim_about_a_gpu_says_so():
+    missing = [
+        c.id for c in CLAIMS.values() if GPU_WORDS.search(c.seed + c.why) and c.device != "gpu"
+    ]
+    assert not missing, f'claims about a GPU without `device = "gpu"`: {missing}'
+    assert all(CLAIMS[i].device == "gpu" for i in GPU_CLAIMS_WITHOUT_THE_WORD)
+
+
+def test_a_gpu_claim_without_a_cuda_run_is_not_measured_or_names_its_basis():
+    assert stored_cuda_runs(NOTEBOOK_DIR / "results") == []  # else: judge them on that run
+    for claim in CLAIMS.values():
+        if claim.device == "gpu" and claim.verdict != "not measured":
+            assert any(word in claim.why for word in NON_TIMING_BASIS), claim.id
+    for claim_id in GPU_CLAIMS_WITHOUT_THE_WORD - {"B23"}:  # timings and cuBLAS: nothing decides
+        assert CLAIMS[claim_id].verdict == "not measured", claim_id
+
+
+def test_no_cell_nbval_skips_asserts():
+    # a skipped cell's output is never compared, so an assert there would be a check nbval hides
+    for path in SOURCES:
+        for cell in code_cells(source_cells(path)):
+            skipped = IGNORED in cell.metadata.get("tags", []) or IGNORED_COMMENT in cell.source
+            assert not (skipped and re.search(r"^\s*assert\b", cell.source, re.M)), (
+                f"{path.name}: an assert in a cell nbval skips: {first_line(cell)}"
+            )

@@ -100,6 +100,17 @@ def device_name(device: torch.device) -> str:
     return platform.processor() or platform.machine()
 
 
+def cpus_available() -> int | None:
+    """How many CPU cores this process may run on (its affinity mask; else ``os.cpu_count()``).
+
+    >>> cpus_available() >= 1
+    True
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count()
+
+
 def _load_average() -> float | None:
     # 1-minute load average (runnable processes); None where the OS has none (Windows).
     try:
@@ -292,6 +303,9 @@ def run(
         else "torch.utils.benchmark.Timer",
         # Other processes on the machine skew timings; the load average says how busy it was.
         "load_average_start": _load_average(),
+        # How many cores the run could use (a shared machine's load is read against this).
+        "cpu_count": os.cpu_count(),
+        "cpus_available": cpus_available(),
         "load_average_end": None,
         "last_level_cache_bytes": cache,
         "big_buffer_bytes": big_bytes,

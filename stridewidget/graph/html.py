@@ -1,6 +1,7 @@
 """The static Jupyter table of a :class:`~stridewidget.graph.Graph`: one row per node, and
 beside each copy the picture of its layout next to its inputs' (the package's own static SVG
-renderer).  Everything a graph supplies (names, targets, reasons, paths) is escaped."""
+renderer; a big or symbolic storage is shown as its layout's text, so the fragment stays small).
+Everything a graph supplies (names, targets, reasons, paths) is escaped."""
 
 from __future__ import annotations
 

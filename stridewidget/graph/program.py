@@ -60,7 +60,10 @@ class Graph:
         raise KeyError(f"no node named {name!r}; the nodes are {[n.name for n in self.nodes]}")
 
     def compare_eager(self) -> list[Mismatch]:
-        """Outputs (and custom-op inputs) whose strides in this graph differ from eager's."""
+        """Outputs (custom-op inputs, and at the backward stage the gradients) whose strides in
+        this graph differ from eager's.  The eager model runs on copies of the captured inputs,
+        under the grad mode the graph was traced with (``torch.no_grad()`` can pick other
+        kernels), with its buffers restored afterwards."""
         return compare_eager(self._captured)
 
     def run(self, graph: int = 0) -> dict[str, Any]:

@@ -155,6 +155,8 @@ def _exported(program: Any, eager: Any, args: tuple, kwargs: dict, stage: str) -
 def _clone(tensor: Any, storages: dict[Any, Any]) -> Any:
     if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
         return tensor  # FakeTensors, subclasses: nothing real to protect or to copy
+    if tensor.layout != torch.strided:
+        return tensor.clone()  # sparse: no strided storage to share
     key = (tensor.device, tensor.untyped_storage().data_ptr())
     if key not in storages:
         storages[key] = tensor.untyped_storage().clone()

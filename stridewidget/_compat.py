@@ -14,6 +14,7 @@ from typing import Any
 __all__ = [
     "compiled_original",
     "dispatch_mode_base",
+    "export_user_error",
     "fake_mode_of",
     "functional_mutation_count",
     "functorch_transforms",
@@ -26,7 +27,6 @@ __all__ = [
     "op_overload_class",
     "overload_name",
     "recording_backend",
-    "reset_dynamo",
     "storage_id",
     "storage_identity",
     "symbol_example",
@@ -306,12 +306,13 @@ def symbol_values(value: Any, fallback: int) -> dict[str, int]:
     return values
 
 
-def symbol_example(value: Any, fallback: int) -> int:
-    """The example value of a SymInt expression (an int as it is), without a guard."""
+def symbol_example(value: Any, fallback: int, bindings: dict[str, int] | None = None) -> int:
+    """The example value of a SymInt expression (an int as it is), without a guard; symbols named
+    in ``bindings`` take those values (sizes read off real tensors) instead of their hints."""
     if not is_symbolic(value):
         return int(value)
     expr = value.node.expr
-    values = symbol_values(value, fallback)
+    values = {**symbol_values(value, fallback), **(bindings or {})}
     return int(expr.xreplace({s: values[str(s)] for s in expr.free_symbols}))
 
 
@@ -350,11 +351,13 @@ def compiled_original(obj: Any) -> Any:
 
 def recording_backend(record: Any) -> Any:
     """A ``torch.compile`` backend built on AOTAutograd that hands ``record(stage, gm, args)``
-    each forward and backward graph with the real arguments of its first call, and runs the graphs
-    as they are (eagerly: no Inductor).
+    every forward and backward graph with the real arguments of each call, and runs the graphs
+    as they are (eagerly: no Inductor).  A forward graph's ``gm.meta["user_outputs"]`` is the
+    ``(start, count)`` of the user's outputs among the graph's outputs (AOTAutograd returns the
+    mutated inputs first and the saved activations last), or ``None`` where unknown.
 
-    ``torch._dynamo.backends.common.aot_autograd`` (torch 2.0 to 2.13; the stable
-    ``torch._dynamo`` path is the only one there is).
+    ``torch._dynamo.backends.common.aot_autograd`` and ``TracingContext.fw_metadata`` (a
+    ``ViewAndMutationMeta``; torch 2.1 to 2.13).
     """
     if _torch_version() < (2, 1):  # pragma: no cover
         raise RuntimeError("sw.graph(stage='forward'/'backward') needs torch >= 2.1")
@@ -362,12 +365,11 @@ def recording_backend(record: Any) -> Any:
 
     def compiler(stage: str) -> Any:
         def compile_graph(gm: Any, example_inputs: Any) -> Any:
-            called: list[Any] = []
+            if stage == "forward":
+                gm.meta["user_outputs"] = _user_output_window()
 
             def run(args: list[Any]) -> Any:
-                if not called:
-                    called.append(True)
-                    record(stage, gm, list(args))
+                record(stage, gm, list(args))
                 return gm(*args)
 
             run._boxed_call = True  # AOTAutograd's calling convention: one list of arguments
@@ -378,19 +380,23 @@ def recording_backend(record: Any) -> Any:
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"))
 
 
+def _user_output_window() -> tuple[int, int] | None:
+    from torch._guards import TracingContext
+
+    context = TracingContext.try_get()
+    meta = getattr(context, "fw_metadata", None)
+    try:
+        return int(meta.num_mutated_inp_runtime_indices), len(meta.output_info)
+    except AttributeError:  # moved: compare_eager falls back to the outputs' shapes
+        return None
+
+
 def tree_leaves(tree: Any) -> list[Any]:
     """The leaves of nested tuples/lists/dicts, in torch's order (``torch.utils._pytree``,
     torch 1.11 to 2.13; the flattening ``torch.export`` uses for a program's inputs)."""
     from torch.utils import _pytree
 
     return _pytree.tree_leaves(tree)
-
-
-def reset_dynamo() -> None:
-    """Forget compiled code (``torch._dynamo.reset``), so a capture sees a fresh compile."""
-    import torch._dynamo
-
-    torch._dynamo.reset()
 
 
 def storage_identity(tensor: Any) -> int | None:
@@ -446,3 +452,13 @@ def torch_print_options() -> tuple[int, bool | None]:
     if options is None:
         return 4, None
     return int(getattr(options, "precision", 4)), getattr(options, "sci_mode", None)
+
+
+def export_user_error() -> type:
+    """The error ``torch.export`` raises for the user's own mistakes, such as ``dynamic_shapes``
+    that its constraints refuse (``torch._dynamo.exc.UserError``, torch 2.1 to 2.13)."""
+    try:
+        from torch._dynamo.exc import UserError
+    except ImportError:  # pragma: no cover - moved: every export error falls back to strict
+        return type("NeverRaised", (Exception,), {})
+    return UserError

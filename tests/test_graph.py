@@ -409,10 +409,20 @@ def test_where_is_the_users_line_inside_helpers_and_across_graph_breaks():
         assert lines and any("inside a helper" in line for line in lines), lines
 
 
-def test_captures_past_dynamo_s_recompile_limit_still_record(monkeypatch):
-    # past the limit dynamo runs the model eagerly, silently: the capture compiles afresh
-    monkeypatch.setattr(torch._dynamo.config, "recompile_limit", 1)
-    model = torch.nn.Linear(4, 4)
-    for _ in range(3):
-        g = sw.graph(model, torch.randn(3, 4), stage="forward")
-        assert [n.kind for n in g.nodes if n.op == "call_function"] == ["view", "compute"]
+class _Doubles(torch.nn.Module):  # its own forward code object: dynamo's limit is per code object
+    def forward(self, x):
+        return x.t() * 2
+
+
+def test_past_dynamo_s_recompile_limit_a_capture_says_so_and_resets_nothing():
+    # past the limit dynamo runs the model eagerly, silently: the capture says so, and leaves
+    # the user's compiled code in dynamo's cache (no torch._dynamo.reset())
+    compiles = []
+    model, x = _Doubles(), torch.randn(3, 4)
+    users = torch.compile(model, backend=lambda gm, _: compiles.append(gm) or gm.forward)
+    with torch._dynamo.config.patch(recompile_limit=1):
+        users(x)
+        with pytest.raises(ValueError, match="recompile_limit"):
+            sw.graph(model, x, stage="forward")
+        users(x)
+    assert len(compiles) == 1

@@ -2,22 +2,32 @@
 ``run_decompositions()``) and the AOTAutograd forward and backward graphs ``torch.compile`` hands
 its backend (recorded by a backend that runs them as they are: no Inductor).
 
-Each capture keeps the real arguments that run its graphs (``Capture.real_inputs``), so a graph
-can be replayed eagerly on real tensors (``Graph.run``), and the eager model for ``compare_eager``.
-The user's model comes back as it was: buffers (BatchNorm statistics) are restored after the
-compiled run, and gradients are taken with ``torch.autograd.grad`` (no ``.grad`` is touched).
+Each capture keeps copies of the real arguments that run its graphs (``Capture.real_inputs``), so
+a graph can be replayed eagerly on real tensors (``Graph.run``), and the eager model for
+``compare_eager``.  Looking leaves the user's model, data and dynamo state as they were: the model
+runs on copies of the inputs (:func:`cloned`), buffers (BatchNorm statistics) are restored after
+the compiled run, gradients are taken with ``torch.autograd.grad`` (no ``.grad`` is touched), and
+every capture compiles with one of two process-wide backends (:func:`_backend`), so dynamo's
+cache is never reset and the model's recompile budget is not spent.
 """
 
 from __future__ import annotations
 
 import contextlib
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from .._compat import compiled_original, recording_backend, reset_dynamo, tree_leaves
+from .._compat import (
+    compiled_original,
+    export_user_error,
+    recording_backend,
+    tree_leaves,
+    tree_map,
+)
 
 __all__ = ["STAGES", "Capture", "capture"]
 
@@ -35,6 +45,10 @@ class Capture:
     args: tuple[Any, ...]
     kwargs: dict[str, Any] = field(default_factory=dict)
     program: Any = None
+    #: per backward graph, what each output is the gradient of: ``("param", name)``,
+    #: ``("input", i)`` (the i-th tensor leaf of the arguments) or ``None``
+    grad_of: list[list[Any]] = field(default_factory=list)
+    grad_enabled: bool = True  # the grad mode the graphs were traced under (eager reruns use it)
 
 
 class _Function(torch.nn.Module):
@@ -42,10 +56,28 @@ class _Function(torch.nn.Module):
 
     def __init__(self, fn: Callable[..., Any]) -> None:
         super().__init__()
-        self.fn = fn
+        self.fn = _named_forward(fn)
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         return self.fn(*args, **kwargs)
+
+
+def _named_forward(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with its code named ``forward``: the default export tracer keeps only the frames of
+    functions named ``forward`` in a node's stack trace, so ``.where`` finds the function's line
+    (same file, same lines, same globals and closure)."""
+    code = getattr(fn, "__code__", None)
+    if not isinstance(fn, types.FunctionType) or code is None:
+        return fn
+    renamed = types.FunctionType(
+        code.replace(co_name="forward"),
+        fn.__globals__,
+        fn.__name__,
+        fn.__defaults__,
+        fn.__closure__,
+    )
+    renamed.__kwdefaults__ = fn.__kwdefaults__
+    return renamed
 
 
 def _check_stage(stage: Any) -> str:
@@ -64,7 +96,8 @@ def capture(
     """The graphs of ``target`` (a model, a function, a ``torch.compile`` wrapper of either, or
     an ``ExportedProgram``) at ``stage``."""
     _check_stage(stage)
-    kwargs = dict(kwargs or {})
+    # a copy taken now: what the eager reruns start from, whatever the user does to theirs later
+    args, kwargs = cloned((tuple(args), dict(kwargs or {})))
     if isinstance(target, torch.export.ExportedProgram):
         if stage not in ("export", "aten"):
             raise ValueError(
@@ -86,14 +119,19 @@ def capture(
 
 
 def _export(module: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
-    """``torch.export.export``, strict (traced by dynamo) first: its stack traces keep every
-    frame, so ``.where`` finds the user's line inside helpers; the default (non-strict) tracer
-    keeps only ``forward``'s frame, and is the fallback for what dynamo cannot trace."""
+    """``torch.export.export`` as the user would call it (non-strict, torch's default): a strict
+    (dynamo) trace can add constraints the default refuses, and then rejects other sizes.  Strict
+    is the fallback for what the default tracer cannot trace."""
     options = {"kwargs": kwargs or None, "dynamic_shapes": dynamic_shapes}
     try:
-        return torch.export.export(module, tuple(args), strict=True, **options)
-    except Exception:  # dynamo could not trace it; a real error is raised again just below
-        return torch.export.export(module, tuple(args), strict=False, **options)
+        return torch.export.export(module, tuple(args), **options)
+    except export_user_error():
+        raise  # the user's dynamic_shapes are refused: a strict trace would hide it
+    except Exception as error:  # the default tracer failed: try dynamo, else raise its error
+        try:
+            return torch.export.export(module, tuple(args), strict=True, **options)
+        except Exception:
+            raise error from None
 
 
 def _exported(program: Any, eager: Any, args: tuple, kwargs: dict, stage: str) -> Capture:
@@ -109,7 +147,31 @@ def _exported(program: Any, eager: Any, args: tuple, kwargs: dict, stage: str) -
             inputs.append(program.state_dict[spec.target])
         else:
             inputs.append(constants.get(spec.target))
-    return Capture(stage, [program.graph_module], [inputs], eager, args, kwargs, program)
+    captured = Capture(stage, [program.graph_module], [inputs], eager, args, kwargs, program)
+    captured.grad_enabled = torch.is_grad_enabled()
+    return captured
+
+
+def _clone(tensor: Any, storages: dict[Any, Any]) -> Any:
+    if type(tensor) not in (torch.Tensor, torch.nn.Parameter):
+        return tensor  # FakeTensors, subclasses: nothing real to protect or to copy
+    if tensor.layout != torch.strided:
+        return tensor.clone()  # sparse: no strided storage to share
+    key = (tensor.device, tensor.untyped_storage().data_ptr())
+    if key not in storages:
+        storages[key] = tensor.untyped_storage().clone()
+    with torch.no_grad():
+        copy = torch.empty(0, dtype=tensor.dtype, device=tensor.device)
+        copy.set_(storages[key], tensor.storage_offset(), tensor.size(), tensor.stride())
+    return copy.requires_grad_(tensor.requires_grad)
+
+
+def cloned(tree: Any) -> Any:
+    """``tree`` with each tensor replaced by a copy of the same sizes, strides and offset, and
+    the same aliasing (each storage is copied once): running a model on it leaves the user's
+    tensors as they were, and the model sees the layouts the user's tensors have."""
+    storages: dict[Any, Any] = {}
+    return tree_map(lambda t: _clone(t, storages) if isinstance(t, torch.Tensor) else t, tree)
 
 
 @contextlib.contextmanager
@@ -132,42 +194,89 @@ def _differentiable(model: Any, args: tuple, kwargs: dict) -> list[Any]:
     return [t for t in params + leaves if t.requires_grad]
 
 
+#: The captures now running, innermost last: the process-wide backends report to the last one.
+_RECORDERS: list[Callable[[str, Any, list[Any]], None]] = []
+_BACKENDS: dict[bool, Any] = {}
+
+
+def _report(stage: str, gm: Any, args: list[Any]) -> None:
+    if _RECORDERS:
+        _RECORDERS[-1](stage, gm, args)
+
+
+def _backend(dynamic: bool) -> Any:
+    """One recording backend per ``dynamic`` setting for the whole process.  Dynamo's cache
+    entries match the backend they were compiled with: with the same backend object a second
+    capture of a model reuses the first one's entry (its graphs report again) instead of adding
+    one; a new backend per capture would use up the model's recompile limit, past which the
+    user's own ``torch.compile`` of it silently runs eagerly."""
+    if dynamic not in _BACKENDS:
+        _BACKENDS[dynamic] = recording_backend(_report)
+    return _BACKENDS[dynamic]
+
+
 def compiled_captures(
     model: Any, args: tuple, kwargs: dict, dynamic: bool, backward: bool, strict: bool = True
 ) -> dict[str, Capture]:
-    """One compiled run (and its backward when ``backward``): a capture per recorded stage.
-    Without ``strict``, a model that has nothing to differentiate just has no backward graph."""
+    """One compiled run (and its backward when ``backward``) on copies of the inputs: a capture
+    per recorded stage.  Without ``strict``, a model that has nothing to differentiate just has no
+    backward graph."""
     recorded: list[tuple[str, Any, list[Any]]] = []
+    seen: set[int] = set()
 
     def record(graph_stage: str, gm: Any, real: list[Any]) -> None:
-        recorded.append((graph_stage, gm, real))
+        if id(gm) not in seen:  # the first call of each graph (a graph can run in a loop)
+            seen.add(id(gm))
+            recorded.append((graph_stage, gm, cloned(real)))  # before the run writes to them
+            if graph_stage == "forward":
+                sources.append([names.get(id(t)) for t in real])
 
-    def run_once() -> None:
-        compiled = torch.compile(model, backend=recording_backend(record), dynamic=dynamic or None)
-        outputs = [t for t in tree_leaves(compiled(*args, **kwargs)) if isinstance(t, torch.Tensor)]
-        wanted = _differentiable(model, args, kwargs)
-        differentiable = [t for t in outputs if t.requires_grad]
-        if backward and (strict or (wanted and differentiable)):
-            if not wanted or not differentiable:
-                raise ValueError(
-                    "no backward graph: nothing the model computes requires grad "
-                    "(give it parameters or inputs with requires_grad=True)"
-                )
-            grads = [torch.ones_like(t) for t in differentiable]
-            torch.autograd.grad(differentiable, wanted, grads, allow_unused=True)
-
-    with buffers_kept(model):
-        run_once()
-        if not recorded:  # a cached compile ran (this model was captured before): compile afresh
-            reset_dynamo()
-            run_once()
+    run_args, run_kwargs = cloned((tuple(args), kwargs))
+    sources: list[list[Any]] = []  # per forward graph, what each argument is (see grad_of)
+    names = {id(t): ("input", i) for i, t in enumerate(tree_leaves((run_args, run_kwargs)))}
+    if isinstance(model, torch.nn.Module):
+        names.update({id(p): ("param", name) for name, p in model.named_parameters()})
+    compiled = torch.compile(model, backend=_backend(dynamic), dynamic=dynamic)
+    _RECORDERS.append(record)
+    try:
+        with buffers_kept(model):
+            outputs = compiled(*run_args, **run_kwargs)
+            _backward(model, run_args, run_kwargs, outputs, backward, strict)
+    finally:
+        _RECORDERS.remove(record)
+    if not recorded:
+        raise ValueError(
+            "torch.compile made no graph for this model and these inputs: dynamo ran it "
+            "eagerly (it skips some modules, such as nn.LSTM; or the model's recompile limit, "
+            "torch._dynamo.config.recompile_limit, is used up: raise it, or call "
+            "torch._dynamo.reset() yourself, and capture again)"
+        )
     captures = {}
     for stage in ("forward", "backward"):
         chosen = [(gm, real) for s, gm, real in recorded if s == stage]
         if chosen:
             modules, inputs = [gm for gm, _ in chosen], [real for _, real in chosen]
             captures[stage] = Capture(stage, modules, inputs, model, args, kwargs)
+            captures[stage].grad_enabled = torch.is_grad_enabled()
+    if "backward" in captures:  # backward graphs run in the reverse order of the forward ones
+        captures["backward"].grad_of = sources[::-1]
     return captures
+
+
+def _backward(
+    model: Any, args: tuple, kwargs: dict, outputs: Any, backward: bool, strict: bool
+) -> None:
+    tensors = [t for t in tree_leaves(outputs) if isinstance(t, torch.Tensor)]
+    wanted = _differentiable(model, args, kwargs)
+    differentiable = [t for t in tensors if t.requires_grad]
+    if backward and (strict or (wanted and differentiable)):
+        if not wanted or not differentiable:
+            raise ValueError(
+                "no backward graph: nothing the model computes requires grad "
+                "(give it parameters or inputs with requires_grad=True)"
+            )
+        grads = [torch.ones_like(t) for t in differentiable]
+        torch.autograd.grad(differentiable, wanted, grads, allow_unused=True)
 
 
 def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) -> Capture:

@@ -1,22 +1,24 @@
-"""``Graph.compare_eager``: the strides a captured graph gives its outputs (and its custom ops'
-inputs) against the strides the eager model really produces.
+"""``Graph.compare_eager``: the strides a captured graph gives its outputs (its custom ops'
+inputs, and at the backward stage the gradients) against the strides the eager model really
+produces.
 
-Compiled strides are the graph's own FakeTensors; symbolic ones are compared at the example
-sizes the eager run uses (their symbols' hints), never by guarding.  Dims of size 1 are skipped:
-their stride never matters (PyTorch's rule).
+The eager model runs on copies of the captured inputs, under the grad mode the graph was traced
+with (``torch.no_grad()`` can take other kernels: ``nn.MultiheadAttention``'s fast path).
+Symbolic strides are evaluated at the eager run's real sizes (each symbol bound from the real
+inputs, and an unbacked one from the real output), never by guarding.  Dims of size 1 are
+skipped: their stride never matters (PyTorch's rule).
 """
 
 from __future__ import annotations
 
-import contextlib
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from .._compat import dispatch_mode_base, symbol_example, tree_leaves
-from .capture import Capture, buffers_kept
+from .._compat import dispatch_mode_base, is_symbolic, symbol_example, tree_leaves
+from .capture import Capture, buffers_kept, cloned
 from .nodes import _TORCH_NAMESPACES, op_name, tensor_values
 
 __all__ = ["Mismatch", "compare_eager"]
@@ -25,7 +27,7 @@ __all__ = ["Mismatch", "compare_eager"]
 @dataclass(frozen=True)
 class Mismatch:
     """One tensor whose compiled strides differ from eager's: ``node`` is the graph node's name,
-    ``what`` says which tensor (``output 0``, ``input 1 of mylib::op``)."""
+    ``what`` says which tensor (``output 0``, ``input 1 of mylib::op``, ``gradient of x``)."""
 
     node: str
     what: str
@@ -48,90 +50,141 @@ class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
         return func(*args, **(kwargs or {}))
 
 
-def _differ(shape: Any, eager: tuple[int, ...], compiled: tuple[Any, ...]) -> bool:
-    sizes = [symbol_example(n, 2) for n in shape]
+def _bind(bindings: dict[str, int], fake: Any, real: Any) -> None:
+    """Bind each bare symbol among ``fake``'s sizes and strides to ``real``'s value there."""
+    if not isinstance(fake, torch.Tensor) or not isinstance(real, torch.Tensor):
+        return
+    if fake.dim() != real.dim():
+        return
+    for symbolic, value in [*zip(fake.shape, real.shape), *zip(fake.stride(), real.stride())]:
+        if is_symbolic(symbolic) and symbolic.node.expr.is_Symbol:
+            bindings.setdefault(str(symbolic.node.expr), int(value))
+
+
+def _input_bindings(captured: Capture) -> dict[str, int]:
+    bindings: dict[str, int] = {}
+    for module, real in zip(captured.modules, captured.real_inputs):
+        placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+        for node, value in zip(placeholders, real):
+            _bind(bindings, node.meta.get("val"), value)
+    return bindings
+
+
+def _differ(shape: Any, eager: tuple[int, ...], compiled: tuple[Any, ...], bound: dict) -> bool:
+    sizes = [symbol_example(n, 2, bound) for n in shape]
     if 0 in sizes or len(eager) != len(compiled):
         return len(eager) != len(compiled)
-    return any(n != 1 and e != symbol_example(c, 2) for n, e, c in zip(sizes, eager, compiled))
+    return any(
+        n != 1 and e != symbol_example(c, 2, bound) for n, e, c in zip(sizes, eager, compiled)
+    )
 
 
 def _text(strides: Any) -> tuple[Any, ...]:
     return tuple(s if isinstance(s, int) else str(s) for s in strides)
 
 
-def _output_nodes(captured: Capture, eager: list[Any]) -> list[Any]:
+def _graph_outputs(module: Any) -> list[Any]:
+    output = next(n for n in module.graph.nodes if n.op == "output")
+    return list(tree_leaves(output.args))
+
+
+def _output_nodes(captured: Capture, eager: list[Any], bound: dict) -> list[Any]:
     """The graph's nodes for the user's outputs, in order.
 
     An exported program's signature says which outputs are the user's (the others are mutated
-    buffers); an AOTAutograd forward graph returns mutated inputs first and saved activations
-    last, so its user outputs are the first run of outputs whose shapes are the eager ones.
+    buffers).  The user's outputs come from the last compiled graph (after a graph break the
+    earlier graphs hand values to Python, not to the user); AOTAutograd's output metadata says
+    where among its outputs they are (the mutated inputs come first, saved activations last).
     """
-    output = next(n for n in captured.modules[0].graph.nodes if n.op == "output")
-    flat = [a for a in tree_leaves(output.args) if hasattr(a, "meta")]
+    flat = _graph_outputs(captured.modules[-1])
     if captured.program is not None:
         specs = captured.program.graph_signature.output_specs
         return [a for a, spec in zip(flat, specs) if spec.kind.name == "USER_OUTPUT"]
-    wanted = [tuple(t.shape) for t in eager]
+    window = captured.modules[-1].meta.get("user_outputs")
+    if window is not None:
+        start, count = window
+        if count == len(eager):
+            return flat[start : start + count]
+        flat = flat[start : start + count]
+    wanted = [tuple(t.shape) for t in eager]  # dynamo returned other values than the user's
     for start in range(len(flat) - len(wanted) + 1):
-        window = flat[start : start + len(wanted)]
-        if [_example_shape(node) for node in window] == wanted:
-            return window
+        chosen = flat[start : start + len(wanted)]
+        if [_example_shape(node, bound) for node in chosen] == wanted:
+            return chosen
     return []
 
 
-def _example_shape(node: Any) -> tuple[int, ...] | None:
-    values = tensor_values(node.meta.get("val"))
-    return tuple(symbol_example(n, 2) for n in values[0].shape) if values else None
+def _example_shape(node: Any, bound: dict) -> tuple[int, ...] | None:
+    values = tensor_values(getattr(node, "meta", {}).get("val"))
+    return tuple(symbol_example(n, 2, bound) for n in values[0].shape) if values else None
 
 
-def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list[list[tuple[int, ...]]]]]:
+def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list], dict[Any, Any]]:
+    """The eager outputs, the custom ops' input strides and (backward stage) the gradients."""
     recorder = _CustomOpInputs()
-    with buffers_kept(captured.eager), recorder:
-        outputs = captured.eager(*captured.args, **captured.kwargs)
+    args, kwargs = cloned((captured.args, captured.kwargs))
+    grads: dict[Any, Any] = {}
+    with buffers_kept(captured.eager), torch.set_grad_enabled(captured.grad_enabled), recorder:
+        outputs = captured.eager(*args, **kwargs)
         leaves = [t for t in tree_leaves(outputs) if isinstance(t, torch.Tensor)]
         if captured.stage == "backward":
+            named = {("input", i): t for i, t in enumerate(tree_leaves((args, kwargs)))}
+            if isinstance(captured.eager, torch.nn.Module):
+                named.update({("param", n): p for n, p in captured.eager.named_parameters()})
+            named = {k: t for k, t in named.items() if isinstance(t, torch.Tensor)}
+            named = {k: t for k, t in named.items() if t.requires_grad}
             wanted = [t for t in leaves if t.requires_grad]
-            inputs = [
-                t
-                for t in [
-                    *(captured.eager.parameters() if hasattr(captured.eager, "parameters") else ()),
-                    *tree_leaves((captured.args, captured.kwargs)),
-                ]
-                if isinstance(t, torch.Tensor) and t.requires_grad
-            ]
-            torch.autograd.grad(
-                wanted, inputs, [torch.ones_like(t) for t in wanted], allow_unused=True
+            found = torch.autograd.grad(
+                wanted,
+                list(named.values()),
+                [torch.ones_like(t) for t in wanted],
+                allow_unused=True,
             )
-    return leaves, recorder.calls
+            grads = dict(zip(named, found))
+    return leaves, recorder.calls, grads
 
 
 def compare_eager(captured: Capture) -> list[Mismatch]:
-    """Run the eager model on the capture's example inputs; list the strides that differ."""
+    """Run the eager model on copies of the capture's example inputs; list the strides that
+    differ."""
     if captured.eager is None:
         raise ValueError("compare_eager needs the eager model: pass it to sw.graph")
-    with torch.no_grad() if captured.stage != "backward" else contextlib.nullcontext():
-        eager_outputs, eager_calls = _eager_run(captured)
+    eager_outputs, eager_calls, grads = _eager_run(captured)
+    bound = _input_bindings(captured)
     mismatches = []
     if captured.stage != "backward":
-        for i, (node, eager) in enumerate(
-            zip(_output_nodes(captured, eager_outputs), eager_outputs)
-        ):
-            values = tensor_values(node.meta.get("val"))
-            if values and _differ(values[0].shape, eager.stride(), values[0].stride()):
-                mismatches.append(
-                    Mismatch(
-                        node.name,
-                        f"output {i}",
-                        _text(values[0].shape),
-                        eager.stride(),
-                        _text(values[0].stride()),
-                    )
-                )
-    mismatches.extend(_custom_op_mismatches(captured, eager_calls))
+        nodes = _output_nodes(captured, eager_outputs, bound)
+        for node, eager in zip(nodes, eager_outputs):
+            _bind(bound, (tensor_values(node.meta.get("val")) or [None])[0], eager)
+        for i, (node, eager) in enumerate(zip(nodes, eager_outputs)):
+            mismatches.extend(_mismatch(node, f"output {i}", eager.stride(), bound))
+    else:
+        mismatches.extend(_gradient_mismatches(captured, grads, bound))
+    mismatches.extend(_custom_op_mismatches(captured, eager_calls, bound))
     return mismatches
 
 
-def _custom_op_mismatches(captured: Capture, eager_calls: dict[str, list]) -> list[Mismatch]:
+def _mismatch(node: Any, what: str, eager: tuple[int, ...], bound: dict) -> list[Mismatch]:
+    values = tensor_values(getattr(node, "meta", {}).get("val"))
+    if values and _differ(values[0].shape, eager, values[0].stride(), bound):
+        shape, strides = _text(values[0].shape), _text(values[0].stride())
+        return [Mismatch(node.name, what, shape, eager, strides)]
+    return []
+
+
+def _gradient_mismatches(captured: Capture, grads: dict, bound: dict) -> list[Mismatch]:
+    """Each backward graph output (the gradient of one forward argument) against eager's."""
+    found = []
+    for module, sources in zip(captured.modules, captured.grad_of):
+        for node, source in zip(_graph_outputs(module), sources):
+            eager = grads.get(source)
+            if node is not None and eager is not None:
+                what = f"gradient of {source[0]} {source[1]}"
+                found.extend(_mismatch(node, what, eager.stride(), bound))
+    return found
+
+
+def _custom_op_mismatches(captured: Capture, eager_calls: dict, bound: dict) -> list[Mismatch]:
     seen: dict[str, int] = defaultdict(int)
     found = []
     for module in captured.modules:
@@ -152,7 +205,7 @@ def _custom_op_mismatches(captured: Capture, eager_calls: dict[str, list]) -> li
                 for t in tensor_values(a.meta.get("val"))
             ]
             for i, (fake, eager) in enumerate(zip(inputs, eager_strides)):
-                if _differ(fake.shape, eager, fake.stride()):
+                if _differ(fake.shape, eager, fake.stride(), bound):
                     found.append(
                         Mismatch(
                             node.name,

@@ -1,6 +1,7 @@
 """The static Jupyter table of a :class:`~stridewidget.graph.Graph`: one row per node, and
 beside each copy the picture of its layout next to its inputs' (the package's own static SVG
-renderer).  Everything a graph supplies (names, targets, reasons, paths) is escaped."""
+renderer; a big or symbolic storage is shown as its layout's text, so the fragment stays small).
+Everything a graph supplies (names, targets, reasons, paths) is escaped."""
 
 from __future__ import annotations
 
@@ -14,7 +15,15 @@ __all__ = ["graph_html"]
 
 #: Copies drawn with their inputs; the rest are listed (a saved notebook stays small).
 MAX_PICTURES = 3
+#: Storages up to this many elements are drawn cell by cell; a bigger (or symbolic) one is shown
+#: as its layout's text, so one picture stays a few kB whatever the tensor's size.
+MAX_DRAWN_ELEMENTS = 256
 _KIND_COLOURS = {"copy": "#fde2e1", "in-place": "#fff1c2", "view": "#e3f1e4"}
+
+
+def _drawable(tensor: Any) -> bool:
+    size = tensor.untyped_storage().nbytes()
+    return isinstance(size, int) and size // max(1, tensor.element_size()) <= MAX_DRAWN_ELEMENTS
 
 
 def _picture(graph: Any, node: Any) -> str:
@@ -23,8 +32,12 @@ def _picture(graph: Any, node: Any) -> str:
     for name in (node.name, *node.inputs):
         values = tensor_values(by_name[name].node.meta.get("val")) if name in by_name else []
         if values:
-            tensors[name] = values[0]
-    return render_svg(**tensors) if tensors else ""
+            # FX's own %name: never one of render_svg's parameters (wrap, theme)
+            tensors[f"%{name}"] = values[0]
+    if tensors and all(_drawable(t) for t in tensors.values()):
+        return render_svg(**tensors)
+    lines = [f"{name} {by_name[name[1:]].layout}" for name in tensors]
+    return f"<pre>{escape(chr(10).join(lines))}</pre>" if lines else ""
 
 
 def _row(node: Any) -> str:

@@ -10,6 +10,7 @@ storage than every input was a copy.  Nothing here reads a symbol's value (no gu
 from __future__ import annotations
 
 import operator
+import os
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -114,18 +115,24 @@ def classify(node: Any) -> str:
     return "view" if aliases else "compute"
 
 
+def _is_torch(filename: str) -> bool:
+    # torch as imported, or as installed (a stack trace may name the other path of a symlink)
+    return filename.startswith(_TORCH_DIR) or "-packages/torch/" in filename
+
+
 def where(node: Any) -> str:
     """``file.py:LINE`` of the innermost frame of the node's stack trace that is the user's
-    (not torch's, not this package's); ``""`` when the graph kept no trace."""
+    (not torch's, not this package's); for a torch module called directly, torch's own line,
+    marked ``(torch)``; ``""`` when the graph kept no trace."""
     trace = node.meta.get("stack_trace") or ""
     frames = [(f, int(line)) for f, line in _FRAME.findall(trace)]
+    frames = [(f, line) for f, line in frames if not f.startswith(_PACKAGE_DIR)]
     for filename, line in reversed(frames):
-        # torch as imported, or as installed (a stack trace may name the other path of a symlink)
-        if (
-            not filename.startswith((_TORCH_DIR, _PACKAGE_DIR))
-            and "-packages/torch/" not in filename
-        ):
+        if not _is_torch(filename):
             return _describe_location(filename, line)
+    if frames:
+        filename, line = frames[-1]
+        return f"torch/{filename.replace(os.sep, '/').rsplit('/torch/', 1)[-1]}:{line} (torch)"
     return ""
 
 
@@ -145,35 +152,48 @@ def _strides(node: Any) -> str:
     return f"strides {tuple(values[0].stride())}" if values else "its strides"
 
 
+def _memory_format(node: Any) -> Any:
+    """The memory format a copy was asked for, when it is not plain row-major (or preserved)."""
+    fmt = node.kwargs.get("memory_format")
+    return None if fmt in (None, torch.contiguous_format, torch.preserve_format) else fmt
+
+
 def copy_reason(node: Any) -> str:
-    """What forced a copy node (in words)."""
+    """What forced a copy node (in words).  The user-level call it came from decides first
+    (a decomposed ``.contiguous()`` is a ``clone`` followed by views); the users being views
+    only says "a reshape" when nothing more explicit asked for the copy."""
     name = op_name(node.target)
-    source = _source(node)
-    inside = f" (inside {source})" if source not in ("", name, "contiguous", "reshape") else ""
+    origin = _source(node) or name
+    inside = f" (inside {origin})" if origin not in (name, "contiguous", "reshape") else ""
     users = list(node.users)
     custom = [u for u in users if _namespace(u.target) not in ("", *_TORCH_NAMESPACES)]
-    if name == "copy_":
+    if {name, origin} & {"copy_", "copy"}:
         return "copy_: another tensor's values written into an existing tensor"
     if custom:
         return f"a stride the next op ({op_name(custom[0].target)}, a custom op) requires"
-    if name == "reshape" or (users and all(op_name(u.target) in _RESHAPE_VIEWS for u in users)):
-        return f"a reshape of a non-viewable input ({_strides(node)}){inside}"
-    if name == "contiguous" or source == "contiguous":
+    if _memory_format(node) is not None:
+        return f"a memory-format change to {str(_memory_format(node)).removeprefix('torch.')}"
+    if origin == "contiguous":
         return f"a .contiguous() of a non-contiguous input ({_strides(node)})"
+    if origin == "clone":
+        return "an explicit clone()"
+    if "reshape" in (name, origin) or (
+        users and all(op_name(u.target) in _RESHAPE_VIEWS for u in users)
+    ):
+        return f"a reshape of a non-viewable input ({_strides(node)}){inside}"
     if name == "_to_copy" or name == "to":
         return "a .to() that converts dtype, device or memory format"
-    if name == "clone" and source and source != "clone":
+    if name == "clone" and origin != "clone":
         return f"a decomposition's clone{inside}"
     return f"an explicit {name}()"
 
 
 def _bytes(node: Any, kind: str) -> Any:
+    """Bytes a copy writes: its result's (a ``copy_``'s destination: a broadcast source is
+    smaller than what is written)."""
     if kind != "copy":
         return 0
-    values = tensor_values(node.meta.get("val"))
-    if op_name(node.target) == "copy_":
-        values = tensor_values(node.args[1].meta.get("val")) if len(node.args) > 1 else values
-    return sum((t.numel() * t.element_size() for t in values), 0)
+    return sum((t.numel() * t.element_size() for t in tensor_values(node.meta.get("val"))), 0)
 
 
 def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:

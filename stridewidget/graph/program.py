@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from .capture import Capture
+from .capture import Capture, cloned
 from .compare import Mismatch, compare_eager
 from .html import graph_html
 from .nodes import GraphNode, describe
@@ -60,19 +60,23 @@ class Graph:
         raise KeyError(f"no node named {name!r}; the nodes are {[n.name for n in self.nodes]}")
 
     def compare_eager(self) -> list[Mismatch]:
-        """Outputs (and custom-op inputs) whose strides in this graph differ from eager's."""
+        """Outputs (custom-op inputs, and at the backward stage the gradients) whose strides in
+        this graph differ from eager's.  The eager model runs on copies of the captured inputs,
+        under the grad mode the graph was traced with (``torch.no_grad()`` can pick other
+        kernels), with its buffers restored afterwards."""
         return compare_eager(self._captured)
 
     def run(self, graph: int = 0) -> dict[str, Any]:
         """Replay one graph (``graph``: its index, for the nodes whose ``.graph`` it is) eagerly
-        on the real arguments it was captured with: every node's real value by name (the oracle
-        the tests check copies against)."""
+        on copies of the real arguments it was captured with (the user's tensors and buffers are
+        not written): every node's real value by name (the oracle the tests check copies
+        against)."""
         if not 0 <= graph < len(self.graphs):
             raise IndexError(f"graph {graph}: this capture has {len(self.graphs)} graph(s)")
         values: dict[str, Any] = {}
         module = self._captured.modules[graph]
         with torch.no_grad():
-            _Recorder(module, values).run(*self._captured.real_inputs[graph])
+            _Recorder(module, values).run(*cloned(self._captured.real_inputs[graph]))
         return values
 
     def __repr__(self) -> str:

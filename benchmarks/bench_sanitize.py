@@ -13,12 +13,19 @@ and prints the medians, the ratios bare/plain and sanitized/plain (target <= 2x)
 one step and what the sanitizer adds per op beyond the bare mode (its own rules and checks).  The cost is per op (each op's rule is looked up and,
 for an op that writes, its tensors compared), so the ratio is set by the work per op.
 
-Run:  python benchmarks/bench_sanitize.py [--rounds 7] [--threads 1] [--only TEXT]
+With ``--json FILE`` the run is stored (each model's medians, ratios, ops per step and µs added
+per op, ``os.getloadavg()``) with a ``readme`` section holding exactly the numbers README.md cites,
+each ``{"value": x, "unit": u}`` or ``{"low": a, "high": b, "unit": u}``.
+
+Run:  python benchmarks/bench_sanitize.py [--rounds 7] [--threads 1] [--only TEXT] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import pathlib
 
 import torch
 
@@ -62,12 +69,16 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", default="", help="models whose label contains this text")
+    parser.add_argument(
+        "--json", type=pathlib.Path, help="store the run (and the README's numbers)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
     print(f"{'model':68} {'plain':>8} {'bare mode':>13} {'sanitized':>13} {'ops':>6} {'+/op':>8}")
     print(f"{'':68} {'':>8} {'':>13} {'':>13} {'':>6} {'(vs bare)':>8}")
+    rows = []
     for label, (model, inputs) in _models().items():
         if args.only not in label:
             continue
@@ -96,6 +107,58 @@ def main() -> None:
             )
             + f" {ops:6d} {added * 1e6:6.1f}µs"
         )
+        rows.append(
+            {
+                "model": label,
+                "seconds": medians,
+                "bare_ratio": medians["bare mode"] / base,
+                "sanitized_ratio": medians["sanitized"] / base,
+                "ops": ops,
+                "added_us_per_op": added * 1e6,
+            }
+        )
+    if args.json:
+        _store(args, rows)
+
+
+def _span(rows: list[dict], key: str, unit: str) -> dict:
+    values = [row[key] for row in rows]
+    return {"low": min(values), "high": max(values), "unit": unit}
+
+
+def _readme(rows: list[dict]) -> dict:
+    """The numbers README.md cites: the ratio at working sizes, on the tests' models, and the
+    worst model with its bare-interception ratio and per-op costs."""
+    tests = [row for row in rows if row["model"].endswith("- tests")]
+    working = [row for row in rows if "(8, 3, 128" in row["model"] or "(16, 128" in row["model"]
+               or "(8, 128)" in row["model"]]  # fmt: skip
+    worst = max(rows, key=lambda row: row["sanitized_ratio"])
+    plain_us = worst["seconds"]["plain"] / worst["ops"] * 1e6
+    readme = {
+        "worst_model": worst["model"],
+        "worst_ratio": {"value": worst["sanitized_ratio"], "unit": "×"},
+        "worst_bare_ratio": {"value": worst["bare_ratio"], "unit": "×"},
+        "worst_plain_us_per_op": {"value": plain_us, "unit": "µs"},
+        "worst_added_us_per_op": {"value": worst["added_us_per_op"], "unit": "µs"},
+    }
+    if working:
+        readme["working_ratio"] = _span(working, "sanitized_ratio", "×")
+    if tests:
+        readme["tests_ratio"] = _span(tests, "sanitized_ratio", "×")
+    return readme
+
+
+def _store(args: argparse.Namespace, rows: list[dict]) -> None:
+    result = {
+        "torch": torch.__version__,
+        "threads": args.threads,
+        "rounds": args.rounds,
+        "loadavg": os.getloadavg(),
+        "models": rows,
+        "readme": _readme(rows),
+    }
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
 
 
 if __name__ == "__main__":

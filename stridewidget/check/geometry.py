@@ -14,7 +14,14 @@ import torch
 from .._inspect import _first_out_of_bounds
 from .._overlap import internal_overlap_witness, ranges_overlap_witness
 
-__all__ = ["Witness", "internal_witness", "out_of_bounds_witness", "overlap_witness", "same_view"]
+__all__ = [
+    "Witness",
+    "byte_span",
+    "internal_witness",
+    "out_of_bounds_witness",
+    "overlap_witness",
+    "same_view",
+]
 
 
 class Witness(NamedTuple):
@@ -57,7 +64,7 @@ def internal_witness(t: torch.Tensor) -> Witness | None:
     return Witness(pair[0], pair[1], _address(t, pair[0]))
 
 
-def _byte_span(t: torch.Tensor) -> tuple[int, int]:
+def byte_span(t: torch.Tensor) -> tuple[int, int]:
     """The first byte of ``t``'s first element and one past its last element's last byte."""
     itemsize = t.element_size()
     start = t.storage_offset() * itemsize
@@ -68,8 +75,9 @@ def _byte_span(t: torch.Tensor) -> tuple[int, int]:
 def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
     """An index of ``written`` and one of ``other`` whose elements share a byte, or ``None``.
 
-    The two must live in one storage (the caller compares storages).  ``address`` is in
-    ``written``'s elements.
+    The two may live in two storage objects over one memory (``torch.from_numpy`` of two views
+    of one array): their bytes are placed by address.  ``address`` is in ``written``'s elements
+    from its storage's start.
 
     >>> x = torch.arange(10.0)
     >>> overlap_witness(x.as_strided((5,), (2,), 1), x[:5])
@@ -79,8 +87,9 @@ def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | Non
     """
     if written.numel() == 0 or other.numel() == 0:
         return None
-    start_w, end_w = _byte_span(written)
-    start_o, end_o = _byte_span(other)
+    shift = _base(other) - _base(written)  # other's storage start, in written's byte offsets
+    start_w, end_w = byte_span(written)
+    start_o, end_o = (b + shift for b in byte_span(other))
     if end_w <= start_o or end_o <= start_w:
         return None
     size_w, size_o = written.element_size(), other.element_size()
@@ -93,6 +102,11 @@ def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | Non
     return Witness(found[0], found[1], found[2] // size_w)
 
 
+def _base(t: torch.Tensor) -> int:
+    """Where ``t``'s storage starts in memory (meta tensors: 0, compared within one storage)."""
+    return 0 if t.device.type == "meta" else t.untyped_storage().data_ptr()
+
+
 def same_view(written: torch.Tensor, other: torch.Tensor) -> bool:
     """Does an elementwise op read, at each index of ``written``, exactly the element it writes?
     ``other`` broadcast to ``written``'s shape must be the same elements of the same storage.
@@ -103,7 +117,11 @@ def same_view(written: torch.Tensor, other: torch.Tensor) -> bool:
     """
     if other.element_size() != written.element_size() or other.dim() > written.dim():
         return False
-    if other.storage_offset() != written.storage_offset():
+    size = written.element_size()
+    if (
+        _base(other) + other.storage_offset() * size
+        != _base(written) + written.storage_offset() * size
+    ):
         return False
     lead = written.dim() - other.dim()
     for n, s, m, r in zip(
@@ -123,7 +141,7 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     >>> out_of_bounds_witness(view, view.untyped_storage().nbytes())
     Witness(first=(2,), second=(2,), address=6)
     """
-    if t.numel() == 0 or _byte_span(t)[1] <= nbytes:
+    if t.numel() == 0 or byte_span(t)[1] <= nbytes:
         return None
     storage_size = nbytes // t.element_size()
     index = _first_out_of_bounds(tuple(t.shape), t.stride(), t.storage_offset(), storage_size)

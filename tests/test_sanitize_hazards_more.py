@@ -1,0 +1,131 @@
+"""sw.sanitize: hazards across storage objects and list entries, and the writes and reads that are
+not hazards (views of freed storage, one-value writes).  The oracle is torch's own behaviour (run
+plainly) and a brute-force look at the addresses."""
+
+import numpy as np
+import pytest
+import torch
+
+import stridewidget as sw
+
+
+def _freed() -> torch.Tensor:
+    p = torch.randn(4, 3)
+    p.untyped_storage().resize_(0)  # FSDP2 frees a sharded parameter's storage like this
+    return p
+
+
+@pytest.mark.parametrize(
+    "op",
+    [torch.empty_like, lambda p: p.detach(), lambda p: p.view(-1), lambda p: p.new_zeros(3)],
+)
+def test_ops_that_read_no_element_of_a_freed_storage_run(op):
+    expected = op(_freed()).shape  # torch runs it plainly
+    with sw.sanitize() as report:
+        assert op(_freed()).shape == expected
+    assert report.ok
+
+
+def test_torchs_own_refusal_of_a_freed_storage_passes_unchanged():
+    with pytest.raises(RuntimeError) as plain:
+        _freed().t()
+    with sw.sanitize(), pytest.raises(RuntimeError) as sanitized:
+        _freed().t()
+    assert type(sanitized.value) is type(plain.value) and str(sanitized.value) == str(plain.value)
+
+
+def _share_memory(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Brute force: does any byte of ``a`` lie in ``b``?"""
+
+    def bytes_of(t):
+        size, base = t.element_size(), t.untyped_storage().data_ptr()
+        count = t.untyped_storage().nbytes() // size
+        offsets = torch.arange(count).as_strided(t.shape, t.stride(), t.storage_offset())
+        return {base + int(o) * size + k for o in offsets.flatten() for k in range(size)}
+
+    return bool(bytes_of(a) & bytes_of(b))
+
+
+def _from_numpy_pairs():
+    a = np.random.rand(20)
+    yield torch.from_numpy(a[1:]), torch.from_numpy(a[:-1])
+    yield torch.from_numpy(a[:-2:2]), torch.from_numpy(a[2::2])
+    buf = bytearray(80)
+    yield (
+        torch.frombuffer(buf, dtype=torch.float32, offset=4, count=10),
+        torch.frombuffer(buf, dtype=torch.float32, offset=0, count=10),
+    )
+
+
+@pytest.mark.parametrize("pair", range(3))
+def test_two_storage_objects_over_one_memory_are_compared_by_address(pair):
+    dst, src = list(_from_numpy_pairs())[pair]
+    assert dst.untyped_storage()._cdata != src.untyped_storage()._cdata
+    assert _share_memory(dst, src)
+    before = dst.clone()
+    with sw.sanitize(), pytest.raises(sw.LayoutHazard) as caught:
+        dst.add_(src)
+    assert torch.equal(dst, before) and caught.value.kind == "partial-overlap"
+
+
+def test_disjoint_memory_in_two_storage_objects_is_no_hazard():
+    a = np.random.rand(20)
+    dst, src = torch.from_numpy(a[10:]), torch.from_numpy(a[:10])
+    assert not _share_memory(dst, src)
+    with sw.sanitize() as report:
+        dst.add_(src)
+    assert report.ok
+
+
+def _foreach_cases():
+    a, b = torch.randn(5), torch.randn(5)
+    yield lambda: torch._foreach_add_([a, b], [b, a])
+    x, y = torch.randn(5), torch.randn(5)
+    yield lambda: torch._foreach_add_([a, a], [x, y])  # one tensor written twice
+    base = torch.randn(10)
+    yield lambda: torch._foreach_mul_([base[:5], base[5:]], [base[5:], base[:5]])
+
+
+@pytest.mark.parametrize("case", range(3))
+def test_foreach_entries_of_other_positions_are_hazards(case):
+    call = list(_foreach_cases())[case]
+    with sw.sanitize(), pytest.raises(sw.LayoutHazard) as caught:
+        call()
+    assert caught.value.kind == "partial-overlap"
+
+
+def test_foreach_same_position_same_tensor_is_elementwise():
+    a, b = torch.randn(5), torch.randn(5)
+    with sw.sanitize() as report:
+        torch._foreach_add_([a, b], [a, b])
+    assert report.ok
+
+
+def test_two_outputs_of_one_op_over_one_memory_are_a_hazard():
+    m = torch.zeros(4)
+    with sw.sanitize(), pytest.raises(sw.LayoutHazard) as caught:
+        torch.frexp(torch.randn(4), out=(m, m.view(torch.int32)))
+    assert caught.value.kind == "partial-overlap"
+
+
+def _one_value_writes():
+    v = torch.zeros(10).as_strided((4, 3), (2, 1))  # rows share elements
+    idx = torch.tensor([0, 2])
+    yield lambda: v.index_fill_(1, idx, 5.0)
+    yield lambda: v.__setitem__(v > -1, 0.0)  # index_put_ with a 0-d value
+    yield lambda: v.scatter_(1, torch.zeros(4, 1, dtype=torch.long), 5.0)
+    yield lambda: v.copy_(torch.tensor(5.0).expand(4, 3))  # stride 0 everywhere: one value
+    yield lambda: v.copy_(v)  # torch skips a copy onto itself
+
+
+@pytest.mark.parametrize("case", range(5))
+def test_writes_of_one_value_are_order_free(case):
+    with sw.sanitize() as report:
+        list(_one_value_writes())[case]()
+    assert report.ok
+
+
+def test_a_scatter_of_many_values_into_an_overlapping_view_is_still_a_hazard():
+    v = torch.zeros(10).as_strided((4, 3), (2, 1))
+    with sw.sanitize(), pytest.raises(sw.LayoutHazard, match="one storage element"):
+        v.scatter_(1, torch.zeros(4, 1, dtype=torch.long), torch.randn(4, 1))

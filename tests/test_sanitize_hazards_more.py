@@ -129,3 +129,21 @@ def test_a_scatter_of_many_values_into_an_overlapping_view_is_still_a_hazard():
     v = torch.zeros(10).as_strided((4, 3), (2, 1))
     with sw.sanitize(), pytest.raises(sw.LayoutHazard, match="one storage element"):
         v.scatter_(1, torch.zeros(4, 1, dtype=torch.long), torch.randn(4, 1))
+
+
+def test_an_out_that_the_op_resizes_onto_its_input_is_a_hazard():
+    x = torch.randn(100)
+    plain = x.clone()
+    torch.add(plain[:50], 1, out=plain[1:1])  # torch resizes out onto plain[1:51] and runs
+    assert not torch.equal(plain[1:51], x[:50] + 1)  # the result read values it overwrote
+    before = x.clone()
+    with sw.sanitize(), pytest.raises(sw.LayoutHazard, match="resized") as caught:
+        torch.add(x[:50], 1, out=x[1:1])
+    assert caught.value.kind == "partial-overlap" and torch.equal(x, before)
+
+
+def test_an_out_resized_into_fresh_memory_is_no_hazard():
+    y, out = torch.randn(100), torch.empty(0)
+    with sw.sanitize() as report:
+        torch.add(y[:50], 1, out=out)
+    assert report.ok and torch.equal(out, y[:50] + 1)

@@ -24,6 +24,7 @@ from .geometry import (
     overlap_witness,
     same_view,
 )
+from .resize import resized_overlaps
 
 __all__ = ["METADATA_OPS", "ORDER_FREE_OPS", "Finding", "OpRule", "hazards_of", "rule_of"]
 
@@ -108,6 +109,7 @@ class OpRule(NamedTuple):
     custom: bool
     # reads or writes elements (not a view, not ``empty_like``): checked for out-of-bounds
     reads_elements: bool
+    has_out: bool  # writes an argument other than self (out=): torch may resize it
 
 
 _RULES = _OpCache()
@@ -149,6 +151,7 @@ def _new_rule(func: Any) -> OpRule:
         order_free=packet in ORDER_FREE_OPS or bernoulli_scalar,
         metadata=packet in METADATA_OPS,
         custom=func.namespace not in _TORCH_NAMESPACES,
+        has_out=any(written and name != "self" for _, name, written in tensor_arguments),
         reads_elements=not (getattr(func, "is_view", False) or packet in _METADATA_READS),
     )
 
@@ -208,11 +211,12 @@ def _inside(t: torch.Tensor) -> bool:
     return out_of_bounds_witness(t, nbytes) is None
 
 
-def hazards_of(rule: OpRule, args: tuple, kwargs: dict) -> list[Finding]:
+def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
     tensors do not own), then the custom op's layouts or the write's overlaps.  Only an op that
     reads or writes elements is checked for out-of-bounds: a view, ``detach`` or ``empty_like``
-    of a tensor over freed storage (FSDP's) reads only its metadata."""
+    of a tensor over freed storage (FSDP's) reads only its metadata.  Given the op (``func``), an
+    ``out=`` it will resize is compared where it will lie (:mod:`.resize`)."""
     written, read = _split(rule, args, kwargs)
     found = [
         Finding(
@@ -232,7 +236,13 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict) -> list[Finding]:
         return found
     if _one_value_write(rule, args, kwargs, read):  # no order to depend on: only the indices
         return _write_hazards(rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False)
-    return _write_hazards(rule, written, read)
+    found = _write_hazards(rule, written, read)
+    if func is not None and rule.has_out:
+        found += [
+            Finding("partial-overlap", witness, (out, other), what)
+            for witness, out, other, what in resized_overlaps(func, args, kwargs, written, read)
+        ]
+    return found
 
 
 def _copy_onto_itself(rule: OpRule, written: list[_Arg], read: list[_Arg]) -> bool:

@@ -187,7 +187,7 @@ class _SanitizeMode(dispatch_mode_base()):
         if getattr(_STATE, "checked", False):
             return func(*args, **kwargs)
         rule = rule_of(func)
-        findings = [] if rule.metadata else hazards_of(rule, args, kwargs)
+        findings = [] if rule.metadata else hazards_of(rule, args, kwargs, func)
         if not findings:
             return _run_checked(func, args, kwargs)
         frame = _user_frame()

@@ -18,6 +18,7 @@ __all__ = [
     "Witness",
     "byte_span",
     "internal_witness",
+    "other_index_witness",
     "out_of_bounds_witness",
     "overlap_witness",
     "same_view",
@@ -148,3 +149,76 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     if index is None:  # the last element is only partly inside: the highest index reaches out
         index = tuple(n - 1 for n in t.shape)
     return Witness(index, index, _address(t, index))
+
+
+#: Sub-boxes :func:`other_index_witness` tries before it answers conservatively (any overlap).
+_SPLIT_LIMIT = 512
+
+
+def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
+    """For an elementwise op: an index of ``written`` and a DIFFERENT index of ``other``
+    (broadcast to ``written``'s shape) sharing a byte, or ``None``.  Memory shared only at the
+    same index (``b[0:6:2]`` and ``b[0:9:3]`` share element 0, index 0 of both) is read before
+    it is written: order cannot matter.  Exact: the index boxes are split along each dim into
+    blocks whose two ranges are disjoint, each decided by the solver (pruned where nothing
+    meets); past ``_SPLIT_LIMIT`` blocks it answers with any overlap (conservative).
+
+    >>> b = torch.arange(10.0)
+    >>> other_index_witness(b[0:6:2], b[0:9:3]) is None
+    True
+    >>> other_index_witness(b[1:4], b[0:3])
+    Witness(first=(1,), second=(2,), address=2)
+    """
+    if written.element_size() != other.element_size():
+        return overlap_witness(written, other)
+    try:
+        wide = other.expand(written.shape)
+    except RuntimeError:  # not broadcastable: torch refuses the call itself
+        return overlap_witness(written, other)
+    found = overlap_witness(written, wide)
+    if found is None:
+        return None
+    dims = [d for d in range(written.dim()) if wide.stride(d) != 0 and written.shape[d] > 1]
+    if any(found.first[d] != found.second[d] for d in dims):
+        return _own_index(found, other, written.dim())
+    budget = [_SPLIT_LIMIT]
+    for d in dims:
+        found = _off_diagonal(written, wide, d, 0, written.shape[d], budget)
+        if found is not None:
+            return _own_index(found, other, written.dim())
+        if budget[0] <= 0:
+            return _own_index(overlap_witness(written, wide), other, written.dim())
+    return None
+
+
+def _off_diagonal(
+    written: torch.Tensor, wide: torch.Tensor, d: int, lo: int, hi: int, budget: list[int]
+) -> Witness | None:
+    """A witness with index ``i`` of ``written`` and ``j`` of ``wide``, both in ``[lo, hi)`` on
+    dim ``d`` and ``i[d] != j[d]``: the square split in halves, its two off-diagonal blocks
+    solved, its two diagonal ones split again where anything meets."""
+    if hi - lo < 2 or budget[0] <= 0:
+        return None
+    mid = (lo + hi) // 2
+    for (a, b), (c, e) in (((lo, mid), (mid, hi)), ((mid, hi), (lo, mid))):
+        budget[0] -= 1
+        found = overlap_witness(written.narrow(d, a, b - a), wide.narrow(d, c, e - c))
+        if found is not None:
+            first = (*found.first[:d], found.first[d] + a, *found.first[d + 1 :])
+            second = (*found.second[:d], found.second[d] + c, *found.second[d + 1 :])
+            return Witness(first, second, found.address)
+    for a, b in ((lo, mid), (mid, hi)):
+        if overlap_witness(written.narrow(d, a, b - a), wide.narrow(d, a, b - a)) is not None:
+            found = _off_diagonal(written, wide, d, a, b, budget)
+            if found is not None:
+                return found
+    return None
+
+
+def _own_index(found: Witness | None, other: torch.Tensor, rank: int) -> Witness | None:
+    """``found`` with its second index in ``other``'s own dims (broadcast dims dropped or 0)."""
+    if found is None:
+        return None
+    lead = rank - other.dim()
+    second = tuple(0 if n == 1 else i for n, i in zip(other.shape, found.second[lead:]))
+    return Witness(found.first, second, found.address)

@@ -20,6 +20,7 @@ from .geometry import (
     Witness,
     byte_span,
     internal_witness,
+    other_index_witness,
     out_of_bounds_witness,
     overlap_witness,
     same_view,
@@ -306,9 +307,12 @@ def _write_hazards(
     entries = [(a, True) for a in written] + [(a, False) for a in read]
     for i, j in _meeting(entries):
         (w, _), (other, other_written) = entries[i], entries[j]
-        if not other_written and not _may_share(rule, w, other):
-            continue
-        witness = overlap_witness(w.tensor, other.tensor)
+        if not other_written and _same_elements_allowed(rule, w, other):
+            if same_view(w.tensor, other.tensor):
+                continue
+            witness = other_index_witness(w.tensor, other.tensor)
+        else:
+            witness = overlap_witness(w.tensor, other.tensor)
         if witness is not None:
             what = f"argument '{_named(w)}' and argument '{_named(other)}'"
             found.append(Finding("partial-overlap", witness, (w.tensor, other.tensor), what))
@@ -319,17 +323,14 @@ def _named(a: _Arg) -> str:
     return a.name if a.item is None else f"{a.name}[{a.item}]"
 
 
-def _may_share(rule: OpRule, written: _Arg, other: _Arg) -> bool:
-    """May a written tensor share elements with a read one here?  Not the same elements through
-    the same index (and the same list position): an elementwise op reads each before it writes
-    it, and so does an op torch also runs in place when ``other`` is its ``self``.  Two written
-    tensors always may (``frexp(out=(m, m.view(torch.int32)))``)."""
-    same_elements_allowed = rule.elementwise or (rule.in_place_too and other.name == "self")
-    if not same_elements_allowed:
-        return True
-    if written.item is not None and other.item is not None and written.item != other.item:
-        return True
-    return not same_view(written.tensor, other.tensor)
+def _same_elements_allowed(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+    """May a written tensor share elements with a read one at the same index (and the same list
+    position)?  An elementwise op reads each element before it writes it, and so does an op
+    torch also runs in place when ``other`` is its ``self``.  (Two written tensors never may:
+    ``frexp(out=(m, m.view(torch.int32)))``.)"""
+    if not (rule.elementwise or (rule.in_place_too and other.name == "self")):
+        return False
+    return written.item is None or other.item is None or written.item == other.item
 
 
 def _custom_op_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:

@@ -203,12 +203,15 @@ def _strided(t: Any) -> bool:
 def _inside(t: torch.Tensor) -> bool:
     """Does every element of ``t`` lie inside its storage?  Contiguous tensors (most) are
     settled from their element count alone."""
+    numel = t.numel()
+    if numel == 0:
+        return True
     try:
         nbytes = t.untyped_storage().nbytes()
     except (RuntimeError, NotImplementedError):  # no storage to reach past (mkldnn, opaque)
         return True
     if t.is_contiguous():
-        return (t.storage_offset() + t.numel()) * t.element_size() <= nbytes or t.numel() == 0
+        return (t.storage_offset() + numel) * t.element_size() <= nbytes
     return out_of_bounds_witness(t, nbytes) is None
 
 

@@ -214,9 +214,14 @@ class _SanitizeMode(dispatch_mode_base()):
 
 
 def _run_checked(func: Any, args: tuple, kwargs: dict) -> Any:
-    """Run an op this sanitizer has checked (or its trial): outer sanitizers pass it through."""
-    with _checked():
+    """Run an op this sanitizer has checked: outer sanitizers pass it through.  (Once per op:
+    the flag is set inline, a context manager costs a generator per op.)"""
+    outer = getattr(_STATE, "checked", False)
+    _STATE.checked = True
+    try:
         return func(*args, **kwargs)
+    finally:
+        _STATE.checked = outer
 
 
 @contextmanager

@@ -111,6 +111,7 @@ class OpRule(NamedTuple):
     # reads or writes elements (not a view, not ``empty_like``): checked for out-of-bounds
     reads_elements: bool
     has_out: bool  # writes an argument other than self (out=): torch may resize it
+    writes: bool  # writes any tensor argument
 
 
 _RULES = _OpCache()
@@ -152,6 +153,7 @@ def _new_rule(func: Any) -> OpRule:
         order_free=packet in ORDER_FREE_OPS or bernoulli_scalar,
         metadata=packet in METADATA_OPS,
         custom=func.namespace not in _TORCH_NAMESPACES,
+        writes=any(written for _, _, written in tensor_arguments),
         has_out=any(written and name != "self" for _, name, written in tensor_arguments),
         reads_elements=not (getattr(func, "is_view", False) or packet in _METADATA_READS),
     )
@@ -215,12 +217,32 @@ def _inside(t: torch.Tensor) -> bool:
     return out_of_bounds_witness(t, nbytes) is None
 
 
+def _all_inside(rule: OpRule, args: tuple, kwargs: dict) -> bool:
+    """Does every plain tensor argument of a call lie inside its storage?  (No list unpacked
+    into records: the read-only op's fast path.)"""
+    count = len(args)
+    for position, name, _ in rule.tensor_arguments:
+        value = args[position] if position < count else kwargs.get(name)
+        if type(value) in _PLAIN_TYPES:
+            if _strided(value) and not _inside(value):
+                return False
+        elif value is not None and not all(
+            _inside(t) for t in _arrays_in(value, []) if _strided(t)
+        ):
+            return False
+    return True
+
+
 def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
     tensors do not own), then the custom op's layouts or the write's overlaps.  Only an op that
     reads or writes elements is checked for out-of-bounds: a view, ``detach`` or ``empty_like``
     of a tensor over freed storage (FSDP's) reads only its metadata.  Given the op (``func``), an
     ``out=`` it will resize is compared where it will lie (:mod:`.resize`)."""
+    if not (rule.writes or rule.custom) and (
+        not rule.reads_elements or _all_inside(rule, args, kwargs)
+    ):
+        return []  # most ops: read only, every tensor inside its storage (the cheapest test)
     written, read = _split(rule, args, kwargs)
     found = [
         Finding(

@@ -18,6 +18,7 @@ per op, ``os.getloadavg()``) with a ``readme`` section holding exactly the numbe
 each ``{"value": x, "unit": u}`` or ``{"low": a, "high": b, "unit": u}``.
 
 Run:  python benchmarks/bench_sanitize.py [--rounds 7] [--threads 1] [--only TEXT] [--json FILE]
+      python benchmarks/bench_sanitize.py --mlp [--baseline OTHER_TREE]   # tiny AdamW steps
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import torch
 
 # the zoo and the interleaved timing of the audit's benchmark, the pass-through mode of the
 # tracker's (run as a script from benchmarks/)
-from bench_audit import _medians, _models
+from bench_audit import _load_baseline, _medians, _models
 from bench_copies import _PassThroughOps
 
 import stridewidget as sw
@@ -70,12 +71,21 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--only", default="", help="models whose label contains this text")
     parser.add_argument(
+        "--baseline", type=pathlib.Path, help="source tree of another build: its sanitizer beside"
+    )
+    parser.add_argument(
+        "--mlp", action="store_true", help="only the Linear-ReLU-Linear AdamW steps (d=64, 512)"
+    )
+    parser.add_argument(
         "--json", type=pathlib.Path, help="store the run (and the README's numbers)"
     )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
+    if args.mlp:
+        _mlp(args)
+        return
     print(f"{'model':68} {'plain':>8} {'bare mode':>13} {'sanitized':>13} {'ops':>6} {'+/op':>8}")
     print(f"{'':68} {'':>8} {'':>13} {'':>13} {'':>6} {'(vs bare)':>8}")
     rows = []
@@ -119,6 +129,38 @@ def main() -> None:
         )
     if args.json:
         _store(args, rows)
+
+
+def _mlp(args: argparse.Namespace) -> None:
+    """Linear(d, d)-ReLU-Linear(d, d), batch 64, one AdamW step: plain, sanitized, and (with
+    ``--baseline``) the other build's sanitizer, interleaved in one run."""
+    baseline = _load_baseline(args.baseline) if args.baseline else None
+    print(f"{'d':>5} {'plain':>9} {'sanitized':>15} {'baseline sanitized':>20}")
+    for d in (64, 512):
+        model = torch.nn.Sequential(torch.nn.Linear(d, d), torch.nn.ReLU(), torch.nn.Linear(d, d))
+        optimizer = torch.optim.AdamW(model.parameters())
+        x = torch.randn(64, d)
+
+        def step(m=model, x=x, o=optimizer) -> None:
+            o.zero_grad()
+            m(x).pow(2).mean().backward()
+            o.step()
+
+        def under(package):
+            def run() -> None:
+                with package.sanitize():
+                    step()
+
+            return run
+
+        variants = {"plain": step, "sanitized": under(sw)}
+        if baseline is not None:
+            variants["baseline"] = under(baseline)
+        medians = _medians(variants, args.rounds)
+        cells = [
+            f"{medians[n] * 1e3:7.2f}ms {medians[n] / medians['plain']:5.2f}x" for n in variants
+        ]
+        print(f"{d:5d} " + " ".join(cells))
 
 
 def _span(rows: list[dict], key: str, unit: str) -> dict:

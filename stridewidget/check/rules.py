@@ -301,11 +301,15 @@ def _extent(t: torch.Tensor) -> tuple[Any, int, int]:
     """Where ``t``'s bytes lie in memory: (device, first byte, one past the last).  Two storage
     objects may hold one memory (two ``torch.from_numpy`` of views of one array): addresses, not
     storages, decide.  Meta tensors have no addresses: their storage stands for one."""
+    device = t.device
+    if device.type == "meta":
+        start, end = byte_span(t)
+        return (device, storage_id(t.untyped_storage())), start, end
+    first = t.data_ptr()
+    if t.is_contiguous():  # most tensors: no per-dim sum
+        return device, first, first + t.numel() * t.element_size()
     start, end = byte_span(t)
-    if t.device.type == "meta":
-        return (t.device, storage_id(t.untyped_storage())), start, end
-    base = t.untyped_storage().data_ptr()
-    return t.device, base + start, base + end
+    return device, first, first + end - start
 
 
 def _meeting(entries: list[tuple[_Arg, bool]]) -> Iterator[tuple[int, int]]:

@@ -5,16 +5,22 @@ layout of :mod:`.relayout`, one input relaid at a time (the others contiguous co
 run is compared with the reference: outputs leaf by leaf (dtype, shape, values by
 ``torch.testing.assert_close``'s rules), the inputs' values after the call (in-place changes),
 and exceptions (their types).  The caller's tensors are never passed to ``fn``: every run gets
-copies, and a module's parameters and buffers are put back after each run.  Each run starts from
+copies, and a module runs with copies of its parameters and buffers (``functional_call``).
+The contiguous run is made twice: where the two differ, the function is nondeterministic and no
+layout is compared (``report.nondeterministic``).  After each relaid run the cells of its storage
+outside the input's elements must be unchanged (a ``"mutation"`` finding otherwise).  Each run starts from
 the same random state (``seed``), inside ``torch.random.fork_rng``: the caller's is kept.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
+import types
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from .._compat import tree_flatten
@@ -60,16 +66,28 @@ class FuzzReport:
     True
     """
 
-    def __init__(self, findings: list[FuzzFinding], runs: int) -> None:
+    def __init__(
+        self,
+        findings: list[FuzzFinding],
+        runs: int,
+        nondeterministic: bool = False,
+        uncompared: tuple[str, ...] = (),
+    ) -> None:
         self.findings = findings
         self.runs = runs
+        #: the contiguous run disagreed with itself: no layout was compared (``ok`` is False)
+        self.nondeterministic = nondeterministic
+        #: the types of outputs not compared (neither tensors, arrays, numbers nor plain values)
+        self.uncompared = uncompared
 
     @property
     def ok(self) -> bool:
-        """No layout changed the result."""
-        return not self.findings
+        """No layout changed the result (and the result did not change by itself)."""
+        return not self.findings and not self.nondeterministic
 
     def __repr__(self) -> str:
+        if self.nondeterministic:
+            return "FuzzReport: nondeterministic (two contiguous runs differ); no layout compared"
         head = f"FuzzReport: {self.runs} layouts tried, {len(self.findings)} finding(s)"
         lines = [f"  input {f.input} as {f.name}: {f.kind} ({f.detail})" for f in self.findings]
         return "\n".join([head, *lines])
@@ -134,48 +152,108 @@ def _run(
     fn: Callable, call: tuple[tuple, dict], slots: list, seed: int, relaid: tuple | None
 ) -> _Run:
     tensors = {path: _fresh(t) for path, t in slots}
+    filler = None
     if relaid is not None:
         tensors[relaid[0]] = _fresh(tensors[relaid[0]], relaid[1])
+        filler = _Filler(tensors[relaid[0]])
     args = _rebuilt(call[0], ("args",), tensors)
     kwargs = _rebuilt(call[1], ("kwargs",), tensors)
     devices = sorted({t.device.index or 0 for t in tensors.values() if t.device.type == "cuda"})
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
         try:
-            result = fn(*args, **kwargs)
+            result = _call(fn, args, kwargs)
         except Exception as error:  # compared with the reference run's
             return _Run(None, None, error, _after(tensors))
-    leaves, structure = tree_flatten(result)
+    leaves, structure = _flatten(result)
     copied = [leaf.detach().clone() if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
-    return _Run(copied, structure, None, _after(tensors))
+    after = _after(tensors)
+    if filler is not None and filler.changed():
+        after[("filler",)] = _FILLER_WRITTEN
+    return _Run(copied, structure, None, after)
 
 
-def _after(tensors: dict[tuple, torch.Tensor]) -> dict[tuple, torch.Tensor]:
+def _call(fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """``fn(*args, **kwargs)``; a module runs with fresh copies of its parameters and buffers in
+    their place (``torch.func.functional_call``), so nothing of the caller's is ever written: no
+    version counter moves, no ``.grad`` accumulates, a pending backward still works."""
+    if not isinstance(fn, torch.nn.Module):
+        return fn(*args, **kwargs)
+    with torch.no_grad():
+        state = {
+            name: value.detach().clone().requires_grad_(value.requires_grad)
+            for name, value in (*fn.named_parameters(), *fn.named_buffers())
+        }
+    return torch.func.functional_call(fn, state, args, kwargs, tie_weights=True)
+
+
+#: A marker in ``inputs_after``: the run wrote a cell of the relaid input's storage outside it.
+_FILLER_WRITTEN = "filler written"
+
+
+class _Filler:
+    """The cells of a relaid input's storage outside its elements (gaps, padding, offset): a
+    function writing past the view's logical elements changes them."""
+
+    def __init__(self, t: torch.Tensor) -> None:
+        self.storage = t.untyped_storage()
+        nbytes = self.storage.nbytes()
+        self.outside = torch.ones(nbytes, dtype=torch.bool, device=t.device)
+        if t.numel():
+            size = t.element_size()
+            firsts = torch.arange(nbytes // size, device=t.device)
+            firsts = firsts.as_strided(t.shape, t.stride(), t.storage_offset()) * size
+            inside = firsts.reshape(-1, 1) + torch.arange(size, device=t.device)
+            self.outside[inside.flatten()] = False
+        self.before = self._bytes().clone()
+
+    def _bytes(self) -> torch.Tensor:
+        return torch.empty(0, dtype=torch.uint8, device=self.outside.device).set_(self.storage)
+
+    def changed(self) -> bool:
+        now = self._bytes()
+        if now.numel() != self.outside.numel():  # resized by fn: its own business
+            return False
+        return not torch.equal(now[self.outside], self.before[self.outside])
+
+
+def _after(tensors: dict[tuple, torch.Tensor]) -> dict[tuple, Any]:
     return {path: t.detach().clone() for path, t in tensors.items()}
 
 
-class _ModuleState:
-    """A module's parameters and buffers, put back after each run (BatchNorm's running stats)."""
+def _flatten(result: Any) -> tuple[list[Any], Any]:
+    """The leaves of an output and its structure: pytree's, dataclasses and namespaces opened."""
+    leaves, structure = tree_flatten(result)
+    opened: list[Any] = []
+    shapes = []
+    for leaf in leaves:
+        fields = _fields(leaf)
+        if fields is None:
+            opened.append(leaf)
+            shapes.append(None)
+        else:
+            inner, inner_structure = _flatten(fields)
+            opened.extend(inner)
+            shapes.append((type(leaf).__name__, inner_structure))
+    return opened, (structure, tuple(shapes))
 
-    def __init__(self, fn: Callable) -> None:
-        self.state = {}
-        if isinstance(fn, torch.nn.Module):
-            self.state = {
-                name: (value, value.detach().clone())
-                for name, value in fn.state_dict(keep_vars=True).items()
-                if isinstance(value, torch.Tensor)
-            }
 
-    def restore(self) -> None:
-        with torch.no_grad():
-            for value, saved in self.state.values():
-                value.copy_(saved)
+def _fields(value: Any) -> dict | None:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    if isinstance(value, types.SimpleNamespace):
+        return dict(vars(value))
+    return None
 
 
 # --- comparing a run with the reference ------------------------------------------------------------
 
 
 def _max_error(actual: torch.Tensor, expected: torch.Tensor) -> str:
+    if actual.is_floating_point() and (actual.isnan() & ~expected.isnan()).any():
+        return (
+            "NaN where the contiguous run has a number: read a cell outside the tensor (filler NaN)"
+        )
     if actual.is_complex() or expected.is_complex():
         difference = (actual.to(torch.complex128) - expected.to(torch.complex128)).abs()
     else:
@@ -183,19 +261,44 @@ def _max_error(actual: torch.Tensor, expected: torch.Tensor) -> str:
     return f"max abs error {difference.nan_to_num(float('inf')).max().item():.3g}"
 
 
+#: Outputs compared with ``==`` (exact values, no tolerance).
+_PLAIN_VALUES = (str, bytes, type(None), torch.dtype, torch.device, torch.Size, torch.layout)
+
+
+def _as_tensor(value: Any) -> torch.Tensor | None:
+    """A tensor, or a NumPy array or Python number as one (compared by ``assert_close``'s
+    rules, NaN equal to NaN), else ``None``."""
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (bool, int, float, complex)):
+        return torch.tensor(value)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype != object:
+        return torch.as_tensor(np.array(value))
+    return None
+
+
+def _comparable(value: Any) -> bool:
+    return isinstance(value, _PLAIN_VALUES) or _as_tensor(value) is not None
+
+
 def _differs(actual: Any, expected: Any, tolerance: dict) -> tuple[str, str] | None:
-    """``(kind, detail)`` when ``actual`` is not ``expected``, else ``None``."""
-    if not isinstance(expected, torch.Tensor) or not isinstance(actual, torch.Tensor):
-        same = type(actual) is type(expected) and actual == expected
-        return None if same else ("values", f"{actual!r} instead of {expected!r}")
-    if actual.dtype != expected.dtype:
-        return "dtype", f"{actual.dtype} instead of {expected.dtype}"
-    if actual.shape != expected.shape:
-        return "shape", f"{tuple(actual.shape)} instead of {tuple(expected.shape)}"
+    """``(kind, detail)`` when ``actual`` is not ``expected``, else ``None`` (also for outputs
+    that cannot be compared: see ``FuzzReport.uncompared``)."""
+    if type(actual) is not type(expected):
+        return "values", f"a {type(actual).__name__} instead of a {type(expected).__name__}"
+    if isinstance(expected, _PLAIN_VALUES):
+        return None if actual == expected else ("values", f"{actual!r} instead of {expected!r}")
+    actual_t, expected_t = _as_tensor(actual), _as_tensor(expected)
+    if expected_t is None or actual_t is None:
+        return None
+    if actual_t.dtype != expected_t.dtype:
+        return "dtype", f"{actual_t.dtype} instead of {expected_t.dtype}"
+    if actual_t.shape != expected_t.shape:
+        return "shape", f"{tuple(actual_t.shape)} instead of {tuple(expected_t.shape)}"
     try:
-        torch.testing.assert_close(actual, expected, equal_nan=True, **tolerance)
+        torch.testing.assert_close(actual_t, expected_t, equal_nan=True, **tolerance)
     except AssertionError:
-        return "values", _max_error(actual, expected)
+        return "values", _max_error(actual_t, expected_t)
     return None
 
 
@@ -219,6 +322,9 @@ def _compare(run: _Run, reference: _Run, tolerance: dict) -> Iterator[tuple[str,
                 if found is not None and found[0] not in seen:
                     seen.add(found[0])
                     yield found[0], f"output {i}: {found[1]}"
+    if _FILLER_WRITTEN in run.inputs_after.values():
+        yield "mutation", "wrote storage outside the input's elements (its gaps or padding)"
+        return
     for path, expected in reference.inputs_after.items():
         found = _differs(run.inputs_after[path], expected, tolerance)
         if found is not None:
@@ -294,18 +400,17 @@ def fuzz_layouts(
     if not slots:
         raise LayoutError("fuzz_layouts: no tensor among the inputs, so no layout to vary")
     tolerance = {} if rtol is None else {"rtol": rtol, "atol": atol}
-    state = _ModuleState(fn)
-    try:
-        reference = _run(fn, call, slots, seed, None)
-        state.restore()
-        findings, runs = [], 0
-        for path, name, relaid in _plan(slots, seed, max_layouts):
-            layout = inspect(relaid)
-            run = _run(fn, call, slots, seed, (path, relaid))
-            state.restore()
-            runs += 1
-            for kind, detail in _compare(run, reference, tolerance):
-                findings.append(FuzzFinding(_label(path), layout, name, kind, detail))
-    finally:
-        state.restore()
-    return FuzzReport(findings, runs)
+    reference = _run(fn, call, slots, seed, None)
+    uncompared = tuple(
+        sorted({type(leaf).__name__ for leaf in reference.leaves or () if not _comparable(leaf)})
+    )
+    if next(_compare(_run(fn, call, slots, seed, None), reference, tolerance), None):
+        return FuzzReport([], 0, nondeterministic=True, uncompared=uncompared)
+    findings, runs = [], 0
+    for path, name, relaid in _plan(slots, seed, max_layouts):
+        layout = inspect(relaid)
+        run = _run(fn, call, slots, seed, (path, relaid))
+        runs += 1
+        for kind, detail in _compare(run, reference, tolerance):
+            findings.append(FuzzFinding(_label(path), layout, name, kind, detail))
+    return FuzzReport(findings, runs, uncompared=uncompared)

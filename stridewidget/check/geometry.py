@@ -14,7 +14,15 @@ import torch
 from .._inspect import _first_out_of_bounds
 from .._overlap import internal_overlap_witness, ranges_overlap_witness
 
-__all__ = ["Witness", "internal_witness", "out_of_bounds_witness", "overlap_witness", "same_view"]
+__all__ = [
+    "Witness",
+    "byte_span",
+    "internal_witness",
+    "other_index_witness",
+    "out_of_bounds_witness",
+    "overlap_witness",
+    "same_view",
+]
 
 
 class Witness(NamedTuple):
@@ -57,7 +65,7 @@ def internal_witness(t: torch.Tensor) -> Witness | None:
     return Witness(pair[0], pair[1], _address(t, pair[0]))
 
 
-def _byte_span(t: torch.Tensor) -> tuple[int, int]:
+def byte_span(t: torch.Tensor) -> tuple[int, int]:
     """The first byte of ``t``'s first element and one past its last element's last byte."""
     itemsize = t.element_size()
     start = t.storage_offset() * itemsize
@@ -68,8 +76,9 @@ def _byte_span(t: torch.Tensor) -> tuple[int, int]:
 def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
     """An index of ``written`` and one of ``other`` whose elements share a byte, or ``None``.
 
-    The two must live in one storage (the caller compares storages).  ``address`` is in
-    ``written``'s elements.
+    The two may live in two storage objects over one memory (``torch.from_numpy`` of two views
+    of one array): their bytes are placed by address.  ``address`` is in ``written``'s elements
+    from its storage's start.
 
     >>> x = torch.arange(10.0)
     >>> overlap_witness(x.as_strided((5,), (2,), 1), x[:5])
@@ -79,8 +88,9 @@ def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | Non
     """
     if written.numel() == 0 or other.numel() == 0:
         return None
-    start_w, end_w = _byte_span(written)
-    start_o, end_o = _byte_span(other)
+    shift = _base(other) - _base(written)  # other's storage start, in written's byte offsets
+    start_w, end_w = byte_span(written)
+    start_o, end_o = (b + shift for b in byte_span(other))
     if end_w <= start_o or end_o <= start_w:
         return None
     size_w, size_o = written.element_size(), other.element_size()
@@ -93,6 +103,11 @@ def overlap_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | Non
     return Witness(found[0], found[1], found[2] // size_w)
 
 
+def _base(t: torch.Tensor) -> int:
+    """Where ``t``'s storage starts in memory (meta tensors: 0, compared within one storage)."""
+    return 0 if t.device.type == "meta" else t.untyped_storage().data_ptr()
+
+
 def same_view(written: torch.Tensor, other: torch.Tensor) -> bool:
     """Does an elementwise op read, at each index of ``written``, exactly the element it writes?
     ``other`` broadcast to ``written``'s shape must be the same elements of the same storage.
@@ -103,7 +118,11 @@ def same_view(written: torch.Tensor, other: torch.Tensor) -> bool:
     """
     if other.element_size() != written.element_size() or other.dim() > written.dim():
         return False
-    if other.storage_offset() != written.storage_offset():
+    size = written.element_size()
+    if (
+        _base(other) + other.storage_offset() * size
+        != _base(written) + written.storage_offset() * size
+    ):
         return False
     lead = written.dim() - other.dim()
     for n, s, m, r in zip(
@@ -123,10 +142,83 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     >>> out_of_bounds_witness(view, view.untyped_storage().nbytes())
     Witness(first=(2,), second=(2,), address=6)
     """
-    if t.numel() == 0 or _byte_span(t)[1] <= nbytes:
+    if t.numel() == 0 or byte_span(t)[1] <= nbytes:
         return None
     storage_size = nbytes // t.element_size()
     index = _first_out_of_bounds(tuple(t.shape), t.stride(), t.storage_offset(), storage_size)
     if index is None:  # the last element is only partly inside: the highest index reaches out
         index = tuple(n - 1 for n in t.shape)
     return Witness(index, index, _address(t, index))
+
+
+#: Sub-boxes :func:`other_index_witness` tries before it answers conservatively (any overlap).
+_SPLIT_LIMIT = 512
+
+
+def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
+    """For an elementwise op: an index of ``written`` and a DIFFERENT index of ``other``
+    (broadcast to ``written``'s shape) sharing a byte, or ``None``.  Memory shared only at the
+    same index (``b[0:6:2]`` and ``b[0:9:3]`` share element 0, index 0 of both) is read before
+    it is written: order cannot matter.  Exact: the index boxes are split along each dim into
+    blocks whose two ranges are disjoint, each decided by the solver (pruned where nothing
+    meets); past ``_SPLIT_LIMIT`` blocks it answers with any overlap (conservative).
+
+    >>> b = torch.arange(10.0)
+    >>> other_index_witness(b[0:6:2], b[0:9:3]) is None
+    True
+    >>> other_index_witness(b[1:4], b[0:3])
+    Witness(first=(1,), second=(2,), address=2)
+    """
+    if written.element_size() != other.element_size():
+        return overlap_witness(written, other)
+    try:
+        wide = other.expand(written.shape)
+    except RuntimeError:  # not broadcastable: torch refuses the call itself
+        return overlap_witness(written, other)
+    found = overlap_witness(written, wide)
+    if found is None:
+        return None
+    dims = [d for d in range(written.dim()) if wide.stride(d) != 0 and written.shape[d] > 1]
+    if any(found.first[d] != found.second[d] for d in dims):
+        return _own_index(found, other, written.dim())
+    budget = [_SPLIT_LIMIT]
+    for d in dims:
+        found = _off_diagonal(written, wide, d, 0, written.shape[d], budget)
+        if found is not None:
+            return _own_index(found, other, written.dim())
+        if budget[0] <= 0:
+            return _own_index(overlap_witness(written, wide), other, written.dim())
+    return None
+
+
+def _off_diagonal(
+    written: torch.Tensor, wide: torch.Tensor, d: int, lo: int, hi: int, budget: list[int]
+) -> Witness | None:
+    """A witness with index ``i`` of ``written`` and ``j`` of ``wide``, both in ``[lo, hi)`` on
+    dim ``d`` and ``i[d] != j[d]``: the square split in halves, its two off-diagonal blocks
+    solved, its two diagonal ones split again where anything meets."""
+    if hi - lo < 2 or budget[0] <= 0:
+        return None
+    mid = (lo + hi) // 2
+    for (a, b), (c, e) in (((lo, mid), (mid, hi)), ((mid, hi), (lo, mid))):
+        budget[0] -= 1
+        found = overlap_witness(written.narrow(d, a, b - a), wide.narrow(d, c, e - c))
+        if found is not None:
+            first = (*found.first[:d], found.first[d] + a, *found.first[d + 1 :])
+            second = (*found.second[:d], found.second[d] + c, *found.second[d + 1 :])
+            return Witness(first, second, found.address)
+    for a, b in ((lo, mid), (mid, hi)):
+        if overlap_witness(written.narrow(d, a, b - a), wide.narrow(d, a, b - a)) is not None:
+            found = _off_diagonal(written, wide, d, a, b, budget)
+            if found is not None:
+                return found
+    return None
+
+
+def _own_index(found: Witness | None, other: torch.Tensor, rank: int) -> Witness | None:
+    """``found`` with its second index in ``other``'s own dims (broadcast dims dropped or 0)."""
+    if found is None:
+        return None
+    lead = rank - other.dim()
+    second = tuple(0 if n == 1 else i for n, i in zip(other.shape, found.second[lead:]))
+    return Witness(found.first, second, found.address)

@@ -9,6 +9,7 @@ tensors sharing a storage are compared, and :mod:`.geometry` answers each questi
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, NamedTuple
 
 import torch
@@ -17,11 +18,14 @@ from .._compat import op_arguments, overload_name, storage_id
 from .._copies import _MISSING, _arrays_in, _OpCache
 from .geometry import (
     Witness,
+    byte_span,
     internal_witness,
+    other_index_witness,
     out_of_bounds_witness,
     overlap_witness,
     same_view,
 )
+from .resize import resized_overlaps
 
 __all__ = ["METADATA_OPS", "ORDER_FREE_OPS", "Finding", "OpRule", "hazards_of", "rule_of"]
 
@@ -78,8 +82,24 @@ _ELEMENTWISE = frozenset(
 )
 
 
+#: Ops that read only their inputs' metadata (sizes, dtype, device), never an element.
+_METADATA_READS = frozenset(
+    {
+        "empty_like", "zeros_like", "ones_like", "full_like", "rand_like", "randn_like",
+        "randint_like", "new_empty", "new_empty_strided", "new_zeros", "new_ones", "new_full",
+        "detach", "alias", "lift_fresh", "sym_size", "sym_stride", "sym_numel",
+        "sym_storage_offset", "is_same_size", "_has_same_storage_numel",
+    }
+)  # fmt: skip
+#: Ops that write one value everywhere when every tensor they read, but their indices, holds one.
+_ONE_VALUE_OPS = frozenset({"copy_", "index_fill_", "masked_fill_", "index_put_", "scatter_"})
+#: Arguments that say where to write, not what.
+_INDEX_ARGUMENTS = frozenset({"index", "indices", "mask"})
+
+
 class OpRule(NamedTuple):
     name: str  # "aten.mul_", "mylib.twice"
+    packet: str  # "mul_"
     # (position, name, written) of each argument that may hold tensors (Tensor, Tensor?, Tensor[])
     tensor_arguments: tuple[tuple[int, str, bool], ...]
     elementwise: bool
@@ -88,6 +108,10 @@ class OpRule(NamedTuple):
     order_free: bool
     metadata: bool
     custom: bool
+    # reads or writes elements (not a view, not ``empty_like``): checked for out-of-bounds
+    reads_elements: bool
+    has_out: bool  # writes an argument other than self (out=): torch may resize it
+    writes: bool  # writes any tensor argument
 
 
 _RULES = _OpCache()
@@ -121,6 +145,7 @@ def _new_rule(func: Any) -> OpRule:
     bernoulli_scalar = packet == "bernoulli_" and overload_name(func) == "float"
     return OpRule(
         name=f"{func.namespace}.{packet}",
+        packet=packet,
         tensor_arguments=tensor_arguments,
         elementwise=_elementwise(func, packet),
         in_place_too=packet.endswith("_")
@@ -128,6 +153,9 @@ def _new_rule(func: Any) -> OpRule:
         order_free=packet in ORDER_FREE_OPS or bernoulli_scalar,
         metadata=packet in METADATA_OPS,
         custom=func.namespace not in _TORCH_NAMESPACES,
+        writes=any(written for _, _, written in tensor_arguments),
+        has_out=any(written and name != "self" for _, name, written in tensor_arguments),
+        reads_elements=not (getattr(func, "is_view", False) or packet in _METADATA_READS),
     )
 
 
@@ -140,10 +168,19 @@ class Finding(NamedTuple):
     what: str  # the words the message needs ("input 1", "its own elements" ...)
 
 
-def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list, list]:
-    """The call's plain tensors as (written, read), each ``(tensor, argument name)``."""
-    written: list[tuple[torch.Tensor, str]] = []
-    read: list[tuple[torch.Tensor, str]] = []
+class _Arg(NamedTuple):
+    """One tensor of a call: the argument's name, its position in a list argument (``None``
+    for a single tensor: ``_foreach_add_([a, b], [b, a])`` pairs only entries of one position)."""
+
+    tensor: torch.Tensor
+    name: str
+    item: int | None
+
+
+def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list[_Arg], list[_Arg]]:
+    """The call's plain tensors as (written, read)."""
+    written: list[_Arg] = []
+    read: list[_Arg] = []
     count = len(args)
     for position, name, is_written in rule.tensor_arguments:
         value = args[position] if position < count else kwargs.get(name)
@@ -151,102 +188,193 @@ def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list, list]:
             continue
         into = written if is_written else read
         if type(value) in _PLAIN_TYPES:
-            if value.layout is torch.strided:
-                into.append((value, name))
+            if _strided(value):
+                into.append(_Arg(value, name, None))
         else:  # a list of tensors (cat, _foreach_*, index_put_'s indices)
-            into.extend((t, name) for t in _arrays_in(value, []) if _strided(t))
+            into.extend(
+                _Arg(t, name, i) for i, t in enumerate(_arrays_in(value, [])) if _strided(t)
+            )
     return written, read
 
 
 def _strided(t: Any) -> bool:
     """A plain tensor with strides over a storage (not sparse, not nested, not a subclass)."""
-    return type(t) in _PLAIN_TYPES and t.layout is torch.strided
+    return type(t) in _PLAIN_TYPES and t.layout is torch.strided and not t.is_nested
 
 
 def _inside(t: torch.Tensor) -> bool:
     """Does every element of ``t`` lie inside its storage?  Contiguous tensors (most) are
     settled from their element count alone."""
+    numel = t.numel()
+    if numel == 0:
+        return True
     try:
         nbytes = t.untyped_storage().nbytes()
     except (RuntimeError, NotImplementedError):  # no storage to reach past (mkldnn, opaque)
         return True
     if t.is_contiguous():
-        return (t.storage_offset() + t.numel()) * t.element_size() <= nbytes or t.numel() == 0
+        return (t.storage_offset() + numel) * t.element_size() <= nbytes
     return out_of_bounds_witness(t, nbytes) is None
 
 
-def hazards_of(rule: OpRule, args: tuple, kwargs: dict) -> list[Finding]:
+def _all_inside(rule: OpRule, args: tuple, kwargs: dict) -> bool:
+    """Does every plain tensor argument of a call lie inside its storage?  (No list unpacked
+    into records: the read-only op's fast path.)"""
+    count = len(args)
+    for position, name, _ in rule.tensor_arguments:
+        value = args[position] if position < count else kwargs.get(name)
+        if type(value) in _PLAIN_TYPES:
+            if _strided(value) and not _inside(value):
+                return False
+        elif value is not None and not all(
+            _inside(t) for t in _arrays_in(value, []) if _strided(t)
+        ):
+            return False
+    return True
+
+
+def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
-    tensors do not own), then the custom op's layouts or the write's overlaps."""
+    tensors do not own), then the custom op's layouts or the write's overlaps.  Only an op that
+    reads or writes elements is checked for out-of-bounds: a view, ``detach`` or ``empty_like``
+    of a tensor over freed storage (FSDP's) reads only its metadata.  Given the op (``func``), an
+    ``out=`` it will resize is compared where it will lie (:mod:`.resize`)."""
+    if not (rule.writes or rule.custom) and (
+        not rule.reads_elements or _all_inside(rule, args, kwargs)
+    ):
+        return []  # most ops: read only, every tensor inside its storage (the cheapest test)
     written, read = _split(rule, args, kwargs)
     found = [
         Finding(
             "out-of-bounds",
-            out_of_bounds_witness(t, t.untyped_storage().nbytes()),
-            (t,),
-            f"argument '{name}'",
+            out_of_bounds_witness(a.tensor, a.tensor.untyped_storage().nbytes()),
+            (a.tensor,),
+            f"argument '{a.name}'",
         )
-        for t, name in written + read
-        if not _inside(t)
+        for a in (written + read if rule.reads_elements else written)
+        if not _inside(a.tensor)
     ]
     if found:
         return found
     if rule.custom:
         return _custom_op_hazards(rule, written, read)
-    if not written or rule.order_free or _one_value_copy(rule, read):
+    if not written or rule.order_free or _copy_onto_itself(rule, written, read):
         return found
-    return _write_hazards(rule, written, read)
-
-
-def _one_value_copy(rule: OpRule, read: list) -> bool:
-    """A ``copy_`` from a one-element source writes one value everywhere: order-free."""
-    return rule.name == "aten.copy_" and len(read) == 1 and read[0][0].numel() == 1
-
-
-def _write_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
-    found = []
-    for t, name in written:
-        witness = internal_witness(t)
-        if witness is not None:
-            found.append(Finding("internal-overlap", witness, (t,), f"argument '{name}'"))
-    # only tensors of one storage can overlap: group them (a _foreach_ op has hundreds)
-    groups: dict[int, list[tuple[torch.Tensor, str, bool]]] = {}
-    for t, name in written:
-        groups.setdefault(storage_id(t.untyped_storage()), []).append((t, name, True))
-    for t, name in read:
-        group = groups.get(storage_id(t.untyped_storage()))
-        if group is not None:
-            group.append((t, name, False))
-    for group in groups.values():
-        for i, (w, w_name, is_written) in enumerate(group):
-            if not is_written:
-                break  # the written ones come first; each pair is met once
-            for t, name, _ in group[i + 1 :]:
-                if not _may_share(rule, w, t, name):
-                    continue
-                witness = overlap_witness(w, t)
-                if witness is not None:
-                    what = f"argument '{w_name}' and argument '{name}'"
-                    found.append(Finding("partial-overlap", witness, (w, t), what))
+    if _one_value_write(rule, args, kwargs, read):  # no order to depend on: only the indices
+        return _write_hazards(rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False)
+    found = _write_hazards(rule, written, read)
+    if func is not None and rule.has_out:
+        found += [
+            Finding("partial-overlap", witness, (out, other), what)
+            for witness, out, other, what in resized_overlaps(func, args, kwargs, written, read)
+        ]
     return found
 
 
-def _may_share(rule: OpRule, written: torch.Tensor, other: torch.Tensor, name: str) -> bool:
-    """May ``written`` share elements with ``other`` here?  Not the same elements through the
-    same index: an elementwise op reads each before it writes it, and so does an op torch also
-    runs in place when ``other`` is its ``self``."""
-    same_elements_allowed = rule.elementwise or (rule.in_place_too and name == "self")
-    return not (same_elements_allowed and same_view(written, other))
+def _copy_onto_itself(rule: OpRule, written: list[_Arg], read: list[_Arg]) -> bool:
+    """``v.copy_(v)``: torch skips a copy whose source is its destination."""
+    return (
+        rule.packet == "copy_"
+        and len(read) == 1
+        and written[0].tensor.dtype == read[0].tensor.dtype
+        and same_view(written[0].tensor, read[0].tensor)
+        and written[0].tensor.shape == read[0].tensor.shape
+    )
+
+
+def _one_value_write(rule: OpRule, args: tuple, kwargs: dict, read: list[_Arg]) -> bool:
+    """Does every written element get one value?  A ``copy_`` from a one-element (or stride-0
+    everywhere) source; an ``index_fill_``, ``masked_fill_``, ``scatter_`` or (not accumulating)
+    ``index_put_`` of one value.  The order of such writes cannot matter."""
+    if rule.packet not in _ONE_VALUE_OPS:
+        return False
+    if rule.packet == "index_put_" and (args[3:4] or (kwargs.get("accumulate", False),))[0]:
+        return False
+    return all(_one_value(a.tensor) for a in read if a.name not in _INDEX_ARGUMENTS)
+
+
+def _one_value(t: torch.Tensor) -> bool:
+    return t.numel() <= 1 or all(s == 0 or n == 1 for n, s in zip(t.shape, t.stride()))
+
+
+def _extent(t: torch.Tensor) -> tuple[Any, int, int]:
+    """Where ``t``'s bytes lie in memory: (device, first byte, one past the last).  Two storage
+    objects may hold one memory (two ``torch.from_numpy`` of views of one array): addresses, not
+    storages, decide.  Meta tensors have no addresses: their storage stands for one."""
+    device = t.device
+    if device.type == "meta":
+        start, end = byte_span(t)
+        return (device, storage_id(t.untyped_storage())), start, end
+    first = t.data_ptr()
+    if t.is_contiguous():  # most tensors: no per-dim sum
+        return device, first, first + t.numel() * t.element_size()
+    start, end = byte_span(t)
+    return device, first, first + end - start
+
+
+def _meeting(entries: list[tuple[_Arg, bool]]) -> Iterator[tuple[int, int]]:
+    """Pairs ``(i, j)``, ``i < j``, of entries whose byte ranges meet, at least one written: a
+    sweep over the ranges sorted by start (a _foreach_ op has hundreds of tensors)."""
+    spans = sorted((_extent(a.tensor), i) for i, (a, _) in enumerate(entries) if a.tensor.numel())
+    open_: list[tuple[Any, int, int]] = []  # (device, end, index)
+    for (device, start, end), i in spans:
+        open_ = [o for o in open_ if o[0] != device or o[1] > start]
+        for other_device, _, j in open_:
+            if other_device == device and (entries[i][1] or entries[j][1]):
+                yield min(i, j), max(i, j)
+        open_.append((device, end, i))
+
+
+def _write_hazards(
+    rule: OpRule, written: list[_Arg], read: list[_Arg], internal: bool = True
+) -> list[Finding]:
+    found = []
+    for a in written if internal else ():
+        witness = internal_witness(a.tensor)
+        if witness is not None:
+            found.append(Finding("internal-overlap", witness, (a.tensor,), f"argument '{a.name}'"))
+    entries = [(a, True) for a in written] + [(a, False) for a in read]
+    for i, j in _meeting(entries):
+        (w, _), (other, other_written) = entries[i], entries[j]
+        if not other_written and _same_elements_allowed(rule, w, other):
+            if same_view(w.tensor, other.tensor):
+                continue
+            witness = other_index_witness(w.tensor, other.tensor)
+        else:
+            witness = overlap_witness(w.tensor, other.tensor)
+        if witness is not None:
+            what = f"argument '{_named(w)}' and argument '{_named(other)}'"
+            found.append(Finding("partial-overlap", witness, (w.tensor, other.tensor), what))
+    return found
+
+
+def _named(a: _Arg) -> str:
+    return a.name if a.item is None else f"{a.name}[{a.item}]"
+
+
+def _same_elements_allowed(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+    """May a written tensor share elements with a read one at the same index (and the same list
+    position)?  An elementwise op reads each element before it writes it, and so does an op
+    torch also runs in place when ``other`` is its ``self``.  (Two written tensors never may:
+    ``frexp(out=(m, m.view(torch.int32)))``.)"""
+    if not (rule.elementwise or (rule.in_place_too and other.name == "self")):
+        return False
+    return written.item is None or other.item is None or written.item == other.item
 
 
 def _custom_op_hazards(rule: OpRule, written: list, read: list) -> list[Finding]:
     """A custom op's kernel may read its inputs' memory as contiguous: each non-contiguous
     argument (with a witness when it overlaps itself), and each write overlapping an input."""
     found = []
-    for t, name in (*written, *read):
-        if not t.is_contiguous():
+    for a in (*written, *read):
+        if not a.tensor.is_contiguous():
             found.append(
-                Finding("custom-op-layout", internal_witness(t), (t,), f"argument '{name}'")
+                Finding(
+                    "custom-op-layout",
+                    internal_witness(a.tensor),
+                    (a.tensor,),
+                    f"argument '{a.name}'",
+                )
             )
     for finding in _write_hazards(rule, written, read):
         if finding.kind == "partial-overlap":

@@ -16,6 +16,7 @@ raised in every mode.  Custom-op hazards only warn.
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from typing import Any
 
 import torch
 
-from .._compat import dispatch_mode_base, storage_id, tree_map
+from .._compat import dispatch_mode_base, storage_id, tree_flatten, tree_map
 from .._copies import _describe_location, _user_frame
 from .._errors import LayoutError, LayoutHazard, LayoutHazardWarning
 from .._inspect import inspect
@@ -102,8 +103,8 @@ def _message(finding: Finding, op: str, where: str) -> str:
     )
 
 
-def _hazard(finding: Finding, op: str) -> LayoutHazard:
-    where = _describe_location(*_user_frame())
+def _hazard(finding: Finding, op: str, frame: tuple[str, int]) -> LayoutHazard:
+    where = _describe_location(*frame)
     return LayoutHazard(
         _message(finding, op, where),
         kind=finding.kind,
@@ -114,14 +115,36 @@ def _hazard(finding: Finding, op: str) -> LayoutHazard:
     )
 
 
+def _copyable(value: Any) -> bool:
+    """A tensor the trial can rebuild over a private copy: strided, with a storage, and (a
+    subclass too: ``as_subclass``) without a ``__torch_dispatch__`` of its own."""
+    return (
+        isinstance(value, torch.Tensor)
+        and value.layout is torch.strided
+        and not value.is_nested
+        and getattr(type(value), "__torch_dispatch__", None) is _DEFAULT_DISPATCH
+    )
+
+
+_DEFAULT_DISPATCH = torch.Tensor.__torch_dispatch__
+
+
+class _Uncopyable(Exception):
+    """An argument the trial cannot copy (a wrapper subclass): it is not run at all."""
+
+
 def _torch_refuses(func: Any, args: tuple, kwargs: dict) -> bool:
     """Does torch itself refuse this call?  Run on private copies of every storage involved, each
-    view rebuilt over its copy with the same offset, sizes and strides (aliasing kept)."""
+    view rebuilt over its copy with the same offset, sizes and strides (aliasing kept), with the
+    random state put back after (a refused ``bernoulli_`` draws nothing).  A call with a tensor it
+    cannot copy is not tried: the hazard is raised."""
     copies: dict[int, Any] = {}
 
     def rebuilt(value: Any) -> Any:
-        if type(value) not in (torch.Tensor, torch.nn.Parameter):  # subclasses: as they are
+        if not isinstance(value, torch.Tensor):
             return value
+        if not _copyable(value):
+            raise _Uncopyable
         storage = value.untyped_storage()
         copy = copies.get(storage_id(storage))
         if copy is None:
@@ -129,13 +152,26 @@ def _torch_refuses(func: Any, args: tuple, kwargs: dict) -> bool:
         empty = torch.empty(0, dtype=value.dtype, device=value.device)
         return empty.set_(copy, value.storage_offset(), value.shape, value.stride())
 
-    with torch.no_grad():
+    try:
         trial_args, trial_kwargs = tree_map(rebuilt, (args, kwargs))
+    except _Uncopyable:
+        return False
+    devices = sorted({t.device.index or 0 for t in _tensors(trial_args) if t.is_cuda})
+    with torch.no_grad(), torch.random.fork_rng(devices=devices), _checked():
         try:
             func(*trial_args, **trial_kwargs)
         except Exception:  # torch's own check (or any error): the real call shows it unchanged
             return True
     return False
+
+
+def _tensors(value: Any) -> list[torch.Tensor]:
+    return [leaf for leaf in tree_flatten(value)[0] if isinstance(leaf, torch.Tensor)]
+
+
+#: Per thread: is an op being run by a sanitizer that has checked it already?  Nested blocks:
+#: the innermost sanitizer decides (records, raises or warns) and the outer ones pass its ops on.
+_STATE = threading.local()
 
 
 class _SanitizeMode(dispatch_mode_base()):
@@ -148,29 +184,54 @@ class _SanitizeMode(dispatch_mode_base()):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
         kwargs = kwargs or {}
-        rule = rule_of(func)
-        findings = [] if rule.metadata else hazards_of(rule, args, kwargs)
-        if not findings:
+        if getattr(_STATE, "checked", False):
             return func(*args, **kwargs)
-        hazards = [_hazard(finding, rule.name) for finding in findings]
+        rule = rule_of(func)
+        findings = [] if rule.metadata else hazards_of(rule, args, kwargs, func)
+        if not findings:
+            return _run_checked(func, args, kwargs)
+        frame = _user_frame()
+        hazards = [_hazard(finding, rule.name, frame) for finding in findings]
         severe = [h for h in hazards if h.kind != "custom-op-layout"]
         if severe and (self.on_hazard == "raise" or severe[0].kind == "out-of-bounds"):
             if severe[0].kind != "out-of-bounds" and _torch_refuses(func, args, kwargs):
-                return func(*args, **kwargs)  # raises torch's own error
-            self._note([h for h in hazards if h not in severe])
+                return _run_checked(func, args, kwargs)  # raises torch's own error
+            self._note([h for h in hazards if h not in severe], frame)
             self.report.hazards.append(severe[0])
             raise severe[0]
-        result = func(*args, **kwargs)  # torch's own error, if any, comes first
-        self._note(hazards)
+        result = _run_checked(func, args, kwargs)  # torch's own error, if any, comes first
+        self._note(hazards, frame)
         return result
 
-    def _note(self, hazards: list[LayoutHazard]) -> None:
+    def _note(self, hazards: list[LayoutHazard], frame: tuple[str, int]) -> None:
         for hazard in hazards:
             self.report.hazards.append(hazard)
             if self.on_hazard == "warn" or (
                 hazard.kind == "custom-op-layout" and self.on_hazard == "raise"
             ):
-                warnings.warn(str(hazard), LayoutHazardWarning, stacklevel=2)
+                # at the user's line, so that warning filters can name their module
+                warnings.warn_explicit(str(hazard), LayoutHazardWarning, frame[0], frame[1])
+
+
+def _run_checked(func: Any, args: tuple, kwargs: dict) -> Any:
+    """Run an op this sanitizer has checked: outer sanitizers pass it through.  (Once per op:
+    the flag is set inline, a context manager costs a generator per op.)"""
+    outer = getattr(_STATE, "checked", False)
+    _STATE.checked = True
+    try:
+        return func(*args, **kwargs)
+    finally:
+        _STATE.checked = outer
+
+
+@contextmanager
+def _checked() -> Iterator[None]:
+    outer = getattr(_STATE, "checked", False)
+    _STATE.checked = True
+    try:
+        yield
+    finally:
+        _STATE.checked = outer
 
 
 @contextmanager
@@ -182,6 +243,11 @@ def sanitize(on_hazard: str = "raise") -> Iterator[SanitizeReport]:
     and ``"collect"`` only records, both letting the write run.  Either way the yielded
     :class:`SanitizeReport` lists every hazard.  Out-of-bounds hazards raise in every mode;
     custom-op hazards never raise.  Where torch refuses a write itself, its error goes through.
+
+    Nested blocks: the innermost sanitizer decides (its report lists the hazard, its
+    ``on_hazard`` says what happens); the outer ones pass its ops through.  A dispatch mode is
+    per thread: threads started inside the block are *not* sanitized; call ``sw.sanitize()``
+    inside the worker itself.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(10.0)

@@ -1,0 +1,93 @@
+"""An ``out=`` tensor the op will resize: where it will lie once resized, and what it then meets.
+
+``torch.add(x[:50], 1, out=x[1:1])`` resizes the empty ``out`` to 50 elements from its storage
+offset, onto ``x[1:51]``, over its own input: its current (empty) extent overlaps nothing.  The
+op's result shape comes from its meta kernel, run on shape-only copies of the arguments; a resized
+``out`` is contiguous from its storage offset, and that range is compared with each input exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from .._compat import tree_map
+from .._overlap import ranges_overlap_witness
+from .geometry import Witness, byte_span
+
+__all__ = ["resized_overlaps"]
+
+
+def _after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
+    """The shape each tensor argument has after the op, run on meta tensors (``id`` of the
+    argument -> shape), or ``None`` where the op has no meta kernel or refuses."""
+    metas: dict[int, torch.Tensor] = {}
+
+    def meta(value: Any) -> Any:
+        if (
+            type(value) not in (torch.Tensor, torch.nn.Parameter)
+            or value.layout is not torch.strided
+        ):
+            return value
+        if id(value) not in metas:
+            metas[id(value)] = torch.empty_strided(
+                value.shape, value.stride(), dtype=value.dtype, device="meta"
+            )
+        return metas[id(value)]
+
+    meta_args, meta_kwargs = tree_map(meta, (args, kwargs))
+    try:
+        with torch.no_grad():
+            func(*meta_args, **meta_kwargs)
+    except Exception:  # no meta kernel, or torch refuses: the real call decides
+        return None
+    return {key: t.shape for key, t in metas.items()}
+
+
+def resized_overlaps(
+    func: Any, args: tuple, kwargs: dict, written: list, read: list
+) -> list[tuple[Witness, torch.Tensor, torch.Tensor, str]]:
+    """``(witness, out, input, words)`` for each ``out=`` (of ``written``, each with ``.tensor``
+    and ``.name``) that the op resizes onto an input (of ``read``)."""
+    outs = [a for a in written if a.name != "self"]
+    if not outs or not read:
+        return []
+    shapes = _after_meta_run(func, args, kwargs)
+    if shapes is None:
+        return []
+    found = []
+    for out in outs:
+        shape = shapes.get(id(out.tensor))
+        if shape is None or shape == out.tensor.shape:
+            continue
+        for other in read:
+            witness = _resized_witness(out.tensor, shape, other.tensor)
+            if witness is not None:
+                what = (
+                    f"argument '{out.name}' (resized by the op to {tuple(shape)}) and "
+                    f"argument '{other.name}'"
+                )
+                found.append((witness, out.tensor, other.tensor, what))
+    return found
+
+
+def _resized_witness(out: torch.Tensor, shape: torch.Size, other: torch.Tensor) -> Witness | None:
+    """An index of ``out`` resized to ``shape`` (contiguous from its storage offset) and one of
+    ``other`` sharing a byte, by address."""
+    numel = math.prod(shape)
+    if numel == 0 or other.numel() == 0 or out.device != other.device or out.device.type == "meta":
+        return None
+    size, other_size = out.element_size(), other.element_size()
+    base = out.untyped_storage().data_ptr()
+    start = base + out.storage_offset() * size
+    other_start = other.untyped_storage().data_ptr() + byte_span(other)[0]
+    found = ranges_overlap_witness(
+        (numel,), (size,), start, size,
+        tuple(other.shape), [s * other_size for s in other.stride()], other_start, other_size,
+    )  # fmt: skip
+    if found is None:
+        return None
+    index = tuple(int(i) for i in torch.unravel_index(torch.tensor(found[0][0]), tuple(shape)))
+    return Witness(index, found[1], (found[2] - base) // size)

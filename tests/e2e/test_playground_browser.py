@@ -61,7 +61,9 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     assert root.locator(".pg-op").inner_text() == "x[:, 0:1].expand(4, 6)"
     assert _logical_values(root) == [str(6 * (i // 6)) for i in range(24)]
     assert "storage[0] is read by (0, 0), (0, 1)" in root.locator(".pg-overlap").inner_text()
-    assert root.locator(".sw-storage .sw-count").all_text_contents() == ["×6"] * 4
+    assert (
+        root.locator(".sw-storage .sw-count").all_text_contents() == ["V×6"] * 4
+    )  # whose reads, not a bare count
     _shot(page, "playground_static_broadcast")
 
     # out of bounds: the page refuses it with the very message Python gives

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["neg_view", "torch_print_options"]
+__all__ = ["neg_view", "torch_print_options", "torch_summary_options"]
 
 
 def neg_view(t: Any) -> Any | None:
@@ -46,3 +46,21 @@ def torch_print_options() -> tuple[int, bool | None]:
     if options is None:
         return 4, None
     return int(getattr(options, "precision", 4)), getattr(options, "sci_mode", None)
+
+
+def torch_summary_options() -> tuple[int, int]:
+    """``(threshold, edgeitems)``: past ``threshold`` elements ``print(t)`` shows ``edgeitems``
+    per end of each dim, and picks its number format over just those.
+
+    Read from the private ``torch._tensor_str.PRINT_OPTS`` (checked on torch 2.0–2.13); without
+    it, torch's defaults.
+
+    >>> torch_summary_options()
+    (1000, 3)
+    """
+    import torch
+
+    options = getattr(getattr(torch, "_tensor_str", None), "PRINT_OPTS", None)
+    if options is None:
+        return 1000, 3
+    return int(getattr(options, "threshold", 1000)), int(getattr(options, "edgeitems", 3))

@@ -10,6 +10,7 @@ would grow the user's storage).
 from __future__ import annotations
 
 import sys
+import warnings
 from typing import Any
 
 from ._compat import neg_view
@@ -34,8 +35,10 @@ def tensor_memory(t: Any) -> tuple[int | None, int]:
     """``(data pointer, nbytes)`` of a tensor's storage; no pointer where it has none (fake)."""
     storage = t.untyped_storage()
     try:
-        pointer = storage.data_ptr()
-    except RuntimeError:  # FakeTensor / functional storages have no data pointer
+        with warnings.catch_warnings():  # a FakeTensor warns (its pointer is 0, compared as is)
+            warnings.simplefilter("ignore", UserWarning)
+            pointer = storage.data_ptr()
+    except RuntimeError:  # functional storages have no data pointer
         pointer = None
     return pointer, storage.nbytes()
 

@@ -95,3 +95,14 @@ def test_random_layouts_print_as_repr():
             array[view.storage_offset() :], shape, [array.itemsize * s for s in strides]
         )
         _check(nview, build_scene({"b": array, "v": nview}), 1)
+
+
+def test_a_strip_without_values_says_why():
+    record = np.zeros(4, dtype=[("a", "i4"), ("b", "f8")])
+    unaligned = np.zeros(17, np.uint8)[1:].view(np.float32)
+    for obj in (record["b"], unaligned):
+        text, svg = sw.render_text(v=obj), sw.render_svg(v=obj)
+        for picture in (text, svg):
+            assert "meta tensor or layout only" not in picture
+            assert "meta / layout only" not in picture
+            assert "straddle" in picture

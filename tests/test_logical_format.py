@@ -106,3 +106,14 @@ def test_a_strip_without_values_says_why():
             assert "meta tensor or layout only" not in picture
             assert "meta / layout only" not in picture
             assert "straddle" in picture
+
+
+def test_records_print_as_numpy_prints_them():
+    record = np.zeros(2, dtype=[("a", "i4"), ("b", "f8")])
+    record[0] = (3, -4.0)
+    scene = build_scene({"r": record})
+    assert scene["storages"][0]["cells"]["text"] == _repr_tokens_records(record)
+
+
+def _repr_tokens_records(record) -> list[str]:
+    return [text.strip() for text in np.array2string(record, separator="|")[1:-1].split("|")]

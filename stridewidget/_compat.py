@@ -33,6 +33,7 @@ __all__ = [
     "symbol_names",
     "symbol_values",
     "torch_print_options",
+    "torch_summary_options",
     "tree_flatten",
     "tree_leaves",
     "tree_map",
@@ -462,3 +463,21 @@ def export_user_error() -> type:
     except ImportError:  # pragma: no cover - moved: every export error falls back to strict
         return type("NeverRaised", (Exception,), {})
     return UserError
+
+
+def torch_summary_options() -> tuple[int, int]:
+    """``(threshold, edgeitems)``: past ``threshold`` elements ``print(t)`` shows ``edgeitems``
+    per end of each dim, and picks its number format over just those.
+
+    Read from the private ``torch._tensor_str.PRINT_OPTS`` (checked on torch 2.0–2.13); without
+    it, torch's defaults.
+
+    >>> torch_summary_options()
+    (1000, 3)
+    """
+    import torch
+
+    options = getattr(getattr(torch, "_tensor_str", None), "PRINT_OPTS", None)
+    if options is None:
+        return 1000, 3
+    return int(getattr(options, "threshold", 1000)), int(getattr(options, "edgeitems", 3))

@@ -53,7 +53,7 @@ def _is_numpy_dtype(like: Any) -> bool:
 
 def _numpy_texts(items: Sequence[Any], dtype: Any) -> list[str] | None:
     np = sys.modules["numpy"]
-    if dtype.kind not in _NUMERIC_KINDS:
+    if dtype.kind not in _NUMERIC_KINDS and dtype.names is None:  # records print per field
         return None
     printed = np.array2string(
         np.array(items, dtype=dtype),

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ._numbers import value_texts
+from ._printed import printed_values
 from .render.picture import logical_index
 
 __all__ = ["READ_NOTES", "tensor_reads"]
@@ -31,13 +32,21 @@ def tensor_reads(
     cells: Sequence[int],
     raw: Any,
     slices: Sequence[dict[str, Any]],
+    stored: Sequence[str] | None = None,
+    touch: Sequence[int | None] | None = None,
 ) -> dict[str, Any] | None:
-    """Per shown storage cell, what ``obj`` reads there; ``None`` for a tensor that reads memory as is.
+    """Per shown storage cell, what ``obj`` reads there, in ``obj``'s own print format; ``None``
+    where that is what the storage strip already says.
 
     ``raw`` holds the stored values of ``cells`` (a NumPy array, or ``None`` without values);
     ``slices`` are the tensor's logical slices (a per-channel quantized tensor's reads depend on
-    the channel, so only cells read by a shown logical element get one).  Entries are ``None``
-    where the tensor's read is not known (a cell no shown element of a per-channel tensor reads).
+    the channel, so only cells read by a shown logical element get one).  ``stored`` are the
+    strip's texts of ``cells`` and ``touch`` how often ``obj`` reads each (0: never).  Entries
+    are ``None`` where the tensor's read is not known or it reads no such cell.
+
+    The strip's format is decided over the strip's cells (raw memory, shared); the tensor's over
+    the values its own ``repr`` prints (:func:`printed_values`), so ``x[1:]`` of
+    ``[1e-5, 1., 2.]`` reads ``1.`` and ``2.`` as ``print(x[1:])`` does.
 
     >>> import torch
     >>> from stridewidget._inspect import read_cells
@@ -48,19 +57,23 @@ def tensor_reads(
     (['1.-2.j', '3.+4.j'], ['is_conj: storage holds unconjugated values; this view reads them conjugated'])
     """
     lazy = [note for note in ("conj", "neg", "quantized") if note in notes]
-    if not lazy:
-        return None
     result: dict[str, Any] = {"notes": [READ_NOTES[note] for note in lazy], "text": None}
     if raw is None:
-        return result
+        return result if lazy else None
     if "quantized" in lazy:
         read = _dequantized(obj, cells, raw, slices)
     else:
         read = raw.conj() if "conj" in lazy else raw
         read = -read if "neg" in lazy else read
         read = list(read.tolist())
+    if touch is not None:  # a cell this tensor never reads gets no text of its format
+        read = [None if count == 0 else item for item, count in zip(read, touch)]
     known = [i for i, item in enumerate(read) if item is not None]
-    texts, values = value_texts([read[i] for i in known], _read_dtype(obj))
+    printed = printed_values(obj) or []
+    texts, values = value_texts(printed + [read[i] for i in known], _read_dtype(obj))
+    texts, values = texts[len(printed) :], values[len(printed) :]
+    if not lazy and stored is not None and all(stored[i] == t for i, t in zip(known, texts)):
+        return None  # the strip already says it in this tensor's format
     result["text"] = [None] * len(read)
     result["value"] = [None] * len(read)
     for i, text, value in zip(known, texts, values):
@@ -72,7 +85,7 @@ def tensor_reads(
 
 def _read_dtype(obj: Any) -> Any:
     """The dtype whose printer formats what ``obj`` reads (dequantized values are float32)."""
-    if obj.is_quantized:
+    if getattr(obj, "is_quantized", False):
         return sys.modules["torch"].float32
     return obj.dtype
 

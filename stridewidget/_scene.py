@@ -205,6 +205,7 @@ def build_scene(
         shown = storages[-1]["cells"]["index"]
         for i in members:
             entry = entries[i]
+            touch = _touch_counts(entry["layout"], shown)
             tensor_dicts[i] = {
                 "id": f"t{i}",
                 "name": entry["name"],
@@ -213,7 +214,7 @@ def build_scene(
                 "order": i,
                 "layout": entry["layout"].to_dict(),
                 "logical": entry["logical"],
-                "touch": _touch_counts(entry["layout"], shown),
+                "touch": touch,
                 "arrows": entry["arrows"],
                 "reads": tensor_reads(
                     entry["obj"],
@@ -221,6 +222,8 @@ def build_scene(
                     shown,
                     raw,
                     entry["logical"]["slices"],
+                    storages[-1]["cells"].get("text"),
+                    touch,
                 ),
             }
     return {

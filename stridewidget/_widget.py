@@ -22,9 +22,9 @@ import anywidget
 import executing
 import traitlets
 
-from ._compat import neg_view
 from ._inspect import _is_ndarray, _is_tensor, inspect
 from ._layout import Layout
+from ._rebuild import array_memory, rebuild_array, rebuild_tensor, tensor_memory
 from ._scene import build_scene
 from ._watch import ShownCells
 
@@ -38,9 +38,10 @@ _PACKAGE_DIR = str(pathlib.Path(__file__).parent) + os.sep
 class _Held:
     """One displayed tensor, held without keeping its memory alive.
 
-    Holds a weak reference to the object and, for a view, to its base too: ``show(x[:, ::2])``
-    passes a temporary view that dies at once, but while ``x`` lives the same view is rebuilt
-    from ``x`` (sharing its storage, no copy).
+    Holds a weak reference to the object and to what may still hold its memory: its base (a
+    NumPy view's root array) and, for a tensor, the other shown tensors (a ``b.view(torch.int32)``
+    has no ``_base``).  ``show(x[:, ::2])`` passes a temporary view that dies at once, but while
+    ``x`` holds the same memory the view is rebuilt over it (sharing it, no copy).
     """
 
     def __init__(self, name: str, obj: Any) -> None:
@@ -48,69 +49,73 @@ class _Held:
         self.layout = inspect(obj)  # first: a non-tensor gets inspect's TypeError
         self.strong = obj if isinstance(obj, Layout) else None  # pure data: tiny, keep it
         self.ref = None if self.strong is not None else weakref.ref(obj)
-        self.base_ref = None
-        if _is_tensor(obj) and obj._base is not None:
-            self.base_ref = weakref.ref(obj._base)
-        elif _is_ndarray(obj) and obj.base is not None and _is_ndarray(obj.base):
+        self.base_refs: list[weakref.ref] = []
+        self.memory: tuple | None = None
+        self.byte_offset = 0
+        self.writeable = True
+        self.version_ref = self.ref
+        if _is_tensor(obj):
+            self.memory = tensor_memory(obj)
+            if obj._base is not None:  # a view shares its base's version counter
+                self.base_refs.append(weakref.ref(obj._base))
+                self.version_ref = self.base_refs[0]
+        elif _is_ndarray(obj) and _is_ndarray(obj.base):
             root = obj
             while _is_ndarray(root.base):
                 root = root.base
-            self.base_ref = weakref.ref(root)
-        self.byte_offset = (
-            _data_address(obj) - _data_address(self.base_ref())
-            if (self.base_ref is not None and _is_ndarray(obj))
-            else 0
-        )
+            self.base_refs.append(weakref.ref(root))
+            self.memory = array_memory(root)
+            self.byte_offset = _data_address(obj) - _data_address(root)
+            self.writeable = "read-only" not in self.layout.notes
         self.dtype = obj.dtype if not isinstance(obj, Layout) else None
+        self.gone_reason = "freed (the widget holds no reference)"
+        self.version: int | None = None
         self.version = self.current_version()
+
+    def share_memory_with(self, others: list[_Held]) -> None:
+        """Let a freed tensor be rebuilt over another shown tensor that holds its storage."""
+        if _is_tensor(self.get()):
+            self.base_refs += [o.ref for o in others if o is not self and o.ref is not None]
+
+    def _live_bases(self) -> list[Any]:
+        return [b for b in (ref() for ref in self.base_refs) if b is not None]
 
     def current_version(self) -> int | None:
         """The in-place version counter: the view's own, or its base's (views share it)."""
         obj = self.ref() if self.ref is not None else None
-        if obj is None and self.base_ref is not None:
-            obj = self.base_ref()
-        return None if obj is None else _version(obj)
+        if obj is None and self.version_ref is not None:
+            obj = self.version_ref()
+        if obj is None:  # rebuilt over another tensor's storage: no counter shared, bytes tell
+            return self.version
+        return _version(obj)
+
+    def remember(self, obj: Any) -> None:
+        """Record what ``obj`` is now: its layout, version and, while it lives, its memory."""
+        self.layout = inspect(obj)
+        self.version = self.current_version()
+        if self.ref is not None and self.ref() is obj and _is_tensor(obj):
+            self.memory = tensor_memory(obj)
 
     def get(self) -> Any:
-        """The live object, rebuilt from its base if only the base is alive; None once freed."""
+        """The live object, rebuilt over memory a live base still holds; None once gone."""
         if self.strong is not None:
             return self.strong
         obj = self.ref()
         if obj is not None:
             return obj
-        base = self.base_ref() if self.base_ref is not None else None
-        if base is None:
+        bases = self._live_bases()
+        if not bases:
             return None
-        lay = self.layout
-        if _is_tensor(base):
-            return _tensor_view(base, lay, self.dtype)
-        np = sys.modules["numpy"]
-        return np.ndarray(
-            lay.shape,
-            dtype=self.dtype,
-            buffer=base,
-            offset=self.byte_offset,
-            strides=lay.byte_strides,
-        )
-
-
-def _tensor_view(base: Any, layout: Layout, dtype: Any) -> Any:
-    """The view ``layout`` described, rebuilt over ``base``'s storage with its lazy bits.
-
-    A quantized view keeps its base's quantizer (a plain tensor of a quantized dtype has none);
-    a conj / neg view gets its conj / neg bit back, so it reads what the freed view read.
-    """
-    if base.is_quantized:
-        return base.as_strided(layout.shape, layout.strides, layout.offset)
-    # new_empty makes the tensor the base's kind (a FakeTensor's storage is on meta while it says
-    # cpu: a plain empty tensor on base.device could not take that storage)
-    view = base.new_empty(0, dtype=dtype, requires_grad=False)
-    view = view.set_(base.untyped_storage(), layout.offset, layout.shape, layout.strides)
-    if "conj" in layout.notes:
-        view = view.conj()
-    if "neg" in layout.notes:
-        view = neg_view(view)
-    return view
+        if _is_tensor(bases[0]):
+            view = rebuild_tensor(bases, self.layout, self.dtype, self.memory)
+        else:
+            view = rebuild_array(
+                bases[0], self.layout, self.dtype, self.byte_offset, self.writeable, self.memory
+            )
+        if isinstance(view, str):
+            self.gone_reason = view
+            return None
+        return view
 
 
 def _data_address(obj: Any) -> int:
@@ -302,6 +307,8 @@ class StrideWidget(StaticFallbackWidget):
         # _Held inspects each object: a clear LayoutError/TypeError now, before a comm is opened,
         # so bad input leaves no half-built widget in ipywidgets' registry.
         held = [_Held(name, obj) for name, obj in named.items()]
+        for one in held:
+            one.share_memory_with(held)
         super().__init__()
         self._build_options = {"edge_items": edge_items, "threshold": threshold}
         self._held = held
@@ -352,8 +359,7 @@ class StrideWidget(StaticFallbackWidget):
         for held in self._held:
             obj = live.get(held.name)
             if obj is not None:
-                held.layout = inspect(obj)
-                held.version = held.current_version()
+                held.remember(obj)
         self._shown = ShownCells(live, scene)
         self.scene = scene
 
@@ -415,8 +421,9 @@ class StrideWidget(StaticFallbackWidget):
             lines.append(
                 f"  {tensor['name']}: {tensor['layout']['text']}  [storage {tensor['storage']}]"
             )
+        reasons = {held.name: held.gone_reason for held in self._held}
         for name in scene.get("released", ()):
-            lines.append(f"  {name}: freed (the widget holds no reference)")
+            lines.append(f"  {name}: {reasons.get(name, 'freed')}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -247,6 +247,21 @@ class _Lookup:
         return None if i is None else reads[what][i]
 
 
+def no_values_reason(storage: Mapping[str, Any]) -> str:
+    """Why a storage strip shows no values, as exactly as the scene tells.
+
+    >>> no_values_reason({"itemsize": 8, "unit": 4})
+    'no values: its 8 B elements straddle the 4 B cells (a byte-misaligned or record-field view)'
+    """
+    itemsize, unit = storage.get("itemsize"), storage.get("unit")
+    if unit is not None and itemsize is not None and unit != itemsize:
+        return (
+            f"no values: its {itemsize} B elements straddle the {unit} B cells "
+            "(a byte-misaligned or record-field view)"
+        )
+    return "no values (meta tensor or layout only)"
+
+
 # --- storage strip --------------------------------------------------------------------------------
 
 
@@ -437,7 +452,7 @@ class _Builder:
             )
             self.items.append(self.text(x + 17, y, label))
             x += 17 + text_width(label, G["font_size"]) + 14
-        shown_as = "values" if texts is not None else "no values (meta tensor or layout only)"
+        shown_as = "values" if texts is not None else no_values_reason(storage)
         where = (
             "a cell's storage index is its row's label plus its column's +offset"
             if wrap is not None

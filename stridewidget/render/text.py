@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .picture import group_digits, reader_mark, scene_of
+from .picture import group_digits, no_values_reason, reader_mark, scene_of
 
 __all__ = ["render_text"]
 
@@ -32,7 +32,7 @@ def _storage_lines(storage: Mapping[str, Any], members: list[Mapping[str, Any]])
     lines = [
         f"storage {storage['id']} · {storage['dtype']} · {group_digits(storage['size'])} elements · "
         f"{storage['device']}{rows}"
-        + ("" if texts is not None else " · no values (meta / layout only)")
+        + ("" if texts is not None else f" · {no_values_reason(storage)}")
     ]
 
     def block(positions: list[int]) -> None:

@@ -126,10 +126,10 @@ _GEOMETRY = {
     "line_h": 18,
     "pad": 10,
     "cell_w": 46,
-    "cell_h": 35,
+    "cell_h": 34,
     "strip_h": 12,
     "index_h": 12,  # the storage index line under each storage cell
-    "header_h": 14,  # the column-offset header (+0 … +n) over a wrapped strip
+    "header_h": 13,  # the column-offset header (+0 … +n) over a wrapped strip
     "row_gap": 4,
     "gap_h": 24,
     "logical_w": 46,

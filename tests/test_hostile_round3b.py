@@ -1,0 +1,98 @@
+"""Hostile inputs round 3, review follow-ups (issue 24): each test fails on the code before it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+import traitlets
+
+import stridewidget as sw
+from stridewidget.__main__ import main as cli_main
+
+
+# --- item 1: wrap is validated in Python, by one rule, on every path -------------------------
+@pytest.mark.parametrize("wrap", [0, -3, 10**9, 2.5, True, "4"])
+def test_item01_bad_wrap_refused_by_show_and_render_text(wrap):
+    x = torch.arange(6.0)
+    with pytest.raises((TypeError, ValueError), match="wrap"):
+        sw.show(x, wrap=wrap)
+    with pytest.raises((TypeError, ValueError), match="wrap"):
+        sw.render_text(x, wrap=wrap)
+
+
+def test_item01_wrap_trait_assignment_is_validated():
+    x = torch.arange(6.0)
+    widget = sw.show(x)
+    with pytest.raises(traitlets.TraitError, match="positive int"):
+        widget.wrap = -3
+    widget.wrap = 4  # a good value still goes through, and reaches the static picture
+    assert widget.wrap == 4
+    assert sw.render_text(widget) == sw.render_text(x=x, wrap=4)
+    widget.close()
+
+
+def test_item01_cli_uses_the_same_wrap_rule():
+    with pytest.raises(SystemExit, match="up to 1024"):
+        cli_main(["--wrap", str(10**9), "torch.zeros(2)"])
+
+
+# --- item 2: the playground takes ints as as_strided does ----------------------------------
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"size": (2.7, 3), "stride": (1, 1)},
+        {"size": "34", "stride": (1, 1)},
+        {"size": ("3",), "stride": (1,)},
+        {"size": (True,), "stride": (1,)},
+        {"storage_offset": 1.9},
+    ],
+)
+def test_item02_playground_refuses_what_as_strided_refuses(kwargs):
+    x = torch.arange(24.0)
+    with pytest.raises(TypeError):  # torch's own answer for these arguments
+        torch.as_strided(
+            x,
+            kwargs.get("size", (24,)),
+            kwargs.get("stride", (1,)),
+            kwargs.get("storage_offset", 0),
+        )
+    with pytest.raises(TypeError, match="must be"):
+        sw.playground(x, **kwargs)
+
+
+# --- item 3: sets, bytes-like and bools are no sizes (torch refuses them) -------------------
+@pytest.mark.parametrize(
+    "size",
+    [{4, 3}, bytearray(b"\x03\x04"), torch.tensor([True, True]), (torch.tensor(True), 2)],
+    ids=["set", "bytearray", "bool-tensor", "0d-bool-tensor"],
+)
+def test_item03_unordered_bytes_and_bool_sizes_refused(size):
+    x = torch.arange(24.0)
+    with pytest.raises((TypeError, RuntimeError)):  # torch refuses each of them
+        torch.empty(size)
+    with pytest.raises(TypeError, match="must be"):
+        sw.as_strided(x, size, (1, 1))
+    with pytest.raises(TypeError, match="must be"):
+        sw.Layout(size, (1, 1))
+
+
+def test_item03_endless_iterator_shape_is_bounded():
+    with pytest.raises(sw.LayoutError, match="entries"):
+        sw.Layout(itertools.repeat(1), (1,))
+
+
+# --- item 10: options cannot collide with tensor names; bad option values are clear ---------
+def test_item10_cli_tensor_named_like_an_option(tmp_path, capsys):
+    page = tmp_path / "t.html"
+    expr = "{'x': torch.ones(2), 'wrap': torch.ones(3)}"
+    assert cli_main([expr, "--html", str(page)]) == 0
+    out = capsys.readouterr().out
+    assert "wrap: float32 (3):(1)" in out and page.exists()
+
+
+@pytest.mark.parametrize("threshold", ["5", None, 2.5, -1])
+def test_item10_bad_threshold_refused(threshold):
+    with pytest.raises((TypeError, ValueError), match="threshold"):
+        sw.show(torch.arange(100.0), threshold=threshold)

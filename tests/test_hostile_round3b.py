@@ -96,3 +96,64 @@ def test_item10_cli_tensor_named_like_an_option(tmp_path, capsys):
 def test_item10_bad_threshold_refused(threshold):
     with pytest.raises((TypeError, ValueError), match="threshold"):
         sw.show(torch.arange(100.0), threshold=threshold)
+
+
+def test_item10_plot_refuses_a_non_axes():
+    pytest.importorskip("matplotlib")
+    with pytest.raises(TypeError, match="matplotlib Axes"):
+        sw.plot(torch.arange(4.0), ax="a")
+
+
+# --- item 11: enable() still shows a tensor whose repr raises ---------------------------------
+class _ReprRaises(torch.Tensor):
+    def __repr__(self, *args, **kwargs):
+        raise RuntimeError("repr boom")
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: torch.arange(4.0).as_subclass(_ReprRaises), lambda: torch.empty(4, dtype=torch.uint4)],
+    ids=["raising-subclass-repr", "uint4"],
+)
+def test_item11_enable_shows_a_tensor_whose_repr_raises(make):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    tensor = make()
+    with pytest.raises(Exception):  # noqa: B017 - the premise: its own repr raises
+        repr(tensor)
+    ip = InteractiveShell.instance()
+    sw.enable(ip)
+    try:
+        data, _ = ip.display_formatter.format(tensor)
+    finally:
+        sw.disable(ip)
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "storage" in data["text/plain"] and "<svg" in data["text/html"]
+
+
+def test_minor_enable_and_disable_arguments(monkeypatch):
+    with pytest.raises(TypeError, match="IPython shell"):
+        sw.enable(5)
+    with pytest.raises(TypeError, match="True or False"):
+        sw.enable(numpy="no")
+    monkeypatch.setattr("IPython.get_ipython", lambda: None)  # as in plain Python
+    with pytest.raises(RuntimeError, match=r"disable\(\) works inside IPython"):
+        sw.disable()
+
+
+# --- item 12: the bench CLI checks its paths and threads before running ----------------------
+@pytest.mark.parametrize(
+    "argv",
+    [["--json", "{folder}"], ["--plot", "{folder}"], ["--threads", "100000"]],
+    ids=["json-folder", "plot-folder", "threads"],
+)
+def test_item12_bench_cli_refuses_bad_options_before_running(argv, tmp_path, monkeypatch):
+    from stridewidget.bench import __main__ as bench_cli
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the benchmark ran before its options were checked")
+
+    monkeypatch.setattr(bench_cli, "run", must_not_run)
+    with pytest.raises(SystemExit) as exit_info:
+        bench_cli.main([a.format(folder=tmp_path) for a in argv])
+    assert exit_info.value.code == 2

@@ -157,3 +157,26 @@ def test_item12_bench_cli_refuses_bad_options_before_running(argv, tmp_path, mon
     with pytest.raises(SystemExit) as exit_info:
         bench_cli.main([a.format(folder=tmp_path) for a in argv])
     assert exit_info.value.code == 2
+
+
+# --- minor: Layout notes, allow_overlap, transpose of a 0-d tensor ----------------------------
+def test_minor_layout_notes_is_a_tuple_of_strings():
+    assert sw.Layout((3,), (1,), notes="conj").notes == ("conj",)
+    with pytest.raises(TypeError, match="notes"):
+        sw.Layout((3,), (1,), notes=None)
+
+
+@pytest.mark.parametrize("flag", [0, "no", __import__("numpy").False_])
+def test_minor_allow_overlap_must_be_a_bool(flag):
+    with pytest.raises(TypeError, match="allow_overlap"):
+        sw.as_strided(torch.arange(4.0), (2, 2), (1, 1), allow_overlap=flag)
+
+
+def test_minor_transpose_of_a_0d_tensor_as_torch():
+    x = torch.tensor(1.0)
+    for dims in [(0, 0), (-1, 0)]:
+        assert torch.equal(sw.tricks.transpose(x, *dims), x.transpose(*dims))
+    with pytest.raises(sw.LayoutError):
+        sw.tricks.transpose(x, 0, 1)
+    with pytest.raises(IndexError):  # torch refuses it too
+        x.transpose(0, 1)

@@ -57,8 +57,10 @@ export function fittedWrap(wrap, cellW, g = STORAGE_GEOMETRY) {
  * a gap is a row of its own.  Rows holding a cell in `bandCells` (where arrows start) get a band
  * of `lanes` arrow lanes above them, so arcs and their labels never cross text.
  */
-export function layoutStorage(storage, wrap, { geometry = STORAGE_GEOMETRY, cellW = geometry.minCellW, indexUnder = true, lanes = 0, bandCells = [] } = {}) {
+export function layoutStorage(storage, requestedWrap, { geometry = STORAGE_GEOMETRY, cellW = geometry.minCellW, indexUnder = true, lanes = 0, bandCells = [] } = {}) {
   const g = geometry;
+  // Python validates wrap; a hand-edited one (0, negative, NaN) must not loop forever here
+  const wrap = Math.max(1, Math.floor(Number(requestedWrap)) || 1);
   const rowStarts = [];
   for (const segment of storage.segments) {
     if (segment.kind !== "cells") continue;

@@ -11,6 +11,15 @@ import meta from "./fixtures/meta.json";
 import unfold from "./fixtures/unfold.json";
 
 describe("layoutStorage", () => {
+  it("clamps a bad wrap to one cell per row instead of looping or laying out NaN", () => {
+    const storage = { segments: [{ kind: "cells", start: 0, stop: 3 }], cells: { index: [0, 1, 2] } };
+    for (const wrap of [0, -3, Number.NaN]) {
+      const layout = layoutStorage(storage, wrap);
+      expect(layout.items.every((item) => Number.isFinite(item.x) && Number.isFinite(item.y))).toBe(true);
+      expect(layout).toEqual(layoutStorage(storage, 1));
+    }
+  });
+
   it("keeps columns meaningful: cell k sits in column k % wrap", () => {
     const layout = layoutStorage(meta.storages[0], 7, { cellW: 40 });
     for (const [cell, item] of layout.positions) {

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from ._ints import as_wrap
+
 __all__ = ["evaluate", "main", "standalone_html"]
 
 
@@ -78,7 +80,7 @@ def standalone_html(
     from ._widget import StrideWidget
     from .render import render_html, render_text
 
-    widget = StrideWidget(wrap=wrap, **tensors)
+    widget = StrideWidget(tensors, wrap=wrap)  # one mapping: a tensor may be named "wrap"
     picture = render_text(widget)
     fallback = render_html(widget)  # for browsers with JavaScript off
     try:
@@ -140,10 +142,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     args = _parser().parse_args(argv)
     # every option is checked before EXPR runs and anything is printed
-    if args.wrap is not None and args.wrap < 1:
-        raise SystemExit(
-            f"stridewidget: --wrap must be a positive number of cells, got {args.wrap}"
-        )
+    try:
+        as_wrap(args.wrap)
+    except ValueError as error:
+        raise SystemExit(f"stridewidget: --{error}") from None
     if args.html is not None:
         _check_html_target(args.html)
     import stridewidget as sw
@@ -160,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"{name}: {layout}")
             print("  " + layout.explain().replace("\n", "\n  "))
         print()
-    print(render_text(wrap=args.wrap, **tensors))
+    print(render_text(tensors, wrap=args.wrap))
     if args.html is not None:
         page = standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)
         try:

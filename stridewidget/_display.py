@@ -43,8 +43,13 @@ _STATE: dict[int, dict[str, Any]] = {}
 _HOOK_REASONS: dict[int, set[str]] = {}
 
 
-def _shell(ip: Any) -> Any:
+def _shell(ip: Any, caller: str = "enable") -> Any:
     if ip is not None:
+        if not hasattr(type(ip), "display_formatter"):  # asked of the type: no user __getattr__
+            raise TypeError(
+                f"stridewidget.{caller}(ip): ip must be an IPython shell (get_ipython()), got "
+                f"{type(ip).__name__}"
+            )
         return ip
     try:
         from IPython import get_ipython
@@ -53,7 +58,7 @@ def _shell(ip: Any) -> Any:
     ip = get_ipython() if get_ipython is not None else None
     if ip is None:
         raise RuntimeError(
-            "stridewidget.enable() works inside IPython/Jupyter only; outside, use "
+            f"stridewidget.{caller}() works inside IPython/Jupyter only; outside, use "
             "sw.show(x) in a notebook, print(sw.render_text(x)) in a terminal, or "
             "`python -m stridewidget EXPR`"
         )
@@ -84,7 +89,10 @@ def _bundle_for(ip: Any) -> Any:
             return None
         data, metadata = result if isinstance(result, tuple) else (result, {})
         data = dict(data)
-        data["text/plain"] = repr(obj)  # the library's own text stays the plain fallback
+        # the library's own text stays the plain fallback, unless its repr raises (bits16,
+        # uint4): then the widget's own summary stays
+        with contextlib.suppress(Exception):
+            data["text/plain"] = repr(obj)
         return data, dict(metadata or {})
 
     return bundle
@@ -179,6 +187,8 @@ def enable(ip: Any = None, *, numpy: bool = False) -> None:
     >>> sorted(ip.display_formatter.format(torch.arange(3.0))[0])
     ['text/plain']
     """
+    if not isinstance(numpy, bool):  # "no" is truthy: it must not enable NumPy
+        raise TypeError(f"enable(numpy=...) must be True or False, got {type(numpy).__name__}")
     ip = _shell(ip)
     state = _STATE.setdefault(id(ip), {"previous": {}})
     formatter = ip.display_formatter.mimebundle_formatter
@@ -215,7 +225,7 @@ def disable(ip: Any = None) -> None:
     >>> from IPython.core.interactiveshell import InteractiveShell
     >>> sw.disable(InteractiveShell.instance())  # not enabled: nothing to undo
     """
-    ip = _shell(ip)
+    ip = _shell(ip, "disable")
     _withdraw_refresh_hook(ip, "enable")
     state = _STATE.pop(id(ip), None)
     if state is None:

@@ -14,7 +14,7 @@ from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
 from ._compat import wrapped_tensors
-from ._errors import LayoutError
+from ._errors import LayoutError, safe_repr
 from ._ints import INT64_MAX, as_index, as_indices
 from ._layout import Layout
 from ._overlap import ranges_overlap
@@ -631,6 +631,13 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
         hint = " Use `torch.from_numpy(x)` (no copy)." if _is_ndarray(x) else conversion_hint(x)
         raise TypeError(f"sw.as_strided needs a torch.Tensor, got {_describe(x)}.{hint}")
     layout = inspect(x)
+    if allow_overlap is not None and not isinstance(allow_overlap, bool):
+        # np.False_ or 0 would only warn where False raises: the check is asked exactly
+        raise TypeError(
+            "as_strided: allow_overlap must be True, False or None (a Python bool), got "
+            f"{safe_repr(allow_overlap)} ({type(allow_overlap).__module__}."
+            f"{type(allow_overlap).__qualname__})"
+        )
     size = as_indices(size, "as_strided: size")
     stride = as_indices(stride, "as_strided: stride")
     offset = (

@@ -198,6 +198,15 @@ def span(
 # --- the Layout -----------------------------------------------------------------------------------
 
 
+def _notes(notes: Any) -> tuple[str, ...]:
+    # notes="conj" is one note, not ('c', 'o', 'n', 'j')
+    if isinstance(notes, str):
+        return (notes,)
+    if not isinstance(notes, (tuple, list)) or not all(isinstance(n, str) for n in notes):
+        raise TypeError(f"Layout: notes must be a tuple of strings, got {safe_repr(notes)}")
+    return tuple(notes)
+
+
 @dataclass(frozen=True)
 class Layout:
     """The memory layout of one strided tensor or array: pure, immutable data.
@@ -248,7 +257,7 @@ class Layout:
         object.__setattr__(self, "offset", offset)
         object.__setattr__(self, "itemsize", itemsize)
         object.__setattr__(self, "unit", unit)
-        object.__setattr__(self, "notes", tuple(self.notes))
+        object.__setattr__(self, "notes", _notes(self.notes))
         if self.storage_size is None:
             reach = span(shape, strides, offset, self.element_cells)
             object.__setattr__(self, "storage_size", 0 if reach is None else max(reach[1] + 1, 0))

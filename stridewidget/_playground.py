@@ -26,6 +26,7 @@ from ._inspect import (
     inspect,
     read_cells,
 )
+from ._ints import as_index, as_indices
 from ._numbers import value_texts
 from ._widget import StaticFallbackWidget
 
@@ -144,8 +145,8 @@ class Playground(StaticFallbackWidget):
         low = layout.span[0] if layout.span is not None else layout.offset
         start = max(0, min(low, layout.storage_size - count))
         texts, numbers = _cell_texts(base, start, count)
-        size = list(layout.shape if size is None else size)
-        stride = list(layout.strides if stride is None else stride)
+        size = layout.shape if size is None else size
+        stride = layout.strides if stride is None else stride
         super().__init__(
             base_shape=list(layout.shape),
             base_strides=list(layout.strides),
@@ -157,9 +158,14 @@ class Playground(StaticFallbackWidget):
             cell_start=start,
             cell_text=texts,
             cell_value=numbers,
-            size=[int(n) for n in size],
-            stride=[int(s) for s in stride],
-            offset=int(layout.offset if storage_offset is None else storage_offset),
+            # as as_strided takes them: 2.7, "34" and True are refused, never truncated
+            size=list(as_indices(size, "playground size", int64=False)),
+            stride=list(as_indices(stride, "playground stride", int64=False)),
+            offset=as_index(
+                layout.offset if storage_offset is None else storage_offset,
+                "playground storage_offset",
+                int64=False,
+            ),
             **kwargs,
         )
         self._check()

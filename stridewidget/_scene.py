@@ -89,8 +89,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._errors import LayoutError, safe_repr
+from ._errors import LayoutError
 from ._inspect import _QUANTIZED_CODES, _cells, read_cells
+from ._ints import as_option, as_wrap
 from ._layout import Layout
 from ._numbers import value_texts
 from ._reads import tensor_reads
@@ -158,10 +159,9 @@ def build_scene(
         ("max_slices", max_slices),
         ("max_storage_cells", max_storage_cells),
     ):
-        if not isinstance(value, int) or value < 1:
-            raise ValueError(f"{option} must be a positive int, got {safe_repr(value)}")
-    if wrap is not None and (not isinstance(wrap, int) or wrap < 1):
-        raise ValueError(f"wrap must be a positive int or None, got {safe_repr(wrap)}")
+        as_option(value, option)
+    as_option(threshold, "threshold", minimum=0)
+    wrap = as_wrap(wrap)
 
     groups: dict[Any, list[int]] = {}
     entries = []

@@ -15,6 +15,7 @@ import os
 import pathlib
 import sys
 import weakref
+from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
@@ -23,6 +24,7 @@ import executing
 import traitlets
 
 from ._inspect import _is_ndarray, _is_tensor, inspect
+from ._ints import as_option, as_wrap
 from ._layout import Layout
 from ._rebuild import array_memory, rebuild_array, rebuild_tensor, tensor_memory
 from ._scene import build_scene
@@ -296,6 +298,9 @@ class StrideWidget(StaticFallbackWidget):
                 "StrideWidget needs at least one tensor or array: StrideWidget(x) or "
                 "StrideWidget(a=x, b=x.t())"
             )
+        if len(tensors) == 1 and isinstance(tensors[0], Mapping) and not named_tensors:
+            # names -> tensors as one mapping, so a tensor may be called "wrap" or "threshold"
+            tensors, named_tensors = (), dict(tensors[0])
         named: dict[str, Any] = {}
         guesses = _caller_names(tensors)
         for position, (obj, guess) in enumerate(zip(tensors, guesses)):
@@ -309,8 +314,13 @@ class StrideWidget(StaticFallbackWidget):
         held = [_Held(name, obj) for name, obj in named.items()]
         for one in held:
             one.share_memory_with(held)
+        options = {
+            "edge_items": as_option(edge_items, "edge_items"),
+            "threshold": as_option(threshold, "threshold", minimum=0),
+        }
+        wrap = as_wrap(wrap)
         super().__init__()
-        self._build_options = {"edge_items": edge_items, "threshold": threshold}
+        self._build_options = options
         self._held = held
         self.wrap = wrap
         self.refresh()
@@ -321,6 +331,14 @@ class StrideWidget(StaticFallbackWidget):
         from ._display import ensure_refresh_hook
 
         ensure_refresh_hook(reason="widgets")
+
+    @traitlets.validate("wrap")
+    def _valid_wrap(self, proposal: Any) -> int | None:
+        # w.wrap = -3 would hang the front end's row layout; the same rule as render_text's
+        try:
+            return as_wrap(proposal["value"])
+        except (TypeError, ValueError) as error:
+            raise traitlets.TraitError(str(error)) from None
 
     def close(self) -> None:
         """Close the front-end views; the widget leaves the live registry (no more refreshes)."""

@@ -167,8 +167,11 @@ def transpose(x: torch.Tensor, dim0: int = 0, dim1: int = 1) -> torch.Tensor:
     (1, 3)
     """
     x = _require_tensor(x, "transpose")
-    dim0 = _normalize_dim(dim0, x.dim(), "transpose")
-    dim1 = _normalize_dim(dim1, x.dim(), "transpose")
+    # as torch's dim wrapping: a 0-d tensor takes dim 0 / -1, and swapping it is a no-op
+    dim0 = _normalize_dim(dim0, max(x.dim(), 1), "transpose")
+    dim1 = _normalize_dim(dim1, max(x.dim(), 1), "transpose")
+    if x.dim() == 0:
+        return _view(x, [], [])
     out_size = list(x.shape)
     out_stride = list(x.stride())
     out_size[dim0], out_size[dim1] = out_size[dim1], out_size[dim0]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -40,8 +41,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
-    if args.threads is not None and args.threads < 1:
-        parser.error(f"--threads must be at least 1, got {args.threads}")
+    # checked before the (long) run, so a bad option costs nothing
+    cores = os.cpu_count() or 1
+    if args.threads is not None and not 1 <= args.threads <= cores:
+        parser.error(
+            f"--threads must be from 1 to {cores} (this machine's CPUs), got {args.threads}"
+        )
+    for option, path in (("--json", args.json), ("--plot", args.plot)):
+        if path is not None and (path.is_dir() or not path.name):
+            parser.error(f"{option} {path} is a folder: give a file name such as {path / 'out'}")
     try:
         results = run(
             args.device,

@@ -114,6 +114,14 @@ def plot(
     >>> sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().startswith("B d"))
     ['B d0 +1', 'B d1 +4']
     """
+    if ax is not None:
+        from matplotlib.axes import Axes
+
+        if not isinstance(ax, Axes):
+            raise TypeError(
+                f"plot(ax=...) takes a matplotlib Axes (fig, ax = plt.subplots()), got "
+                f"{type(ax).__name__}"
+            )
     scene = scene_of(*tensors, wrap=wrap, **named)
     picture = draw(scene, theme)
     if ax is None:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._errors import safe_repr
+from .._ints import as_wrap
 from .._validate import validate_scene
 from .style import STYLE
 
@@ -186,10 +187,7 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
     >>> scene_of(scene, wrap=2)["storages"][0]["wrap"]
     2
     """
-    if wrap is not None and (not isinstance(wrap, int) or isinstance(wrap, bool) or wrap < 1):
-        raise ValueError(
-            f"wrap must be a positive int (storage cells per row), got {safe_repr(wrap)}"
-        )
+    wrap = as_wrap(wrap)
     if len(tensors) == 1 and not named:
         only = tensors[0]
         given = None
@@ -199,6 +197,8 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
             given = only.scene
             if wrap is None:
                 wrap = getattr(only, "wrap", None)
+        elif isinstance(only, Mapping):  # names -> tensors as one mapping: any name, even "wrap"
+            tensors, named = (), dict(only)
         if given is not None:
             validate_scene(given)
             scene = dict(given)

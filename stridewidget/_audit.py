@@ -973,8 +973,8 @@ def _audited_step(
                         "the audit has nothing to report; call model(*inputs) directly to debug it"
                     ) from error
         if backward:
+            check_model(model, backward)  # before the roots: a frozen model has none
             roots = _differentiable(output, loss_fn)
-            check_model(model, backward)
             origins.resolve(roots)
             params = [p for p in model.parameters() if p.requires_grad]
             backward_recorder = _BackwardRecorder(CopyLog(), forward_recorder.blank)

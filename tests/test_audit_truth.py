@@ -206,10 +206,13 @@ def test_a_compiled_model_audited_eager_is_said_to_be():
     ],
     ids=["parameter-free", "frozen"],
 )
-def test_a_model_without_trainable_parameters_gets_a_clear_error(make):
-    x = torch.randn(2, 4, requires_grad=True)
-    with pytest.raises(ValueError, match="backward=False"):
+@pytest.mark.parametrize("input_grad", [True, False], ids=["input-grad", "plain-input"])
+def test_a_model_without_trainable_parameters_gets_a_clear_error(make, input_grad):
+    # a plain input once raised "no tensor that requires grad; pass loss_fn=": the wrong fix
+    x = torch.randn(2, 4, requires_grad=input_grad)
+    with pytest.raises(ValueError, match="backward=False") as caught:
         sw.audit(make(), x)
+    assert "loss_fn" not in str(caught.value)
     assert sw.audit(make(), x, backward=False).copies == []
 
 
@@ -266,8 +269,18 @@ def test_the_speed_verdict_and_helps():
         (["torch.nn.Linear(4, 2)"], "no --input was given"),
         (["torch.nn.Linear(4, 2)", "--input", "torch.randn(3, 5)"], "raised RuntimeError"),
         (["torch.nn.Linear(4, 2)", "--kwargs", "[1]"], "not a dict"),
+        (["torch.nn.ReLU()", "--input", "torch.randn(3, 4)"], "has no parameters"),
+        (["torch.nn.Linear(4, 2).requires_grad_(False)", "--input", "torch.randn(3, 4)"], "frozen"),
     ],
-    ids=["bad-html-path", "not-a-module", "no-input", "model-raises", "kwargs-not-a-dict"],
+    ids=[
+        "bad-html-path",
+        "not-a-module",
+        "no-input",
+        "model-raises",
+        "kwargs-not-a-dict",
+        "parameter-free",
+        "frozen",
+    ],
 )
 def test_command_line_errors_are_one_line(arguments, says):
     """``python -m`` prints a SystemExit's message as it is, without a traceback."""

@@ -39,12 +39,25 @@ def printed_values(obj: Any) -> list[Any] | None:
         if obj.size > threshold:
             obj = obj[np.ix_(*[_edge_indices(n, edge_items) for n in obj.shape])]
         return np.asarray(obj).ravel().tolist()
-    if obj.device.type == "meta":
+    if obj.device.type == "meta" or not _within_storage(obj):
         return None
     try:
         return _torch_printed(obj)
     except RuntimeError:  # e.g. a per-channel quantized view torch cannot index: grid decides
         return None
+
+
+def _within_storage(t: Any) -> bool:
+    """Whether every element of ``t`` lies inside its storage as it is now: a view whose storage
+    was shrunk (``resize_``, ``set_``) must never be read (torch checks bounds only when a view is
+    made, so reading it would read freed memory)."""
+    try:
+        if t.numel() == 0:
+            return True
+        last = t.storage_offset() + sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+        return (last + 1) * t.element_size() <= t.untyped_storage().nbytes()
+    except (RuntimeError, NotImplementedError, TypeError):  # no storage to check: do not read
+        return False
 
 
 def _torch_printed(t: Any) -> list[Any]:

@@ -429,6 +429,11 @@ def test_not_a_model():
 
 def test_non_tensor_outputs():
     class Counts(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            # a trainable parameter, so the step gets past the frozen-model check to the outputs
+            self.scale = torch.nn.Parameter(torch.ones(1))
+
         def forward(self, x):
             return {"count": int(x.numel()), "name": "x"}
 

@@ -68,8 +68,8 @@ import torch
 from bench_copies import _PassThroughCalls, _PassThroughOps
 
 import stridewidget as sw
-from stridewidget import _audit
-from stridewidget._audit import _differentiable, _run_step
+from stridewidget.copies.audit import step as _audit
+from stridewidget.copies.audit.step import _differentiable, _run_step
 
 
 def _models() -> dict:

@@ -36,7 +36,7 @@ import torch
 from numpy._core._multiarray_tests import solve_diophantine
 
 import stridewidget as sw
-from stridewidget._overlap import bounded_knapsack, ranges_overlap
+from stridewidget.layout.overlap import bounded_knapsack, ranges_overlap
 
 MAIN_PYTHON = "/work/main/.venv/bin/python"
 
@@ -465,7 +465,7 @@ def bench_corner_cases(timeout: float) -> None:
 
 
 def bench_displays() -> None:
-    from stridewidget._scene import build_scene
+    from stridewidget.scene.build import build_scene
 
     print("\ndisplays: str + explain() + to_dict() + build_scene, time and peak memory")
     hard = (

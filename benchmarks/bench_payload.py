@@ -30,10 +30,10 @@ import numpy as np
 import torch
 
 import stridewidget as sw  # noqa: F401  (the lazy namespace must import cleanly)
-from stridewidget._scene import build_scene
+from stridewidget.scene.build import build_scene
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-STATIC = ROOT / "stridewidget" / "static"
+STATIC = ROOT / "stridewidget" / "notebook" / "static"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -213,7 +213,7 @@ def main() -> int:
         "--baseline",
         type=pathlib.Path,
         help="a folder with another build's widget.js + widget.css (e.g. from `git show "
-        "REV:stridewidget/static/widget.js`): its first render is timed in the same run",
+        "REV:stridewidget/notebook/static/widget.js`): its first render is timed in the same run",
     )
     args = parser.parse_args()
 

@@ -1,6 +1,6 @@
-import style from "../stridewidget/render/style.json";
+import style from "../stridewidget/style.json";
 
-// The scene rules that the playground applies in the browser, the twins of stridewidget/_scene.py
+// The scene rules that the playground applies in the browser, the twins of stridewidget/scene/build.py
 // (_arrows, _suggest_wrap, _panels and the limits): js/rules.test.js checks them against scenes
 // that Python built, so the playground and the widget draw the same picture.
 

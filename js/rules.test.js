@@ -2,7 +2,7 @@
 import { readFileSync } from "node:fs";
 import Ajv2020 from "ajv/dist/2020.js";
 import { describe, expect, it } from "vitest";
-import schema from "../stridewidget/scene.schema.json";
+import schema from "../stridewidget/scene/schema.json";
 import aliases from "./fixtures/aliases.json";
 import copies from "./fixtures/copies.json";
 import expand from "./fixtures/expand.json";
@@ -13,7 +13,7 @@ import unfold from "./fixtures/unfold.json";
 import wide from "./fixtures/wide.json";
 import xss from "./fixtures/xss.json";
 import { playgroundScene } from "./playground/scene.js";
-import style from "../stridewidget/render/style.json";
+import style from "../stridewidget/style.json";
 import { LIMITS, mergedArrows, panelsFor, suggestWrap } from "./rules.js";
 
 const fixtures = { aliases, copies, expand, five, hd, meta, unfold, wide, xss };

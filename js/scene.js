@@ -1,4 +1,4 @@
-// Lookups over a scene (see stridewidget/_scene.py for the format) and the address formula.
+// Lookups over a scene (see stridewidget/scene/build.py for the format) and the address formula.
 // Addresses come from Python (Layout.address); the one exception is `sliceAt`, a slice the reader
 // picks that the bounded scene does not hold: its addresses are the address formula itself.
 

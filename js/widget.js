@@ -1,5 +1,5 @@
 // stridewidget front end (anywidget ESM): storage grid(s), logical grid(s), stride arrows, facts,
-// hover linking both ways.  Bundled by esbuild into stridewidget/static/widget.js (npm run build).
+// hover linking both ways.  Bundled by esbuild into stridewidget/notebook/static/widget.js (npm run build).
 //
 // Stable DOM for tests and for the static export (browser tests select on these):
 //   .sw-root                      one per rendered widget

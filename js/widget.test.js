@@ -1,4 +1,4 @@
-// The widget against scenes made by stridewidget._scene.build_scene (js/fixtures/*.json).
+// The widget against scenes made by stridewidget.scene.build.build_scene (js/fixtures/*.json).
 import { afterEach, describe, expect, it } from "vitest";
 import aliases from "./fixtures/aliases.json";
 import copies from "./fixtures/copies.json";

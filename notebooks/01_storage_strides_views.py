@@ -16,9 +16,7 @@ import warnings
 from pathlib import Path
 
 import torch
-
-import stridewidget as sw
-from stridewidget._lessons import (
+from lessons import (
     allocated,
     copy_ops,
     seed_myth,
@@ -26,6 +24,8 @@ from stridewidget._lessons import (
     storage_values,
     verdict_table,
 )
+
+import stridewidget as sw
 
 torch.manual_seed(0)
 torch.set_printoptions(precision=4)

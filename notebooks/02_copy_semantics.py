@@ -19,10 +19,7 @@ import weakref
 
 import numpy as np
 import torch
-
-import stridewidget as sw
-from stridewidget import bench
-from stridewidget._lessons import (
+from lessons import (
     STORED_RUN,
     TIMING_MARGIN,
     all_reduce_column_view,
@@ -33,6 +30,9 @@ from stridewidget._lessons import (
     stored_cuda_runs,
     verdict_table,
 )
+
+import stridewidget as sw
+from stridewidget import bench
 from stridewidget.bench import find_variant, time_ratio
 
 torch.manual_seed(0)
@@ -464,7 +464,7 @@ expected = x.clone()
 expected[:, ::2] *= 2  # the sum over two processes holding the same x
 as_if_dense = x.clone()
 as_if_dense.view(-1)[: x[:, ::2].numel()] *= 2  # numel() elements from the view's first address
-from stridewidget._lessons import ALL_REDUCE_BACKEND
+from lessons import ALL_REDUCE_BACKEND
 
 assert ALL_REDUCE_BACKEND == "gloo"  # what the paragraph above says is said of gloo only
 result = all_reduce_column_view(2)

@@ -12,10 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import torch
-
-import stridewidget as sw
-from stridewidget import bench
-from stridewidget._lessons import (
+from lessons import (
     STORED_RUN,
     TIMING_MARGIN,
     allocated,
@@ -23,6 +20,9 @@ from stridewidget._lessons import (
     seed_myth,
     verdict_table,
 )
+
+import stridewidget as sw
+from stridewidget import bench
 from stridewidget.bench import find_variant
 
 torch.manual_seed(0)

@@ -19,10 +19,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 from IPython.display import display
-
-import stridewidget as sw
-from stridewidget import bench
-from stridewidget._lessons import (
+from lessons import (
     STORED_RUN,
     TIMING_MARGIN,
     allocated,
@@ -31,6 +28,9 @@ from stridewidget._lessons import (
     stored_cuda_runs,
     verdict_table,
 )
+
+import stridewidget as sw
+from stridewidget import bench
 from stridewidget.bench import find_variant, time_ratio
 
 torch.manual_seed(0)

@@ -29,10 +29,7 @@ from pathlib import Path
 
 import torch
 from IPython.display import Image, display
-
-import stridewidget as sw
-from stridewidget import bench
-from stridewidget._lessons import (
+from lessons import (
     STORED_RUN,
     TIMING_MARGIN,
     allocated,
@@ -40,6 +37,9 @@ from stridewidget._lessons import (
     seed_myth,
     verdict_table,
 )
+
+import stridewidget as sw
+from stridewidget import bench
 from stridewidget.bench import find_variant, time_ratio
 
 RESULTS_DIR = Path("results")

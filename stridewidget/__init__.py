@@ -10,29 +10,31 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from ._errors import LayoutError, LayoutHazard, LayoutHazardWarning
-from ._inspect import OverlapWarning, as_strided, inspect, overlap, same_storage
-from ._layout import Layout
+from .adapters.inspect import OverlapWarning, as_strided, inspect, overlap, same_storage
+from .errors import LayoutError
+from .layout.layout import Layout
 
 __version__ = "0.1.0"
 
 # Heavier parts (widget, renderers, tracker, tricks) load on first use, so that
 # `import stridewidget` stays cheap and never imports IPython or matplotlib.
 _LAZY = {
-    "StrideWidget": "._widget",
-    "show": "._widget",
+    "LayoutHazard": ".check.hazard",
+    "LayoutHazardWarning": ".check.hazard",
+    "StrideWidget": ".notebook.widget",
+    "show": ".notebook.widget",
     "render_svg": ".render",
     "render_html": ".render",
     "render_text": ".render",
     "plot": ".render",
-    "enable": "._display",
-    "disable": "._display",
-    "load_ipython_extension": "._display",
-    "unload_ipython_extension": "._display",
-    "track_copies": "._copies",
-    "CopyLog": "._copies",
-    "audit": "._audit",
-    "playground": "._playground",
+    "enable": ".notebook.display",
+    "disable": ".notebook.display",
+    "load_ipython_extension": ".notebook.display",
+    "unload_ipython_extension": ".notebook.display",
+    "track_copies": ".copies.tracker",
+    "CopyLog": ".copies.tracker",
+    "audit": ".copies.audit.step",
+    "playground": ".notebook.playground",
     "tricks": ".tricks",
     "sanitize": ".check",
     "fuzz_layouts": ".check",

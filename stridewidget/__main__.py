@@ -6,7 +6,7 @@ one tensor/array, a tuple/list of them, or a dict of name → tensor.
 
 Prints each tensor's layout line (``str(sw.inspect(x))``), its ``explain()`` and the text picture
 (storage strip with markers, logical grid); ``--text`` prints only the picture.  ``--html out.html``
-also writes a standalone page with the interactive widget (:func:`stridewidget._page.widget_page`:
+also writes a standalone page with the interactive widget (:func:`stridewidget.notebook.page.widget_page`:
 the widget's own bundle, its state and a small host script, all inlined; tens of KB) that works
 offline and without a kernel, from any install: nothing is fetched when a page is written or opened.
 """
@@ -22,7 +22,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ._ints import as_wrap
+from .layout.ints import as_wrap
 
 __all__ = ["evaluate", "main", "standalone_html"]
 
@@ -76,8 +76,8 @@ def standalone_html(
     >>> "application/vnd.stridewidget.view+json" in page, "<title>&lt;demo&gt;</title>" in page
     (True, True)
     """
-    from ._page import widget_page
-    from ._widget import StrideWidget
+    from .notebook.page import widget_page
+    from .notebook.widget import StrideWidget
     from .render import render_html, render_text
 
     widget = StrideWidget(tensors, wrap=wrap)  # one mapping: a tensor may be named "wrap"

@@ -28,9 +28,9 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_iter
 
-from ._errors import LayoutError
-from ._inspect import as_index, as_strided, conversion_hint
-from ._ints import as_indices
+from .adapters.inspect import as_index, as_strided, conversion_hint
+from .errors import LayoutError
+from .layout.ints import as_indices
 
 __all__ = [
     "PeakMemory",
@@ -193,7 +193,7 @@ def merge_dims(x: torch.Tensor, start: int = 0, end: int = -1) -> torch.Tensor:
     >>> merge_dims(torch.zeros(3, 4).t(), 0, 1)
     Traceback (most recent call last):
     ...
-    stridewidget._errors.LayoutError: merge_dims: cannot merge dims 0..1 without a copy: ...
+    stridewidget.errors.LayoutError: merge_dims: cannot merge dims 0..1 without a copy: ...
     """
     x = _require_tensor(x, "merge_dims")
     if x.dim() == 0:

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
-from stridewidget import _overlap
+# The tutorials' scaffolding (notebooks/lessons.py) is not part of the wheel: the notebook checks
+# import it from the notebooks folder, as the notebooks themselves do.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
+
+from stridewidget.layout import overlap as _overlap
 
 
 @pytest.fixture(params=["every member", "without NumPy's solver", "depth-first search only"])

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 import stridewidget as sw
-from stridewidget._scene import _touch_counts
+from stridewidget.scene.build import _touch_counts
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "js" / "playground" / "cases.json"

@@ -18,7 +18,7 @@ import pytest
 from oracle_cells import arrow_ends, corpus, logical_value, magnitude, matches, raw_cell
 
 import stridewidget as sw
-from stridewidget._scene import build_scene
+from stridewidget.scene.build import build_scene
 
 matplotlib.use("Agg")
 

@@ -13,8 +13,12 @@ import torch
 from IPython.core.interactiveshell import InteractiveShell
 
 import stridewidget as sw
-from stridewidget._display import _post_run_cell, ensure_refresh_hook, refresh_live_widgets
-from stridewidget._widget import live_widgets
+from stridewidget.notebook.live import (
+    _post_run_cell,
+    ensure_refresh_hook,
+    live_widgets,
+    refresh_live_widgets,
+)
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 
@@ -130,10 +134,10 @@ def test_enable_then_disable_keeps_refreshing_a_widget_from_show(ip):
 
 
 def test_disable_removes_only_the_hook_enable_added():
-    from stridewidget import _display
+    from stridewidget.notebook import live as _live
 
     shell = InteractiveShell.instance()
-    saved = _display._HOOK_REASONS.pop(id(shell), None)  # as if no widget was ever shown here
+    saved = _live._HOOK_REASONS.pop(id(shell), None)  # as if no widget was ever shown here
     with contextlib.suppress(ValueError):
         shell.events.unregister("post_run_cell", _post_run_cell)
     try:
@@ -147,7 +151,7 @@ def test_disable_removes_only_the_hook_enable_added():
         assert hooked(shell)  # widgets need it: stays
     finally:
         if saved is not None:
-            _display._HOOK_REASONS[id(shell)] = saved
+            _live._HOOK_REASONS[id(shell)] = saved
 
 
 def test_displayed_tensors_are_not_kept_alive(ip):

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 import stridewidget as sw
-from stridewidget._scene import build_scene
+from stridewidget.scene.build import build_scene
 
 FUZZ = settings(
     max_examples=150,

@@ -11,7 +11,7 @@ import torch
 from torch.export import Dim
 
 import stridewidget as sw
-from stridewidget._symbolic import SymbolicLayout
+from stridewidget.adapters.symbolic import SymbolicLayout
 
 
 def _expr(value):

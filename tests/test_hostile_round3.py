@@ -19,9 +19,9 @@ from torch.testing._internal.two_tensor import TwoTensor
 
 import stridewidget as sw
 from stridewidget import __main__ as cli
-from stridewidget._inspect import as_index
-from stridewidget._scene import build_scene
-from stridewidget._validate import validate_scene
+from stridewidget.adapters.inspect import as_index
+from stridewidget.scene.build import build_scene
+from stridewidget.scene.validate import validate_scene
 from stridewidget.tricks import PeakMemory
 
 
@@ -196,7 +196,7 @@ def test_item05_symbolic_fake_tensors_still_inspect():
 def test_item06_a_worker_thread_is_tracked_by_its_own_block():
     from pathlib import Path
 
-    from stridewidget._copies import track_copies
+    from stridewidget.copies.tracker import track_copies
 
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
     for text in (track_copies.__doc__, readme):

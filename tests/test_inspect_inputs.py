@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import stridewidget as sw
 from stridewidget import __main__ as cli
-from stridewidget._inspect import read_cells, storage_key
-from stridewidget._scene import build_scene
+from stridewidget.adapters.inspect import read_cells, storage_key
+from stridewidget.scene.build import build_scene
 
 ALL_DTYPES = [
     torch.bool,
@@ -478,7 +478,7 @@ def test_errors_for_odd_arguments_are_clear():
         sw.inspect(_object_without_module())
     with pytest.raises(TypeError, match=r"got builtins\.list.*torch\.as_tensor"):
         sw.show(a=[1, 2])
-    assert sw.OverlapWarning is __import__("stridewidget._inspect").OverlapWarning
+    assert sw.OverlapWarning is __import__("stridewidget.adapters.inspect").OverlapWarning
     assert "OverlapWarning" in sw.__all__
 
 

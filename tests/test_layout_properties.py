@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
-from stridewidget._layout import DISPLAY_MAX_WORK, UNDECIDED_TEXT, Layout
-from stridewidget._overlap import (
+from stridewidget.layout.layout import DISPLAY_MAX_WORK, UNDECIDED_TEXT, Layout
+from stridewidget.layout.overlap import (
     Undecided,
     bounded_knapsack,
     count_touched,
@@ -220,7 +220,7 @@ def test_as_strided_keeps_input_offset_and_refuses_bad_arguments():
         sw.as_strided(x, (2, 2), (1,))
     with pytest.raises(TypeError, match=r"torch\.Tensor"):
         sw.as_strided(np.arange(3), (2,), (1,))
-    with pytest.warns(sw._inspect.OverlapWarning, match=r"indices \(0, 1\) and \(1, 0\)"):
+    with pytest.warns(sw.OverlapWarning, match=r"indices \(0, 1\) and \(1, 0\)"):
         sw.as_strided(x, (3, 2), (1, 1))
     with pytest.raises(sw.LayoutError, match="overlaps itself"):
         sw.as_strided(x, (3, 2), (1, 1), allow_overlap=False)
@@ -280,8 +280,8 @@ def test_touched_of_huge_strides_is_exact_without_int64_overflow(shape, strides)
 def test_render_text_and_touch_counts_of_huge_strides_match_brute_force():
     from collections import Counter
 
-    from stridewidget._scene import build_scene
     from stridewidget.render import render_text
+    from stridewidget.scene.build import build_scene
 
     lay = Layout((5, 2), (2**61, 2**61))
     assert "A×2" in render_text(lay)  # drew instead of raising OverflowError
@@ -314,9 +314,9 @@ def test_the_former_adversarial_layout_is_decided_within_the_display_budget():
 def test_displays_say_plainly_when_the_budget_did_not_decide_overlap(monkeypatch):
     """No layout found by random search still outruns the display budget; a budget of one step
     makes the adversarial layout one that does, to check what every display says then."""
-    from stridewidget import _layout
-    from stridewidget._scene import build_scene
+    from stridewidget.layout import layout as _layout
     from stridewidget.render import render_svg, render_text
+    from stridewidget.scene.build import build_scene
 
     monkeypatch.setattr(_layout, "DISPLAY_MAX_WORK", 1)
     lay = Layout(ADVERSARIAL.shape, ADVERSARIAL.strides, storage_size=ADVERSARIAL.storage_size)

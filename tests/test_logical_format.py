@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget._scene import build_scene
+from stridewidget.scene.build import build_scene
 
 
 def _repr_tokens(obj) -> list[str]:

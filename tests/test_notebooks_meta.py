@@ -14,8 +14,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import pytest
-
-from stridewidget._lessons import (
+from lessons import (
     ARTICLES,
     VERDICTS,
     load_claims,

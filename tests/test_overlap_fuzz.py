@@ -19,8 +19,8 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import stridewidget as sw
-from stridewidget import _overlap
-from stridewidget._overlap import bounded_knapsack, internal_overlap_witness
+from stridewidget.layout import overlap as _overlap
+from stridewidget.layout.overlap import bounded_knapsack, internal_overlap_witness
 
 INT64_MAX = np.iinfo(np.int64).max
 # NumPy's own solver, wherever this NumPy keeps it (numpy._core in 2.x, numpy.core in 1.x)

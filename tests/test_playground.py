@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget._playground import MAX_EMBEDDED_CELLS, Playground
+from stridewidget.notebook.playground import MAX_EMBEDDED_CELLS, Playground
 from stridewidget.render.picture import MAX_WIDTH
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))

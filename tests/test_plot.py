@@ -16,7 +16,7 @@ from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
 
 import stridewidget as sw
-from stridewidget.render.style import STYLE
+from stridewidget.style import STYLE
 
 
 def storage_address(t: torch.Tensor, index: tuple[int, ...]) -> int:

@@ -21,7 +21,7 @@ goes stale the day the code or the machine changes. So:
     "kB"}``. The README's typed number (or range ``a–b``) must equal the stored value(s) rounded
     to as many decimals as it types, in the same unit. The benchmark script writes that entry
     from its own measurements, so re-running it and committing the JSON is how a number changes.
-  - ``2×<!-- setting stridewidget._lessons:TIMING_MARGIN -->``: a setting, not a measurement;
+  - ``2×<!-- setting lessons:TIMING_MARGIN -->``: a setting, not a measurement;
     the typed number must equal that module attribute (a size setting is given in bytes and
     typed in the unit it shows: 16 MiB equals 16 * 2**20).
 
@@ -191,7 +191,7 @@ def _claim_cell_outputs(claim) -> str:
 def test_every_number_in_a_verdict_is_printed_by_its_cell():
     # A verdict box is rendered from claims.toml, so its numbers are typed there: each must be
     # printed by the claim's labelled cell (a measurement), be quoted from the seed, or be the margin.
-    from stridewidget._lessons import TIMING_MARGIN, load_claims
+    from lessons import TIMING_MARGIN, load_claims
 
     unbacked = []
     for claim in load_claims(ROOT / "notebooks" / "claims.toml").values():

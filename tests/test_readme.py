@@ -34,7 +34,7 @@ def test_touched_is_exact_where_the_readme_says():
     import torch
 
     import stridewidget as sw
-    from stridewidget._layout import TOUCHED_ENUMERATION_LIMIT
+    from stridewidget.layout.layout import TOUCHED_ENUMERATION_LIMIT
 
     text = README.read_text(encoding="utf-8")
     assert TOUCHED_ENUMERATION_LIMIT == 10**6 and "at most 10⁶ run starts" in text

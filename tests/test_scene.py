@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
-from stridewidget._scene import MAX_STRIP_CELLS, build_scene
-from stridewidget._touch import _histogram_counts, _nested_counts, _PreimageCounter
+from stridewidget.layout.touch import _histogram_counts, _nested_counts, _PreimageCounter
+from stridewidget.scene.build import MAX_STRIP_CELLS, build_scene
 
 
 def logical_cells(tensor_scene):
@@ -294,7 +294,7 @@ def test_panels_lay_slices_out_by_their_leading_dims(shape, panels):
 
 
 SCHEMA = json.loads(
-    (Path(__file__).parent.parent / "stridewidget" / "scene.schema.json").read_text(
+    (Path(__file__).parent.parent / "stridewidget" / "scene" / "schema.json").read_text(
         encoding="utf-8"
     )
 )
@@ -413,7 +413,7 @@ def test_payload_is_bounded_for_random_huge_views(sizes, rng):
 
 
 def test_only_the_shown_cells_are_read(monkeypatch):
-    import stridewidget._scene as scene_module
+    import stridewidget.scene.build as scene_module
 
     reads = []
     real = scene_module.read_cells

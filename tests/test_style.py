@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from matplotlib import colormaps
 from matplotlib.colors import to_hex, to_rgb
 
-from stridewidget.render import style
-from stridewidget.render.style import STYLE, build_style, contrast_ratio, text_pairs
+from stridewidget import style
+from stridewidget.style import STYLE, build_style, contrast_ratio, text_pairs
 
 THEMES = sorted(STYLE["themes"])
 colour = st.tuples(*[st.integers(0, 255)] * 3).map(lambda c: "#" + bytes(c).hex())
@@ -19,9 +19,7 @@ colour = st.tuples(*[st.integers(0, 255)] * 3).map(lambda c: "#" + bytes(c).hex(
 
 def test_committed_json_is_what_build_style_gives():
     committed = json.loads(style.STYLE_PATH.read_text(encoding="utf-8"))
-    assert committed == build_style(), (
-        "style.json is stale: run python -m stridewidget.render.style"
-    )
+    assert committed == build_style(), "style.json is stale: run python -m stridewidget.style"
     assert committed == STYLE
 
 

@@ -10,9 +10,9 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget._scene import build_scene
 from stridewidget.render.picture import scene_of
-from stridewidget.render.style import STYLE
+from stridewidget.scene.build import build_scene
+from stridewidget.style import STYLE
 
 SVG = "{http://www.w3.org/2000/svg}"
 EVIL = '<img src=x onerror=alert(1)>"&'

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget._scene import build_scene
+from stridewidget.scene.build import build_scene
 
 HOSTILE = '"><script>alert(1)</script>'
 

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget._widget import StrideWidget
+from stridewidget.notebook.widget import StrideWidget
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
@@ -188,7 +188,7 @@ def test_mimebundle_falls_back_to_an_escaped_summary_without_the_svg_renderer(mo
     real_import = builtins.__import__
 
     def no_svg(name, globals=None, locals=None, fromlist=(), level=0):
-        if level == 1 and name == "render":
+        if level and name == "render":
             raise ImportError("simulated: render not importable")
         return real_import(name, globals, locals, fromlist, level)
 
@@ -215,11 +215,11 @@ def test_bad_input_is_a_clear_error():
 
 
 def test_bundle_is_shipped_and_used():
-    esm = (ROOT / "stridewidget" / "static" / "widget.js").read_text()
+    esm = (ROOT / "stridewidget" / "notebook" / "static" / "widget.js").read_text()
     assert "export" in esm and "render" in esm
     state = sw.show(x=torch.zeros(2)).get_state()
     assert state["_esm"] == esm
-    assert state["_css"] == (ROOT / "stridewidget" / "static" / "widget.css").read_text()
+    assert state["_css"] == (ROOT / "stridewidget" / "notebook" / "static" / "widget.css").read_text()
 
 
 def test_vitest_fixtures_match_the_current_scene_format():
@@ -238,7 +238,7 @@ def test_vitest_fixtures_match_the_current_scene_format():
 def test_bad_input_leaves_no_half_built_widget():
     from ipywidgets.widgets.widget import _instances  # checks no comm was opened either
 
-    from stridewidget._widget import live_widgets
+    from stridewidget.notebook.live import live_widgets
 
     before, live_before = set(_instances), live_widgets()
     with pytest.raises(sw.LayoutError, match="sparse COO"):
@@ -250,7 +250,7 @@ def test_bad_input_leaves_no_half_built_widget():
 
 
 def test_page_refuses_what_is_not_a_widget_and_text_that_would_end_its_element():
-    from stridewidget import _page
+    from stridewidget.notebook import page as _page
 
     with pytest.raises(TypeError, match=r"takes anywidget widgets.*got Tensor"):
         _page.widget_page(torch.zeros(2))
@@ -259,7 +259,7 @@ def test_page_refuses_what_is_not_a_widget_and_text_that_would_end_its_element()
 
 
 def test_page_holds_each_view_with_its_own_state():
-    from stridewidget import _page
+    from stridewidget.notebook import page as _page
 
     x = torch.arange(6.0)
     first, second = sw.show(x=x), sw.show(y=x[::2], wrap=2)

@@ -12,7 +12,7 @@ import torch
 from oracle_cells import parse_number
 
 import stridewidget as sw
-from stridewidget._inspect import read_cells
+from stridewidget.adapters.inspect import read_cells
 
 
 def _stored(t, cells):

@@ -1,7 +1,7 @@
 // The as_strided playground (anywidget ESM): edit a view's size / stride / storage offset per dim,
 // load the five tricks and the seed article's versions of them, and see the view drawn by the
 // main widget's renderers.  All index math runs here (math.js), so it works in a static export.
-// Bundled into stridewidget/static/playground.js (+ playground.css) by `npm run build`.
+// Bundled into stridewidget/notebook/static/playground.js (+ playground.css) by `npm run build`.
 import "../widget.css";
 import "./playground.css";
 import { htmlEl } from "../dom.js";

@@ -1,6 +1,6 @@
 // Index math of the as_strided playground, run in the browser so that edits work with no kernel
-// (a static HTML export).  Ported from stridewidget/_layout.py (flags, span) and
-// stridewidget/_inspect.py (`as_strided`'s checks and their messages); js/playground/cases.json,
+// (a static HTML export).  Ported from stridewidget/layout/layout.py (flags, span) and
+// stridewidget/adapters/inspect.py (`as_strided`'s checks and their messages); js/playground/cases.json,
 // generated from Python by tests/make_playground_cases.py, keeps the two in step.
 
 /** Views with at most this many elements are enumerated for touch counts and overlap groups. */
@@ -83,7 +83,7 @@ export function isDense(size, stride) {
 /**
  * The first logical index, in row-major order, whose storage element is >= storageSize
  * (strides are non-negative here, so addresses grow along every dim): the port of
- * `_first_out_of_bounds` in stridewidget/_inspect.py, so both name the same index.
+ * `_first_out_of_bounds` in stridewidget/adapters/inspect.py, so both name the same index.
  */
 export function firstOutOfBounds(size, stride, offset, storageSize) {
   const reach = size.map((n, d) => stride[d] * (n - 1));

@@ -1,4 +1,4 @@
-// Builds, in the browser, a scene in the format of stridewidget/_scene.py for the playground's
+// Builds, in the browser, a scene in the format of stridewidget/scene/build.py for the playground's
 // current setting, so the main widget's renderers (js/storage.js, js/logical.js, js/facts.js) draw
 // it.  The storage values come from the page (embedded once); all addresses are computed here.
 

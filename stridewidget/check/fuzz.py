@@ -24,9 +24,9 @@ import numpy as np
 import torch
 
 from .._compat import tree_flatten
-from .._errors import LayoutError
-from .._inspect import inspect
-from .._layout import Layout
+from ..adapters.inspect import inspect
+from ..errors import LayoutError
+from ..layout.layout import Layout
 from .relayout import relayouts
 
 __all__ = ["FuzzFinding", "FuzzReport", "fuzz_layouts"]

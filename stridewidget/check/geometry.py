@@ -2,7 +2,7 @@
 
 Every question is answered twice: first by a cheap test that settles the common case (a contiguous
 tensor cannot overlap itself; byte ranges that do not meet cannot share a byte), and only when that
-cannot decide, by the exact solver of :mod:`stridewidget._overlap`.  Metadata only: no values read.
+cannot decide, by the exact solver of :mod:`stridewidget.layout.overlap`.  Metadata only: no values read.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import torch
 
-from .._inspect import _first_out_of_bounds
-from .._overlap import internal_overlap_witness, ranges_overlap_witness
+from ..adapters.inspect import _first_out_of_bounds
+from ..layout.overlap import internal_overlap_witness, ranges_overlap_witness
 
 __all__ = [
     "Witness",

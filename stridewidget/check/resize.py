@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from .._compat import tree_map
-from .._overlap import ranges_overlap_witness
+from ..layout.overlap import ranges_overlap_witness
 from .geometry import Witness, byte_span
 
 __all__ = ["resized_overlaps"]

@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 import torch
 
 from .._compat import op_arguments, overload_name, storage_id
-from .._copies import _MISSING, _arrays_in, _OpCache
+from ..copies.tracker import _MISSING, _arrays_in, _OpCache
 from .geometry import (
     Witness,
     byte_span,

@@ -25,9 +25,10 @@ from typing import Any
 import torch
 
 from .._compat import dispatch_mode_base, storage_id, tree_flatten, tree_map
-from .._copies import _describe_location, _user_frame
-from .._errors import LayoutError, LayoutHazard, LayoutHazardWarning
-from .._inspect import inspect
+from ..adapters.inspect import inspect
+from ..errors import LayoutError
+from ..frames import describe_location, user_line
+from .hazard import LayoutHazard, LayoutHazardWarning
 from .rules import Finding, hazards_of, rule_of
 
 __all__ = ["SanitizeReport", "sanitize"]
@@ -104,7 +105,7 @@ def _message(finding: Finding, op: str, where: str) -> str:
 
 
 def _hazard(finding: Finding, op: str, frame: tuple[str, int]) -> LayoutHazard:
-    where = _describe_location(*frame)
+    where = describe_location(*frame)
     return LayoutHazard(
         _message(finding, op, where),
         kind=finding.kind,
@@ -190,7 +191,7 @@ class _SanitizeMode(dispatch_mode_base()):
         findings = [] if rule.metadata else hazards_of(rule, args, kwargs, func)
         if not findings:
             return _run_checked(func, args, kwargs)
-        frame = _user_frame()
+        frame = user_line()
         hazards = [_hazard(finding, rule.name, frame) for finding in findings]
         severe = [h for h in hazards if h.kind != "custom-op-layout"]
         if severe and (self.on_hazard == "raise" or severe[0].kind == "out-of-bounds"):
@@ -255,7 +256,7 @@ def sanitize(on_hazard: str = "raise") -> Iterator[SanitizeReport]:
     ...     x.as_strided((4, 3), (2, 1)).mul_(2)
     Traceback (most recent call last):
     ...
-    stridewidget._errors.LayoutHazard: aten.mul_ at ...
+    stridewidget.check.hazard.LayoutHazard: aten.mul_ at ...
     >>> torch.equal(x, torch.arange(10.0))     # refused before it ran
     True
     >>> with sw.sanitize() as report:

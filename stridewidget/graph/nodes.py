@@ -18,9 +18,9 @@ from typing import Any
 import torch
 
 from .._compat import op_overload_class
-from .._copies import _PACKAGE_DIR, _TORCH_DIR, _describe_location
-from .._inspect import inspect, same_storage
-from .._layout import Layout
+from ..adapters.inspect import inspect, same_storage
+from ..frames import PACKAGE_DIR, TORCH_DIR, describe_location
+from ..layout.layout import Layout
 
 __all__ = ["KINDS", "GraphNode", "classify"]
 
@@ -117,7 +117,7 @@ def classify(node: Any) -> str:
 
 def _is_torch(filename: str) -> bool:
     # torch as imported, or as installed (a stack trace may name the other path of a symlink)
-    return filename.startswith(_TORCH_DIR) or "-packages/torch/" in filename
+    return filename.startswith(TORCH_DIR) or "-packages/torch/" in filename
 
 
 def where(node: Any) -> str:
@@ -126,10 +126,10 @@ def where(node: Any) -> str:
     marked ``(torch)``; ``""`` when the graph kept no trace."""
     trace = node.meta.get("stack_trace") or ""
     frames = [(f, int(line)) for f, line in _FRAME.findall(trace)]
-    frames = [(f, line) for f, line in frames if not f.startswith(_PACKAGE_DIR)]
+    frames = [(f, line) for f, line in frames if not f.startswith(PACKAGE_DIR)]
     for filename, line in reversed(frames):
         if not _is_torch(filename):
-            return _describe_location(filename, line)
+            return describe_location(filename, line)
     if frames:
         filename, line = frames[-1]
         return f"torch/{filename.replace(os.sep, '/').rsplit('/torch/', 1)[-1]}:{line} (torch)"

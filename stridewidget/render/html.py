@@ -10,8 +10,8 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..style import STYLE
 from .picture import NOTATION, group_digits, layout_summary, scene_of
-from .style import STYLE
 from .svg import render_svg
 
 __all__ = ["render_html"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..style import STYLE
 from .picture import Group, Path, Picture, Rect, Text, draw, scene_of
-from .style import STYLE
 
 __all__ = ["plot"]
 

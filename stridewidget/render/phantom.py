@@ -13,8 +13,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..style import STYLE
 from .picture import MAX_WIDTH, PAD, Group, Picture, Rect, Text, group_digits, text_width
-from .style import STYLE
 
 __all__ = ["escaping_cells", "phantom_picture"]
 

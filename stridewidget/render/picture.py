@@ -19,10 +19,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .._errors import safe_repr
-from .._ints import as_wrap
-from .._validate import validate_scene
-from .style import STYLE
+from ..errors import safe_repr
+from ..layout.ints import as_wrap
+from ..scene.index import logical_index
+from ..scene.validate import validate_scene
+from ..style import STYLE
 
 __all__ = ["Group", "Path", "Picture", "Rect", "Text", "draw", "scene_of", "text_width"]
 
@@ -110,15 +111,6 @@ def tensor_colour(order: int) -> str:
 def reader_mark(tensor: Mapping[str, Any], count: int | None) -> str:
     """The tensor's letter with its read count: ``A``, ``A×2``, ``A?`` (count unknown)."""
     return tensor["mark"] + ("?" if count is None else f"×{count}" if count > 1 else "")
-
-
-def logical_index(slice_: Mapping[str, Any], r: int, c: int) -> list[int]:
-    index = list(slice_["lead"])
-    if slice_["rows"] is not None:
-        index.append(slice_["rows"][r])
-    if slice_["cols"] is not None:
-        index.append(slice_["cols"][c])
-    return index
 
 
 def viridis(value: float | None, value_range: Any) -> tuple[str, str] | None:
@@ -210,7 +202,7 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
             "nothing to draw: pass tensors/arrays (render_svg(x), render_svg(a=x, b=x.t())), "
             "a scene from build_scene, or a StrideWidget"
         )
-    from .._scene import build_scene
+    from ..scene.build import build_scene
 
     mapping: dict[str, Any] = {f"t{i}": obj for i, obj in enumerate(tensors)}
     clash = set(mapping) & set(named)
@@ -975,7 +967,7 @@ def draw(scene: Mapping[str, Any], theme: str = "light") -> Picture:
     """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark").
 
     >>> import torch
-    >>> from stridewidget._scene import build_scene
+    >>> from stridewidget.scene.build import build_scene
     >>> picture = draw(build_scene({"x": torch.arange(6.0).reshape(2, 3)}))
     >>> arrows = [i for i in picture.items if isinstance(i, Group) and i.cls == "sws-arrow"]
     >>> picture.width <= MAX_WIDTH + PAD, [a.data["dim"] for a in arrows]

@@ -16,8 +16,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from ..style import STYLE
 from .picture import Group, Path, Picture, Rect, Text, draw, scene_of
-from .style import STYLE
 
 __all__ = ["render_svg", "svg_of"]
 
@@ -131,7 +131,7 @@ def render_svg(*tensors: Any, wrap: int | None = None, theme: str = "light", **n
     """A standalone SVG of the storage strip(s), the stride arrows and each tensor's card.
 
     Takes tensors/arrays/:class:`~stridewidget.Layout` objects (positional ones are named ``t0``,
-    ``t1``, ...), a scene from :func:`~stridewidget._scene.build_scene`, or a ``StrideWidget``.
+    ``t1``, ...), a scene from :func:`~stridewidget.scene.build.build_scene`, or a ``StrideWidget``.
     ``wrap`` sets the storage cells per row when the strip wraps; ``theme`` is ``"light"`` or
     ``"dark"``.
 

@@ -13,7 +13,7 @@ import pytest
 from oracle_cells import arrow_ends, corpus, logical_value, magnitude, matches, raw_cell
 from test_label_sizes import too_small
 
-from stridewidget._scene import build_scene
+from stridewidget.scene.build import build_scene
 
 from .lint_corpus import CASES as LINT_CASES
 from .lint_corpus import tensors_of

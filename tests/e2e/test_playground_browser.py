@@ -13,7 +13,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from stridewidget._page import widget_page
+from stridewidget.notebook.page import widget_page
 
 from .conftest import kernel_eval, poll_kernel, screenshot
 

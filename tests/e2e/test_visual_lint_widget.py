@@ -1,6 +1,6 @@
 """The live widget over the lint corpus, in both themes, at 1,280 px wide (issue 10).
 
-Each case is drawn by the committed bundles (``stridewidget/static/widget.js``, and
+Each case is drawn by the committed bundles (``stridewidget/notebook/static/widget.js``, and
 ``playground.js`` for the playground presets) in Chromium, with the model a plain object holding
 what Python would sync (the scene, or the playground's traits).  The visual lint counts
 overlapping, clipped and low-contrast texts and the height, then again while the last logical cell
@@ -19,14 +19,14 @@ import pathlib
 
 import pytest
 
-from stridewidget._scene import build_scene
-from stridewidget.render.style import contrast_ratio
+from stridewidget.scene.build import build_scene
+from stridewidget.style import contrast_ratio
 
 from .conftest import CHROMIUM, CHROMIUM_ARGS, ROOT, SCREENSHOTS, require_or_skip
 from .lint_corpus import CASES, evaluate, tensors_of
 from .visual_lint import counts, lint, summary_line
 
-STATIC = ROOT / "stridewidget" / "static"
+STATIC = ROOT / "stridewidget" / "notebook" / "static"
 WIDTH = 1280
 THEMES = {"light": "#ffffff", "dark": "#1e1e1e"}
 #: How far a dimmed cell's fill must stand apart from a linked cell's (WCAG ratio of the two fills):

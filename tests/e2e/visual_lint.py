@@ -22,7 +22,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from stridewidget.render.style import MIN_CONTRAST, contrast_ratio
+from stridewidget.style import MIN_CONTRAST, contrast_ratio
 
 __all__ = ["counts", "lint", "summary_line"]
 

@@ -1,0 +1,73 @@
+"""Which stack frame is the user's, and how to name its line.
+
+The copy tracker, the audit, the sanitizer, ``sw.graph`` and the widget all point at "the user's
+line": the innermost frame outside torch and this package.  Decided from file names only (a prefix
+test), so no code object or frame is ever kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from types import FrameType
+
+import torch
+
+#: torch's own source files (a frame there is never the user's).
+TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+#: this package's own frames (the tracker's, the audit's wrapper around each module's forward).
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def package_caller() -> FrameType | None:
+    """The innermost frame outside this package: the user's code that called us.
+
+    >>> package_caller().f_code.co_filename.startswith(PACKAGE_DIR)
+    False
+    """
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(PACKAGE_DIR):
+        frame = frame.f_back
+    return frame
+
+
+def user_line() -> tuple[str, int]:
+    """File and line of the innermost frame outside torch and this package: the user's line.
+
+    Decided from the file name each time (a prefix test), so no code object is ever kept: a cache
+    keyed by code objects would hold every function the user ever ran in a block.
+    """
+    frame = sys._getframe(2)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not filename.startswith(TORCH_DIR) and not filename.startswith(PACKAGE_DIR):
+            return filename, frame.f_lineno
+        frame = frame.f_back
+    return "<unknown>", 0
+
+
+IPYTHON7_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")
+
+
+def describe_location(filename: str, line: int) -> str:
+    """``In[3], line 2`` for a notebook cell, ``path/to/file.py:12`` otherwise.
+
+    >>> describe_location("/elsewhere/train.py", 12)
+    '/elsewhere/train.py:12'
+    """
+    ipython_module = sys.modules.get("IPython")
+    shell = ipython_module.get_ipython() if ipython_module is not None else None
+    if shell is not None:
+        try:
+            named = shell.compile.format_code_name(filename)
+        except AttributeError:  # IPython < 8 names cells `<ipython-input-N-hash>` instead
+            cell = IPYTHON7_CELL.fullmatch(filename)
+            named = (filename, f"In[{cell[1]}]") if cell else None
+        if named is not None:
+            return f"{named[1]}, line {line}"
+    try:
+        relative = os.path.relpath(filename)
+    except ValueError:  # another drive on Windows
+        relative = filename
+    return f"{filename if relative.startswith('..') else relative}:{line}"

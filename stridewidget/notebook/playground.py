@@ -1,0 +1,273 @@
+"""The ``as_strided`` playground: edit a view's size, stride and storage offset over a real storage.
+
+The widget's front end (``js/playground/``, bundled into ``static/playground.js``) does all the index
+math in the browser — bounds, overlap, the standard op a setting equals — so it also works in a static
+HTML export with no kernel; the storage values it shows are embedded once.  With a kernel, the
+current setting is synced back: :attr:`Playground.view` is the checked :func:`stridewidget.as_strided`
+view and :attr:`Playground.code` the ``torch.as_strided`` call to copy.  A setting that would leave
+the storage is refused by the same checks on both sides and never reaches ``torch.as_strided``.
+"""
+
+from __future__ import annotations
+
+import html
+import pathlib
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import traitlets
+
+from ..adapters.inspect import (
+    _is_ndarray,
+    _numpy_storage_view,
+    as_strided,
+    inspect,
+    read_cells,
+)
+from ..adapters.numbers import value_texts
+from ..errors import LayoutError
+from ..layout.ints import as_index, as_indices
+from .widget import StaticFallbackWidget
+
+__all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
+
+_STATIC = pathlib.Path(__file__).parent / "static"
+
+#: Storage elements whose values are embedded in the page (the rest is drawn as a gap).
+MAX_EMBEDDED_CELLS = 512
+
+
+def _python_tuple(values: Sequence[int]) -> str:
+    return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
+
+
+def _cell_texts(storage: Any, start: int, count: int) -> tuple[list[str], list[float | None]]:
+    from ..scene.build import stored_dtype  # one formatting rule for every renderer
+
+    raw = read_cells(storage, range(start, start + count))
+    if raw is None:  # meta tensors have no values
+        return [], []
+    return value_texts(raw.tolist(), stored_dtype(storage, raw))
+
+
+def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
+    """A NumPy array over ``base``'s buffer with an already checked setting (no copy).
+
+    Built from an ``__array_interface__`` whose owner keeps ``base`` alive, as NumPy's own
+    ``as_strided`` does; writable exactly when ``base`` is.
+    """
+    import numpy as np
+
+    layout = inspect(base)
+
+    class _Window:
+        def __init__(self) -> None:
+            self.base = base
+            self.__array_interface__ = {
+                "shape": tuple(size),
+                "typestr": base.dtype.str,
+                "data": (
+                    (layout.storage_address or 0) + offset * layout.itemsize,
+                    not base.flags.writeable,
+                ),
+                "strides": tuple(s * layout.itemsize for s in stride),
+                "version": 3,
+            }
+
+    return np.asarray(_Window())
+
+
+class Playground(StaticFallbackWidget):
+    """Edit ``size``, ``stride`` and ``storage_offset`` over a tensor's storage and watch the view.
+
+    Build it with :func:`playground`.  The traits ``size``, ``stride`` and ``offset`` follow the
+    controls (and setting them from Python moves the controls); ``error`` is the refusal message
+    for the current setting, ``""`` when it is valid.
+    """
+
+    # The bundle's text, not its path: anywidget ties a widget whose _esm is a path to a
+    # class-wide file watcher that keeps it (and its base tensor) alive forever.
+    _esm = (_STATIC / "playground.js").read_text(encoding="utf-8")
+    _css = (_STATIC / "playground.css").read_text(encoding="utf-8")
+
+    # the base `x` and its storage (Python -> JS, set once)
+    base_shape = traitlets.List(traitlets.Int()).tag(sync=True)
+    base_strides = traitlets.List(traitlets.Int()).tag(sync=True)
+    base_offset = traitlets.Int(0).tag(sync=True)
+    storage_size = traitlets.Int(0).tag(sync=True)
+    dtype = traitlets.Unicode("").tag(sync=True)
+    itemsize = traitlets.Int(1).tag(sync=True)
+    device = traitlets.Unicode("cpu").tag(sync=True)
+    # values of storage elements [cell_start, cell_start + len(cell_text)), formatted as elsewhere
+    cell_start = traitlets.Int(0).tag(sync=True)
+    cell_text = traitlets.List(traitlets.Unicode()).tag(sync=True)
+    cell_value = traitlets.List(traitlets.Float(allow_none=True)).tag(sync=True)
+    # the edited view (both ways)
+    size = traitlets.List(traitlets.Int()).tag(sync=True)
+    stride = traitlets.List(traitlets.Int()).tag(sync=True)
+    offset = traitlets.Int(0).tag(sync=True)
+    # Python's verdict on the current setting (the front end computes the same message itself)
+    error = traitlets.Unicode("").tag(sync=True)
+    # the hovered cell (JS -> Python), as StrideWidget's: {"index": [...], "cell": k, ...} or None
+    hovered = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)
+
+    def __init__(
+        self,
+        base: Any,
+        size: Sequence[int] | None = None,
+        stride: Sequence[int] | None = None,
+        storage_offset: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        layout = inspect(base)
+        if layout.unit != layout.itemsize:
+            raise LayoutError(
+                "playground: this NumPy view is not aligned to its item size, so its storage has "
+                "no element cells; pass the array that owns the memory instead"
+            )
+        self._is_numpy = _is_ndarray(base)
+        if self._is_numpy:
+            import torch
+
+            # The whole buffer as a 1-d tensor (zero copy): the checked view is built on it.
+            with warnings.catch_warnings():
+                # torch warns that the buffer view is read-only: the playground never writes
+                # through it, and `view` hands NumPy users read-only arrays for read-only bases.
+                warnings.simplefilter("ignore", UserWarning)
+                self._storage = torch.from_numpy(_numpy_storage_view(base, layout))
+        else:  # a torch.Tensor: inspect() refused everything else
+            self._storage = base
+        self._base = base
+        # The embedded window: from where x starts (its own elements first), moved back so that
+        # it stays inside the storage.
+        count = min(layout.storage_size, MAX_EMBEDDED_CELLS)
+        low = layout.span[0] if layout.span is not None else layout.offset
+        start = max(0, min(low, layout.storage_size - count))
+        texts, numbers = _cell_texts(base, start, count)
+        size = layout.shape if size is None else size
+        stride = layout.strides if stride is None else stride
+        super().__init__(
+            base_shape=list(layout.shape),
+            base_strides=list(layout.strides),
+            base_offset=layout.offset,
+            storage_size=layout.storage_size,
+            dtype=layout.dtype,
+            itemsize=layout.itemsize,
+            device=layout.device,
+            cell_start=start,
+            cell_text=texts,
+            cell_value=numbers,
+            # as as_strided takes them: 2.7, "34" and True are refused, never truncated
+            size=list(as_indices(size, "playground size", int64=False)),
+            stride=list(as_indices(stride, "playground stride", int64=False)),
+            offset=as_index(
+                layout.offset if storage_offset is None else storage_offset,
+                "playground storage_offset",
+                int64=False,
+            ),
+            **kwargs,
+        )
+        self._check()
+
+    @traitlets.observe("size", "stride", "offset")
+    def _on_setting(self, _change: Any) -> None:
+        self._check()
+
+    def _check(self) -> Any:
+        """The checked view for the current setting, or None; keeps ``error`` up to date."""
+        try:
+            view = as_strided(
+                self._storage, self.size, self.stride, self.offset, allow_overlap=True
+            )
+        except LayoutError as refusal:
+            self.error = str(refusal)
+            return None
+        self.error = ""
+        return view
+
+    @property
+    def view(self) -> Any:
+        """The view for the current setting (checked by :func:`stridewidget.as_strided`), or
+        ``None`` when the setting is refused (``error`` says why).  For a NumPy base, a NumPy
+        array sharing its memory."""
+        view = self._check()
+        if view is not None and self._is_numpy:
+            return _numpy_view(self._base, self.size, self.stride, self.offset)
+        return view
+
+    @property
+    def code(self) -> str:
+        """The ``torch.as_strided`` call that builds the current view from ``x`` (the base).
+
+        For a NumPy base, ``x`` stands for ``torch.from_numpy`` of the array that owns the memory.
+        """
+        return (
+            f"torch.as_strided(x, size={_python_tuple(self.size)}, "
+            f"stride={_python_tuple(self.stride)}, storage_offset={self.offset})"
+        )
+
+    def summary(self) -> str:
+        """One paragraph of text: the setting, and the verdict."""
+        head = (
+            f"as_strided playground over {self.dtype} storage of {self.storage_size} elements "
+            f"(x: shape {_python_tuple(self.base_shape)}, stride {_python_tuple(self.base_strides)}, "
+            f"offset {self.base_offset})\n{self.code}"
+        )
+        if self.error:
+            return f"{head}\nrefused: {self.error}"
+        view = self._check()
+        return f"{head}\n{inspect(view)}"
+
+    def __repr__(self) -> str:
+        return self.summary()
+
+    def _static_html(self) -> str:
+        """The picture without JavaScript: the shared renderer's SVG of x and the view."""
+        text = f"<pre>{html.escape(self.summary())}</pre>"
+        view = self._check()
+        try:
+            from ..render import render_html
+            from ..render.phantom import escaping_cells, phantom_picture
+            from ..render.svg import svg_of
+            from ..scene.build import build_scene
+        except ImportError:  # the SVG renderer is optional for the playground
+            return text
+        if view is not None:
+            return text + render_html(build_scene({"x": self._storage, "view": view}))
+        # refused: draw the elements it would read past the storage's end, as the live one does
+        found = escaping_cells(self.size, self.stride, self.offset, self.storage_size)
+        if not found or not found[0]:
+            return text
+        cells, total = found
+        return text + svg_of(phantom_picture(self.storage_size, cells, total), "swpg")
+
+
+def playground(
+    base: Any = None,
+    size: Sequence[int] | None = None,
+    stride: Sequence[int] | None = None,
+    storage_offset: int | None = None,
+) -> Playground:
+    """An ``as_strided`` playground over ``base``'s storage (default: ``torch.arange(24).view(4, 6)``,
+    whose values are their storage indices).
+
+    ``size``, ``stride`` and ``storage_offset`` give the first setting (default: ``base``'s own).
+    Edit them in the widget, or set ``pg.size``, ``pg.stride``, ``pg.offset``; read the result as
+    ``pg.view`` (checked, ``None`` when refused) and the call to copy as ``pg.code``.
+
+    >>> import torch, stridewidget as sw
+    >>> pg = sw.playground(torch.arange(12.0).view(3, 4), size=(4, 3), stride=(1, 4))
+    >>> pg.code
+    'torch.as_strided(x, size=(4, 3), stride=(1, 4), storage_offset=0)'
+    >>> torch.equal(pg.view, torch.arange(12.0).view(3, 4).t())
+    True
+    >>> pg.stride = [1, 5]
+    >>> pg.view is None, pg.error.split(";")[0]
+    (True, 'as_strided: index (2, 2) maps to storage element 12, but the storage has only 12 elements (valid: 0..11)')
+    """
+    if base is None:
+        import torch
+
+        base = torch.arange(24).view(4, 6)
+    return Playground(base, size=size, stride=stride, storage_offset=storage_offset)

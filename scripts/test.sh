@@ -21,7 +21,7 @@ step "format (ruff format --check)" .venv/bin/ruff format --check .
 step "front-end bundle is up to date" scripts/check_bundle.sh
 step "front-end unit tests (vitest)" npx vitest run
 step "python unit + property tests, doctests" \
-  "$PY" -m pytest -q tests --ignore=tests/e2e --doctest-modules stridewidget
+  "$PY" -m pytest -q tests --ignore=tests/e2e --doctest-modules stridewidget notebooks/lessons.py
 # The same unit tests on the oldest versions pyproject.toml declares (numpy 1.24, torch 2.13,
 # matplotlib 3.7, ipywidgets 8.1, anywidget 0.9, traitlets 5.0 ...), in their own venv, kept
 # under 3 minutes: the benchmark runs (test_bench), the notebook and prose checks and the model
@@ -33,7 +33,7 @@ step "minimum versions: python unit + property tests, doctests" \
   --ignore=tests/test_notebooks_meta.py --ignore=tests/test_notebooks_rerun.py \
   --ignore=tests/test_prose_numbers.py --ignore=tests/test_audit.py \
   --ignore=tests/test_audit_truth.py --ignore=tests/test_audit_zoo.py \
-  --ignore=tests/test_sanitize_zoo.py --doctest-modules stridewidget
+  --ignore=tests/test_sanitize_zoo.py --doctest-modules stridewidget notebooks/lessons.py
 step "tutorial notebooks (nbval)" \
   "$PY" -m pytest -q --nbval --nbval-current-env --nbval-sanitize-with notebooks/nbval_sanitize.cfg notebooks
 step "browser tests (Chromium + Playwright: JupyterLab, Notebook 7, marimo, static export, wheel, nbconvert)" \

@@ -31,7 +31,7 @@ from typing import Any
 import torch
 
 import stridewidget as sw
-from stridewidget.scene.build import _touch_counts
+from stridewidget.layout.touch import touch_counts
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 OUTPUT = ROOT / "js" / "playground" / "cases.json"
@@ -175,7 +175,7 @@ def _verdict(x: torch.Tensor, size: Any, stride: Any, offset: int) -> dict[str, 
         return case
     layout = sw.inspect(view)
     storage_size = layout.storage_size
-    counts = _touch_counts(layout, list(range(storage_size)))
+    counts = touch_counts(layout, list(range(storage_size)))
     witness = layout.overlap_witness
     case.update(
         refusal=None,

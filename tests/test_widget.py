@@ -219,7 +219,9 @@ def test_bundle_is_shipped_and_used():
     assert "export" in esm and "render" in esm
     state = sw.show(x=torch.zeros(2)).get_state()
     assert state["_esm"] == esm
-    assert state["_css"] == (ROOT / "stridewidget" / "notebook" / "static" / "widget.css").read_text()
+    assert (
+        state["_css"] == (ROOT / "stridewidget" / "notebook" / "static" / "widget.css").read_text()
+    )
 
 
 def test_vitest_fixtures_match_the_current_scene_format():

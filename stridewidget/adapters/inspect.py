@@ -48,12 +48,12 @@ def _numpy() -> Any:
     return sys.modules.get("numpy")
 
 
-def _is_tensor(x: Any) -> bool:
+def is_tensor(x: Any) -> bool:
     torch = _torch()
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _is_ndarray(x: Any) -> bool:
+def is_ndarray(x: Any) -> bool:
     np = _numpy()
     return np is not None and isinstance(x, np.ndarray)
 
@@ -88,7 +88,7 @@ _UNREADABLE_DTYPES = frozenset(
     | {f"{kind}{bits}" for kind in ("int", "uint") for bits in range(1, 8)}
 )
 #: Integer dtype of a quantized tensor's stored codes.
-_QUANTIZED_CODES = {"quint8": "uint8", "qint8": "int8", "qint32": "int32"}
+QUANTIZED_CODES = {"quint8": "uint8", "qint8": "int8", "qint32": "int32"}
 #: Quantized dtypes that pack several codes into a byte: strides count codes, storage bytes.
 _PACKED_QUANTIZED = {"quint4x2": 2, "quint2x4": 4}
 
@@ -99,7 +99,7 @@ _DTYPE_NAMES: dict[Any, str] = {}
 _DEVICE_NAMES: dict[Any, str] = {}
 
 
-def _dtype_name(dtype: Any) -> str:
+def dtype_name(dtype: Any) -> str:
     """``float32`` for ``torch.float32``."""
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
@@ -107,7 +107,7 @@ def _dtype_name(dtype: Any) -> str:
     return name
 
 
-def _device_name(device: Any) -> str:
+def device_name(device: Any) -> str:
     """``cpu``, ``cuda:0``: ``str(device)``."""
     name = _DEVICE_NAMES.get(device)
     if name is None:
@@ -139,7 +139,7 @@ def _no_data_reason(t: Any, storage: Any) -> str | None:
         return "fake"
     if _has_no_memory(storage):
         return "functional" if torch._is_functional_tensor(t) else "wrapper-subclass"
-    if _dtype_name(t.dtype) in _UNREADABLE_DTYPES:
+    if dtype_name(t.dtype) in _UNREADABLE_DTYPES:
         return "unreadable-dtype"
     return None
 
@@ -190,7 +190,7 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
     ((3, 2), (1, 3), 6, False)
     """
     storage = _torch_storage(t)
-    dtype = _dtype_name(t.dtype)
+    dtype = dtype_name(t.dtype)
     if dtype in _PACKED_QUANTIZED:
         raise LayoutError(
             f"cannot inspect a {dtype} tensor: it packs {_PACKED_QUANTIZED[dtype]} codes into each "
@@ -217,7 +217,7 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
         itemsize=itemsize,
         storage_size=storage.nbytes() // itemsize,
         dtype=dtype,
-        device=_device_name(t.device),
+        device=device_name(t.device),
         notes=tuple(notes),
         storage_address=storage_address or None,
     )
@@ -237,7 +237,7 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
     owner = a
     while getattr(owner, "base", None) is not None:
         owner = owner.base
-    if _is_tensor(owner):  # `t.numpy()`: the tensor's storage is the memory block
+    if is_tensor(owner):  # `t.numpy()`: the tensor's storage is the memory block
         storage = owner.untyped_storage()
         return storage.data_ptr(), storage.nbytes()
     if isinstance(owner, np.ndarray):
@@ -335,9 +335,9 @@ def inspect(x: Any) -> Layout:
     >>> sw.inspect(torch.empty(10**12, device="meta")).numel
     1000000000000
     """
-    if _is_tensor(x):
+    if is_tensor(x):
         return _torch_layout(x)
-    if _is_ndarray(x):
+    if is_ndarray(x):
         return _numpy_layout(x)
     if isinstance(x, Layout):
         return x
@@ -393,7 +393,7 @@ def conversion_hint(x: Any) -> str:
     return " It is a buffer: inspect `numpy.frombuffer(x, dtype=numpy.uint8)` (its bytes, no copy)."
 
 
-def _cells(x: Any) -> tuple[Layout, Any]:
+def layout_and_cells(x: Any) -> tuple[Layout, Any]:
     """Layout of ``x`` plus a key that is equal exactly when two objects share a storage."""
     layout = inspect(x)
     return layout, _storage_identity(x, layout.storage_address, layout.device)
@@ -402,7 +402,7 @@ def _cells(x: Any) -> tuple[Layout, Any]:
 def _storage_identity(x: Any, storage_address: int | None, device: str) -> Hashable:
     if storage_address is not None:
         return device, storage_address
-    if _is_tensor(x):
+    if is_tensor(x):
         # Meta and zero-byte storages have no memory address; the StorageImpl is their identity.
         return "torch-storage", x.untyped_storage()._cdata
     return "empty", id(x)
@@ -417,7 +417,7 @@ def storage_key(x: Any) -> Hashable:
     >>> storage_key(x) == storage_key(x[1:].view(3, 1)[2]), storage_key(x) == storage_key(x.clone())
     (True, False)
     """
-    return _cells(x)[1]
+    return layout_and_cells(x)[1]
 
 
 class _Extent(NamedTuple):
@@ -430,14 +430,14 @@ class _Extent(NamedTuple):
     storage_address: int | None
     storage_nbytes: int
     device: str
-    key: Hashable  # equal exactly when two objects share a storage (see `_cells`)
+    key: Hashable  # equal exactly when two objects share a storage (see `layout_and_cells`)
 
 
 def _extent(x: Any) -> _Extent:
     """Byte geometry of ``x``; arrays and tensors skip the :class:`Layout` (cell units, checks of
     fields their adapters already know), most of the time ``sw.overlap`` spent on a typical pair
     (bench_inspect.py)."""
-    if _is_ndarray(x):
+    if is_ndarray(x):
         _check_numpy(x)
         start, nbytes = _numpy_buffer(x)
         return _Extent(
@@ -450,7 +450,7 @@ def _extent(x: Any) -> _Extent:
             "cpu",
             _storage_identity(x, start or None, "cpu"),
         )
-    if _is_tensor(x):
+    if is_tensor(x):
         fields = torch_layout_fields(x)
         itemsize = fields["itemsize"]
         return _Extent(
@@ -463,7 +463,7 @@ def _extent(x: Any) -> _Extent:
             fields["device"],
             _storage_identity(x, fields["storage_address"], fields["device"]),
         )
-    layout, key = _cells(x)
+    layout, key = layout_and_cells(x)
     return _Extent(
         layout.shape,
         layout.byte_strides,
@@ -480,7 +480,7 @@ def _data_parts(x: Any) -> tuple[Any, ...]:
     """The objects whose storages hold ``x``'s data: a wrapper subclass's inner tensors (its own
     storage has no memory), followed down through wrappers of wrappers; else ``x`` itself.  The
     copy tracker sees wrappers the same way, so every part of the package gives one answer."""
-    if not _is_tensor(x):
+    if not is_tensor(x):
         return (x,)
     inner = wrapped_tensors(x)
     if not inner:
@@ -571,7 +571,7 @@ def _extents_overlap(extent_a: _Extent, extent_b: _Extent) -> bool:
     )
 
 
-def _first_out_of_bounds(
+def first_out_of_bounds(
     size: Sequence[int], stride: Sequence[int], offset: int, storage_size: int
 ) -> tuple[int, ...] | None:
     """The first logical index, in row-major order, whose address is ``>= storage_size``.
@@ -627,8 +627,8 @@ def as_strided(
     stridewidget.errors.LayoutError: as_strided: index (3,) maps to storage element 10, but the \
 storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offset 1
     """
-    if not _is_tensor(x):
-        hint = " Use `torch.from_numpy(x)` (no copy)." if _is_ndarray(x) else conversion_hint(x)
+    if not is_tensor(x):
+        hint = " Use `torch.from_numpy(x)` (no copy)." if is_ndarray(x) else conversion_hint(x)
         raise TypeError(f"sw.as_strided needs a torch.Tensor, got {_describe(x)}.{hint}")
     layout = inspect(x)
     if allow_overlap is not None and not isinstance(allow_overlap, bool):
@@ -665,7 +665,7 @@ storage has only 10 elements (valid: 0..9); size (4,), stride (3,), storage_offs
             "(its element count is a 64-bit int); use fewer or smaller dimensions"
         )
     if numel > 0:
-        bad = _first_out_of_bounds(size, stride, offset, layout.storage_size)
+        bad = first_out_of_bounds(size, stride, offset, layout.storage_size)
         if bad is not None:
             where = offset + sum(i * s for i, s in zip(bad, stride))
             raise LayoutError(
@@ -726,12 +726,12 @@ def read_cells(x: Any, storage_indices: Sequence[int], *, as_stored: bool = Fals
             f"read_cells: storage indices must lie in [0, {layout.storage_size}), "
             f"got {int(indices.min())}..{int(indices.max())}"
         )
-    if _is_ndarray(x):
+    if is_ndarray(x):
         if layout.unit != layout.itemsize:
             raise LayoutError(
                 "read_cells: byte-misaligned NumPy views have no element cells to read"
             )
-        return _numpy_storage_view(x, layout)[indices]
+        return numpy_storage_view(x, layout)[indices]
     torch = _torch()
     if layout.storage_address is None and layout.storage_size:  # no memory: the notes say why
         return None
@@ -739,7 +739,7 @@ def read_cells(x: Any, storage_indices: Sequence[int], *, as_stored: bool = Fals
         return None
     # A fresh plain tensor over the storage: no quantizer, no lazy bits, no autograd, and the
     # user's tensor (and its version counter) untouched.
-    codes = _QUANTIZED_CODES.get(layout.dtype)
+    codes = QUANTIZED_CODES.get(layout.dtype)
     flat = torch.empty(0, dtype=getattr(torch, codes) if codes else x.dtype, device=x.device)
     flat.set_(x.untyped_storage(), 0, (layout.storage_size,), (1,))
     picked = flat[torch.as_tensor(indices, device=x.device)]
@@ -754,7 +754,7 @@ def read_cells(x: Any, storage_indices: Sequence[int], *, as_stored: bool = Fals
     return picked.cpu().numpy()
 
 
-def _numpy_storage_view(x: Any, layout: Layout) -> Any:
+def numpy_storage_view(x: Any, layout: Layout) -> Any:
     """A 1-D array over the whole storage of ``x``, from its first element (no copy).
 
     Built the way NumPy's own ``as_strided`` builds views: from an ``__array_interface__``

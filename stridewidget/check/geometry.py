@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import torch
 
-from ..adapters.inspect import _first_out_of_bounds
+from ..adapters.inspect import first_out_of_bounds
 from ..layout.overlap import internal_overlap_witness, ranges_overlap_witness
 
 __all__ = [
@@ -145,7 +145,7 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     if t.numel() == 0 or byte_span(t)[1] <= nbytes:
         return None
     storage_size = nbytes // t.element_size()
-    index = _first_out_of_bounds(tuple(t.shape), t.stride(), t.storage_offset(), storage_size)
+    index = first_out_of_bounds(tuple(t.shape), t.stride(), t.storage_offset(), storage_size)
     if index is None:  # the last element is only partly inside: the highest index reaches out
         index = tuple(n - 1 for n in t.shape)
     return Witness(index, index, _address(t, index))

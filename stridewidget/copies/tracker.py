@@ -71,7 +71,7 @@ from .._compat import (
     functorch_unwrapped,
     wrapped_tensors,
 )
-from ..adapters.inspect import _device_name, _dtype_name, inspect, torch_layout_fields
+from ..adapters.inspect import device_name, dtype_name, inspect, torch_layout_fields
 from ..errors import LayoutError
 from ..frames import describe_location, user_line
 from ..layout.layout import Layout
@@ -378,8 +378,8 @@ class _Snapshot:
                     offset=offset,
                     itemsize=itemsize,
                     storage_size=nbytes // itemsize,
-                    dtype=_dtype_name(dtype),
-                    device=_device_name(device),
+                    dtype=dtype_name(dtype),
+                    device=device_name(device),
                     notes=(),
                     storage_address=address or None,
                 )

@@ -39,7 +39,7 @@ _ENUMERATE_LIMIT = 200_000
 _INT64_SAFE = 2**62
 
 
-def _touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
+def touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:
     """For each storage cell, how many logical indices of the whole tensor read it."""
     if not cells:
         return []

@@ -19,10 +19,10 @@ from typing import Any
 import traitlets
 
 from ..adapters.inspect import (
-    _is_ndarray,
-    _numpy_storage_view,
     as_strided,
     inspect,
+    is_ndarray,
+    numpy_storage_view,
     read_cells,
 )
 from ..adapters.numbers import value_texts
@@ -126,7 +126,7 @@ class Playground(StaticFallbackWidget):
                 "playground: this NumPy view is not aligned to its item size, so its storage has "
                 "no element cells; pass the array that owns the memory instead"
             )
-        self._is_numpy = _is_ndarray(base)
+        self._is_numpy = is_ndarray(base)
         if self._is_numpy:
             import torch
 
@@ -135,7 +135,7 @@ class Playground(StaticFallbackWidget):
                 # torch warns that the buffer view is read-only: the playground never writes
                 # through it, and `view` hands NumPy users read-only arrays for read-only bases.
                 warnings.simplefilter("ignore", UserWarning)
-                self._storage = torch.from_numpy(_numpy_storage_view(base, layout))
+                self._storage = torch.from_numpy(numpy_storage_view(base, layout))
         else:  # a torch.Tensor: inspect() refused everything else
             self._storage = base
         self._base = base

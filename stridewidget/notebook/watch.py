@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters.inspect import _is_ndarray, read_cells
+from ..adapters.inspect import is_ndarray, read_cells
 
 __all__ = ["ShownCells"]
 
@@ -62,7 +62,7 @@ class ShownCells:
 
 def _byte_index(obj: Any, cells: list[int], unit: int) -> Any:
     """Byte positions of ``cells`` in a torch storage (``None`` for NumPy arrays)."""
-    if _is_ndarray(obj):
+    if is_ndarray(obj):
         return None
     import torch
 

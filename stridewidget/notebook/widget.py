@@ -22,7 +22,7 @@ import anywidget
 import executing
 import traitlets
 
-from ..adapters.inspect import _is_ndarray, _is_tensor, inspect
+from ..adapters.inspect import inspect, is_ndarray, is_tensor
 from ..adapters.rebuild import array_memory, rebuild_array, rebuild_tensor, tensor_memory
 from ..frames import package_caller
 from ..layout.ints import as_option, as_wrap
@@ -56,14 +56,14 @@ class _Held:
         self.byte_offset = 0
         self.writeable = True
         self.version_ref = self.ref
-        if _is_tensor(obj):
+        if is_tensor(obj):
             self.memory = tensor_memory(obj)
             if obj._base is not None:  # a view shares its base's version counter
                 self.base_refs.append(weakref.ref(obj._base))
                 self.version_ref = self.base_refs[0]
-        elif _is_ndarray(obj) and _is_ndarray(obj.base):
+        elif is_ndarray(obj) and is_ndarray(obj.base):
             root = obj
-            while _is_ndarray(root.base):
+            while is_ndarray(root.base):
                 root = root.base
             self.base_refs.append(weakref.ref(root))
             self.memory = array_memory(root)
@@ -76,7 +76,7 @@ class _Held:
 
     def share_memory_with(self, others: list[_Held]) -> None:
         """Let a freed tensor be rebuilt over another shown tensor that holds its storage."""
-        if _is_tensor(self.get()):
+        if is_tensor(self.get()):
             self.base_refs += [o.ref for o in others if o is not self and o.ref is not None]
 
     def _live_bases(self) -> list[Any]:
@@ -95,7 +95,7 @@ class _Held:
         """Record what ``obj`` is now: its layout, version and, while it lives, its memory."""
         self.layout = inspect(obj)
         self.version = self.current_version()
-        if self.ref is not None and self.ref() is obj and _is_tensor(obj):
+        if self.ref is not None and self.ref() is obj and is_tensor(obj):
             self.memory = tensor_memory(obj)
 
     def get(self) -> Any:
@@ -108,7 +108,7 @@ class _Held:
         bases = self._live_bases()
         if not bases:
             return None
-        if _is_tensor(bases[0]):
+        if is_tensor(bases[0]):
             view = rebuild_tensor(bases, self.layout, self.dtype, self.memory)
         else:
             view = rebuild_array(
@@ -126,7 +126,7 @@ def _data_address(obj: Any) -> int:
 
 def _version(obj: Any) -> int | None:
     """torch's in-place version counter (views share their base's); None where there is none."""
-    if not _is_tensor(obj):
+    if not is_tensor(obj):
         return None
     try:
         return obj._version

@@ -89,13 +89,13 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..adapters.inspect import _QUANTIZED_CODES, _cells, read_cells
+from ..adapters.inspect import QUANTIZED_CODES, layout_and_cells, read_cells
 from ..adapters.numbers import value_texts
 from ..adapters.symbolic import SymbolicLayout
 from ..errors import LayoutError
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
-from ..layout.touch import _touch_counts
+from ..layout.touch import touch_counts
 from ..style import STYLE
 from .reads import tensor_reads
 
@@ -167,7 +167,9 @@ def build_scene(
     entries = []
     for order, (name, obj) in enumerate(tensors.items()):
         # One inspection per object gives both its layout and its storage identity.
-        layout, memory = (obj, ("layout", order)) if isinstance(obj, Layout) else _cells(obj)
+        layout, memory = (
+            (obj, ("layout", order)) if isinstance(obj, Layout) else layout_and_cells(obj)
+        )
         if isinstance(layout, SymbolicLayout):  # drawn at its example sizes, labelled with symbols
             layout = layout.example()
         # Views of one memory block with different dtypes count cells in different units, so
@@ -205,7 +207,7 @@ def build_scene(
         shown = storages[-1]["cells"]["index"]
         for i in members:
             entry = entries[i]
-            touch = _touch_counts(entry["layout"], shown)
+            touch = touch_counts(entry["layout"], shown)
             tensor_dicts[i] = {
                 "id": f"t{i}",
                 "name": entry["name"],
@@ -549,7 +551,7 @@ def stored_dtype(obj: Any, raw: Any) -> Any:
     if not hasattr(obj, "is_quantized"):
         return raw.dtype
     return (
-        getattr(sys.modules["torch"], _QUANTIZED_CODES[str(obj.dtype)[6:]])
+        getattr(sys.modules["torch"], QUANTIZED_CODES[str(obj.dtype)[6:]])
         if obj.is_quantized
         else obj.dtype
     )

@@ -14,7 +14,7 @@ import torch
 
 import stridewidget as sw
 from stridewidget.notebook.playground import MAX_EMBEDDED_CELLS, Playground
-from stridewidget.render.picture import MAX_WIDTH
+from stridewidget.render.primitives import MAX_WIDTH
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 import make_playground_cases

@@ -11,7 +11,9 @@ import html
 from typing import Any
 
 from ..style import STYLE
-from .picture import NOTATION, group_digits, layout_summary, scene_of
+from .facts import NOTATION, layout_summary
+from .labels import group_digits
+from .picture import scene_of
 from .svg import render_svg
 
 __all__ = ["render_html"]

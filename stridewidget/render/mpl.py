@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..style import STYLE
-from .picture import Group, Path, Picture, Rect, Text, draw, scene_of
+from .picture import draw, scene_of
+from .primitives import Group, Path, Picture, Rect, Text
 
 __all__ = ["plot"]
 

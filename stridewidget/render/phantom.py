@@ -14,7 +14,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..style import STYLE
-from .picture import MAX_WIDTH, PAD, Group, Picture, Rect, Text, group_digits, text_width
+from .labels import group_digits
+from .primitives import MAX_WIDTH, PAD, Group, Picture, Rect, Text, text_width
 
 __all__ = ["escaping_cells", "phantom_picture"]
 

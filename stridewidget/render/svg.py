@@ -17,7 +17,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..style import STYLE
-from .picture import Group, Path, Picture, Rect, Text, draw, scene_of
+from .picture import draw, scene_of
+from .primitives import Group, Path, Picture, Rect, Text
 
 __all__ = ["render_svg", "svg_of"]
 

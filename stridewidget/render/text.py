@@ -10,7 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .picture import group_digits, no_values_reason, reader_mark, scene_of
+from .labels import group_digits, reader_mark
+from .picture import scene_of
+from .strip import no_values_reason
 
 __all__ = ["render_text"]
 

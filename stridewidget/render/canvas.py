@@ -1,0 +1,73 @@
+"""What the parts of one picture draw onto: the theme's colours, the items drawn so far and the
+width they take, and the scene's shown storage cells looked up by storage index.
+
+The strip (:mod:`.strip`), the arrows (:mod:`.arrows`) and the cards (:mod:`.card`, :mod:`.grid`)
+each append their primitives to one :class:`Canvas`; :func:`.picture.draw` assembles them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..errors import safe_repr
+from ..style import STYLE
+from .primitives import G, Text, text_width
+
+__all__ = ["Canvas", "Lookup"]
+
+
+class Lookup:
+    """Storage by id, and each shown storage cell's position among the shown cells."""
+
+    def __init__(self, scene: Mapping[str, Any]) -> None:
+        self.storages = {s["id"]: s for s in scene.get("storages", [])}
+        self.position = {
+            s["id"]: {cell: i for i, cell in enumerate(s["cells"]["index"])}
+            for s in scene.get("storages", [])
+        }
+
+    def cell(self, storage_id: str, cell: int | None, what: str) -> Any:
+        storage = self.storages.get(storage_id)
+        if storage is None or cell is None or storage["cells"][what] is None:
+            return None
+        i = self.position[storage_id].get(cell)
+        return None if i is None else storage["cells"][what][i]
+
+    def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
+        """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
+        other values than memory holds: its ``reads``); else the stored value."""
+        reads = tensor.get("reads")
+        if reads is None or reads.get(what) is None:
+            return self.cell(tensor["storage"], cell, what)
+        i = self.position[tensor["storage"]].get(cell) if cell is not None else None
+        return None if i is None else reads[what][i]
+
+
+class Canvas:
+    """The primitives of one picture so far (``items``), how wide they reach (``width``), the
+    theme's colours and the scene's cells (``lookup``)."""
+
+    def __init__(self, scene: Mapping[str, Any], theme: str) -> None:
+        if theme not in STYLE["themes"]:
+            raise ValueError(
+                f"theme must be one of {sorted(STYLE['themes'])}, got {safe_repr(theme)}"
+            )
+        self.scene = scene
+        self.theme = theme
+        self.colours = STYLE["themes"][theme]
+        self.lookup = Lookup(scene)
+        self.items: list = []
+        self.width = 0.0
+
+    def text(self, x: float, y: float, text: str, *, size: float | None = None, muted: bool = False,
+             fill: str | None = None, **kwargs: Any) -> Text:  # fmt: skip
+        """A text in the theme's ink (``muted``: the secondary ink); the canvas grows to hold it."""
+        size = size or G["font_size"]
+        colour = fill or (self.colours["text_muted"] if muted else self.colours["text"])
+        item = Text(x, y, text, size, colour, **kwargs)
+        left = x - (text_width(text, size) if item.anchor == "end" else 0)
+        if item.anchor == "middle":
+            left = x - text_width(text, size) / 2
+        self.width = max(self.width, left + text_width(text, size))
+        return item

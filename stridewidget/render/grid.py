@@ -1,0 +1,229 @@
+"""The logical grid of one 2-D slice of a tensor: its row and column indices, and a cell per
+shown element with its value (or a viridis colour when values are too wide) and its storage
+address ``@n``; the ``⋯`` / ``⋮`` of elided rows and columns.  3-D and more: each slice is a
+panel, titled with its index (``x[0, :, :]``); :mod:`.card` lays the panels out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..scene.index import logical_index
+from .canvas import Canvas
+from .labels import group_digits, viridis
+from .primitives import G, Group, Rect, text_width
+
+__all__ = ["draw_slice", "logical_cell_width"]
+
+
+def logical_cell_width(
+    canvas: Canvas, tensor: Mapping[str, Any], storage: Mapping[str, Any] | None, slices: list
+) -> tuple[float, bool]:
+    """The width of the tensor's logical cells (wide enough for every address and value), and
+    whether values are shown as text (else as colour)."""
+    addresses = [a for s in slices for row in s["addr"] for a in row if a is not None]
+    addr_w = max(
+        (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in addresses), default=0
+    )
+    has_values = storage is not None and storage["cells"]["text"] is not None
+    if not has_values:
+        addr_w = max(
+            (text_width(f"@{group_digits(a)}", G["font_size"]) for a in addresses), default=0
+        )
+        return max(G["logical_w"] - 10, addr_w + 8), False
+    texts = [canvas.lookup.read(tensor, a, "text") or "?" for a in addresses]
+    value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
+    show_values = value_w + 8 <= 2 * G["logical_w"]
+    return max(G["logical_w"] - 10, addr_w + 8, value_w + 8 if show_values else 0), show_values
+
+
+def draw_slice(
+    canvas: Canvas,
+    tensor: Mapping[str, Any],
+    slice_: Mapping[str, Any],
+    s: int,
+    cell_w: float,
+    show_values: bool,
+    panel: bool,
+) -> tuple[list, float, float]:
+    """One 2-D slice (the ``s``-th of the tensor's slices) at (0, 0), framed as a panel when
+    ``panel``; its items, height and width."""
+    c = canvas.colours
+    items: list = []
+    saved, canvas.items = canvas.items, items
+    saved_width, canvas.width = canvas.width, 0.0
+    pad = G["panel_pad"] if panel else 0
+    y, left, xs, x = _slice_head(canvas, tensor, slice_, cell_w, pad, panel)
+    y = _slice_rows(canvas, tensor, slice_, s, left, xs, y, cell_w, show_values)
+    width = max(x, canvas.width) + pad
+    height = y + pad
+    if panel:
+        items.insert(0, Rect(0, 0, width, height, c["panel_bg"], c["panel_stroke"], rx=4))
+    canvas.items, canvas.width = saved, saved_width
+    return items, height, width
+
+
+def _slice_head(
+    canvas: Canvas,
+    tensor: Mapping[str, Any],
+    slice_: Mapping[str, Any],
+    cell_w: float,
+    pad: float,
+    panel: bool,
+) -> tuple[float, float, list[float], float]:
+    """The panel's title and the column indices; the y below them, the left edge of the cells,
+    each column's x and the right edge."""
+    items = canvas.items
+    y = pad
+    if panel:
+        y += G["font_size"] + 2
+        items.append(
+            canvas.text(
+                pad,
+                y,
+                f"{tensor['name']}{slice_['label']}"
+                if len(tensor["name"]) <= 12
+                else slice_["label"],
+                muted=True,
+            )
+        )
+        y += 4
+    rows = slice_["rows"] if slice_["rows"] is not None else [None]
+    cols = slice_["cols"] if slice_["cols"] is not None else [None]
+    label_w = max([text_width(str(r), G["font_size"]) for r in rows if r is not None] + [0]) + 8
+    left = pad + (label_w if slice_["rows"] is not None else 0)
+    xs, x = [], left
+    for col in cols:
+        xs.append(x)
+        x += G["ellipsis_w"] if (col is None and slice_["cols"] is not None) else cell_w
+    if slice_["cols"] is not None:
+        y += G["font_size"] + 2
+        for k, col in enumerate(cols):
+            w = cell_w if col is not None else G["ellipsis_w"]
+            items.append(
+                canvas.text(
+                    xs[k] + w / 2,
+                    y,
+                    "⋯" if col is None else str(col),
+                    size=G["font_size"],
+                    muted=True,
+                    anchor="middle",
+                )
+            )
+        y += 4
+    return y, left, xs, x
+
+
+def _slice_rows(
+    canvas: Canvas,
+    tensor: Mapping[str, Any],
+    slice_: Mapping[str, Any],
+    s: int,
+    left: float,
+    xs: list[float],
+    y: float,
+    cell_w: float,
+    show_values: bool,
+) -> float:
+    """Each row's index and cells (``⋮`` for elided rows, ``⋯`` for elided columns) from ``y``
+    down; the y below."""
+    items = canvas.items
+    rows = slice_["rows"] if slice_["rows"] is not None else [None]
+    cols = slice_["cols"] if slice_["cols"] is not None else [None]
+    for r, row in enumerate(rows):
+        if slice_["rows"] is not None and row is None:
+            items.append(
+                canvas.text(left - 6, y + G["ellipsis_h"] - 4, "⋮", muted=True, anchor="end")
+            )
+            y += G["ellipsis_h"]
+            continue
+        if slice_["rows"] is not None:
+            items.append(
+                canvas.text(
+                    left - 6,
+                    y + G["logical_h"] / 2 + 3,
+                    str(row),
+                    size=G["font_size"],
+                    muted=True,
+                    anchor="end",
+                )
+            )
+        for k, col in enumerate(cols):
+            if slice_["cols"] is not None and col is None:
+                items.append(
+                    canvas.text(
+                        xs[k] + G["ellipsis_w"] / 2,
+                        y + G["logical_h"] / 2 + 4,
+                        "⋯",
+                        muted=True,
+                        anchor="middle",
+                    )
+                )
+                continue
+            items.append(
+                _logical_cell(canvas, tensor, slice_, s, r, k, xs[k], y, cell_w, show_values)
+            )
+        y += G["logical_h"]
+    return y
+
+
+def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_values) -> Group:
+    c = canvas.colours
+    address = slice_["addr"][r][k]
+    storage_id = tensor["storage"]
+    text = canvas.lookup.read(tensor, address, "text")
+    value = canvas.lookup.read(tensor, address, "value")
+    storage = canvas.lookup.storages.get(storage_id)
+    has_values = storage is not None and storage["cells"]["text"] is not None
+    w, h = cell_w - 3, G["logical_h"] - 3
+    scale = (
+        None
+        if show_values or not has_values
+        else viridis(
+            value, (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
+        )
+    )
+    fill, ink, muted_ink = c["cell_bg"], c["text"], c["text_muted"]
+    if scale:
+        fill, ink = scale
+        muted_ink = ink
+    body: list = [
+        Rect(x, y, w, h, fill, c["cell_stroke"], rx=3),
+        Rect(x, y, 4, h, ("pattern", tensor["order"])),
+    ]
+    addr = f"@{group_digits(address)}" if address is not None else "@?"
+    if not has_values:
+        body.append(canvas.text(x + w / 2 + 2, y + h / 2 + 4, addr, fill=ink, anchor="middle"))
+    else:
+        if show_values:
+            body.append(
+                canvas.text(
+                    x + w / 2 + 2,
+                    y + 12,
+                    "?" if text is None else text,
+                    fill=ink,
+                    anchor="middle",
+                )
+            )
+        body.append(
+            canvas.text(
+                x + w / 2 + 2,
+                y + h - 4,
+                addr,
+                size=G["font_size_small"],
+                fill=muted_ink,
+                anchor="middle",
+            )
+        )
+    at = logical_index(slice_, r, k)
+    index = ",".join(map(str, at))
+    tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
+    if text is not None:
+        tip += f" = {text}"
+    return Group(
+        "sws-lcell",
+        body,
+        {"tensor": tensor["id"], "slice": s, "r": r, "c": k, "addr": address, "index": index},
+        tip,
+    )

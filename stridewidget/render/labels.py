@@ -1,0 +1,56 @@
+"""The small shared ways a picture writes and colours what it shows: digit grouping, a tensor's
+colour and reader mark, the viridis scale of a value.
+
+The text picture (:mod:`.text`) uses the same digit grouping and marks as the drawn ones.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ..style import STYLE
+
+__all__ = ["group_digits", "reader_mark", "signed", "tensor_colour", "viridis"]
+
+
+def group_digits(n: int) -> str:
+    """``1234567`` → ``1,234,567``: row labels and counts keep every digit.
+
+    >>> group_digits(1234567)
+    '1,234,567'
+    """
+    return f"{n:,}"
+
+
+def signed(stride: int) -> str:
+    return f"+{stride}" if stride >= 0 else f"−{-stride}"
+
+
+def tensor_colour(order: int) -> str:
+    colours = STYLE["tensor_colours"]
+    return colours[order % len(colours)]
+
+
+def reader_mark(tensor: Mapping[str, Any], count: int | None) -> str:
+    """The tensor's letter with its read count: ``A``, ``A×2``, ``A?`` (count unknown).
+
+    >>> [reader_mark({"mark": "A"}, n) for n in (1, 2, None)]
+    ['A', 'A×2', 'A?']
+    """
+    return tensor["mark"] + ("?" if count is None else f"×{count}" if count > 1 else "")
+
+
+def viridis(value: float | None, value_range: Any) -> tuple[str, str] | None:
+    """(fill, ink) of ``value`` on the shared viridis scale, or None without a value."""
+    if value is None or not value_range:
+        return None
+    lo, hi = value_range
+    t = min(1.0, max(0.0, (value - lo) / (hi - lo))) if hi > lo else 0.5
+    stops = STYLE["viridis"]["stops"]
+    position = t * (len(stops) - 1)
+    k = min(len(stops) - 2, int(position))
+    f = position - k
+    a, b = ([int(stops[j][i : i + 2], 16) for i in (1, 3, 5)] for j in (k, k + 1))  # #rrggbb → ints
+    mix = "#" + "".join(f"{round(x + (y - x) * f):02x}" for x, y in zip(a, b))
+    return mix, STYLE["viridis"]["text"][round(position)]

@@ -1,0 +1,117 @@
+"""The drawing primitives of the static picture, in px, that every backend draws.
+
+:mod:`.svg` writes them as SVG and :mod:`.mpl` draws them with matplotlib, so both show the same
+picture.  Besides the primitives: the picture's px budget (``MAX_WIDTH``, ``PAD``), the width of a
+text (the monospace advance ``char_em``: every text gets room of its own, so no two overlap and none
+is cut), and :func:`translated`, which moves primitives built at (0, 0) into place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..style import STYLE
+
+__all__ = [
+    "MAX_WIDTH",
+    "PAD",
+    "Group",
+    "Path",
+    "Picture",
+    "Rect",
+    "Text",
+    "text_width",
+    "translated",
+]
+
+G = STYLE["geometry"]
+LIMITS = STYLE["limits"]
+#: The picture's width budget in px (issue 10: legible at 1,280 px wide, margins included).
+MAX_WIDTH = 1240
+PAD = G["pad"]
+
+
+@dataclass
+class Rect:
+    x: float
+    y: float
+    w: float
+    h: float
+    fill: Any  # a colour, ("pattern", order) or None
+    stroke: str | None = None
+    stroke_width: float = 1.0
+    dash: str | None = None
+    rx: float = 0.0
+
+
+@dataclass
+class Text:
+    x: float
+    y: float  # the baseline
+    text: str
+    size: float
+    fill: str
+    anchor: str = "start"  # start | middle | end
+    bold: bool = False
+    halo: str | None = None  # a stroke painted under the glyphs
+
+
+@dataclass
+class Path:
+    commands: list[tuple]  # ("M", x, y) | ("L", x, y) | ("C", x1, y1, x2, y2, x, y)
+    stroke: str
+    width: float = 1.6
+    dash: str | None = None
+    arrow: bool = True  # an arrowhead at the end
+    fill: str | None = None
+
+
+@dataclass
+class Group:
+    """Primitives that belong together (one cell, one arrow) with the ids tests select on."""
+
+    cls: str
+    children: list = field(default_factory=list)
+    data: dict[str, Any] = field(default_factory=dict)
+    title: str | None = None
+
+
+@dataclass
+class Picture:
+    width: float
+    height: float
+    theme: str
+    items: list
+    title: str
+    tensors: list[Mapping[str, Any]]
+
+
+def text_width(text: str, size: float) -> float:
+    """Advance width of ``text`` in the monospace font at ``size`` px.
+
+    >>> text_width("abc", 10) == 3 * G["char_em"] * 10
+    True
+    """
+    return len(text) * G["char_em"] * size
+
+
+def translated(items: list, dx: float, dy: float) -> list:
+    """``items`` moved by (dx, dy) (in place: the items were built for this one use).
+
+    >>> [(r.x, r.y) for r in translated([Rect(1, 2, 3, 4, None)], 10, 20)]
+    [(11, 22)]
+    """
+    for item in items:
+        if isinstance(item, Group):
+            translated(item.children, dx, dy)
+        elif isinstance(item, Path):
+            item.commands = [
+                (op, *[v + (dx if i % 2 == 0 else dy) for i, v in enumerate(values)])
+                for op, *values in item.commands
+            ]
+        else:
+            item.x += dx
+            item.y += dy
+    return items

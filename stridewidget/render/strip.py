@@ -1,0 +1,391 @@
+"""The storage strip: one storage drawn as memory, with its stride arrows over it.
+
+A header line (id, dtype, size, bytes, device), a legend (each tensor's swatch and letter, what the
+cells show), then the cells: one row of up to ``max_strip_cells`` cells, each with its storage
+index under it; when it must wrap, rows of the storage's own natural width with a ``+0 … +n``
+column header and full row labels.  Long runs the scene collapsed are drawn as gap markers.  Each
+cell shows its value (or a viridis colour when values are too wide) and a strip of its readers'
+letters (``A``, ``B×2``); untouched cells are dashed.  The stride arrows (:mod:`.arrows`) get lanes
+above each row, or a lane left of the strip when they join two rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
+from .canvas import Canvas
+from .labels import group_digits, reader_mark, viridis
+from .primitives import LIMITS, MAX_WIDTH, PAD, G, Group, Rect, Text, text_width
+
+__all__ = ["draw_strip", "no_values_reason"]
+
+
+def no_values_reason(storage: Mapping[str, Any]) -> str:
+    """Why a storage strip shows no values, as exactly as the scene tells.
+
+    >>> no_values_reason({"itemsize": 8, "unit": 4})
+    'no values: its 8 B elements straddle the 4 B cells (a byte-misaligned or record-field view)'
+    """
+    itemsize, unit = storage.get("itemsize"), storage.get("unit")
+    if unit is not None and itemsize is not None and unit != itemsize:
+        return (
+            f"no values: its {itemsize} B elements straddle the {unit} B cells "
+            "(a byte-misaligned or record-field view)"
+        )
+    return "no values (meta tensor or layout only)"
+
+
+def draw_strip(
+    canvas: Canvas, storage: Mapping[str, Any], members: list[Mapping[str, Any]], top: float
+) -> float:
+    """Draw ``storage`` (read by ``members``, the scene's tensors over it) from ``top`` down onto
+    ``canvas``; the y just below it."""
+    header = (
+        f"storage {storage['id']} · {storage['dtype']} · {group_digits(storage['size'])} elements "
+        f"× {storage['itemsize']} B = {group_digits(storage['nbytes'])} B · {storage['device']}"
+    )
+    y = top + G["font_size_title"] + 2
+    canvas.items.append(canvas.text(PAD, y, header, size=G["font_size_title"], bold=True))
+    y += G["line_h"]
+    plan = _plan(storage, members)
+    y = _legend(canvas, storage, members, plan.wrap, y)
+    y, positions, row_tops, arc_items, label_items = _draw_rows(canvas, storage, members, plan, y)
+    for k, arrow in enumerate(plan.cross):
+        lane_x = PAD + plan.cross_label_w + 8 + 8 * k
+        path, label = cross_arrow(
+            canvas, arrow, positions, row_tops, plan.row_of, plan.bands, lane_x, k
+        )
+        arc_items.append(path)
+        label_items.append(label)
+    place_side_labels(label_items)
+    canvas.items.extend(arc_items)
+    canvas.items.extend(label_items)
+    if storage["cells"]["text"] is not None and not plan.show_text and storage.get("value_range"):
+        lo, hi = storage["value_range"]
+        note = f"values too wide for the cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
+        y += G["line_h"] - 4
+        canvas.items.append(canvas.text(plan.left, y, note, muted=True))
+    return y + 2
+
+
+@dataclass
+class _Plan:
+    """Where a strip's cells go: their width, rows and wrap, the left edge of the cells, and its
+    arrows (``cross``: those that join two rows; ``same_row``: the arcs of each row)."""
+
+    cell_w: float
+    show_text: bool
+    rows: list[list[dict[str, Any]]]
+    wrap: int | None
+    left: float
+    row_of: dict[int, int]
+    cross: list[dict[str, Any]]
+    cross_label_w: float
+    same_row: dict[int, list[dict[str, Any]]]
+    bands: dict[int, float]  # each row's height of arc lanes
+
+
+def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]]) -> _Plan:
+    cell_w = _storage_cell_width(storage, members)
+    texts = storage["cells"]["text"]
+    show_text = texts is not None and all(
+        text_width(t, G["font_size"]) <= cell_w - 6 for t in texts
+    )
+    arrows = strip_arrows(members)
+    # first pass: which arrows change rows (their lanes and labels sit left of the strip)
+    rows, wrap = _strip_rows(storage, cell_w, MAX_WIDTH - 2 * PAD)
+    labels = [_row_label(row) for row in rows] if wrap else []
+    label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
+    row_of = _row_of(rows)
+    cross = [
+        a for a in arrows
+        if a["from"] in row_of and a["to"] in row_of and row_of[a["from"]] != row_of[a["to"]]
+    ]  # fmt: skip
+    cross_label_w = max((text_width(a["label"], 10) for a in cross), default=0)
+    gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
+    left = PAD + gutter + label_w
+    rows, wrap = _strip_rows(storage, cell_w, MAX_WIDTH - PAD - left)
+    row_of = _row_of(rows)
+    shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
+    cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
+    same_row: dict[int, list[dict[str, Any]]] = {}
+    for arrow in shown:
+        if row_of[arrow["from"]] == row_of[arrow["to"]]:
+            same_row.setdefault(row_of[arrow["from"]], []).append(arrow)
+    bands = {r: len(arcs) * G["arrow_lane"] + 8 for r, arcs in same_row.items()}
+    return _Plan(cell_w, show_text, rows, wrap, left, row_of, cross, cross_label_w, same_row, bands)
+
+
+def _legend(
+    canvas: Canvas,
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    wrap: int | None,
+    y: float,
+) -> float:
+    """The legend line(s) at ``y``: swatch + letter = name of each tensor, then what the cells
+    show; the y where the strip starts."""
+    x = PAD
+    for tensor in members:  # legend: swatch + letter = name
+        label = f"{tensor['mark']} = {tensor['name']}"
+        if x > PAD and x + 17 + text_width(label, G["font_size"]) > MAX_WIDTH:
+            x, y = PAD, y + G["line_h"]
+        canvas.items.append(Rect(x, y - 11, 13, 13, ("pattern", tensor["order"]), "#000000", rx=2))
+        canvas.items.append(canvas.text(x + 17, y, label))
+        x += 17 + text_width(label, G["font_size"]) + 14
+    texts = storage["cells"]["text"]
+    shown_as = "values" if texts is not None else no_values_reason(storage)
+    where = (
+        "a cell's storage index is its row's label plus its column's +offset"
+        if wrap is not None
+        else "the small number under each cell is its storage index"
+    )
+    what = f"cells show {shown_as}; {where}" if texts is not None else f"{shown_as}; {where}"
+    if x > PAD and x + 10 + text_width(what, G["font_size"]) > MAX_WIDTH:
+        x, y = PAD, y + G["line_h"]
+    canvas.items.append(canvas.text(x + (10 if x > PAD else 0), y, what, muted=True))
+    y += 4
+    y += 6
+    return y
+
+
+def _draw_rows(
+    canvas: Canvas,
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    plan: _Plan,
+    y: float,
+) -> tuple[float, dict[int, tuple[float, float]], list[float], list, list]:
+    """The column header (wrapped strips), then each row: its label, cells and gaps, and its
+    arcs.  Returns the y below, each cell's position, each row's top, and the arcs and labels
+    (not yet on the canvas: they go over every row)."""
+    left, cell_w, wrap = plan.left, plan.cell_w, plan.wrap
+    if wrap is not None:  # column offsets over the columns
+        y += G["header_h"]
+        for col in range(wrap):
+            x = left + col * cell_w + cell_w / 2
+            canvas.items.append(
+                canvas.text(x, y - 3, f"+{col}", size=G["font_size"], muted=True, anchor="middle")
+            )
+    positions: dict[int, tuple[float, float]] = {}
+    row_tops: list[float] = []
+    arc_items: list = []
+    label_items: list = []
+    for r, row in enumerate(plan.rows):
+        y += 6 + plan.bands.get(r, 0.0)  # a channel (cross-row arrows run there), then arc lanes
+        row_tops.append(y)
+        if wrap is not None:
+            canvas.items.append(
+                canvas.text(
+                    left - 8, y + G["cell_h"] / 2 + 4, _row_label(row), muted=True, anchor="end"
+                )
+            )
+        for item in row:
+            x = left + item["x"]
+            if item["kind"] == "gap":
+                canvas.items.append(
+                    _gap(canvas, item["segment"], item["label"], x, y, item["w"] - 3)
+                )
+                continue
+            positions[item["cell"]] = (x, y)
+            canvas.items.append(
+                _storage_cell(
+                    canvas, storage, members, item, x, y, cell_w, plan.show_text, wrap is None
+                )
+            )
+        canvas.width = max(canvas.width, left + row[-1]["x"] + row[-1]["w"] + PAD)
+        # short arcs low, long ones above them, stride-0 loops on top: a loop's label, right
+        # of it, then sits above every arc instead of on one
+        by_length = sorted(
+            plan.same_row.get(r, []), key=lambda a: (a["stride"] == 0, abs(a["to"] - a["from"]))
+        )
+        for lane, arrow in enumerate(by_length):
+            path, label = arc(canvas, arrow, positions, y, lane, cell_w)
+            arc_items.append(path)
+            label_items.append(label)
+        y += G["cell_h"] + (2 if wrap is not None else G["index_h"] + 2)
+    return y, positions, row_tops, arc_items, label_items
+
+
+def _storage_cell_width(storage: Mapping[str, Any], members: Sequence[Mapping[str, Any]]) -> float:
+    """Wide enough for the value, the storage index and the readers' letters of every cell."""
+    texts = storage["cells"]["text"] or []
+    value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
+    index_w = max(
+        (text_width(group_digits(c), G["font_size_small"]) for c in storage["cells"]["index"]),
+        default=0,
+    )
+    letters_w = 0.0
+    for i in range(len(storage["cells"]["index"])):
+        marks = [reader_mark(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
+        widest = max((text_width(m, G["strip_letter_min_px"]) + 4 for m in marks), default=0)
+        letters_w = max(letters_w, len(marks) * widest)  # the strip splits the cell evenly
+    natural = max(G["cell_w"] - 10, index_w + 6, letters_w + 2)
+    # values wider than this are drawn as colour (viridis) instead of text
+    return max(natural, min(value_w + 8, 2 * G["cell_w"]))
+
+
+def _gap_label(segment: Mapping[str, Any], room: float) -> str:
+    """The elision marker's text: the count and the range when they fit in ``room`` px."""
+    count = group_digits(segment["stop"] - segment["start"])
+    what = "cells not shown" if segment["in_span"] else "cells untouched"
+    full = (
+        f"⋯ {count} {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
+    )
+    return full if text_width(full, G["font_size"]) + 10 <= room else f"⋯ {count} cells"
+
+
+def _strip_rows(
+    storage: Mapping[str, Any], cell_w: float, room: float
+) -> tuple[list[list[dict[str, Any]]], int | None]:
+    """The strip's rows of items (cells and elision markers, each with its ``x`` and ``w``) and
+    the wrap: ``None`` for one line, or a line that flows on (it has elisions) without columns.
+
+    Shown cells with no elision that do not fit one line wrap at the storage's natural row width
+    (the scene's ``wrap``, or its largest divisor that fits), so that columns keep their meaning.
+    """
+    items: list[dict[str, Any]] = []
+    position = 0
+    for segment in storage["segments"]:
+        if segment["kind"] == "gap":
+            label = _gap_label(segment, 2 * cell_w)
+            width = max(2 * cell_w, text_width(label, G["font_size"]) + 10)
+            items.append({"kind": "gap", "segment": segment, "label": label, "w": width})
+            continue
+        for cell in range(segment["start"], segment["stop"]):
+            items.append({"kind": "cell", "cell": cell, "i": position, "w": cell_w})
+            position += 1
+    cells = sum(1 for item in items if item["kind"] == "cell")
+    max_cells = LIMITS["max_strip_cells"]
+    has_gaps = cells < len(items)
+    natural = max(1, int(storage["wrap"]))
+    if has_gaps or (cells <= min(natural, max_cells) and cells * cell_w <= room):
+        rows: list[list[dict[str, Any]]] = [[]]
+        x = count = 0.0
+        for item in items:
+            if rows[-1] and (
+                x + item["w"] > room or (item["kind"] == "cell" and count >= max_cells)
+            ):
+                rows.append([])
+                x = count = 0
+            rows[-1].append({**item, "x": x})
+            x += item["w"]
+            count += item["kind"] == "cell"
+        return [row for row in rows if row], None
+    limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
+    wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
+    rows = []
+    for item in items:
+        col = item["cell"] % wrap
+        if not rows or col == 0 or col * cell_w <= rows[-1][-1]["x"]:
+            rows.append([])
+        rows[-1].append({**item, "x": col * cell_w})
+    return rows, wrap
+
+
+def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers: list) -> str:
+    tip = [f"storage[{cell}]"]
+    if text is not None:
+        tip.append(f"= {text}")
+    tip.extend(f"· {t['name']} reads it {'?' if n is None else n}×" for t, n in readers)
+    if not readers:
+        tip.append("· not read by any shown tensor")
+    return " ".join(tip)
+
+
+def _row_of(rows: list[list[dict[str, Any]]]) -> dict[int, int]:
+    return {item["cell"]: r for r, row in enumerate(rows) for item in row if item["kind"] == "cell"}
+
+
+def _row_label(row: list[dict[str, Any]]) -> str:
+    """A wrapped row's start index: full digits, grouped."""
+    first = next(item for item in row if item["kind"] == "cell")
+    return group_digits(first["cell"] - round(first["x"] / first["w"]))
+
+
+def _gap(
+    canvas: Canvas, segment: Mapping[str, Any], label: str, x: float, y: float, w: float
+) -> Group:
+    count = group_digits(segment["stop"] - segment["start"])
+    what = "cells not shown" if segment["in_span"] else "cells untouched"
+    c = canvas.colours
+    size = G["font_size"]
+    return Group(
+        "sws-gap",
+        [
+            Rect(x, y, w, G["cell_h"] - 2, c["gap_bg"], c["gap_stroke"], dash="4 3", rx=4),
+            canvas.text(x + w / 2, y + G["cell_h"] / 2 + 3, label, size=size, anchor="middle"),
+        ],
+        title=f"{count} {what}: storage[{group_digits(segment['start'])}] … "
+        f"storage[{group_digits(segment['stop'] - 1)}]",
+    )
+
+
+def _storage_cell(
+    canvas: Canvas, storage, members, item, x, y, cell_w, show_text, indexed
+) -> Group:
+    c = canvas.colours
+    i, cell = item["i"], item["cell"]
+    w, h = cell_w - 3, G["cell_h"] - 2
+    readers = [(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
+    max_count = max((n or 0 for _, n in readers), default=0)
+    classes = (
+        ["sws-scell"]
+        + ([] if readers else ["sws-untouched"])
+        + (["sws-multi"] if max_count > 1 else [])
+    )
+    texts, values = storage["cells"]["text"], storage["cells"]["value"]
+    text = texts[i] if texts is not None else None
+    scale = (
+        None
+        if show_text or not readers
+        else viridis(values[i] if values else None, storage.get("value_range"))
+    )
+    if readers:
+        fill, stroke, dash = (scale[0] if scale else c["cell_bg"]), c["cell_stroke"], None
+    else:
+        fill, stroke, dash = c["untouched_bg"], c["untouched_stroke"], "3 2"
+    body: list = [Rect(x, y, w, h, fill, stroke, 2.0 if max_count > 1 else 1.0, dash, rx=3)]
+    strip_h = G["strip_h"]
+    if readers:
+        piece = w / len(readers)
+        for k, (tensor, count) in enumerate(readers):
+            body.append(Rect(x + k * piece, y, piece, strip_h, ("pattern", tensor["order"])))
+            mark = reader_mark(tensor, count)
+            if text_width(mark, G["strip_letter_min_px"]) <= piece:
+                body.append(
+                    Text(
+                        x + k * piece + piece / 2,
+                        y + strip_h - 2,
+                        mark,
+                        G["strip_letter_min_px"],
+                        c["strip_text"],
+                        "middle",
+                        True,
+                        c["strip_halo"],
+                    )
+                )
+    if show_text and text is not None:
+        ink = c["text"] if readers else c["untouched_text"]
+        body.append(
+            canvas.text(
+                x + w / 2, y + strip_h + (h - strip_h) / 2 + 4, text, fill=ink, anchor="middle"
+            )
+        )
+    if indexed:  # a wrapped strip gives the index by its row label and column header instead
+        index = group_digits(cell)
+        size = G["font_size_small"]
+        body.append(
+            canvas.text(
+                x + w / 2, y + h + G["index_h"], index, size=size, muted=True, anchor="middle"
+            )
+        )
+    return Group(
+        " ".join(classes),
+        body,
+        {"storage": storage["id"], "cell": cell},
+        _cell_title(storage, cell, text, readers),
+    )

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from stridewidget import Layout, LayoutError
 from stridewidget.layout.touch import _histogram_counts, _nested_counts, _PreimageCounter
-from stridewidget.scene.build import MAX_STRIP_CELLS, build_scene
+from stridewidget.scene.build import build_scene
+from stridewidget.scene.storage import MAX_STRIP_CELLS
 
 
 def logical_cells(tensor_scene):
@@ -413,7 +414,7 @@ def test_payload_is_bounded_for_random_huge_views(sizes, rng):
 
 
 def test_only_the_shown_cells_are_read(monkeypatch):
-    import stridewidget.scene.build as scene_module
+    import stridewidget.scene.values as scene_module
 
     reads = []
     real = scene_module.read_cells

@@ -43,7 +43,7 @@ def _python_tuple(values: Sequence[int]) -> str:
 
 
 def _cell_texts(storage: Any, start: int, count: int) -> tuple[list[str], list[float | None]]:
-    from ..scene.build import stored_dtype  # one formatting rule for every renderer
+    from ..scene.values import stored_dtype  # one formatting rule for every renderer
 
     raw = read_cells(storage, range(start, start + count))
     if raw is None:  # meta tensors have no values

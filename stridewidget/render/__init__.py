@@ -1,11 +1,13 @@
-"""Renderers of a scene, all drawing one picture from one style.
+"""Renderers of a scene, all drawing one picture from one style (:mod:`stridewidget.style`).
 
-* :mod:`.style` — the one style source (colours, patterns, themes, geometry, limits, viridis),
-  committed as ``style.json`` and shared with the widget's JavaScript;
-* :mod:`.picture` — the static picture's layout, as primitives in px;
+* :mod:`.picture` — the static picture, assembled as primitives in px: :mod:`.strip` (the storage
+  strip), :mod:`.arrows` (stride arrows), :mod:`.card` and :mod:`.grid` (each tensor's card and
+  logical grid), :mod:`.facts` (the facts line), on :mod:`.primitives` / :mod:`.canvas` /
+  :mod:`.labels`;
 * :mod:`.svg`, :mod:`.html` — the standalone SVG and the no-JavaScript HTML fallback;
 * :mod:`.mpl` — the same picture as a matplotlib figure;
-* :mod:`.text` — the terminal picture.
+* :mod:`.text` — the terminal picture;
+* :mod:`.phantom` — the cells an out-of-bounds ``as_strided`` setting would read.
 """
 
 from .html import render_html

@@ -1,0 +1,159 @@
+"""The storage window of a scene: which storage cells are drawn (every cell a shown element, an
+arrow end or a storage end needs, with a little context), the long runs between them collapsed
+into gap segments, and the suggested row width of the strip.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..layout.layout import Layout
+from ..style import STYLE
+from .logical import slice_addresses
+from .values import cell_values
+
+__all__ = ["MAX_STRIP_CELLS", "storage_scene"]
+
+#: ends, an arrow end).
+_CONTEXT_CELLS = 2
+#: Runs shorter than this (or than a storage row) are drawn, not collapsed: a gap marker is as wide.
+_MIN_GAP = 4
+#: A storage of up to this many cells is drawn as one strip; no suggested row is wider (one value
+#: in the shared style, so the widget, the playground and the static pictures cannot drift).
+MAX_STRIP_CELLS: int = STYLE["limits"]["max_strip_cells"]
+#: A suggested row narrower than this reads as a column, not a strip of memory.
+_MIN_WRAP = 8
+
+
+def storage_scene(
+    storage_id: str,
+    entries: list[dict[str, Any]],
+    members: list[int],
+    max_storage_cells: int,
+    wrap: int | None,
+) -> tuple[dict[str, Any], Any]:
+    """The storage's scene dict, and the raw values of its shown cells (``None`` without values)."""
+    first = entries[0]["layout"]
+    size = max(e["layout"].storage_size for e in entries)
+    must_show: list[int] = []
+    spans = []
+    for entry in entries:
+        layout = entry["layout"]
+        must_show.extend(slice_addresses(entry["logical"]))
+        for arrow in entry["arrows"]:
+            must_show.extend((arrow["from"], arrow["to"]))
+        if layout.span is not None:
+            spans.append(layout.span)
+            must_show.append(layout.offset)
+    if size:
+        must_show.extend((0, size - 1))
+    suggested = wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size)
+    cells = _window(must_show, size, max_storage_cells, min_gap=max(_MIN_GAP, suggested))
+    segments = _segments(cells, size, spans)
+    text, value, raw = cell_values(entries, cells)
+    finite = [v for v in value or () if v is not None]
+    return {
+        "id": storage_id,
+        "dtype": first.dtype,
+        "itemsize": first.itemsize,
+        "unit": first.unit,
+        "device": first.device,
+        "size": size,
+        "nbytes": size * first.unit,
+        "has_values": text is not None,
+        "wrap": suggested,
+        "segments": segments,
+        "cells": {"index": cells, "text": text, "value": value},
+        "value_range": [min(finite), max(finite)] if finite else None,
+        "text_width": max((len(t) for t in text), default=0) if text else 0,
+        "tensors": [f"t{i}" for i in members],
+    }, raw
+
+
+def _window(must_show: list[int], size: int, max_cells: int, min_gap: int) -> list[int]:
+    """Sorted storage cells to draw: the must-show cells with a little context, holes shorter than
+    ``min_gap`` (a gap marker's width, or a storage row) filled.
+
+    Never more than ``max_cells``: context shrinks first, then the must-show cells are thinned
+    evenly (their logical cells then have no storage cell on screen).
+    """
+    wanted = sorted({c for c in must_show if 0 <= c < size})
+    for context in (_CONTEXT_CELLS, 1, 0):
+        runs = _runs(wanted, context, size, min_gap)
+        total = sum(stop - start for start, stop in runs)
+        if total <= max_cells:
+            return [c for start, stop in runs for c in range(start, stop)]
+    step = len(wanted) / max_cells
+    thinned = sorted({wanted[int(k * step)] for k in range(max_cells)})
+    return thinned
+
+
+def _runs(wanted: list[int], context: int, size: int, min_gap: int) -> list[tuple[int, int]]:
+    """Merged ``[start, stop)`` runs around ``wanted``; holes shorter than ``min_gap`` are filled."""
+    runs: list[tuple[int, int]] = []
+    for cell in wanted:
+        start, stop = max(cell - context, 0), min(cell + context + 1, size)
+        if runs and start - runs[-1][1] < min_gap:
+            runs[-1] = (runs[-1][0], max(runs[-1][1], stop))
+        else:
+            runs.append((start, stop))
+    return runs
+
+
+def _segments(cells: list[int], size: int, spans: list[tuple[int, int]]) -> list[dict[str, Any]]:
+    segments: list[dict[str, Any]] = []
+
+    def gap(start: int, stop: int) -> None:
+        in_span = any(lo <= stop - 1 and start <= hi for lo, hi in spans)
+        segments.append({"kind": "gap", "start": start, "stop": stop, "in_span": in_span})
+
+    position = 0
+    for cell in cells:
+        if cell > position:
+            gap(position, cell)
+        if segments and segments[-1]["kind"] == "cells" and segments[-1]["stop"] == cell:
+            segments[-1]["stop"] = cell + 1
+        else:
+            segments.append({"kind": "cells", "start": cell, "stop": cell + 1})
+        position = cell + 1
+    if position < size:
+        gap(position, size)
+    return segments
+
+
+def _suggest_wrap(layouts: list[Layout], size: int) -> int:
+    """Cells per storage row: the whole storage as one strip when it is short, else the row of the
+    storage's natural layout.
+
+    The natural layout is that of the widest dense member (the base tensor, when it is shown), else
+    of any non-overlapping member: its row is the largest stride (for a dense member, a product of
+    its trailing sizes, or its whole size) that fits in ``MAX_STRIP_CELLS``, widened to the largest
+    multiple that still fits, so rows start on its multiples and read as one continuing line:
+
+    >>> from stridewidget import Layout
+    >>> _suggest_wrap([Layout((2, 3, 4, 5), (60, 20, 5, 1))], 120)   # NCHW: rows of W·H
+    20
+    >>> _suggest_wrap([Layout((5, 7), (7, 1))], 35)   # rows of 7, four per strip row
+    28
+    >>> _suggest_wrap([Layout((3, 4), (1, 3))], 12)   # short: one strip
+    12
+    """
+    if size <= MAX_STRIP_CELLS:
+        return max(size, 1)
+    candidates = [lay for lay in layouts if lay.numel and lay.quick_has_overlap is False]
+    for layout in sorted(candidates, key=lambda lay: (not lay.is_dense, -lay.numel)):
+        strides = {abs(s) for n, s in zip(layout.shape, layout.strides) if n > 1 and s != 0}
+        if layout.is_dense:
+            strides.add(layout.numel)
+        fitting = [s for s in strides if 2 <= s <= MAX_STRIP_CELLS]
+        if fitting:
+            row = max(fitting)
+            return row * (MAX_STRIP_CELLS // row)
+        wider = [s for s in strides if s > MAX_STRIP_CELLS]
+        if wider:
+            natural = min(wider)
+            divisors = [d for d in range(_MIN_WRAP, MAX_STRIP_CELLS + 1) if natural % d == 0]
+            if divisors:
+                return divisors[-1]
+        break
+    return MAX_STRIP_CELLS

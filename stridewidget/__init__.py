@@ -32,7 +32,7 @@ _LAZY = {
     "load_ipython_extension": ".notebook.display",
     "unload_ipython_extension": ".notebook.display",
     "track_copies": ".copies.tracker",
-    "CopyLog": ".copies.tracker",
+    "CopyLog": ".copies.log",
     "audit": ".copies.audit.step",
     "playground": ".notebook.playground",
     "tricks": ".tricks",

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 import stridewidget as sw
 from stridewidget.copies.audit.step import SCALARS_ROW
-from stridewidget.copies.tracker import COPY_OPS
+from stridewidget.copies.ops import COPY_OPS
 
 
 def _import_torchvision() -> types.ModuleType:

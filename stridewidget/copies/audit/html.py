@@ -12,7 +12,9 @@ import hashlib
 import html
 from typing import TYPE_CHECKING
 
-from ..tracker import _format_bytes, _layout_text, _ops_text
+from ..format import format_bytes as _format_bytes
+from ..format import layout_text as _layout_text
+from ..format import ops_text as _ops_text
 from .step import SCALARS_ROW, _op_names
 
 if TYPE_CHECKING:

@@ -72,21 +72,18 @@ from ..._compat import compiled_original, storage_identity
 from ...errors import LayoutError
 from ...frames import PACKAGE_DIR, TORCH_DIR, describe_location
 from ...layout.layout import Layout
-from ..tracker import (
-    _MISSING,
-    COPY_OPS,
-    CopyEvent,
-    CopyLog,
-    _CallMode,
-    _format_bytes,
-    _OpCache,
-    _OpMode,
-    _ops_text,
-    _Pending,
-    _Recorder,
-    _short_call,
-    _tracking,
-)
+from ..format import format_bytes as _format_bytes
+from ..format import ops_text as _ops_text
+from ..format import short_call as _short_call
+from ..log import CopyEvent, CopyLog
+from ..ops import COPY_OPS
+from ..ops import MISSING as _MISSING
+from ..ops import OpCache as _OpCache
+from ..ops import Pending as _Pending
+from ..tracker import CallMode as _CallMode
+from ..tracker import OpMode as _OpMode
+from ..tracker import Recorder as _Recorder
+from ..tracker import tracking as _tracking
 from .guard import check_model, eager_model, model_tensors, state_kept
 from .timing import Timing, interleaved, verdict
 

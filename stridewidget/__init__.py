@@ -33,7 +33,7 @@ _LAZY = {
     "unload_ipython_extension": ".notebook.display",
     "track_copies": ".copies.tracker",
     "CopyLog": ".copies.log",
-    "audit": ".copies.audit.step",
+    "audit": ".copies.audit.report",
     "playground": ".notebook.playground",
     "tricks": ".tricks",
     "sanitize": ".check",

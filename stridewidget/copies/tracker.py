@@ -115,7 +115,8 @@ class Recorder:
     def add(self, call: str, arguments: Any, result: Any, pending: Pending) -> None:
         """Record the event of one call (or loose op) that returned ``result``: in full, or as
         :meth:`record_unread` when :meth:`unread` says nothing will read its kind.  Called by the
-        modes' handlers, so that :func:`_user_frame` starts its walk in this module."""
+        modes' handlers, so that :func:`~stridewidget.frames.user_line` starts its walk in this
+        package."""
         if self.unread(pending):
             lines = self.user_lines and pending.keep_layouts
             filename, line = user_line() if lines else ("", 0)

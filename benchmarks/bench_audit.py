@@ -68,8 +68,10 @@ import torch
 from bench_copies import _PassThroughCalls, _PassThroughOps
 
 import stridewidget as sw
-from stridewidget.copies.audit import step as _audit
-from stridewidget.copies.audit.step import _differentiable, _run_step
+from stridewidget.copies.audit import origins as _origins
+from stridewidget.copies.audit import profiler as _profiler
+from stridewidget.copies.audit.guard import differentiable as _differentiable
+from stridewidget.copies.audit.step import run_step as _run_step
 
 
 def _models() -> dict:
@@ -186,12 +188,12 @@ class _NoSession:
 
 
 @contextlib.contextmanager
-def _no_profiler(legacy: bool):
+def _no_profiler(devices: set):
     yield _NoSession()
 
 
 def _audit_without_profiler(model: torch.nn.Module, inputs: tuple) -> None:
-    with mock.patch.object(_audit, "_profiled", _no_profiler):
+    with mock.patch.object(_profiler, "profiled", _no_profiler):
         sw.audit(model, *inputs)
 
 
@@ -229,7 +231,7 @@ def _breakdown(models: dict, rounds: int) -> None:
 
 def _hooked_forward(model: torch.nn.Module, inputs: tuple) -> None:
     """The forward with a pre and a post hook on every submodule keeping the same timeline."""
-    timeline = _audit._Timeline(types.SimpleNamespace(events=[]), "")
+    timeline = _origins.Timeline(types.SimpleNamespace(events=[]), "")
     stack: list[str] = []
 
     def enter(name: str):
@@ -256,8 +258,8 @@ def _hooked_forward(model: torch.nn.Module, inputs: tuple) -> None:
 
 def _followed_forward(model: torch.nn.Module, inputs: tuple) -> None:
     """The forward as the audit follows its modules (each ``forward`` wrapped for the step)."""
-    timeline = _audit._Timeline(types.SimpleNamespace(events=[]), "")
-    with _audit._modules_followed(model, timeline):
+    timeline = _origins.Timeline(types.SimpleNamespace(events=[]), "")
+    with _origins.modules_followed(model, timeline):
         model(*inputs)
 
 

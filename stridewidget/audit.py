@@ -133,7 +133,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rows", type=int, default=20, help="rows per table (default 20)")
     args = parser.parse_args(argv)
 
-    from .copies.audit.step import audit
+    from .copies.audit.report import audit
 
     if args.html:
         _check_writable(args.html)
@@ -181,7 +181,7 @@ def _check_writable(path: str) -> None:
 
 class _CallableModule(types.ModuleType):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        from .copies.audit.step import audit
+        from .copies.audit.report import audit
 
         return audit(*args, **kwargs)
 

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
-from stridewidget.copies.audit.step import SCALARS_ROW
-from stridewidget.copies.tracker import COPY_OPS
+from stridewidget.copies.audit.found import SCALARS_ROW
+from stridewidget.copies.ops import COPY_OPS
 
 
 def _import_torchvision() -> types.ModuleType:
@@ -231,7 +231,7 @@ def collector(request, monkeypatch):
     """Each test of copies hidden inside kernels runs with both of the audit's profiler sessions:
     the autograd profiler's legacy collector (CPU steps, bytes from allocations) and
     ``torch.profiler`` (any device, bytes from shapes and dtypes)."""
-    from stridewidget.copies.audit import step as _audit
+    from stridewidget.copies.audit import profiler as _audit
 
     if request.param == "legacy collector":
         assert _audit._legacy_profiler_usable({torch.device("cpu")})  # this torch still has it
@@ -251,7 +251,7 @@ def _facts(report) -> list[tuple]:
 def test_both_collectors_report_the_same_copies(name, monkeypatch):
     """Same copies, bytes, places and layouts from either profiler session, on real models whose
     kernels hide clones (attention backward) and dtype conversions (scalar arguments)."""
-    from stridewidget.copies.audit import step as _audit
+    from stridewidget.copies.audit import profiler as _audit
 
     torch.manual_seed(0)
     model, inputs = REAL_MODELS[name]()
@@ -265,7 +265,7 @@ def test_both_collectors_report_the_same_copies(name, monkeypatch):
 def test_profiler_dtype_numbers_are_torchs():
     """``torch.profiler`` records a ``dtype`` argument as a ``c10::ScalarType`` number; the audit's
     table of their sizes is checked against torch's own dtypes, through the profiler."""
-    from stridewidget.copies.audit.step import _SCALAR_TYPE_ITEMSIZE
+    from stridewidget.copies.audit.profiler import _SCALAR_TYPE_ITEMSIZE
 
     dtypes = [
         torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.float16,
@@ -541,7 +541,7 @@ def test_importing_the_command_line_keeps_sw_audit_callable():
 
 def test_a_fix_that_changes_results_is_caught():
     """The outputs check is real: a 'fix' that changes the values is reported as not matching."""
-    from stridewidget.copies.audit.step import _measure
+    from stridewidget.copies.audit.suggest import measure as _measure
 
     def scale_inputs(model, inputs):
         return model, tuple(x * 2 for x in inputs)
@@ -626,7 +626,7 @@ def test_permute_reshape_of_an_input_stays_a_view_and_one_inside_is_not_faked():
 
 def test_a_relayout_that_changes_values_is_caught():
     """The same measurement reports a relayout that scrambles a weight as not matching."""
-    from stridewidget.copies.audit.step import _measure
+    from stridewidget.copies.audit.suggest import measure as _measure
 
     def scrambled(model, inputs):
         with torch.no_grad():
@@ -655,7 +655,8 @@ def test_a_relayout_that_changes_values_is_caught():
 def test_view_order_finds_the_permutation(shape, data):
     """Checked against brute force: every element of the view sits where the base, permuted by
     the order found, puts it; and storing the base for that order makes the view contiguous."""
-    from stridewidget.copies.audit.step import _laid_out_for, _view_order
+    from stridewidget.copies.audit.fixes import laid_out_for as _laid_out_for
+    from stridewidget.copies.audit.fixes import view_order as _view_order
 
     order = tuple(data.draw(st.permutations(range(len(shape)))))
     base = torch.arange(float(torch.Size(shape).numel())).reshape(shape)
@@ -704,7 +705,9 @@ def _ProfilerEvent(name, start, end, shapes=(), dtypes=()):
 def test_profiler_events_pair_with_their_ops_past_missing_and_stray_events():
     """An op that recorded no event is passed over; an event no op is waiting for is left out
     without shifting the pairings after it."""
-    from stridewidget.copies.audit.step import _THREAD_MARK, _hidden_copies, _Marked
+    from stridewidget.copies.audit.profiler import THREAD_MARK as _THREAD_MARK
+    from stridewidget.copies.audit.profiler import Marked as _Marked
+    from stridewidget.copies.audit.profiler import hidden_copies_kineto as _hidden_copies
 
     marked = _Marked({7: [(0, "aten::mm"), (1, "aten::unobserved"), (2, "aten::addmm")]})
     clone_shape = [4, 3]
@@ -740,7 +743,9 @@ def test_legacy_records_pair_with_their_ops_and_take_the_first_allocation():
     """The legacy collector's records nest by push/pop: pairing as with ``torch.profiler``
     (missing and stray events), a copy's bytes from the first allocation inside it, a clone
     inside a clone counted once, allocations outside copies and frees ignored."""
-    from stridewidget.copies.audit.step import _THREAD_MARK, _hidden_copies_legacy, _Marked
+    from stridewidget.copies.audit.profiler import THREAD_MARK as _THREAD_MARK
+    from stridewidget.copies.audit.profiler import Marked as _Marked
+    from stridewidget.copies.audit.profiler import hidden_copies_legacy as _hidden_copies_legacy
 
     marked = _Marked({7: [(0, "aten::mm"), (1, "aten::unobserved"), (2, "aten::addmm")]})
     alloc = _LegacyEvent("memory_alloc", usage=48)

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
-from stridewidget.copies.audit.step import SCALARS_ROW
+from stridewidget.copies.audit.found import SCALARS_ROW
 
 INPLACE_ACTIVATIONS = {
     "silu": lambda h: F.silu(h, inplace=True),
@@ -242,7 +242,7 @@ def test_keyword_inputs():
 
 
 def test_the_speed_verdict_and_helps():
-    from stridewidget.copies.audit.step import Measured, Suggestion
+    from stridewidget.copies.audit.suggest import Measured, Suggestion
 
     def suggestion(before, after, bytes_after):
         measured = {"before": Measured(1, 100, *before), "after": Measured(1, bytes_after, *after)}

@@ -19,7 +19,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
-from stridewidget.copies.audit.step import _differentiable
+from stridewidget.copies.audit.guard import differentiable as _differentiable
 
 # The data-moving ATen ops (the list; the backward of a view moves the gradient into a
 # zero buffer).  Ops that compute (tril masks with a constant: the tracker calls it compute) are

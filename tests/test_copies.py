@@ -21,7 +21,7 @@ from torch.overrides import _get_current_function_mode_stack
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 import stridewidget as sw
-from stridewidget.copies.tracker import CopyEvent, CopyLog
+from stridewidget.copies.log import CopyEvent, CopyLog
 
 
 def no_mode_active() -> bool:

@@ -15,7 +15,9 @@ from typing import Any, NamedTuple
 import torch
 
 from .._compat import op_arguments, overload_name, storage_id
-from ..copies.tracker import _MISSING, _arrays_in, _OpCache
+from ..copies.ops import MISSING as _MISSING
+from ..copies.ops import OpCache as _OpCache
+from ..copies.snapshot import arrays_in as _arrays_in
 from .geometry import (
     Witness,
     byte_span,

@@ -1,16 +1,18 @@
 """What ``sw.audit`` checks before a step and restores after it: the model it can audit, clear
-errors for one it cannot, the model's buffers and the RNG left as found."""
+errors for one it cannot (frozen, inputs on another device, nothing to run backward from), the
+model's buffers and the RNG left as found."""
 
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 
 from ..._compat import compiled_original
+from ...errors import LayoutError
 
 COMPILED_NOTE = (
     "the model is torch.compile'd, but a compiled program is audited only without loss_fn and "
@@ -69,3 +71,55 @@ def state_kept(model: torch.nn.Module) -> Iterator[None]:
                 module._buffers[name] = buffer
                 if buffer.shape == values.shape:
                     buffer.copy_(values)
+
+
+def output_tensors(value: Any) -> Iterator[torch.Tensor]:
+    """Tensors in a model output: a tensor, tuple/list, dict or ``ModelOutput``-like object."""
+    if isinstance(value, torch.Tensor):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from output_tensors(item)
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from output_tensors(item)
+
+
+def differentiable(
+    output: Any, loss_fn: Callable[[Any], torch.Tensor] | None
+) -> list[torch.Tensor]:
+    """What backward starts from: ``loss_fn(output)``, a ``loss`` entry, or every output tensor
+    that requires grad."""
+    if loss_fn is not None:
+        loss = loss_fn(output)
+        if not isinstance(loss, torch.Tensor):
+            raise TypeError(f"sw.audit: loss_fn returned {type(loss).__name__}, expected a tensor")
+        return [loss]
+    loss = output.get("loss") if isinstance(output, dict) else None
+    if isinstance(loss, torch.Tensor) and loss.requires_grad:
+        return [loss]
+    found = [t for t in output_tensors(output) if t.requires_grad]
+    if not found:
+        raise TypeError(
+            f"sw.audit: the model returned {type(output).__name__} with no tensor that requires "
+            "grad, so there is nothing to run backward from; pass loss_fn=lambda out: ... "
+            "returning a tensor, or backward=False"
+        )
+    return found
+
+
+def check_devices(model: torch.nn.Module, inputs: tuple[Any, ...]) -> set[torch.device]:
+    """The devices of the model's parameters and buffers and of the input tensors; an input on a
+    device the model has no tensor on is an error."""
+    model_devices = {t.device for t in model_tensors(model)}
+    devices = set(model_devices)
+    for position, value in enumerate(inputs):
+        for tensor in output_tensors(value):
+            if model_devices and tensor.device not in model_devices:
+                raise LayoutError(
+                    f"sw.audit: input {position} is on {tensor.device} but the model's parameters "
+                    f"are on {', '.join(sorted(map(str, model_devices)))}; move one of them "
+                    "(inputs[i].to(device) or model.to(device)) before auditing"
+                )
+            devices.add(tensor.device)
+    return devices

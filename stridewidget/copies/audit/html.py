@@ -1,5 +1,5 @@
-"""HTML of an :class:`~stridewidget.copies.audit.step.AuditReport`: a sortable table of copies whose rows open
-their source and result layouts (``sw.render_svg``), and the two summary tables.
+"""HTML of an :class:`~stridewidget.copies.audit.report.AuditReport`: a sortable table of copies
+whose rows open their source and result layouts (``sw.render_svg``), and the two summary tables.
 
 Every string is escaped; the page is self-contained (inline SVG, CSS and a sort script that only
 reorders existing rows by their ``data-sort`` numbers and text) and works offline.  In Jupyter the
@@ -12,11 +12,12 @@ import hashlib
 import html
 from typing import TYPE_CHECKING
 
-from ..tracker import _format_bytes, _layout_text, _ops_text
-from .step import SCALARS_ROW, _op_names
+from ..format import format_bytes, layout_text, ops_text
+from .found import SCALARS_ROW, TOP, op_names
 
 if TYPE_CHECKING:
-    from .step import AuditCopy, AuditReport, Row
+    from .found import AuditCopy, Row
+    from .report import AuditReport
 
 # The biggest copies are drawn (a picture is 100-200 KB of SVG, so a page or a saved notebook
 # cannot hold one per copy); the rest are listed with their layouts as text.
@@ -99,7 +100,7 @@ def _copies_table(report: AuditReport) -> str:
         if item.wrapped_scalar:  # one row for all of them, below
             continue
         layouts = (
-            f"{_layout_text(item.source, compact=True)} → {_layout_text(item.result, compact=True)}"
+            f"{layout_text(item.source, compact=True)} → {layout_text(item.result, compact=True)}"
         )
         picture = _pictures(item) if number in drawn else ""
         if picture:
@@ -113,11 +114,11 @@ def _copies_table(report: AuditReport) -> str:
             f"<tr class='{tint}'>"
             + _cell(str(number), number)
             + _cell(item.phase)
-            + _cell(item.module or "(model)")
+            + _cell(item.module or TOP)
             + _cell(f"{item.where} (in {item.detail})" if item.detail else item.where)
             + _cell(item.call)
-            + _cell(_ops_text(_op_names(item)))
-            + _cell(_format_bytes(item.bytes), item.bytes)
+            + _cell(ops_text(op_names(item)))
+            + _cell(format_bytes(item.bytes), item.bytes)
             + layout_cell
             + "</tr>"
         )
@@ -131,7 +132,7 @@ def _copies_table(report: AuditReport) -> str:
             + _cell(f"{len(scalars)} places")
             + _cell(SCALARS_ROW)
             + _cell("aten._to_copy")
-            + _cell(_format_bytes(size), size)
+            + _cell(format_bytes(size), size)
             + _cell("")
             + "</tr>"
         )
@@ -162,8 +163,8 @@ def _summary_table(title: str, rows: list[Row]) -> str:
         + _cell(row.key)
         + _cell(row.phase)
         + _cell(str(row.count), row.count)
-        + _cell(_format_bytes(row.bytes), row.bytes)
-        + _cell(_ops_text(row.ops))
+        + _cell(format_bytes(row.bytes), row.bytes)
+        + _cell(ops_text(row.ops))
         + "</tr>"
         for row in rows
     )

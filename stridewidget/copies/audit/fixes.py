@@ -1,0 +1,121 @@
+"""The fixes the audit can apply and measure: each takes a model and its inputs (deep copies) and
+returns them changed (:func:`to_channels_last`, :func:`contiguous_input`, :func:`relaid_parameter`,
+:func:`input_stored_for`), and the layout arithmetic they share (:func:`view_order`,
+:func:`laid_out_for`, :func:`layout_code`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from ...layout.layout import Layout
+
+__all__ = [
+    "contiguous_input",
+    "input_stored_for",
+    "laid_out_for",
+    "layout_code",
+    "relaid_parameter",
+    "to_channels_last",
+    "view_order",
+]
+
+
+def view_order(
+    view: Layout, shape: tuple[int, ...], strides: tuple[int, ...], offset: int
+) -> tuple[int, ...] | None:
+    """``order`` with ``view == base.permute(order)`` for a base tensor of ``shape``, ``strides``
+    and ``offset`` in the same storage, or ``None`` when the view is not a permutation of it.
+
+    >>> view_order(Layout((3, 2), (1, 3)), (2, 3), (3, 1), 0)
+    (1, 0)
+    >>> view_order(Layout((3, 2), (1, 3)), (2, 3), (3, 1), 1) is None   # another offset
+    True
+    """
+    if view.offset != offset or len(view.shape) != len(shape):
+        return None
+    order: list[int] = []
+    for size, stride in zip(view.shape, view.strides):
+        # a dim of size 1 is never stepped along, so its stride does not have to match
+        match = next(
+            (
+                dim
+                for dim in range(len(shape))
+                if dim not in order and shape[dim] == size and (size == 1 or strides[dim] == stride)
+            ),
+            None,
+        )
+        if match is None:
+            return None
+        order.append(match)
+    return tuple(order)
+
+
+def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
+    inverse = [0] * len(order)
+    for position, dim in enumerate(order):
+        inverse[dim] = position
+    return tuple(inverse)
+
+
+def laid_out_for(tensor: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
+    """``tensor``'s values and shape, stored so that ``tensor.permute(order)`` is contiguous."""
+    return tensor.permute(order).contiguous().permute(_inverse(order))
+
+
+def layout_code(order: tuple[int, ...]) -> str:
+    if order == tuple(range(len(order))):
+        return ".contiguous()"
+    if len(order) == 2:
+        return ".t().contiguous().t()"
+    return f".permute{order}.contiguous().permute{_inverse(order)}"
+
+
+def to_channels_last(
+    model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    return model.to(memory_format=torch.channels_last), tuple(
+        value.contiguous(memory_format=torch.channels_last)
+        if isinstance(value, torch.Tensor) and value.dim() == 4
+        else value
+        for value in inputs
+    )
+
+
+def relaid_parameter(
+    name: str, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    parameter = model.get_parameter(name)
+    with torch.no_grad():
+        parameter.data = laid_out_for(parameter.data, order)
+    return model, inputs
+
+
+def input_stored_for(
+    position: int, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    stored = list(inputs)
+    stored[position] = laid_out_for(stored[position], order)
+    return model, tuple(stored)
+
+
+class _ContiguousInput(torch.nn.Module):
+    """The model, with one input made contiguous inside the step (so that the fix's own copy is
+    audited and timed with it)."""
+
+    def __init__(self, model: torch.nn.Module, position: int) -> None:
+        super().__init__()
+        self.model = model
+        self.position = position
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.model(
+            *(x.contiguous() if i == self.position else x for i, x in enumerate(inputs))
+        )
+
+
+def contiguous_input(
+    position: int, model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    return _ContiguousInput(model, position), inputs

@@ -1,0 +1,86 @@
+"""What the audit found: :class:`AuditCopy` per copy, the :class:`Row` they are grouped into, and
+the names rows are shown by (:data:`TOP`, :data:`SCALARS_ROW`, :func:`op_names`): shared by the
+report and its HTML."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...layout.layout import Layout
+from ..log import CopyEvent
+
+__all__ = ["SCALARS_ROW", "TOP", "AuditCopy", "Row", "op_names"]
+
+#: How the root module (named ``""`` by ``named_modules()``) is shown.
+TOP = "(model)"
+_SCALAR_BYTES = 16  # a complex128 scalar, the largest
+#: The one row that all Python scalars wrapped as 0-dim tensors are grouped on.
+SCALARS_ROW = "(Python scalars wrapped as 0-dim tensors)"
+
+
+@dataclass(frozen=True, eq=False)
+class AuditCopy:
+    """One event of the audited step that moved data into new storage.
+
+    ``module`` is a name from ``model.named_modules()`` (``""`` for the model itself); ``ops`` are
+    the data-movement ATen ops (``event.ops`` has every op the call ran); ``where``
+    is the source line (``resnet.py:96``) — for a backward copy, the forward line whose gradient
+    made it — or the autograd node's name when no line exists; ``call`` is the user-level call
+    (forward) or the autograd node (backward) whose ATen ``ops`` hid the copy.  A copy made
+    *inside* a kernel (``addmm`` cloning a gapped operand), seen by the profiler but by no
+    dispatch mode, has ``hidden_in`` set to that op; its ``result`` is empty (the buffer never
+    reaches Python) and ``source`` holds the call's inputs.
+    """
+
+    phase: str  # "forward" or "backward"
+    module: str
+    where: str
+    call: str
+    ops: tuple[str, ...]
+    bytes: int
+    event: CopyEvent
+    hidden_in: str = ""  # the ATen op whose kernel made this copy internally ("aten.addmm")
+    # made while activation checkpointing re-ran a forward line in backward (``where`` is it)
+    recompute: bool = False
+    # the library line under ``where`` (``torch/nn/modules/conv.py:560``) when ``where`` is the
+    # model's own line that called into it; else ""
+    detail: str = ""
+
+    # The layouts are read from the event when asked for: the tracker builds them lazily, and
+    # building them for every copy of every audited step is a large part of the audit's cost.
+    @property
+    def source(self) -> tuple[Layout | None, ...]:
+        """The layouts of the call's inputs."""
+        return self.event.inputs
+
+    @property
+    def result(self) -> tuple[Layout | None, ...]:
+        """The layouts of the call's results; empty for a copy hidden in a kernel."""
+        return () if self.hidden_in else self.event.outputs
+
+    @property
+    def wrapped_scalar(self) -> bool:
+        """A Python scalar made a 0-dim tensor (``x * 0.5``: a ``_to_copy`` of a few bytes).
+        Kept in ``report.copies``; summaries and tables show all of them as one row."""
+        return self.ops == ("aten._to_copy",) and self.bytes <= _SCALAR_BYTES
+
+
+def op_names(item: AuditCopy) -> tuple[str, ...]:
+    """``aten.clone``, or ``aten.clone in aten.addmm`` for a copy a kernel hid.
+
+    The ATen ops a table shows for a copy (:class:`Row` ``.ops``, the HTML's column).
+    """
+    if item.hidden_in:
+        return tuple(f"{op} in {item.hidden_in}" for op in item.ops)
+    return item.ops
+
+
+@dataclass(frozen=True)
+class Row:
+    """One line of :meth:`AuditReport.by_line` / :meth:`AuditReport.by_module`."""
+
+    key: str
+    phase: str
+    count: int
+    bytes: int
+    ops: tuple[str, ...]

@@ -1,0 +1,177 @@
+"""The copy tracker's extension points, subclassed for the audit: recorders that read only what a
+report can show (:class:`AuditRecorder`) and note each backward op's autograd node
+(:class:`BackwardRecorder`), a call mode that notes each call's source line (:class:`AuditCalls`)
+and an op mode that marks the ops whose kernels can hide a copy for the profiler
+(:class:`AuditOps`)."""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+
+from ..._compat import storage_identity
+from ..log import CopyLog
+from ..ops import Pending
+from ..tracker import CallMode, OpMode, Recorder
+from .guard import output_tensors
+from .origins import NodeOrigins, recompute_line
+from .profiler import Marked, collect, profiler_name
+
+__all__ = ["AuditCalls", "AuditOps", "AuditRecorder", "BackwardRecorder"]
+
+
+class AuditRecorder(Recorder):
+    """Reads layouts only for the events a report can show (see ``Recorder.every_layout``), and
+    decides no kind for an event that moved no data and wrote nothing: it is not a copy, and the
+    report draws only the inputs of a call that hid one (whose result never reaches Python).  Such
+    an event keeps its place in the log (module timeline, autograd nodes), its call and ops, and
+    its inputs' snapshots when it ran an op that can hide a copy; its kind stays ``""``."""
+
+    every_layout = False
+
+    def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
+        super().__init__(log)
+        # storage -> bytes of it no copy has written yet, for the storages allocated in the step
+        # by calls that put no data in them (empty, zeros ...)
+        self.blank = {} if blank is None else blank
+
+    def unread(self, pending: Pending) -> bool:
+        return not (pending.fresh_copy or pending.written)
+
+    def add(self, call: str, arguments: Any, result: Any, pending: Pending) -> None:
+        if pending.ops and _ALLOCATIONS.issuperset(pending.ops):
+            for tensor in output_tensors(result):
+                self.blank[storage_identity(tensor)] = tensor.untyped_storage().nbytes()
+        super().add(call, arguments, result, pending)
+
+    def record(
+        self,
+        call: str,
+        input_snapshots: tuple[Any, ...],
+        result: Any,
+        pending: Any,
+        filename: str,
+        line: int,
+    ) -> None:
+        # A copy op writing into a buffer the step allocated blank (out = torch.empty(...);
+        # out[:n] = a; out[n:] = b; empty_like(x).copy_(x)) moved data into new storage: a copy,
+        # until copies have filled the buffer once.  Writing into storage that holds data (an
+        # input, a parameter, a clone, a filled buffer) stays in-place; so does a fill
+        # (masked_fill_, x[mask] = 0).
+        if pending.copied_into and not _FILLS.issuperset(pending.ops):
+            for extent in pending.copied_into:
+                left = self.blank.get(extent.cdata)
+                if left is not None:
+                    pending.fresh_copy = True
+                    if left <= pending.bytes_copied:
+                        del self.blank[extent.cdata]
+                    else:
+                        self.blank[extent.cdata] = left - pending.bytes_copied
+                    break
+        super().record(call, input_snapshots, result, pending, filename, line)
+
+
+# Copy ops that may write a constant into a tensor, and the ops around them in such a call.
+_FILLS = frozenset(
+    {"aten.masked_fill", "aten.index_put", "aten._index_put_impl", "aten.where", "aten.fill"}
+) | {"aten.lift_fresh", "aten.scalar_tensor", "aten.select", "aten.slice", "aten.view"}
+
+
+# The ops of a call that allocates storage without putting data in it.
+_ALLOCATIONS = frozenset(
+    f"aten.{name}"
+    for name in (
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "empty_permuted",
+        "new_empty",
+        "new_empty_strided",
+        "zeros",
+        "zeros_like",
+        "new_zeros",
+        "zero_",
+        "ones",
+        "ones_like",
+        "new_ones",
+        "full",
+        "full_like",
+        "new_full",
+        "fill_",
+    )
+)
+
+
+class BackwardRecorder(AuditRecorder):
+    """Notes, for each event, the autograd node the engine was running in this thread (``None``
+    between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
+    a pre and a post hook registered on every node of the graph and run around it."""
+
+    user_lines = False  # a backward copy's line is its forward call's (or its node's name)
+
+    def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
+        super().__init__(log, blank)
+        self.nodes: list[Any] = []
+        # event index -> the user's line re-run, for events of an activation-checkpoint recompute
+        self.recomputed: dict[int, tuple[str, int]] = {}
+
+    def record_unread(
+        self, call: str, pending: Pending, arguments: Any, filename: str, line: int
+    ) -> None:
+        # Nothing reads a backward event that is not a copy and ran no op that can hide one (the
+        # views and transposes of backward formulas: half of its ops), so it is not kept.  The
+        # next event takes its index, as the op marked for the profiler was told.
+        if pending.keep_layouts:
+            self.note_node()
+            super().record_unread(call, pending, arguments, filename, line)
+
+    def record(self, *arguments: Any) -> None:  # as Recorder.record
+        self.note_node()
+        super().record(*arguments)
+
+    def note_node(self) -> None:
+        self.nodes.append(torch._C._current_autograd_node())
+        line = recompute_line()
+        if line is not None:
+            self.recomputed[len(self.log.events)] = line
+
+
+class AuditCalls(CallMode):
+    """The tracker's call mode, noting each recorded call's source line and autograd nodes."""
+
+    def __init__(self, recorder: Recorder, origins: NodeOrigins) -> None:
+        super().__init__(recorder)
+        self.origins = origins
+
+    def recorded(self, func: Any, result: Any) -> None:
+        self.origins.note_call(func, result)
+
+
+class AuditOps(OpMode):
+    """The tracker's op mode, noting each ATen op that can hide a copy, in the order its thread
+    runs them, with the tracker event it belongs to (the next one recorded), so that copies a
+    kernel makes inside itself — visible to the profiler, not to dispatch modes — can be traced
+    to their call.  The profiler collects only while such an op runs: the other ops' events would
+    only be recorded, stored and read to be skipped (most of the profiler's cost per step)."""
+
+    def __init__(self, recorder: Recorder, offset: int, marked: Marked) -> None:
+        super().__init__(recorder)
+        self.offset = offset  # BACKWARD for the backward log
+        self.marked = marked
+
+    def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
+        name = profiler_name(func)
+        if name is None:
+            return func(*args, **kwargs)
+        ops = self.marked.get(threading.get_ident())
+        if ops is None:
+            ops = self.marked.first_in_thread()
+        ops.append((self.offset + len(self.recorder.log.events), name))
+        self.recorder.pending.keep_layouts = True
+        collect(True)
+        try:
+            return func(*args, **kwargs)
+        finally:
+            collect(False)

@@ -1,0 +1,203 @@
+"""``sw.audit`` and what it returns: :func:`audit` runs one audited step
+(:mod:`stridewidget.copies.audit.step`) and makes an :class:`AuditReport` of its copies, with
+tables, text, HTML and measured suggestions (:mod:`stridewidget.copies.audit.suggest`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cached_property
+from typing import Any
+
+import torch
+
+from ..._compat import compiled_original
+from ..format import format_bytes, ops_text
+from .found import SCALARS_ROW, TOP, AuditCopy, Row, op_names
+from .guard import eager_model, state_kept
+from .html import report_html
+from .step import audited_step
+from .suggest import Suggestion, measured_suggestions
+
+__all__ = ["AuditReport", "audit"]
+
+
+class AuditReport:
+    """What :func:`audit` found: ``copies``, ``total_bytes``, tables and measured suggestions.
+
+    Displays as a table in a terminal (``repr``) and in Jupyter (rows sort on a header click; the
+    biggest copies' ▸ opens their source and result layouts); :meth:`to_html` writes the same as a
+    page.
+
+    >>> import torch, stridewidget as sw
+    >>> layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    >>> report = sw.audit(layer, torch.randn(2, 5, 8).transpose(0, 1))  # a transposed batch
+    >>> print(report.summary())  # doctest: +ELLIPSIS
+    sw.audit: ... copies, ... KiB (forward: ... copies, ...; backward: ... copies, ...)
+    >>> sorted({row.key for row in report.by_module()})   # module paths
+    ['norm1', 'self_attn']
+    >>> [row.ops for row in report.by_line()   # F.multi_head_attention_forward's line
+    ...  if row.phase == "forward" and row.key.startswith("torch/nn/modules/activation.py:")]
+    [('aten.clone',)]
+    >>> (suggestion,) = report.suggestions   # measured on copies: takes a moment
+    >>> suggestion.fix, suggestion.outputs_match
+    ('inputs[0] = inputs[0].contiguous()', True)
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "audit.html")
+    >>> report.to_html(path)
+    >>> open(path).read().startswith("<!DOCTYPE html>")
+    True
+    """
+
+    def __init__(
+        self,
+        copies: list[AuditCopy],
+        model: torch.nn.Module,
+        inputs: tuple[Any, ...],
+        backward: bool,
+        loss_fn: Callable[[Any], torch.Tensor] | None,
+        kwargs: dict[str, Any] | None = None,
+        note: str = "",
+    ) -> None:
+        self.copies = copies
+        self.backward = backward
+        #: what the report is not about, said with it (a compiled model's eager one was audited)
+        self.note = note
+        self._model = model
+        self._inputs = inputs
+        self._loss_fn = loss_fn
+        self._kwargs = kwargs or {}
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes copied in the audited step: the sum over :attr:`copies`."""
+        return sum(c.bytes for c in self.copies)
+
+    def _group(self, key: Callable[[AuditCopy], str]) -> list[Row]:
+        groups: dict[tuple[str, str], list[AuditCopy]] = {}
+        for item in self.copies:
+            name = SCALARS_ROW if item.wrapped_scalar else key(item)
+            groups.setdefault((name, item.phase), []).append(item)
+        rows = []
+        for (name, phase), items in groups.items():
+            ops = tuple(dict.fromkeys(op for item in items for op in op_names(item)))
+            rows.append(Row(name, phase, len(items), sum(i.bytes for i in items), ops))
+        return sorted(rows, key=lambda row: (-row.bytes, -row.count, row.key))
+
+    def by_line(self) -> list[Row]:
+        """Source line → count, bytes, ATen ops; forward and backward apart, most bytes first."""
+        return self._group(lambda item: item.where)
+
+    def by_module(self) -> list[Row]:
+        """Module path → count, bytes, ATen ops; forward and backward apart, most bytes first."""
+        return self._group(lambda item: item.module or TOP)
+
+    @cached_property
+    def suggestions(self) -> list[Suggestion]:
+        """Candidate fixes that apply to this model, each applied to copies and measured."""
+        with state_kept(self._model):
+            return measured_suggestions(
+                self._model, self._inputs, self.backward, self._loss_fn, self.copies, self._kwargs
+            )
+
+    def summary(self) -> str:
+        """One line: how many copies and how many bytes, forward and backward (and the note)."""
+        note = f" ({self.note})" if self.note else ""
+        if not self.copies:
+            return f"sw.audit: no copies — the audited step moved no data into new storage{note}"
+        parts = []
+        for phase in ("forward", "backward"):
+            items = [c for c in self.copies if c.phase == phase]
+            if items:
+                size = format_bytes(sum(c.bytes for c in items))
+                parts.append(f"{phase}: {len(items)} copies, {size}")
+        scalars = [c for c in self.copies if c.wrapped_scalar]
+        if scalars:
+            size = format_bytes(sum(c.bytes for c in scalars))
+            parts.append(f"of all, {len(scalars)} Python scalars wrapped as tensors, {size}")
+        return (
+            f"sw.audit: {len(self.copies)} copies, {format_bytes(self.total_bytes)} "
+            f"({'; '.join(parts)}){note}"
+        )
+
+    def to_text(self, max_rows: int = 15) -> str:
+        """The summary and the top rows of both tables as plain text."""
+        lines = [self.summary()]
+        for title, rows in (("by line", self.by_line()), ("by module", self.by_module())):
+            if not rows:
+                continue
+            lines.append(f"\n{title}:")
+            table = [(title.split()[1], "phase", "count", "bytes", "ATen ops")]
+            for row in rows[:max_rows]:
+                table.append(
+                    (
+                        row.key,
+                        row.phase,
+                        str(row.count),
+                        format_bytes(row.bytes),
+                        ops_text(row.ops),
+                    )
+                )
+            widths = [min(60, max(len(r[c]) for r in table)) for c in range(5)]
+            for row in table:
+                lines.append("  ".join(cell[:w].ljust(w) for cell, w in zip(row, widths)).rstrip())
+            if len(rows) > max_rows:
+                lines.append(f"... {len(rows) - max_rows} more rows")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return self.to_text()
+
+    def _repr_html_(self) -> str:
+        return report_html(self, standalone=False)
+
+    def to_html(self, path: str) -> None:
+        """Write the report as one standalone page (inline SVG, CSS and a small sort script)."""
+        with open(path, "w", encoding="utf-8") as file:
+            file.write(report_html(self, standalone=True))
+
+
+def audit(
+    model: torch.nn.Module,
+    *example_inputs: Any,
+    backward: bool = True,
+    loss_fn: Callable[[Any], torch.Tensor] | None = None,
+    model_kwargs: dict[str, Any] | None = None,
+) -> AuditReport:
+    """Run one step of ``model`` (``model(*example_inputs, **model_kwargs)``, and backward unless
+    ``backward=False``) and report every copy it made.
+
+    Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
+    model returns one, else from every output tensor that requires grad (as the backward of
+    their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
+    statistics) and torch's RNG states are put back as they were.  A ``torch.compile``d model
+    is audited as the eager model it wraps, which a warning and ``report.note`` say.
+
+    >>> import torch, stridewidget as sw
+    >>> class Flatten(torch.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.permute(0, 2, 3, 1).reshape(len(x), -1)   # permute, then reshape: copies
+    >>> model = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), Flatten())
+    >>> report = sw.audit(model, torch.randn(2, 3, 4, 4))
+    >>> [(c.phase, c.module, c.call, c.bytes) for c in report.copies][:1]
+    [('forward', '1', 'Tensor.reshape', 512)]
+    >>> report.total_bytes == sum(c.bytes for c in report.copies)
+    True
+    """
+    if compiled_original(model) is not None and loss_fn is None and model_kwargs is None:
+        from ...graph.audit import audit_compiled  # torch.compile'd: its compiled program's copies
+
+        return audit_compiled(model, example_inputs, backward)  # type: ignore[return-value]
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(
+            f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
+            "object itself (sw.audit(model, x)), not its output"
+        )
+    if model_kwargs is not None and not isinstance(model_kwargs, dict):
+        raise TypeError(
+            f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
+            f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
+        )
+    model, note = eager_model(model)
+    with state_kept(model):
+        copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
+    return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)

@@ -1,0 +1,408 @@
+"""Candidate fixes for an audited step's copies, each applied to copies and measured.
+
+Suggestions (:class:`Suggestion`) are never guessed: each candidate fix is applied to deep copies of
+the model and inputs, re-audited, timed beside the unchanged copy in interleaved rounds
+(:mod:`stridewidget.copies.audit.timing`: median, IQR and a verdict that needs the difference to
+exceed the spread), and its outputs and gradients are compared with the unchanged ones in float64.
+They are computed on first access to ``report.suggestions``. The candidates: channels-last for a
+convolution stack; a reused non-contiguous input made contiguous; a parameter whose permuted view
+the step copies stored in that layout; an input whose ``permute`` + ``reshape`` copies stored so
+that the reshape is a view. The same ``permute`` + ``reshape`` on a tensor made inside the model,
+and a non-contiguous tensor the model makes and feeds to ``Linear`` / ``LayerNorm`` (a patch
+embedding), can only be fixed by editing the model's source, so they are reported unapplied
+(``Suggestion.applied`` false), never faked.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import torch
+
+from ...layout.layout import Layout
+from ..format import format_bytes
+from .fixes import (
+    contiguous_input,
+    input_stored_for,
+    layout_code,
+    relaid_parameter,
+    to_channels_last,
+    view_order,
+)
+from .found import AuditCopy
+from .guard import model_tensors, output_tensors
+from .step import audited_step, run_step
+from .timing import Timing, interleaved, verdict
+
+__all__ = ["Measured", "Suggestion", "measure", "measured_suggestions"]
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Copies, bytes copied and step time of one variant of the step: the median (``seconds``)
+    and quartiles (``q1``, ``q3``) of rounds interleaved with the other variant's."""
+
+    copies: int
+    bytes: int
+    seconds: float
+    q1: float = 0.0
+    q3: float = 0.0
+
+    @property
+    def timing(self) -> Timing:
+        return Timing(self.seconds, self.q1 or self.seconds, self.q3 or self.seconds)
+
+    def __str__(self) -> str:
+        spread = f" (IQR {self.q1 * 1e3:.2f}-{self.q3 * 1e3:.2f})" if self.q3 else ""
+        return (
+            f"{self.copies} copies, {format_bytes(self.bytes)}, {self.seconds * 1e3:.2f} ms{spread}"
+        )
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    """A candidate fix, applied to copies of the model and inputs and measured.
+
+    ``where`` says what it applies to, ``what`` what it changes, ``fix`` the code to apply, and
+    ``measured`` maps ``"before"`` / ``"after"`` to :class:`Measured`; ``outputs_match`` is the
+    result of comparing the step's outputs and gradients before and after.  A fix that needs the
+    model's source rewritten (a ``permute`` + ``reshape`` on a tensor made inside the model) is
+    not applied: ``applied`` is false, ``what`` says why, ``measured`` has ``"before"`` only and
+    ``outputs_match`` is false (nothing was compared).
+    """
+
+    where: str
+    what: str
+    fix: str
+    measured: dict[str, Measured]
+    outputs_match: bool
+    applied: bool = True
+
+    @property
+    def speed(self) -> str:
+        """``"faster"``, ``"slower"`` or ``"no measurable change"`` (see
+        :func:`stridewidget.copies.audit.timing.verdict`); ``""`` when not applied."""
+        if not self.applied:
+            return ""
+        return verdict(self.measured["before"].timing, self.measured["after"].timing)
+
+    @property
+    def helps(self) -> bool:
+        """Applied with the outputs unchanged, and fewer bytes copied and not slower, or faster."""
+        if not (self.applied and self.outputs_match):
+            return False
+        fewer = self.measured["after"].bytes < self.measured["before"].bytes
+        return (fewer and self.speed != "slower") or self.speed == "faster"
+
+    def __str__(self) -> str:
+        text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
+        if self.applied:
+            text += f"\n  after:  {self.measured['after']} — {self.speed}"
+        return text
+
+
+def measured_suggestions(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+    copies: list[AuditCopy],
+    kwargs: dict[str, Any] | None = None,
+) -> list[Suggestion]:
+    candidates = []
+    if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
+        t.dim() == 4 for value in inputs for t in output_tensors(value)
+    ):
+        candidates.append(
+            (
+                "the convolution stack",
+                "keep activations and weights channels-last (NHWC) instead of NCHW",
+                "model = model.to(memory_format=torch.channels_last); "
+                "x = x.contiguous(memory_format=torch.channels_last)",
+                to_channels_last,
+            )
+        )
+    for position, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and not value.is_contiguous():
+            candidates.append(
+                (
+                    f"input {position} {tuple(value.shape)} with strides {value.stride()}",
+                    "make the reused non-contiguous input contiguous once, before the model",
+                    f"inputs[{position}] = inputs[{position}].contiguous()",
+                    partial(contiguous_input, position),
+                )
+            )
+    candidates.extend(_transposed_weight_candidates(model, copies))
+    unapplied = []
+    for where, what, fix, order, position in _permute_reshape_candidates(inputs, copies):
+        if position is None:
+            unapplied.append((where, what, fix))
+        else:
+            candidates.append((where, what, fix, partial(input_stored_for, position, order)))
+    found = [
+        measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs)
+        for where, what, fix, apply in candidates
+    ]
+    # An edit that builds on channels-last is proposed only when channels-last measured helps:
+    # never a fix that needs another fix which was measured not to pay.
+    channels_last = any(s.helps for s in found if s.fix.startswith("model = model.to("))
+    unapplied.extend(_made_non_contiguous_candidates(model, inputs, copies, channels_last))
+    if unapplied:
+        unchanged = copy.deepcopy((model, inputs, kwargs))
+        timing = interleaved(
+            {"before": lambda: run_step(*unchanged[:2], backward, loss_fn, unchanged[2])}
+        )
+        as_audited = Measured(
+            len(copies), sum(c.bytes for c in copies), *_timing_fields(timing["before"])
+        )
+        found.extend(
+            Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
+            for where, what, fix in unapplied
+        )
+    return found
+
+
+def _forward_copies_from(
+    copies: list[AuditCopy],
+) -> Iterator[tuple[AuditCopy, Layout]]:
+    """Each forward copy the tracker saw (not hidden in a kernel) with each of its sources, when
+    every result it made is contiguous: the layout the copy was for."""
+    for item in copies:
+        if item.phase != "forward" or item.hidden_in or item.event.kind != "copy":
+            continue
+        if not item.result or not all(r is not None and r.is_contiguous for r in item.result):
+            continue
+        for source in item.source:
+            if source is not None and source.storage_address and not source.is_contiguous:
+                yield item, source
+
+
+def _transposed_weight_candidates(
+    model: torch.nn.Module, copies: list[AuditCopy]
+) -> list[tuple[str, str, str, Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]]]:
+    """A parameter whose permuted view (``weight.t()``) is copied to a contiguous one in the
+    step: store the parameter so that the view it is used as is contiguous (once, outside the
+    step — a parameter outlives the step, as with channels-last)."""
+    parameters = {p.untyped_storage().data_ptr(): (name, p) for name, p in model.named_parameters()}
+    found: dict[str, tuple[tuple[int, ...], str]] = {}  # name -> (order, where it is copied)
+    for item, source in _forward_copies_from(copies):
+        name, parameter = parameters.get(source.storage_address, (None, None))
+        if parameter is None or name in found:
+            continue
+        order = view_order(
+            source, tuple(parameter.shape), parameter.stride(), parameter.storage_offset()
+        )
+        if order is not None:
+            found[name] = (order, item.where)
+    candidates = []
+    for name, (order, where) in found.items():
+        parameter = model.get_parameter(name)
+        candidates.append(
+            (
+                f"parameter {name} {tuple(parameter.shape)} with strides {parameter.stride()}, "
+                f"copied at {where}",
+                "keep the weight in the layout it is used in, so that the view the step copies "
+                "is already contiguous",
+                f'with torch.no_grad(): model.get_parameter("{name}").data = '
+                f'model.get_parameter("{name}").data{layout_code(order)}',
+                partial(relaid_parameter, name, order),
+            )
+        )
+    return candidates
+
+
+_RESHAPES = ("Tensor.reshape", "torch.reshape", "Tensor.flatten", "torch.flatten")
+# calls whose kernels copy a non-contiguous operand to a contiguous one first
+_NEEDS_CONTIGUOUS = ("F.linear", "F.layer_norm")
+
+
+def _made_non_contiguous_candidates(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    copies: list[AuditCopy],
+    channels_last_helps: bool,
+) -> list[tuple[str, str, str]]:
+    """A non-contiguous tensor made inside the model (``flatten(2).transpose(1, 2)`` of a patch
+    embedding) that ``Linear`` / ``LayerNorm`` copy inside their kernels each step.  Only the
+    model's source can change where it is made: ``(where, what, fix)``, reported unapplied.
+    The channels-last route is offered only when channels-last was measured to help."""
+    outside = {t.untyped_storage().data_ptr() for t in model_tensors(model)}
+    outside.update(t.untyped_storage().data_ptr() for t in output_tensors(inputs))
+    found, seen = [], set()
+    for item in copies:
+        if item.phase != "forward" or not item.hidden_in or item.call not in _NEEDS_CONTIGUOUS:
+            continue
+        if item.where.startswith("torch/"):  # made inside torch's own modules: not the model's
+            continue
+        source = next((s for s in item.source if s is not None), None)
+        if source is None or source.is_contiguous or source.storage_address in outside:
+            continue
+        if item.where in seen:
+            continue
+        seen.add(item.where)
+        found.append(
+            (
+                f"{item.call} at {item.where} of {source.shape} with strides {source.strides}",
+                f"not applied automatically: a non-contiguous tensor made inside the model is fed "
+                f"to {item.call}, whose kernel copies it (and its gradient in backward) every "
+                "step; make its producer write the layout the consumer reads",
+                f"edit {item.where}: "
+                + (
+                    "run the patch convolution channels-last (measured to help above), so that "
+                    "flatten(2).transpose(1, 2) is already contiguous"
+                    if channels_last_helps
+                    else ".contiguous() once where the tensor is made, if several layers read "
+                    "it (channels-last, which would make it contiguous, did not help here)"
+                ),
+            )
+        )
+    return found
+
+
+def _permute_reshape_candidates(
+    inputs: tuple[Any, ...], copies: list[AuditCopy]
+) -> list[tuple[str, str, str, tuple[int, ...], int | None]]:
+    """A ``reshape`` / ``flatten`` that copied because its source is a permuted dense tensor.
+
+    Such a reshape merges dims that are not adjacent in memory, so no reordering of the same two
+    calls on the same tensor is a view: the tensor has to be *stored* in the permuted order.  When
+    it is a model input, that is applied (inside the step, so the relayout's own copy counts):
+    ``(where, what, fix, order, input position)``.  When it is made inside the model, only the
+    model's source can change (make the producer write it permuted, or let the consumer take the
+    unmerged dims): reported with position ``None``, not applied.
+    """
+    by_storage = {
+        value.untyped_storage().data_ptr(): (position, value)
+        for position, value in enumerate(inputs)
+        if isinstance(value, torch.Tensor) and value.numel()
+    }
+    found = []
+    seen = set()
+    for item, source in _forward_copies_from(copies):
+        if item.call not in _RESHAPES or not source.is_dense:
+            continue
+        position, value = by_storage.get(source.storage_address, (None, None))
+        order = None
+        if value is not None:
+            order = view_order(source, tuple(value.shape), value.stride(), value.storage_offset())
+            position = position if order is not None else None
+        if (item.where, position) in seen:
+            continue
+        seen.add((item.where, position))
+        where = f"{item.call} at {item.where} of {source.shape} with strides {source.strides}"
+        if position is None:
+            what = (
+                "not applied automatically: the permuted tensor is made inside the model, and "
+                "a reshape that merges dims not adjacent in memory copies in any order of the "
+                "calls; rewrite the code so the producer writes the permuted order, or the "
+                "consumer takes the unmerged dims"
+            )
+            fix = f"edit {item.where}"
+            found.append((where, what, fix, (), None))
+        else:
+            what = (
+                f"store input {position} in the order its permute reads it, so that the "
+                "reshape stays a view (measured with the input made so where it is made, outside "
+                "the step, as for channels-last)"
+            )
+            fix = f"inputs[{position}] = inputs[{position}]{layout_code(order)}"
+            found.append((where, what, fix, order, position))
+    return found
+
+
+def _timing_fields(timing: Timing) -> tuple[float, float, float]:
+    return timing.median, timing.q1, timing.q3
+
+
+def measure(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+    where: str,
+    what: str,
+    fix: str,
+    apply: Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]],
+    kwargs: dict[str, Any] | None = None,
+    round_seconds: float = 0.02,
+) -> Suggestion:
+    # Both variants run on deep copies, so that the user's model is untouched; they are timed
+    # in interleaved rounds (A B B A ...), so that a burst of load lands on both.
+    variants = _variants(model, inputs, apply)
+    kwargs = kwargs or {}
+    audited = {
+        label: audited_step(m, x, backward, loss_fn, copy.deepcopy(kwargs))
+        for label, (m, x) in variants.items()
+    }
+    timings = interleaved(
+        {
+            label: partial(run_step, m, x, backward, loss_fn, copy.deepcopy(kwargs))
+            for label, (m, x) in variants.items()
+        },
+        round_seconds=round_seconds,
+    )
+    measured = {
+        label: Measured(len(copies), sum(c.bytes for c in copies), *_timing_fields(timings[label]))
+        for label, copies in audited.items()
+    }
+    # The outputs are compared in float64 from one state and one seed: in float32 a layout change
+    # reorders sums, and an ill-conditioned gradient (BatchNorm over a few values) turns that
+    # rounding into percent-size differences that would hide or fake a real one.
+    results = {}
+    double_model = copy.deepcopy(model).double()
+    double_inputs = tuple(
+        value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+        for value in inputs
+    )
+    for label, (variant_model, variant_inputs) in _variants(
+        double_model, double_inputs, apply
+    ).items():
+        torch.manual_seed(0)
+        results[label] = run_step(variant_model, variant_inputs, backward, loss_fn, kwargs)
+    return Suggestion(where, what, fix, measured, _same(results["before"], results["after"]))
+
+
+def _variants(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    apply: Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]],
+) -> dict[str, tuple[torch.nn.Module, tuple[Any, ...]]]:
+    """Deep copies of the model and inputs, as they are and with the fix applied."""
+    return {
+        "before": (copy.deepcopy(model), copy.deepcopy(inputs)),
+        "after": apply(copy.deepcopy(model), copy.deepcopy(inputs)),
+    }
+
+
+def _scale(tensors: list[torch.Tensor]) -> float:
+    floating = [t for t in tensors if t.numel() and t.is_floating_point()]
+    return max((float(t.detach().abs().max()) for t in floating), default=1.0)
+
+
+def _same(before: tuple[Any, tuple], after: tuple[Any, tuple]) -> bool:
+    """Outputs and gradients of two float64 variants of a step agree up to rounding.
+
+    Tensors are compared relative to a scale: each output its own, gradients the largest
+    gradient's, because a gradient that is zero in exact arithmetic (a bias just before
+    BatchNorm) is rounding noise whose value depends on the summation order.
+    """
+    for part_before, part_after, shared in (
+        (before[0], after[0], False),
+        (before[1], after[1], True),
+    ):
+        flat_before = [t for t in output_tensors(part_before)]
+        flat_after = [t for t in output_tensors(part_after)]
+        if len(flat_before) != len(flat_after):
+            return False
+        common = _scale(flat_before) if shared else None
+        for a, b in zip(flat_before, flat_after):
+            scale = common if common is not None else _scale([a])
+            try:
+                torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7 * max(scale, 1e-12))
+            except AssertionError:
+                return False
+    return True

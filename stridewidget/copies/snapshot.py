@@ -1,0 +1,283 @@
+"""What the tracker keeps of a tensor it saw: where its storage lives and its layout, cheaply.
+
+An :class:`Extent` says where a tensor's data lives (enough to decide aliasing); a
+:class:`Snapshot` holds a tensor's extents and its layout as read at call time, building the
+:class:`~stridewidget.Layout` only when read.  :func:`arrays_in` finds the tensors and arrays in
+a call's arguments or result.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, NamedTuple
+
+import numpy
+import torch
+
+from .._compat import functorch_unwrapped, wrapped_tensors
+from ..adapters.inspect import device_name, dtype_name, inspect, torch_layout_fields
+from ..errors import LayoutError
+from ..layout.layout import Layout
+
+__all__ = [
+    "Extent",
+    "Snapshot",
+    "arrays_in",
+    "data_nbytes",
+    "distinct",
+    "has_array",
+    "shares_any",
+    "snapshots_of",
+    "storage_extents",
+]
+
+
+class Extent(NamedTuple):
+    """Where a tensor's storage lives: enough to decide aliasing, nothing more."""
+
+    cdata: (
+        int | None
+    )  # StorageImpl identity (shared by views, detach, view(dtype), even at 0 bytes)
+    device: Any
+    address: int  # first byte of the storage; 0 when it has no memory (empty, meta)
+    nbytes: int
+
+    def shares(self, other: Extent) -> bool:
+        """Same storage, or overlapping bytes on one device."""
+        if self.cdata is not None and self.cdata == other.cdata:
+            return True
+        if not self.address or not other.address or self.device != other.device:
+            return False
+        return self.address < other.address + other.nbytes and (
+            other.address < self.address + self.nbytes
+        )
+
+
+_CPU = torch.device("cpu")
+_ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
+_CONTAINERS = frozenset({tuple, list, dict})
+
+
+def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
+    """Where a tensor's data lives: its storage, or for a wrapper subclass (``TwoTensor``, any
+    ``_make_wrapper_subclass`` with ``__tensor_flatten__``) the storages of the tensors it wraps,
+    whose own storage is a placeholder without memory; for a functorch wrapper without a storage
+    (``vmap``'s BatchedTensor, ``grad``'s TensorWrapper) the tensor it wraps.  Empty for sparse
+    and other tensors without a storage to alias."""
+    inner = wrapped_tensors(t)
+    if inner is not None:
+        return tuple(extent for tensor in inner for extent in storage_extents(tensor))
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        unwrapped = functorch_unwrapped(t)
+        return () if unwrapped is None else storage_extents(unwrapped)
+    address = 0
+    if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
+        try:
+            address = storage.data_ptr()
+        except RuntimeError:  # nor do functionalization's; their identity still tells aliasing
+            address = 0
+    return (Extent(storage._cdata, t.device, address, storage.nbytes()),)
+
+
+def shares_any(extents: tuple[Extent, ...] | list[Extent], others: list[Extent]) -> bool:
+    """Does any of ``extents`` share memory with any of ``others``?"""
+    return any(extent.shares(other) for extent in extents for other in others)
+
+
+#: The dtypes whose layout needs no note (not quantized, every value readable): with a plain
+#: tensor of one of them, a snapshot reads the few raw fields both its extent and its layout need.
+_PLAIN_DTYPES = frozenset(
+    {
+        torch.float64,
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.int64,
+        torch.int32,
+        torch.int16,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+        torch.complex64,
+        torch.complex128,
+    }
+)
+_PLAIN_TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
+# device -> is it a CPU or CUDA device (``device.type`` costs as much as the rest of a snapshot)
+_PLAIN_DEVICES: dict[Any, bool] = {}
+
+
+class Snapshot:
+    """A tensor's layout as read at call time; the :class:`Layout` is built on read.
+
+    Building a ``Layout`` per tensor per call would dominate the tracker's cost.  For a plain
+    tensor (a ``Tensor`` or ``Parameter`` of a :data:`_PLAIN_DTYPES` dtype on CPU or CUDA, no
+    conj/neg bit, its storage readable) this keeps the raw fields (shape, strides, offset, dtype,
+    storage) read once for both the extent and the layout, whose fields are then exactly what the
+    torch adapter would read.  Any other tensor gets the adapter's fields
+    (:func:`stridewidget.adapters.inspect.torch_layout_fields`), with its notes (conj, neg, quantized,
+    meta ...), and builds the object when asked.
+    """
+
+    __slots__ = ("_fields", "_layout", "_raw", "extents", "ref")
+
+    def __init__(self, obj: Any, layout: bool = True) -> None:
+        self.ref = weakref.ref(obj)
+        self._layout = self._fields = self._raw = None
+        if type(obj) in _PLAIN_TENSOR_TYPES:
+            self._raw = _plain_fields(obj)
+            if self._raw is not None:
+                self.extents = (Extent(*self._raw[4:]),)
+                return
+        if isinstance(obj, torch.Tensor):
+            self.extents = storage_extents(obj)
+            if layout:
+                self.read_layout()
+        else:  # a NumPy array: rare (``.numpy()``), inspect it now
+            try:
+                self._layout = layout = inspect(obj)
+            except LayoutError:  # an object array has no cells to alias
+                self.extents = ()
+                return
+            self.extents = (Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),)
+
+    @classmethod
+    def for_drawing(cls, obj: Any) -> Snapshot:
+        """A snapshot whose layout may be drawn but from which no aliasing is decided: a plain
+        tensor's raw fields only (no extent, no reference); anything else as ``cls(obj)``."""
+        if type(obj) in _PLAIN_TENSOR_TYPES:
+            raw = _plain_fields(obj)
+            if raw is not None:
+                snapshot = object.__new__(cls)
+                snapshot._raw, snapshot._layout, snapshot._fields = raw, None, None
+                snapshot.extents, snapshot.ref = (), None
+                return snapshot
+        return cls(obj)
+
+    def read_layout(self) -> None:
+        """Read the tensor's layout fields now: at once, or, for a snapshot made with
+        ``layout=False``, later in the same call, while the tensor is alive and unchanged."""
+        if self._raw is not None or self._fields is not None:
+            return
+        obj = self.ref()
+        while isinstance(obj, torch.Tensor):
+            try:
+                self._fields = torch_layout_fields(obj)
+                return
+            except (LayoutError, RuntimeError, NotImplementedError, TypeError):
+                # a functorch wrapper: the layout of the tensor it wraps (a BatchedTensor's
+                # physical tensor, batch dims included); sparse, nested, opaque: no strides
+                obj = functorch_unwrapped(obj)
+
+    @property
+    def layout(self) -> Layout | None:
+        """The tensor's layout at call time (``None`` for a tensor without strides)."""
+        if self._layout is None:
+            if self._raw is not None:
+                shape, strides, offset, dtype, _cdata, device, address, nbytes = self._raw
+                itemsize = dtype.itemsize
+                self._layout = Layout(
+                    shape=tuple(shape),
+                    strides=strides,
+                    offset=offset,
+                    itemsize=itemsize,
+                    storage_size=nbytes // itemsize,
+                    dtype=dtype_name(dtype),
+                    device=device_name(device),
+                    notes=(),
+                    storage_address=address or None,
+                )
+            elif self._fields is not None:
+                self._layout = Layout(**self._fields)
+        return self._layout
+
+
+def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
+    """``(shape, strides, offset, dtype, *extent)`` of a plain tensor (see :class:`Snapshot`),
+    else ``None``: the raw values, no strings, no ``Layout``; ``extent`` is its :class:`Extent`'s
+    fields."""
+    dtype = t.dtype
+    if dtype not in _PLAIN_DTYPES or t.layout is not torch.strided or t.is_nested:
+        return None
+    device = t.device
+    plain_device = _PLAIN_DEVICES.get(device)
+    if plain_device is None:
+        plain_device = _PLAIN_DEVICES[device] = device.type in ("cpu", "cuda")
+    if not plain_device or t.is_conj() or t.is_neg():
+        return None
+    try:
+        storage = t.untyped_storage()
+        address = storage.data_ptr()
+    except (RuntimeError, NotImplementedError):
+        # functionalization's storages have no memory (the adapter's notes say so); functorch's
+        # BatchedTensor and TensorWrapper have no storage (storage_extents finds the tensor they
+        # wrap)
+        return None
+    return (
+        t.shape,
+        t.stride(),
+        t.storage_offset(),
+        dtype,
+        storage._cdata,
+        device,
+        address,
+        storage.nbytes(),
+    )
+
+
+def arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:
+    """Tensors and NumPy arrays in ``value``, looking into tuples, lists and dicts (3 levels).
+
+    Runs for every recorded call, so scalars are skipped without a call per item.  An object
+    passed twice is listed twice (see :func:`distinct`).
+    """
+    if isinstance(value, _ARRAY_TYPES):
+        items: Any = (value,)
+    else:
+        container = type(value)
+        if container not in _CONTAINERS:  # not torch.Size, not a named tuple
+            return found
+        items = value.values() if container is dict else value
+    for item in items:
+        if isinstance(item, _ARRAY_TYPES):
+            found.append(item)
+        elif depth < 3 and type(item) in _CONTAINERS:
+            arrays_in(item, found, depth + 1)
+    return found
+
+
+def distinct(objects: list[Any]) -> list[Any]:
+    """Each object once: ``F.multi_head_attention_forward(x, x, x, ...)`` has one input."""
+    return list({id(obj): obj for obj in objects}.values()) if len(objects) > 1 else objects
+
+
+def has_array(value: Any) -> bool:
+    """Is ``value`` a tensor or array, or a tuple or list holding one (at any depth)?"""
+    if isinstance(value, _ARRAY_TYPES):
+        return True
+    return type(value) in (tuple, list) and any(has_array(item) for item in value)
+
+
+def data_nbytes(tensors: Any) -> int:
+    """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps."""
+    total = 0
+    for t in arrays_in(tensors, []):
+        inner = wrapped_tensors(t)
+        if inner is not None:
+            total += data_nbytes(list(inner))
+        else:
+            total += t.numel() * t.element_size()
+    return total
+
+
+def snapshots_of(
+    value: Any, before: dict[int, Snapshot] | None = None, layout: bool = True
+) -> tuple[Snapshot, ...]:
+    """Snapshots of the tensors and arrays in ``value`` (each object once): taken now, or the one
+    in ``before`` for a tensor an op wrote to (its layout at call time: ``t_``, ``resize_``)."""
+    objects = distinct(arrays_in(value, []))
+    if not before:
+        return tuple([Snapshot(obj, layout) for obj in objects])
+    return tuple([before.get(id(obj)) or Snapshot(obj, layout) for obj in objects])

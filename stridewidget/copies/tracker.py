@@ -71,7 +71,8 @@ from .._compat import (
     functorch_unwrapped,
     wrapped_tensors,
 )
-from ..adapters.inspect import device_name, dtype_name, inspect, torch_layout_fields
+from ..adapters.inspect import inspect
+from ..adapters.torch import device_name, dtype_name, torch_layout_fields
 from ..errors import LayoutError
 from ..frames import describe_location, user_line
 from ..layout.layout import Layout

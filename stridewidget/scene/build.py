@@ -89,9 +89,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..adapters.inspect import QUANTIZED_CODES, layout_and_cells, read_cells
+from ..adapters.inspect import layout_and_cells, read_cells
 from ..adapters.numbers import value_texts
 from ..adapters.symbolic import SymbolicLayout
+from ..adapters.torch import QUANTIZED_CODES
 from ..errors import LayoutError
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout

@@ -30,7 +30,7 @@ best member's cost on it.
 
 Displays give NumPy's solver only its first turn: with a deadline, the search's step count stays
 the only clock.  Ctrl-C stops every member written here like any Python loop; NumPy's solver stops
-at the end of its turn.  The choices of constants are measured by
+at the end of its turn.  The constants below are measured by
 ``benchmarks/bench_overlap_tuning.py``.
 
 Cost.  Within a small factor (the number of members times the growth of the limits) of the best
@@ -65,8 +65,8 @@ _NUMPY_GROWTH = 4
 #: NumPy steps charged to a budget as one of ours: one of its steps (a node of its depth-first
 #: search, O(1) C) costs about a hundredth of one of ours.
 _NUMPY_STEPS_PER_STEP = 100
-#: Work NumPy's solver gets before any Python search, per variable order (a fraction of a
-#: millisecond on the near-equal 6-10-D families); displays get only this first try.
+#: Work NumPy's solver gets before any Python search, per variable order; displays get only this
+#: first try (``benchmarks/bench_overlap_tuning.py`` times it, and the alternatives).
 _NUMPY_FIRST_WORK = 16_000
 #: Problems whose reach stays below this give NumPy's solver a second variable order too.
 _NUMPY_SMALL_REACH = 2**40

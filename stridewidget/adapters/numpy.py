@@ -25,6 +25,12 @@ def _numpy() -> Any:
 
 
 def is_ndarray(x: Any) -> bool:
+    """Is ``x`` a ``numpy.ndarray`` (checked without importing NumPy)?
+
+    >>> import numpy as np
+    >>> is_ndarray(np.zeros(2)), is_ndarray([0.0, 0.0])
+    (True, False)
+    """
     np = _numpy()
     return np is not None and isinstance(x, np.ndarray)
 
@@ -126,6 +132,12 @@ def numpy_storage_view(x: Any, layout: Layout) -> Any:
 
     Built the way NumPy's own ``as_strided`` builds views: from an ``__array_interface__``
     whose base keeps ``x``'s memory alive.
+
+    >>> import numpy as np
+    >>> from stridewidget.adapters.inspect import inspect
+    >>> a = np.arange(6)[::-2]
+    >>> numpy_storage_view(a, inspect(a)).tolist()
+    [0, 1, 2, 3, 4, 5]
     """
     np = _numpy()
 

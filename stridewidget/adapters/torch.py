@@ -24,6 +24,12 @@ def _torch() -> Any:
 
 
 def is_tensor(x: Any) -> bool:
+    """Is ``x`` a ``torch.Tensor`` (checked without importing torch)?
+
+    >>> import torch
+    >>> is_tensor(torch.zeros(2)), is_tensor([0.0, 0.0])
+    (True, False)
+    """
     torch = _torch()
     return torch is not None and isinstance(x, torch.Tensor)
 
@@ -61,7 +67,12 @@ _DEVICE_NAMES: dict[Any, str] = {}
 
 
 def dtype_name(dtype: Any) -> str:
-    """``float32`` for ``torch.float32``."""
+    """``float32`` for ``torch.float32``.
+
+    >>> import torch
+    >>> dtype_name(torch.float32)
+    'float32'
+    """
     name = _DTYPE_NAMES.get(dtype)
     if name is None:
         name = _DTYPE_NAMES[dtype] = str(dtype).removeprefix("torch.")
@@ -69,7 +80,12 @@ def dtype_name(dtype: Any) -> str:
 
 
 def device_name(device: Any) -> str:
-    """``cpu``, ``cuda:0``: ``str(device)``."""
+    """``cpu``, ``cuda:0``: ``str(device)``.
+
+    >>> import torch
+    >>> device_name(torch.device("cpu"))
+    'cpu'
+    """
     name = _DEVICE_NAMES.get(device)
     if name is None:
         name = _DEVICE_NAMES[device] = str(device)

@@ -60,8 +60,8 @@ References.
 
 from __future__ import annotations
 
+from .budget import Undecided
 from .reduce import (
-    Undecided,
     bounded_knapsack,
     count_touched,
     internal_overlap_witness,

@@ -37,11 +37,10 @@ import math
 from collections.abc import Sequence
 
 from ..strides import span
-from .budget import Undecided, _Budget
+from .budget import _Budget
 from .portfolio import _solve
 
 __all__ = [
-    "Undecided",
     "bounded_knapsack",
     "count_touched",
     "internal_overlap_witness",

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from .adapters.inspect import OverlapWarning, as_strided, inspect, overlap, same_storage
+from .adapters.as_strided import OverlapWarning, as_strided
+from .adapters.inspect import inspect, overlap, same_storage
 from .errors import LayoutError
 from .layout.layout import Layout
 

@@ -28,9 +28,10 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_iter
 
-from .adapters.inspect import as_index, as_strided, conversion_hint
+from .adapters.as_strided import as_strided
+from .adapters.objects import conversion_hint
 from .errors import LayoutError
-from .layout.ints import as_indices
+from .layout.ints import as_index, as_indices
 
 __all__ = [
     "PeakMemory",

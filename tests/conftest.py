@@ -11,7 +11,8 @@ import pytest
 # import it from the notebooks folder, as the notebooks themselves do.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "notebooks"))
 
-from stridewidget.layout import overlap as _overlap
+from stridewidget.layout.overlap import lattice as _lattice
+from stridewidget.layout.overlap import portfolio as _portfolio
 
 
 @pytest.fixture(params=["every member", "without NumPy's solver", "depth-first search only"])
@@ -19,10 +20,10 @@ def solver_paths(request, monkeypatch):
     """Run a test through the solver's portfolio with every member, without NumPy's C solver
     (step 4), and with the pure-Python depth-first search alone (no lattice search, step 6)."""
     if request.param == "every member":
-        assert _overlap._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
-        assert _overlap._load_flint() is not None, "python-flint (a dependency) is not importable"
+        assert _portfolio._numpy_solver is not None, "NumPy's solve_diophantine is not importable"
+        assert _lattice._load_flint() is not None, "python-flint (a dependency) is not importable"
     else:
-        monkeypatch.setattr(_overlap, "_numpy_solver", None)
+        monkeypatch.setattr(_portfolio, "_numpy_solver", None)
     if request.param == "depth-first search only":
-        monkeypatch.setattr(_overlap, "_flint", None)
+        monkeypatch.setattr(_lattice, "_flint", None)
     return request.param

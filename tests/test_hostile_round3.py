@@ -19,7 +19,7 @@ from torch.testing._internal.two_tensor import TwoTensor
 
 import stridewidget as sw
 from stridewidget import __main__ as cli
-from stridewidget.adapters.inspect import as_index
+from stridewidget.layout.ints import as_index
 from stridewidget.scene.build import build_scene
 from stridewidget.scene.validate import validate_scene
 from stridewidget.tricks import PeakMemory

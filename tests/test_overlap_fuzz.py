@@ -19,12 +19,15 @@ from hypothesis import strategies as st
 from numpy.lib.stride_tricks import as_strided
 
 import stridewidget as sw
-from stridewidget.layout import overlap as _overlap
 from stridewidget.layout.overlap import bounded_knapsack, internal_overlap_witness
+from stridewidget.layout.overlap import budget as _budget
+from stridewidget.layout.overlap import lattice as _lattice
+from stridewidget.layout.overlap import portfolio as _portfolio
+from stridewidget.layout.overlap import search as _search
 
 INT64_MAX = np.iinfo(np.int64).max
 # NumPy's own solver, wherever this NumPy keeps it (numpy._core in 2.x, numpy.core in 1.x)
-solve_diophantine = _overlap._numpy_solver
+solve_diophantine = _portfolio._numpy_solver
 
 
 def diophantine_problems(count_per_ndim):
@@ -143,12 +146,12 @@ def test_search_never_outruns_its_enumeration_ceiling(problem):
     must end within it, with brute force's answer."""
     terms, target = problem
     coefficients, bounds = [c for c, _ in terms], [u for _, u in terms]
-    found = _overlap._search(
+    found = _search._search(
         coefficients,
         bounds,
         target,
-        _overlap._Budget(None),
-        _overlap._enumeration_steps(bounds),
+        _budget._Budget(None),
+        _search._enumeration_steps(bounds),
     )  # raises _StepLimit if the ceiling were too low
     reachable = any(
         sum(c * x for c, x in zip(coefficients, xs)) == target
@@ -176,8 +179,8 @@ def reduced(coefficients, bounds, target):
 
 
 def lattice_answer(coeffs, ubs, target):
-    search = _overlap._LatticeSearch(coeffs, ubs, target)
-    return search.search(_overlap._Budget(None), 10**9)
+    search = _lattice._LatticeSearch(coeffs, ubs, target)
+    return search.search(_budget._Budget(None), 10**9)
 
 
 def test_lattice_search_alone_matches_numpy_on_the_diophantine_fuzz():
@@ -238,7 +241,7 @@ def test_kernel_basis_spans_the_whole_kernel(coeffs):
     the kernel lattice's: a proper sublattice would have a larger one."""
     import flint
 
-    basis, unit = _overlap._kernel_basis(coeffs)
+    basis, unit = _lattice._kernel_basis(coeffs)
     g = int(np.gcd.reduce(np.array(coeffs, dtype=object)))
     assert sum(c * w for c, w in zip(coeffs, unit)) == g
     assert all(sum(c * v for c, v in zip(coeffs, row)) == 0 for row in basis)

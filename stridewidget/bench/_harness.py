@@ -18,7 +18,8 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
-from ..adapters.inspect import OverlapWarning, inspect, same_storage
+from ..adapters.as_strided import OverlapWarning
+from ..adapters.inspect import inspect, same_storage
 from ..copies.tracker import track_copies
 from ._cases import CASES, BenchContext, Case, Variant
 from ._memory import measure_memory

@@ -11,8 +11,8 @@ from typing import NamedTuple
 
 import torch
 
-from ..adapters.inspect import first_out_of_bounds
 from ..layout.overlap import internal_overlap_witness, ranges_overlap_witness
+from ..layout.strides import first_out_of_bounds
 
 __all__ = [
     "Witness",

@@ -15,7 +15,8 @@ import numpy
 import torch
 
 from .._compat import functorch_unwrapped, wrapped_tensors
-from ..adapters.inspect import device_name, dtype_name, inspect, torch_layout_fields
+from ..adapters.inspect import inspect
+from ..adapters.torch import device_name, dtype_name, torch_layout_fields
 from ..errors import LayoutError
 from ..layout.layout import Layout
 

@@ -1,7 +1,8 @@
 """A tensor's memory layout as pure data, and the facts that follow from it.
 
 Everything here works on tuples of ints — no tensors — in the spirit of PyTorch's
-``torch/_prims_common``.  The adapters in ``_inspect`` turn live tensors and arrays into a
+``torch/_prims_common``; the stride functions it reads are in :mod:`.strides`.  The adapters
+(:mod:`stridewidget.adapters`) turn live tensors and arrays into a
 :class:`Layout`; the scene and the renderers read it.
 
 Units.  Strides, the storage offset and the storage size are counted in *storage cells*.  A cell is
@@ -24,17 +25,17 @@ from typing import Any
 from ..errors import LayoutError, safe_repr
 from .ints import as_index, as_indices, is_symint
 from .overlap import Undecided, count_touched, internal_overlap_witness
+from .strides import (
+    address,
+    flat_stride,
+    is_channels_last,
+    is_contiguous,
+    is_f_contiguous,
+    is_non_overlapping_and_dense,
+    span,
+)
 
-__all__ = [
-    "Layout",
-    "address",
-    "contiguous_strides",
-    "is_channels_last",
-    "is_contiguous",
-    "is_f_contiguous",
-    "is_non_overlapping_and_dense",
-    "span",
-]
+__all__ = ["Layout"]
 
 #: Self-overlapping views with at most this many run starts get exact ``touched`` counts by
 #: enumeration (see ``count_touched``; about 50 MiB); every view of at most this many elements does.
@@ -53,146 +54,6 @@ UNDECIDED_TEXT = (
     "overlap: not decided within the display budget (~50 ms); "
     "`sw.inspect(t).has_overlap` decides it exactly"
 )
-
-
-# --- pure stride utilities ------------------------------------------------------------------------
-
-
-def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
-    """Row-major (C) strides, in elements, of a contiguous tensor of ``shape``.
-
-    >>> contiguous_strides((2, 3, 4))
-    (12, 4, 1)
-    """
-    strides = []
-    expected = 1
-    for n in reversed(shape):
-        strides.append(expected)
-        expected *= max(n, 1)
-    return tuple(reversed(strides))
-
-
-def _dense_in_order(
-    shape: Sequence[int], strides: Sequence[int], order: Sequence[int], width: int = 1
-) -> bool:
-    """True if walking dims in ``order`` (fastest first) finds strides w, w*n0, w*n0*n1, ...
-
-    ``width`` is the number of cells one element covers.  Size-1 dims are skipped: their stride
-    never matters (PyTorch's rule).
-    """
-    expected = width
-    for d in order:
-        if shape[d] != 1:
-            if strides[d] != expected:
-                return False
-            expected *= shape[d]
-    return True
-
-
-def is_contiguous(shape: Sequence[int], strides: Sequence[int], width: int = 1) -> bool:
-    """C-contiguous by PyTorch's rule: empty tensors are, size-1 dims' strides don't matter.
-
-    ``width`` is the number of storage cells one element covers (NumPy's rule for byte strides:
-    contiguous means the last stride is the item size).
-
-    >>> is_contiguous((3, 4), (4, 1)), is_contiguous((4, 3), (1, 4)), is_contiguous((1, 4), (99, 1))
-    (True, False, True)
-    >>> is_contiguous((2,), (4,), width=4), is_contiguous((2,), (1,), width=4)
-    (True, False)
-    """
-    if math.prod(shape) == 0:
-        return True
-    return _dense_in_order(shape, strides, range(len(shape) - 1, -1, -1), width)
-
-
-def is_f_contiguous(shape: Sequence[int], strides: Sequence[int], width: int = 1) -> bool:
-    """Fortran-contiguous (first dim fastest), same conventions as :func:`is_contiguous`.
-
-    >>> is_f_contiguous((4, 3), (1, 4))
-    True
-    """
-    if math.prod(shape) == 0:
-        return True
-    return _dense_in_order(shape, strides, range(len(shape)), width)
-
-
-def is_channels_last(shape: Sequence[int], strides: Sequence[int], width: int = 1) -> bool:
-    """Channels-last (NHWC, 4-D) or channels-last-3d (NDHWC, 5-D) contiguous, PyTorch's rule.
-
-    >>> is_channels_last((2, 3, 4, 5), (60, 1, 15, 3))
-    True
-    >>> is_channels_last((2, 3), (3, 1))
-    False
-    """
-    if len(shape) == 4:
-        return _dense_in_order(shape, strides, (1, 3, 2, 0), width)
-    if len(shape) == 5:
-        return _dense_in_order(shape, strides, (1, 4, 3, 2, 0), width)
-    return False
-
-
-def is_non_overlapping_and_dense(
-    shape: Sequence[int], strides: Sequence[int], width: int = 1
-) -> bool:
-    """Covers a gap-free block with no cell twice, in some order of the dims.
-
-    Negative strides (NumPy) count by their size: ``a[::-1]`` is dense.  ``width`` is the number
-    of cells one element covers: elements ``width`` cells wide tile a block only when they start
-    ``width`` cells apart.
-
-    >>> is_non_overlapping_and_dense((3, 4), (1, 3))      # a transpose
-    True
-    >>> is_non_overlapping_and_dense((3, 2), (4, 1))      # x[:, :2] of a (3, 4)
-    False
-    """
-    if is_contiguous(shape, strides, width):
-        return True
-    pairs = sorted((abs(s), n) for n, s in zip(shape, strides) if n != 1)
-    expected = width
-    for stride, n in pairs:
-        if stride != expected:
-            return False
-        expected *= n
-    return True
-
-
-def address(shape: Sequence[int], strides: Sequence[int], offset: int, index: Sequence[int]) -> int:
-    """Storage index of a logical multi-index: ``offset + sum(i_k * stride_k)``.
-
-    Negative indices count from the end, as in Python.  Raises :class:`IndexError` out of bounds.
-
-    >>> address((3, 4), (1, 3), 0, (1, 2))
-    7
-    >>> address((3, 4), (4, 1), 2, (-1, -1))
-    13
-    """
-    if len(index) != len(shape):
-        raise IndexError(
-            f"index {tuple(index)} has {len(index)} entries, the view has {len(shape)} dims"
-        )
-    position = offset
-    for dim, (i, n, s) in enumerate(zip(index, shape, strides)):
-        if not -n <= i < n:
-            raise IndexError(f"index {i} is out of bounds for dim {dim} of size {n}")
-        position += (i % n) * s
-    return position
-
-
-def span(
-    shape: Sequence[int], strides: Sequence[int], offset: int, width: int = 1
-) -> tuple[int, int] | None:
-    """Inclusive ``(lo, hi)`` range of storage cells a view touches; ``None`` when it is empty.
-
-    >>> span((3, 2), (4, 1), 1)
-    (1, 10)
-    >>> span((3,), (-2,), 4)        # NumPy-style negative stride
-    (0, 4)
-    """
-    if math.prod(shape) == 0:
-        return None
-    lo = offset + sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
-    hi = offset + sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0)
-    return lo, hi + width - 1
 
 
 # --- the Layout -----------------------------------------------------------------------------------
@@ -489,7 +350,7 @@ class Layout:
         if self.is_contiguous:
             lines.append(advice["contiguous"])
         else:
-            flat = _flat_stride(self.shape, self.strides)
+            flat = flat_stride(self.shape, self.strides)
             if flat is not None:
                 lines.append(advice["flat"].format(flat=flat))
             else:
@@ -617,17 +478,3 @@ _NOTE_TEXT = {
     "read-only": "Read-only array: writes through it raise.",
     "quantized": "Quantized tensor: storage holds the integer codes; values = (code - zero_point) * scale.",
 }
-
-
-def _flat_stride(shape: Sequence[int], strides: Sequence[int]) -> int | None:
-    """The single stride of ``view(-1)`` if the elements form one evenly strided run, else None."""
-    dims = [(n, s) for n, s in zip(shape, strides) if n != 1]
-    if not dims:
-        return 1
-    step = dims[-1][1]
-    expected = step
-    for n, s in reversed(dims):
-        if s != expected:
-            return None
-        expected *= n
-    return step

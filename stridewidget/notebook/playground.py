@@ -18,14 +18,10 @@ from typing import Any
 
 import traitlets
 
-from ..adapters.inspect import (
-    as_strided,
-    inspect,
-    is_ndarray,
-    numpy_storage_view,
-    read_cells,
-)
+from ..adapters.as_strided import as_strided
+from ..adapters.inspect import inspect, read_cells
 from ..adapters.numbers import value_texts
+from ..adapters.numpy import is_ndarray, numpy_storage_view
 from ..errors import LayoutError
 from ..layout.ints import as_index, as_indices
 from .widget import StaticFallbackWidget

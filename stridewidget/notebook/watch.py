@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters.inspect import is_ndarray, read_cells
+from ..adapters.inspect import read_cells
+from ..adapters.numpy import is_ndarray
 
 __all__ = ["ShownCells"]
 

@@ -22,8 +22,10 @@ import anywidget
 import executing
 import traitlets
 
-from ..adapters.inspect import inspect, is_ndarray, is_tensor
+from ..adapters.inspect import inspect
+from ..adapters.numpy import is_ndarray
 from ..adapters.rebuild import array_memory, rebuild_array, rebuild_tensor, tensor_memory
+from ..adapters.torch import is_tensor
 from ..frames import package_caller
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout

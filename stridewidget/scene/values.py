@@ -8,8 +8,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from ..adapters.inspect import QUANTIZED_CODES, read_cells
+from ..adapters.inspect import read_cells
 from ..adapters.numbers import value_texts
+from ..adapters.torch import QUANTIZED_CODES
 from ..errors import LayoutError
 from ..layout.layout import Layout
 

@@ -1,0 +1,155 @@
+"""The NumPy adapter: an ndarray's layout (in cells of its byte geometry), and its memory block.
+
+The only code that reads a NumPy array: it finds the memory block an array lives in (following
+``.base`` to the owner), measures strides in the largest cell that divides the item size, the byte
+strides and the byte offset, and refuses object and zero-size dtypes.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import sys
+import warnings
+from typing import Any
+
+from ..errors import LayoutError
+from ..layout.layout import Layout
+from .torch import is_tensor
+
+__all__ = ["is_ndarray", "numpy_storage_view"]
+
+
+def _numpy() -> Any:
+    return sys.modules.get("numpy")
+
+
+def is_ndarray(x: Any) -> bool:
+    """Is ``x`` a ``numpy.ndarray`` (checked without importing NumPy)?
+
+    >>> import numpy as np
+    >>> is_ndarray(np.zeros(2)), is_ndarray([0.0, 0.0])
+    (True, False)
+    """
+    np = _numpy()
+    return np is not None and isinstance(x, np.ndarray)
+
+
+def _numpy_buffer(a: Any) -> tuple[int, int]:
+    """``(first byte address, nbytes)`` of the memory block ``a`` lives in.
+
+    Follows ``.base`` through views (and NumPy's ``as_strided`` helper objects) to the object that
+    owns the memory.  When the owner is not an array, its buffer protocol gives the extent; failing
+    that, the array's own byte bounds are the best known (and still exact for the view itself).
+    """
+    np = _numpy()
+    owner = a
+    while getattr(owner, "base", None) is not None:
+        owner = owner.base
+    if is_tensor(owner):  # `t.numpy()`: the tensor's storage is the memory block
+        storage = owner.untyped_storage()
+        return storage.data_ptr(), storage.nbytes()
+    if isinstance(owner, np.ndarray):
+        if owner.flags.owndata:
+            if owner.flags.c_contiguous:  # the usual owner: no need to walk its strides
+                return owner.__array_interface__["data"][0], owner.nbytes
+            low, high = _byte_bounds()(owner)
+            return low, high - low
+    else:
+        try:
+            block = np.frombuffer(owner, dtype=np.uint8)
+        except (TypeError, ValueError, BufferError):
+            block = None
+        if block is not None:
+            return block.__array_interface__["data"][0], block.nbytes
+    low, high = _byte_bounds()(a)
+    return low, high - low
+
+
+@functools.cache
+def _byte_bounds() -> Any:
+    """NumPy's ``byte_bounds``, looked up once (its home moved in NumPy 2.0)."""
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:  # NumPy < 2.0 has it at the top level
+        from numpy import byte_bounds
+    return byte_bounds
+
+
+@functools.lru_cache(maxsize=1024)
+def _numpy_dtype_name(dtype: Any) -> str:
+    """The Layout's dtype name; cached because NumPy builds ``str(dtype)`` in Python, per call."""
+    return str(dtype) if dtype.names is None else "structured"
+
+
+def _check_numpy(a: Any) -> None:
+    """Refuse the arrays that have no layout of values: object and zero-size dtypes."""
+    if a.dtype.hasobject:
+        raise LayoutError(
+            "cannot inspect an object array: its cells hold pointers to Python objects, "
+            "not values; convert it with `a.astype(...)` to a numeric dtype first."
+        )
+    if a.itemsize == 0:
+        raise LayoutError(f"cannot inspect an array of zero-size dtype {a.dtype}.")
+
+
+def _numpy_layout(a: Any) -> Layout:
+    np = _numpy()
+    _check_numpy(a)
+    itemsize = a.itemsize
+    data_address, interface_read_only = a.__array_interface__["data"]
+    start, nbytes = _numpy_buffer(a)
+    byte_offset = data_address - start
+    unit = math.gcd(itemsize, byte_offset, *a.strides)
+    notes = []
+    if interface_read_only:  # also true of arrays that only warn on writing: ask the flag
+        with warnings.catch_warnings():
+            # np.broadcast_arrays outputs warn on reading `writeable` (they are writeable for now)
+            warnings.simplefilter("ignore", FutureWarning)
+            if not a.flags.writeable:
+                notes.append("read-only")
+    return (
+        Layout(
+            shape=a.shape,
+            strides=tuple(s // unit for s in a.strides),
+            offset=byte_offset // unit,
+            itemsize=itemsize,
+            storage_size=nbytes // unit,
+            dtype=_numpy_dtype_name(a.dtype),
+            device="cpu",
+            unit=unit,
+            notes=tuple(notes),
+            storage_address=start or None,
+            library="numpy",
+        )
+        if np is not None
+        else None
+    )  # pragma: no cover - np is imported when `a` is an ndarray
+
+
+def numpy_storage_view(x: Any, layout: Layout) -> Any:
+    """A 1-D array over the whole storage of ``x``, from its first element (no copy).
+
+    Built the way NumPy's own ``as_strided`` builds views: from an ``__array_interface__``
+    whose base keeps ``x``'s memory alive.
+
+    >>> import numpy as np
+    >>> from stridewidget.adapters.inspect import inspect
+    >>> a = np.arange(6)[::-2]
+    >>> numpy_storage_view(a, inspect(a)).tolist()
+    [0, 1, 2, 3, 4, 5]
+    """
+    np = _numpy()
+
+    class _Block:
+        def __init__(self) -> None:
+            self.base = x
+            self.__array_interface__ = {
+                "shape": (layout.storage_size,),
+                "typestr": x.dtype.str,
+                "data": (layout.storage_address or 0, True),
+                "strides": None,
+                "version": 3,
+            }
+
+    return np.asarray(_Block())

@@ -4,7 +4,7 @@
 // copy the article's formulas (hard-coded strides and all); tests/make_playground_cases.py runs
 // both through torch and sw.as_strided, and presets.test.js checks these settings against that.
 
-import { tupleText } from "./math.js";
+import { tupleText } from "../core/strides.js";
 
 function preset(id, label, kind, note, settings, why = null) {
   return { id, label, kind, note, settings, unavailable: settings ? null : why };

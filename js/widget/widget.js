@@ -21,7 +21,7 @@ import { followHostScheme } from "./theme.js";
 import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
-import { indexScene, withPickedSlices } from "./scene.js";
+import { indexScene, withPickedSlices } from "../core/scene.js";
 import { drawArrows, drawWalk, walkText } from "./arrows.js";
 import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
 

@@ -95,6 +95,7 @@ function numberInput(value, label, onInput) {
 }
 
 function render({ model, el }) {
+  // Long on purpose: one closure owns the view state (the edited setting, bad inputs, the hover) that every control's handler reads.
   instances += 1;
   const uid = `pg${instances}`;
   const root = htmlEl("div", "sw-root pg-root");

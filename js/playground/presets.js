@@ -17,6 +17,7 @@ const setting = (size, stride, offset) => ({ size, stride, offset });
  * saying why) when a trick needs a shape the base does not have.
  */
 export function presets(base) {
+  // Long on purpose: a table, one entry per preset, each with its note and why (no logic to split).
   const { shape, strides, offset } = base;
   const nd = shape.length;
   const two = nd === 2;

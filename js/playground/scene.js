@@ -117,6 +117,7 @@ function baseOverlaps(base, baseCounts) {
  * @returns {Scene}
  */
 export function playgroundScene(state, facts, explain, baseCounts = baseTouchCounts(state)) {
+  // Long on purpose: it writes out one scene literal, field by field, in the order of build_scene's.
   const { storageSize, cellText, cellValue } = state;
   const hasValues = cellText.length > 0;
   // The embedded window [start, start + shown); the rest of the storage is drawn as gaps.

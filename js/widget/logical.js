@@ -111,6 +111,7 @@ export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
 }
 
 function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = true } = {}) {
+  // Long on purpose: one SVG grid drawn top to bottom (headers, cells, elisions), sharing its running coordinates.
   const storageEntry = indexed.storages.get(tensor.storage);
   const storage = storageEntry?.storage;
   const svg = svgEl("svg", { class: "sw-logical-grid", role: "img" });

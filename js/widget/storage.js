@@ -179,6 +179,7 @@ export function repeatedReads(readers, width, charW = STORAGE_GEOMETRY.boldCharW
  * @param {string} uid the widget's id, for its SVG pattern ids
  */
 export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geometry = STORAGE_GEOMETRY } = {}) {
+  // Long on purpose: one SVG strip drawn row by row (labels, cells, marks, counts, gaps) from one layout.
   const g = geometry;
   const node = htmlEl("div", "sw-storage");
   node.dataset.storage = storage.id;

@@ -1,6 +1,8 @@
-// Pure layout math on size / stride / offset, ints in and answers out: the browser's port of
-// stridewidget/layout/layout.py (address, span, the contiguity flags) and of `sw.as_strided`'s checks
-// (`check_view`, with its messages), so edits in the playground work with no kernel.
+// Pure layout math on size / stride / offset, ints in and answers out: the browser's twin of
+// stridewidget/layout/strides.py (address, span, the contiguity flags, first_out_of_bounds, and
+// check_view: the checks of `sw.as_strided`, with its messages), so edits in the playground work
+// with no kernel.  checkView also refuses numbers that are not whole (the playground's inputs are
+// typed in; Python's `sw.as_strided` has turned its arguments into ints before it checks them).
 // js/playground/cases.json, generated from Python by tests/make_playground_cases.py, keeps the two in
 // step (js/core/strides.test.js, js/playground/math.test.js).
 
@@ -85,7 +87,7 @@ export function isDense(size, stride) {
 /**
  * The first logical index, in row-major order, whose storage element is >= storageSize
  * (strides are non-negative here, so addresses grow along every dim): the port of Python's
- * `first_out_of_bounds` (stridewidget/adapters/inspect.py), so both name the same index.
+ * `first_out_of_bounds` (stridewidget/layout/strides.py), so both name the same index.
  */
 export function firstOutOfBounds(size, stride, offset, storageSize) {
   const reach = size.map((n, d) => stride[d] * (n - 1));

@@ -1,7 +1,7 @@
 // The page host: its model keeps anywidget's contract, and it draws the real widget with it.
 import { afterEach, describe, expect, it, vi } from "vitest";
 import aliases from "../fixtures/aliases.json";
-import widget from "../widget.js";
+import widget from "../widget/widget.js";
 import { mountAll, mountWidget, PageModel } from "./index.js";
 
 afterEach(() => {

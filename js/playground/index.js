@@ -1,17 +1,19 @@
 // The as_strided playground (anywidget ESM): edit a view's size / stride / storage offset per dim,
 // load the five tricks and the seed article's versions of them, and see the view drawn by the
-// main widget's renderers.  All index math runs here (math.js), so it works in a static export.
+// main widget's renderers (js/widget/).  All index math runs here (math.js, js/core/strides.js), so
+// it works in a static export.
 // Bundled into stridewidget/notebook/static/playground.js (+ playground.css) by `npm run build`.
-import "../widget.css";
+import "../widget/widget.css";
 import "./playground.css";
-import { htmlEl } from "../dom.js";
-import { drawFacts } from "../facts.js";
-import { attachHover } from "../hover.js";
-import { drawLogical } from "../logical.js";
-import { indexScene } from "../scene.js";
-import { drawArrows } from "../arrows.js";
-import { drawStorage } from "../storage.js";
-import { analyse, escapingCells, numel, overlapText, pastTheEnd, tupleText } from "./math.js";
+import { htmlEl } from "../widget/dom.js";
+import { drawFacts } from "../widget/facts.js";
+import { attachHover } from "../widget/hover.js";
+import { drawLogical } from "../widget/logical.js";
+import { indexScene } from "../core/scene.js";
+import { drawArrows } from "../widget/arrows.js";
+import { drawStorage } from "../widget/storage.js";
+import { numel, tupleText } from "../core/strides.js";
+import { analyse, escapingCells, overlapText, pastTheEnd } from "./math.js";
 import { drawPhantoms } from "./phantom.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
@@ -93,6 +95,7 @@ function numberInput(value, label, onInput) {
 }
 
 function render({ model, el }) {
+  // Long on purpose: one closure owns the view state (the edited setting, bad inputs, the hover) that every control's handler reads.
   instances += 1;
   const uid = `pg${instances}`;
   const root = htmlEl("div", "sw-root pg-root");

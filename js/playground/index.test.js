@@ -2,7 +2,7 @@
 // widget usable, presets load Python's settings, strings are text, cleanup removes everything.
 import { describe, expect, it } from "vitest";
 import cases from "./cases.json";
-import { fakeModel } from "../testing.js";
+import { fakeModel } from "../widget/testing.js";
 import widget, { codeText, verdict } from "./index.js";
 
 

@@ -1,7 +1,7 @@
 // Phantom cells: where an out-of-bounds setting would read past the storage's end, drawn as
 // marked cells after its last element, so the escape is seen and not only read about.
-import { groupDigits, htmlEl, svgEl } from "../dom.js";
-import { cellWidth, STORAGE_GEOMETRY } from "../geometry.js";
+import { groupDigits, htmlEl, svgEl } from "../widget/dom.js";
+import { cellWidth, STORAGE_GEOMETRY } from "../core/geometry.js";
 
 /**
  * `escaping`: escapingCells(...) of the setting.  Returns an element with a caption and one

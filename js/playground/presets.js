@@ -4,7 +4,7 @@
 // copy the article's formulas (hard-coded strides and all); tests/make_playground_cases.py runs
 // both through torch and sw.as_strided, and presets.test.js checks these settings against that.
 
-import { tupleText } from "./math.js";
+import { tupleText } from "../core/strides.js";
 
 function preset(id, label, kind, note, settings, why = null) {
   return { id, label, kind, note, settings, unavailable: settings ? null : why };
@@ -17,6 +17,7 @@ const setting = (size, stride, offset) => ({ size, stride, offset });
  * saying why) when a trick needs a shape the base does not have.
  */
 export function presets(base) {
+  // Long on purpose: a table, one entry per preset, each with its note and why (no logic to split).
   const { shape, strides, offset } = base;
   const nd = shape.length;
   const two = nd === 2;

@@ -2,7 +2,7 @@
 // each seed formula's setting is the article's, with sw.as_strided's verdict (cases.json).
 import { describe, expect, it } from "vitest";
 import cases from "./cases.json";
-import { refusal } from "./math.js";
+import { checkView } from "../core/strides.js";
 import { presets } from "./presets.js";
 
 describe.each(cases.bases.map((entry) => [entry.name, entry]))("base %s", (_, entry) => {
@@ -14,7 +14,7 @@ describe.each(cases.bases.map((entry) => [entry.name, entry]))("base %s", (_, en
     expect(preset, `preset ${id}`).toBeDefined();
     expect(preset.settings).toEqual({ size: expected.size, stride: expected.stride, offset: expected.offset });
     const { size, stride, offset } = preset.settings;
-    expect(refusal(size, stride, offset, entry.base.storage_size)).toBe(expected.refusal);
+    expect(checkView(size, stride, offset, entry.base.storage_size)).toBe(expected.refusal);
   });
 
   it("offers no trick Python could not build as a view", () => {

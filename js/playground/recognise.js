@@ -3,7 +3,7 @@
 // Each candidate op's layout is computed with torch's own stride rules; tests in
 // recognise.test.js check these rules against layouts torch produced (js/playground/cases.json).
 
-import { isContiguous, numel } from "./math.js";
+import { isContiguous, numel } from "../core/strides.js";
 
 /** Do two layouts read the same storage element at every logical index? */
 export function sameMapping(a, b) {

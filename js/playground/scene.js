@@ -1,9 +1,13 @@
-// Builds, in the browser, a scene in the format of stridewidget/scene/build.py for the playground's
-// current setting, so the main widget's renderers (js/storage.js, js/logical.js, js/facts.js) draw
-// it.  The storage values come from the page (embedded once); all addresses are computed here.
+// Builds, in the browser, a scene in the format of stridewidget/scene/build.py (js/core/types.js) for
+// the playground's current setting, so the main widget's renderers (js/widget/storage.js,
+// js/widget/logical.js, js/widget/facts.js) draw it.  The storage values come from the page
+// (embedded once); all addresses are computed here.
 
-import { LIMITS, mergedArrows, panelsFor, suggestWrap } from "../rules.js";
-import { address, isChannelsLast, isDense, numel, span, touches, tupleText } from "./math.js";
+import { LIMITS, mergedArrows, panelsFor, suggestWrap } from "../core/rules.js";
+import { address, isChannelsLast, isDense, numel, span, tupleText } from "../core/strides.js";
+import { touches } from "./math.js";
+
+/** @typedef {import("../core/types.js").Scene} Scene */
 
 export { LIMITS };
 /** Storage elements drawn when the page has no values (meta tensors). */
@@ -110,8 +114,10 @@ function baseOverlaps(base, baseCounts) {
  * The scene for the current setting: one storage, the base `x` (order 0) and the view (order 1).
  * `facts` is math.analyse() of a valid setting, or null when the setting is refused;
  * `baseCounts` is baseTouchCounts(state).
+ * @returns {Scene}
  */
 export function playgroundScene(state, facts, explain, baseCounts = baseTouchCounts(state)) {
+  // Long on purpose: it writes out one scene literal, field by field, in the order of build_scene's.
   const { storageSize, cellText, cellValue } = state;
   const hasValues = cellText.length > 0;
   // The embedded window [start, start + shown); the rest of the storage is drawn as gaps.

@@ -4,11 +4,14 @@
 // touched are greyed, each tensor's cells carry its colour + pattern + mark, cells read more than
 // once show the count, long runs are explicit gap rows.
 import { groupDigits, htmlEl, patternDefs, patternId, scaleColour, svgEl } from "./dom.js";
-import { cellWidth, STORAGE_GEOMETRY } from "./geometry.js";
+import { cellWidth, STORAGE_GEOMETRY } from "../core/geometry.js";
 
 // drawArrows lives in arrows.js; re-exported here for callers that import it with drawStorage.
 export { drawArrows } from "./arrows.js";
 export { STORAGE_GEOMETRY };
+
+/** @typedef {import("../core/types.js").Storage} Storage */
+/** @typedef {import("../core/types.js").Tensor} Tensor */
 
 /** What the cells show: "values", "index" (storage index / address) or "both". */
 export const CELL_MODES = ["both", "values", "index"];
@@ -19,7 +22,11 @@ export const STICKY_MAX_HEIGHT = 320;
 /** Above this many shown storage cells, strips carry no mark letters (colour + pattern only). */
 export const MAX_LABELLED_CELLS = 240;
 
-/** Cell width and what goes where for one storage in one mode: pure, no DOM. */
+/**
+ * Cell width and what goes where for one storage in one mode: pure, no DOM.
+ * @param {Storage} storage
+ * @param {"both" | "values" | "index"} mode
+ */
 export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
   const hasValues = storage.cells.text !== null;
   const effective = hasValues ? mode : "index";
@@ -56,6 +63,8 @@ export function fittedWrap(wrap, cellW, g = STORAGE_GEOMETRY) {
  * A cells segment starts a new row at column (start % wrap), so columns keep their meaning;
  * a gap is a row of its own.  Rows holding a cell in `bandCells` (where arrows start) get a band
  * of `lanes` arrow lanes above them, so arcs and their labels never cross text.
+ * @param {Storage} storage
+ * @param {number} requestedWrap
  */
 export function layoutStorage(storage, requestedWrap, { geometry = STORAGE_GEOMETRY, cellW = geometry.minCellW, indexUnder = true, lanes = 0, bandCells = [] } = {}) {
   const g = geometry;
@@ -147,11 +156,6 @@ export function cellsCaption(plan) {
 }
 
 /**
- * One storage: header (dtype, size), the strip SVG and the arrow legend.
- * `lanes`: arrow lanes to reserve (the most any member needs); `mode`: see CELL_MODES.
- * Returns {node, cells: Map(cell -> <rect>), positions, layout, arrows: <g>, arrowLegend: <div>}.
- */
-/**
  * The marks of the readers that read a cell more than once ("D×2", "B×2 D×3"), as many as fit in
  * `width` px; "…" says some were left out.  Pure.
  */
@@ -165,7 +169,17 @@ export function repeatedReads(readers, width, charW = STORAGE_GEOMETRY.boldCharW
   return text;
 }
 
+/**
+ * One storage: header (dtype, size), the strip SVG and the arrow legend, with as many arrow lanes
+ * reserved as any member needs; `mode`: see CELL_MODES.
+ * Returns {node, cells: Map(cell -> <rect>), positions, layout, arrows: <g>, arrowLegend: <div>}.
+ * @param {Storage} storage
+ * @param {Tensor[]} tensors the scene's tensors (those over other storages are skipped)
+ * @param {number} wrap cells per row
+ * @param {string} uid the widget's id, for its SVG pattern ids
+ */
 export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geometry = STORAGE_GEOMETRY } = {}) {
+  // Long on purpose: one SVG strip drawn row by row (labels, cells, marks, counts, gaps) from one layout.
   const g = geometry;
   const node = htmlEl("div", "sw-storage");
   node.dataset.storage = storage.id;

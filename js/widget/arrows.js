@@ -8,7 +8,9 @@
 // that row.
 // The index walk: hovering a logical cell draws offset → +i·s0 → +j·s1 … → the cell it reads.
 import { htmlEl, svgEl } from "./dom.js";
-import { STORAGE_GEOMETRY } from "./geometry.js";
+import { STORAGE_GEOMETRY } from "../core/geometry.js";
+
+/** @typedef {import("../core/types.js").Tensor} Tensor */
 
 /** The y of lane `lane` of the band above `row`, or of the gap above it when it has no band. */
 function laneY(row, lane, g) {
@@ -53,6 +55,8 @@ function label(group, text, x, y, anchor, g) {
 /**
  * The arrows of one tensor on its storage strip (`layout` from layoutStorage).  The legend (an
  * HTML element, optional) says where they start and lists every arrow with its stride.
+ * @param {SVGGElement} group
+ * @param {Tensor | null | undefined} tensor
  */
 export function drawArrows(group, tensor, layout, { legend = null, geometry = STORAGE_GEOMETRY } = {}) {
   group.replaceChildren();
@@ -84,6 +88,8 @@ export function drawArrows(group, tensor, layout, { legend = null, geometry = ST
 /**
  * The hops of the address formula for logical index `index` of `tensor`: from the offset, one hop
  * per dim with a non-zero index, [{from, to, dim, text}].  Pure.
+ * @param {Tensor} tensor
+ * @param {number[]} index
  */
 export function walkHops(tensor, index) {
   const { strides, offset } = tensor.layout;

@@ -2,9 +2,13 @@
 // 4-D as a grid of small 2-D panels (rows × columns of slices, e.g. N×C of H×W); outer dims of
 // 5-D and more are picked with a slice selector.  Each cell shows its value, the storage address
 // it reads ("@6"), or both.
-import { readAt } from "./scene.js";
+import { readAt } from "../core/scene.js";
 import { htmlEl, patternDefs, patternId, scaleColour, scaleInk, svgEl } from "./dom.js";
-import { cellWidth } from "./geometry.js";
+import { cellWidth } from "../core/geometry.js";
+
+/** @typedef {import("../core/types.js").Tensor} Tensor */
+/** @typedef {import("../core/types.js").Logical} Logical */
+/** @typedef {import("../core/scene.js").IndexedScene} IndexedScene */
 
 export const LOGICAL_GEOMETRY = {
   cellH: 26,
@@ -41,6 +45,8 @@ export function swatch(tensor, uid) {
  * Where each 2-D slice goes: {selectors, panels, gaps}.  `panels`: [{s, row, col}] for the slices
  * whose outer index (the panels' select_dims) equals `selected` (default: the first listed);
  * `selectors`: the distinct outer indices, as [[i0, ...], ...]; `gaps`: the gap markers.  Pure.
+ * @param {Logical} logical
+ * @param {number[] | null} [selected]
  */
 export function panelGrid(logical, selected = null) {
   const { row_dim: rowDim, col_dim: colDim, select_dims: selectDims } = logical.panels ?? { row_dim: null, col_dim: null, select_dims: [] };
@@ -77,7 +83,12 @@ export function panelGrid(logical, selected = null) {
   return { selectors, selected: JSON.parse(chosen), panels, rows: rowValues, cols: colValues, rowDim, colDim, gaps };
 }
 
-/** The cell plan of a tensor's logical grids: width and what the cells hold.  Pure. */
+/**
+ * The cell plan of a tensor's logical grids: width and what the cells hold.  Pure.
+ * @param {Tensor} tensor
+ * @param {IndexedScene} indexed
+ * @param {"both" | "values" | "index"} mode
+ */
 export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
   const storage = indexed.storages.get(tensor.storage)?.storage;
   const hasValues = Boolean(storage && storage.cells.text !== null);
@@ -100,6 +111,7 @@ export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
 }
 
 function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = true } = {}) {
+  // Long on purpose: one SVG grid drawn top to bottom (headers, cells, elisions), sharing its running coordinates.
   const storageEntry = indexed.storages.get(tensor.storage);
   const storage = storageEntry?.storage;
   const svg = svgEl("svg", { class: "sw-logical-grid", role: "img" });
@@ -200,9 +212,11 @@ function missingLead(logical, grid, rowValue, colValue) {
 
 /**
  * The logical grids of one tensor.  Returns {node, cells: Map(key -> <rect>)} where a key is
- * "tensorId:slice:r:c" (the same keys scene.js uses).  `selected`: the outer index shown for
+ * "tensorId:slice:r:c" (the same keys js/core/scene.js uses).  `selected`: the outer index shown for
  * 5-D and more; `onSelect(outer)` is called when the reader picks another.  When the scene left
  * slices out, `onPick(lead)` is called with any leading index the reader asks for.
+ * @param {Tensor} tensor
+ * @param {IndexedScene} indexed
  */
 export function drawLogical(tensor, indexed, { mode = "both", selected = null, onSelect = null, onPick = null, geometry = LOGICAL_GEOMETRY } = {}) {
   const g = geometry;
@@ -330,7 +344,11 @@ function slicePicker(tensor, indexed, plan, cells, g, onPick) {
   return outer;
 }
 
-/** Header line of a tensor card: swatch, mark, name, one-line layout, the click hint. */
+/**
+ * Header line of a tensor card: swatch, mark, name, one-line layout, the click hint.
+ * @param {Tensor} tensor
+ * @param {string} uid
+ */
 export function tensorHeader(tensor, uid) {
   const header = htmlEl("div", "sw-tensor-header");
   const { shape, strides, offset } = tensor.layout;

@@ -1,7 +1,7 @@
 // DOM/SVG helpers.  Every string from Python goes in through textContent or setAttribute,
 // never innerHTML: a tensor named `<img onerror=...>` is shown as text.
 
-import style from "../stridewidget/style.json";
+import style from "../../stridewidget/style.json";
 
 export const SVG_NS = "http://www.w3.org/2000/svg";
 

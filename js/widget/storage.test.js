@@ -1,14 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { drawArrows, drawWalk, walkHops, walkText } from "./arrows.js";
 import { svgEl } from "./dom.js";
-import { cellWidth, STORAGE_GEOMETRY } from "./geometry.js";
+import { cellWidth, STORAGE_GEOMETRY } from "../core/geometry.js";
 import { cellsCaption, drawStorage, fittedWrap, layoutStorage, repeatedReads, storageCellPlan } from "./storage.js";
-import { addressFormula, indexScene, storageFormula } from "./scene.js";
-import aliases from "./fixtures/aliases.json";
-import crowd from "./fixtures/crowd.json";
-import expand from "./fixtures/expand.json";
-import meta from "./fixtures/meta.json";
-import unfold from "./fixtures/unfold.json";
+import aliases from "../fixtures/aliases.json";
+import crowd from "../fixtures/crowd.json";
+import expand from "../fixtures/expand.json";
+import meta from "../fixtures/meta.json";
+import unfold from "../fixtures/unfold.json";
 
 describe("layoutStorage", () => {
   it("clamps a bad wrap to one cell per row instead of looping or laying out NaN", () => {
@@ -89,18 +88,6 @@ describe("cell plans", () => {
   it("a storage without values shows indices whatever the mode", () => {
     expect(storageCellPlan(meta.storages[0], "values").mode).toBe("index");
     expect(storageCellPlan(aliases.storages[0], "values").mode).toBe("values");
-  });
-});
-
-describe("formulas", () => {
-  it("names the terms and substitutes the strides", () => {
-    const indexed = indexScene(aliases);
-    const cols = indexed.tensors.get("t2");
-    expect(addressFormula(indexed, cols, [2, 1], 10)).toBe(
-      "cols[2,1] → storage[off + 2·s0 + 1·s1] = storage[0 + 2·4 + 1·2] = storage[10] = 10.",
-    );
-    expect(storageFormula(indexed, "s0", 3)).toBe("storage[3] = 3. ← x[0,3], xt[3,0]");
-    expect(storageFormula(indexed, "s0", 1)).toBe("storage[1] = 1. ← x[0,1], xt[1,0]");
   });
 });
 

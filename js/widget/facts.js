@@ -1,9 +1,16 @@
 // The facts panel: what sw.inspect() knows about one tensor, as text (never as HTML).
 import { groupDigits, htmlEl } from "./dom.js";
 
+/** @typedef {import("../core/types.js").Tensor} Tensor */
+/** @typedef {import("../core/types.js").LayoutDict} LayoutDict */
+
 const tuple = (values) => `(${values.join(", ")}${values.length === 1 ? "," : ""})`;
 
-/** Rows of [label, text] for a tensor's layout dict (Layout.to_dict()). */
+/**
+ * Rows of [label, text] for a tensor's layout dict (Layout.to_dict()).
+ * @param {LayoutDict} layout
+ * @returns {[string, string][]}
+ */
 export function factRows(layout) {
   const touched = `${layout.touched_exact ? "" : "≤ "}${groupDigits(layout.touched)} of ${groupDigits(layout.storage_size)} storage elements`;
   const span = layout.span ? `storage[${layout.span[0]} … ${layout.span[1]}]` : "none (empty)";
@@ -42,6 +49,8 @@ export function flagsFor(ndim) {
  *
  * summaryParts({ shape: [3, 4], strides: [4, 1], offset: 0, dtype: "float32", is_contiguous: true, has_overlap: false, is_dense: true })
  * // → ["shape (3, 4)", "strides (4, 1)", "offset 0", "float32", "contiguous"]
+ * @param {LayoutDict} layout
+ * @returns {string[]}
  */
 export function summaryParts(layout) {
   const words = [];
@@ -61,6 +70,11 @@ export function summaryLine(layout) {
   return summaryParts(layout).join(" · ");
 }
 
+/**
+ * The facts card of a tensor: the summary line, the details behind it, the flags and the explanation.
+ * @param {Tensor} tensor
+ * @returns {HTMLElement}
+ */
 export function drawFacts(tensor) {
   const panel = htmlEl("div", "sw-facts");
   // the summary line is the expander's own label: one line of facts, the rest one click away

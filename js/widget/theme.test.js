@@ -1,6 +1,6 @@
 // The widget follows a colour scheme its host states (marimo), and the OS otherwise.
 import { afterEach, describe, expect, it } from "vitest";
-import aliases from "./fixtures/aliases.json";
+import aliases from "../fixtures/aliases.json";
 import { mount } from "./testing.js";
 
 afterEach(() => {

@@ -1,7 +1,8 @@
-import style from "../stridewidget/style.json";
+import style from "../../stridewidget/style.json";
+import { isDense } from "./strides.js";
 
 // The scene rules that the playground applies in the browser, the twins of stridewidget/scene/build.py
-// (_arrows, _suggest_wrap, _panels and the limits): js/rules.test.js checks them against scenes
+// (_arrows, _suggest_wrap, _panels and the limits): js/core/rules.test.js checks them against scenes
 // that Python built, so the playground and the widget draw the same picture.
 
 /** The limits of build_scene's defaults (scene["limits"]); the shared ones come from the style. */
@@ -50,16 +51,6 @@ export function mergedArrows(shape, strides, itemsize, address) {
     };
   });
   return arrows.sort((a, b) => a.dim - b.dim);
-}
-
-function isDense(shape, strides) {
-  const dims = shape.map((n, d) => [n, Math.abs(strides[d])]).filter(([n]) => n > 1).sort((a, b) => a[1] - b[1]);
-  let expected = 1;
-  for (const [n, s] of dims) {
-    if (s !== expected) return false;
-    expected *= n;
-  }
-  return true;
 }
 
 /**

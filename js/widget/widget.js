@@ -21,7 +21,7 @@ import { followHostScheme } from "./theme.js";
 import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
 import { drawLogical, swatch, tensorHeader } from "./logical.js";
-import { indexScene, withPickedSlices } from "./scene.js";
+import { indexScene, withPickedSlices } from "../core/scene.js";
 import { drawArrows, drawWalk, walkText } from "./arrows.js";
 import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
 
@@ -50,6 +50,7 @@ function modeControl(mode, onChange) {
 }
 
 function render({ model, el }) {
+  // Long on purpose: one closure owns the view state (cell mode, chosen and picked slices, active card, walk) that draw and the handlers share.
   instances += 1;
   const uid = `sw${instances}`; // keeps SVG pattern/marker ids unique per widget on a page
   const root = htmlEl("div", "sw-root");
@@ -101,6 +102,7 @@ function render({ model, el }) {
   };
 
   const draw = () => {
+    // Long on purpose: redraws the whole widget (toolbar, then per storage its strip, legend and cards) and rebuilds the views hover reads.
     const scene = withPickedSlices(model.get("scene") ?? EMPTY_SCENE, pickedSlices);
     const indexed = indexScene(scene);
     const wrapOverride = model.get("wrap");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { drawFacts, summaryLine, summaryParts } from "./facts.js";
-import aliases from "./fixtures/aliases.json";
+import aliases from "../fixtures/aliases.json";
 
 // a layout whose overlap the display budget did not decide: Layout.to_dict() gives null
 const undecided = { ...aliases.tensors[0].layout, has_overlap: null, is_dense: false };

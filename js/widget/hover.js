@@ -2,9 +2,15 @@
 //   logical cell -> its storage cell + every aliasing logical cell, and the address formula;
 //   storage cell -> every shown logical cell (of every tensor over that storage) that reads it.
 // The hovered item is written to the model's `hovered` trait so that it reaches Python.
-import { addressFormula, logicalIndex, storageFormula } from "./scene.js";
+import { addressFormula, logicalIndex, storageFormula } from "../core/scene.js";
 
-/** What a pointer target stands for, or null.  `views` maps nodes back to scene items. */
+/** @typedef {import("../core/scene.js").IndexedScene} IndexedScene */
+
+/**
+ * What a pointer target stands for, or null.  `views` maps nodes back to scene items.
+ * @param {Element} node
+ * @param {IndexedScene} indexed
+ */
 export function describeTarget(node, indexed) {
   const logical = node.closest?.("[data-key]");
   if (logical) {
@@ -40,6 +46,7 @@ function sameHovered(a, b) {
 /**
  * Apply the highlight for `target`; returns {nodes, status} so the caller can clear it later.
  * `views.storageCells`: Map(storageId -> Map(cell -> node)); `views.logicalCells`: Map(key -> node).
+ * @param {IndexedScene} indexed
  */
 export function highlight(target, indexed, views) {
   const nodes = [];

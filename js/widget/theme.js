@@ -1,7 +1,7 @@
 // Follow the host's colour scheme when the host states one (marimo sets `color-scheme` on its root
 // and draws widgets in a shadow root, where theme classes on <body> cannot be selected).  Reads
 // the computed `color-scheme` around the widget and records it as data-sw-scheme on the widget's
-// root; js/theme.css turns that into the light or dark palette.  Without a stated scheme the
+// root; js/widget/theme.css turns that into the light or dark palette.  Without a stated scheme the
 // widget follows the OS.  Re-checked when the page's theme classes change.
 
 function statedScheme(el) {

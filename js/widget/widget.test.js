@@ -1,16 +1,16 @@
 // The widget against scenes made by stridewidget.scene.build.build_scene (js/fixtures/*.json).
 import { afterEach, describe, expect, it } from "vitest";
-import aliases from "./fixtures/aliases.json";
-import copies from "./fixtures/copies.json";
-import deep from "./fixtures/deep.json";
-import deepAll from "./fixtures/deep_all.json";
-import expand from "./fixtures/expand.json";
-import five from "./fixtures/five.json";
-import hd from "./fixtures/hd.json";
-import meta from "./fixtures/meta.json";
-import thinned from "./fixtures/thinned.json";
-import wide from "./fixtures/wide.json";
-import xss from "./fixtures/xss.json";
+import aliases from "../fixtures/aliases.json";
+import copies from "../fixtures/copies.json";
+import deep from "../fixtures/deep.json";
+import deepAll from "../fixtures/deep_all.json";
+import expand from "../fixtures/expand.json";
+import five from "../fixtures/five.json";
+import hd from "../fixtures/hd.json";
+import meta from "../fixtures/meta.json";
+import thinned from "../fixtures/thinned.json";
+import wide from "../fixtures/wide.json";
+import xss from "../fixtures/xss.json";
 import { hover, mount } from "./testing.js";
 
 afterEach(() => {

@@ -1,8 +1,37 @@
-// Lookups over a scene (see stridewidget/scene/build.py for the format) and the address formula.
-// Addresses come from Python (Layout.address); the one exception is `sliceAt`, a slice the reader
-// picks that the bounded scene does not hold: its addresses are the address formula itself.
+// Lookups over a scene (the format: stridewidget/scene/build.py, typed in js/core/types.js) and the
+// address formula.  Addresses come from Python (Layout.address); the one exception is `sliceAt`, a
+// slice the reader picks that the bounded scene does not hold: its addresses are the address formula
+// itself.
 
-/** Logical index of cell (r, c) of a slice: lead + [rows[r]] + [cols[c]] where present. */
+/** @typedef {import("./types.js").Scene} Scene */
+/** @typedef {import("./types.js").Tensor} Tensor */
+/** @typedef {import("./types.js").Storage} Storage */
+/** @typedef {import("./types.js").Slice} Slice */
+
+/**
+ * A logical cell that a storage cell's reader list names.
+ * @typedef {object} Reader
+ * @property {Tensor} tensor
+ * @property {number[]} index its logical index
+ * @property {string} key "t0:slice:r:c", the data-key of its cell
+ */
+
+/**
+ * The index maps of a scene (indexScene): storages by id (with each shown cell's position in
+ * storage.cells), tensors by id, and the shown logical cells reading each storage cell ("s0:7").
+ * @typedef {object} IndexedScene
+ * @property {Map<string, {storage: Storage, position: Map<number, number>}>} storages
+ * @property {Map<string, Tensor>} tensors
+ * @property {Map<string, Reader[]>} logicalByCell
+ */
+
+/**
+ * Logical index of cell (r, c) of a slice: lead + [rows[r]] + [cols[c]] where present.
+ * @param {Slice} slice
+ * @param {number} r
+ * @param {number} c
+ * @returns {number[]}
+ */
 export function logicalIndex(slice, r, c) {
   const index = [...slice.lead];
   if (slice.rows !== null) index.push(slice.rows[r]);
@@ -13,6 +42,9 @@ export function logicalIndex(slice, r, c) {
 /**
  * The 2-D slice of `tensor` at leading index `lead`, in the scene's slice format, for a slice the
  * scene left out: rows/cols as in the scene's listed slices, each address offset + Σ index·stride.
+ * @param {Tensor} tensor
+ * @param {number[]} lead
+ * @returns {Slice}
  */
 export function sliceAt(tensor, lead) {
   const { shape, strides, offset } = tensor.layout;
@@ -27,7 +59,12 @@ export function sliceAt(tensor, lead) {
   return { kind: "slice", lead: [...lead], label, rows: template.rows, cols: template.cols, addr, picked: true };
 }
 
-/** The scene with each tensor's picked slice (Map tensorId -> lead) appended to its slices; pure. */
+/**
+ * The scene with each tensor's picked slice (Map tensorId -> lead) appended to its slices; pure.
+ * @param {Scene} scene
+ * @param {Map<string, number[]>} picked
+ * @returns {Scene}
+ */
 export function withPickedSlices(scene, picked) {
   if (!picked.size) return scene;
   const tensors = (scene.tensors ?? []).map((tensor) => {
@@ -38,7 +75,11 @@ export function withPickedSlices(scene, picked) {
   return { ...scene, tensors };
 }
 
-/** Index maps used by rendering and hover. */
+/**
+ * Index maps used by rendering and hover.
+ * @param {Scene} scene
+ * @returns {IndexedScene}
+ */
 export function indexScene(scene) {
   const storages = new Map();
   const tensors = new Map();
@@ -66,7 +107,13 @@ export function indexScene(scene) {
   return { storages, tensors, logicalByCell };
 }
 
-/** Display text of storage cell `cell` (null if not shown or no values). */
+/**
+ * Display text of storage cell `cell` (null if not shown or no values).
+ * @param {IndexedScene} indexed
+ * @param {string} storageId
+ * @param {number} cell
+ * @returns {string | null}
+ */
 export function cellText(indexed, storageId, cell) {
   const entry = indexed.storages.get(storageId);
   if (!entry) return null;
@@ -78,6 +125,11 @@ export function cellText(indexed, storageId, cell) {
 /**
  * What `tensor` reads at storage cell `cell` (`what`: "text" or "value"): a conj/neg view or a
  * quantized tensor reads other values than memory holds (its `reads`), else the stored value.
+ * @param {IndexedScene} indexed
+ * @param {Tensor} tensor
+ * @param {number} cell
+ * @param {"text" | "value"} [what]
+ * @returns {string | number | null}
  */
 export function readAt(indexed, tensor, cell, what = "text") {
   const reads = tensor.reads;
@@ -96,6 +148,11 @@ const name = (tensor) => tensor.name;
 /**
  * `x[1,2] → storage[off + 1·s0 + 2·s1] = storage[0 + 1·4 + 2·1] = storage[6] = 6.`
  * The symbolic part names the terms; the numeric part substitutes them.
+ * @param {IndexedScene} indexed
+ * @param {Tensor} tensor
+ * @param {number[]} index
+ * @param {number} address the storage cell `index` reads
+ * @returns {string}
  */
 export function addressFormula(indexed, tensor, index, address) {
   const { strides, offset } = tensor.layout;
@@ -107,7 +164,13 @@ export function addressFormula(indexed, tensor, index, address) {
   return text;
 }
 
-/** `storage[6] = 6. ← x[1,2], xt[2,1]` (the shown logical cells that read it). */
+/**
+ * `storage[6] = 6. ← x[1,2], xt[2,1]` (the shown logical cells that read it).
+ * @param {IndexedScene} indexed
+ * @param {string} storageId
+ * @param {number} cell
+ * @returns {string}
+ */
 export function storageFormula(indexed, storageId, cell) {
   let text = `storage[${cell}]`;
   const value = cellText(indexed, storageId, cell);

@@ -25,6 +25,7 @@ __all__ = [
     "neg_view",
     "op_arguments",
     "op_overload_class",
+    "op_schema",
     "overload_name",
     "recording_backend",
     "storage_id",
@@ -85,8 +86,7 @@ def _flattens(t: Any) -> bool:
 
 
 def _functorch() -> Any:
-    """``torch._C._functorch`` (checked on torch 2.0–2.13), else ``None``: then no tensor is seen
-    as functorch-wrapped and no transform as running."""
+    """``torch._C._functorch`` (checked on torch 2.0–2.13), else ``None`` (nothing is wrapped)."""
     return getattr(sys.modules["torch"]._C, "_functorch", None)
 
 
@@ -176,6 +176,17 @@ def dispatch_mode_base() -> type:
     return TorchDispatchMode
 
 
+def op_schema(func: Any) -> Any | None:
+    """An ATen / custom op's ``FunctionSchema`` (``OpOverload._schema``, checked on torch
+    2.0–2.13: ``name``, ``arguments``, ``returns``); ``None`` without one.
+
+    >>> import torch
+    >>> op_schema(torch.ops.aten.clone.default).name
+    'aten::clone'
+    """
+    return getattr(func, "_schema", None)
+
+
 def op_arguments(func: Any) -> list[Any]:
     """The schema arguments of an ATen / custom op (``OpOverload._schema``, checked on torch
     2.0–2.13): each has ``name``, ``type`` and ``alias_info`` (``is_write`` for a written one).
@@ -186,7 +197,7 @@ def op_arguments(func: Any) -> list[Any]:
     ...  for a in op_arguments(torch.ops.aten.add_.Tensor)]
     [('self', True), ('other', False), ('alpha', False)]
     """
-    schema = getattr(func, "_schema", None)
+    schema = op_schema(func)
     return [] if schema is None else list(schema.arguments)
 
 
@@ -273,9 +284,6 @@ def _torch_version() -> tuple[int, int]:
 def is_symbolic(value: Any) -> bool:
     """A torch ``SymInt`` that is not a constant (a constant one is just an int): public
     ``SymInt.node`` (checked on torch 2.13); ``False`` without torch.
-
-    >>> is_symbolic(3)
-    False
     """
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(value, torch.SymInt):
@@ -288,9 +296,6 @@ def known_true(condition: Any) -> bool:
 
     ``torch.fx.experimental.symbolic_shapes.statically_known_true`` (public-ish since 2.4, checked
     on torch 2.13); before that nothing symbolic is proven.
-
-    >>> known_true(2 > 1)
-    True
     """
     if isinstance(condition, bool):
         return condition
@@ -304,9 +309,6 @@ def known_true(condition: Any) -> bool:
 def known_false(condition: Any) -> bool:
     """``condition`` is proven false, without adding a guard (``statically_known_false``, checked
     on torch 2.13); before torch 2.6 nothing symbolic is proven.
-
-    >>> known_false(2 < 1)
-    True
     """
     if isinstance(condition, bool):
         return not condition
@@ -324,9 +326,6 @@ def symbol_values(value: Any, fallback: int) -> dict[str, int]:
     Backed symbols read ``ShapeEnv.backed_var_to_val`` (checked on torch 2.13; ``var_to_val``
     before); unbacked ones (a ``nonzero()`` size), or all where neither is there, get
     ``fallback``, raised to their known lower bound.
-
-    >>> symbol_values(5, fallback=2)
-    {}
     """
     if not is_symbolic(value):
         return {}
@@ -350,9 +349,6 @@ def symbol_example(value: Any, fallback: int, bindings: dict[str, int] | None = 
     """The example value of a SymInt expression (an int as it is), without a guard; symbols named
     in ``bindings`` take those values (sizes read off real tensors) instead of their hints
     (``SymInt.node.expr``, checked on torch 2.13).
-
-    >>> symbol_example(7, fallback=2)
-    7
     """
     if not is_symbolic(value):
         return int(value)
@@ -364,9 +360,6 @@ def symbol_example(value: Any, fallback: int, bindings: dict[str, int] | None = 
 def symbol_names(value: Any) -> frozenset[str]:
     """Names of the symbols in a SymInt expression (``{"s0"}``; ``SymInt.node.expr``, checked on
     torch 2.13); empty for an int.
-
-    >>> symbol_names(3)
-    frozenset()
     """
     if not is_symbolic(value):
         return frozenset()

@@ -22,6 +22,11 @@ LONG_REASON = "# Long on purpose:"
 COMPAT = "stridewidget._compat"
 
 
+def _in_compat(module_name: str) -> bool:
+    """``_compat.py``, or the modules of a ``_compat/`` package should it ever need to split."""
+    return module_name == COMPAT or module_name.startswith(COMPAT + ".")
+
+
 @dataclass(frozen=True)
 class Module:
     name: str  # dotted: stridewidget.layout.strides
@@ -192,7 +197,7 @@ def underscore_imports() -> list[str]:
     found = []
     for module in modules().values():
         for line, target, names in imports(module):
-            if not names or not target.startswith("stridewidget") or target == COMPAT:
+            if not names or not target.startswith("stridewidget") or _in_compat(target):
                 continue
             private = [n for n in names if n.startswith("_") and not n.startswith("__")]
             if private and _directory(target) != _directory(module.name):
@@ -491,5 +496,5 @@ def test_private_torch_and_numpy_api_only_in_compat():
     (each with the version it was checked on and a fallback), not a picture.  ``(unknown)``: an
     underscore attribute the package does not define and this test does not know; if it is
     torch's or NumPy's, use it through ``_compat.py``; if not, add it to NOT_LIBRARY_PRIVATE."""
-    found = [use for name, m in modules().items() if name != COMPAT for use in private_api_uses(m)]
+    found = [use for n, m in modules().items() if not _in_compat(n) for use in private_api_uses(m)]
     assert not found, "private torch / NumPy API outside _compat.py:\n  " + "\n  ".join(found)

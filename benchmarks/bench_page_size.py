@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from stridewidget.__main__ import standalone_html
+from stridewidget.cli import standalone_html
 
 DEFAULT_JSON = Path(__file__).resolve().parent / "results" / "page-size.json"
 

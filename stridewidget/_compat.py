@@ -25,6 +25,7 @@ __all__ = [
     "neg_view",
     "op_arguments",
     "op_overload_class",
+    "op_schema",
     "overload_name",
     "recording_backend",
     "storage_id",
@@ -37,6 +38,8 @@ __all__ = [
     "tree_flatten",
     "tree_leaves",
     "tree_map",
+    "version_counter",
+    "view_base",
     "wrapped_tensors",
 ]
 
@@ -61,10 +64,10 @@ def wrapped_tensors(t: Any) -> tuple[Any, ...] | None:
     torch = sys.modules["torch"]
     if type(t) is torch.Tensor or type(t) is torch.nn.Parameter:
         return None
-    try:  # torch >= 2.1
+    try:  # checked on torch 2.1–2.13
         from torch.utils._python_dispatch import is_traceable_wrapper_subclass
-    except ImportError:  # older torch: no wrapper subclasses to see through
-        return None
+    except ImportError:  # gone: the public protocol it checks (__tensor_flatten__/_unflatten__)
+        is_traceable_wrapper_subclass = _flattens
     if not is_traceable_wrapper_subclass(t):
         return None
     names, _context = t.__tensor_flatten__()
@@ -72,8 +75,18 @@ def wrapped_tensors(t: Any) -> tuple[Any, ...] | None:
     return tuple(value for value in inner if isinstance(value, torch.Tensor))
 
 
+def _flattens(t: Any) -> bool:
+    """A tensor subclass with the (public) traceable wrapper protocol."""
+    kind = type(t)
+    return (
+        isinstance(t, sys.modules["torch"].Tensor)
+        and hasattr(kind, "__tensor_flatten__")
+        and hasattr(kind, "__tensor_unflatten__")
+    )
+
+
 def _functorch() -> Any:
-    """``torch._C._functorch`` (torch >= 2.0), else ``None``."""
+    """``torch._C._functorch`` (checked on torch 2.0–2.13), else ``None`` (nothing is wrapped)."""
     return getattr(sys.modules["torch"]._C, "_functorch", None)
 
 
@@ -146,26 +159,46 @@ def dispatch_mode_base() -> type:
     """``TorchDispatchMode``, the base of a mode that sees every ATen op.
 
     It lives in the private ``torch.utils._python_dispatch`` (checked on torch 2.0–2.13), and it is
-    PyTorch's documented way to intercept ops; there is no public alias, so no fallback.
+    PyTorch's documented way to intercept ops; there is no public alias, so the fallback is an
+    ``ImportError`` that says which torch feature is missing (not a bare module path).
 
     >>> dispatch_mode_base().__name__
     'TorchDispatchMode'
     """
-    from torch.utils._python_dispatch import TorchDispatchMode
-
+    try:
+        from torch.utils._python_dispatch import TorchDispatchMode
+    except ImportError:
+        version = sys.modules["torch"].__version__
+        raise ImportError(
+            f"stridewidget needs torch's TorchDispatchMode (torch.utils._python_dispatch), "
+            f"which torch {version} does not have"
+        ) from None
     return TorchDispatchMode
+
+
+def op_schema(func: Any) -> Any | None:
+    """An ATen / custom op's ``FunctionSchema`` (``OpOverload._schema``, checked on torch
+    2.0–2.13: ``name``, ``arguments``, ``returns``); ``None`` without one.
+
+    >>> import torch
+    >>> op_schema(torch.ops.aten.clone.default).name
+    'aten::clone'
+    """
+    return getattr(func, "_schema", None)
 
 
 def op_arguments(func: Any) -> list[Any]:
     """The schema arguments of an ATen / custom op (``OpOverload._schema``, checked on torch
     2.0–2.13): each has ``name``, ``type`` and ``alias_info`` (``is_write`` for a written one).
+    Without a schema, ``[]``: no argument is known to be written.
 
     >>> import torch
     >>> [(a.name, a.alias_info is not None and a.alias_info.is_write)
     ...  for a in op_arguments(torch.ops.aten.add_.Tensor)]
     [('self', True), ('other', False), ('alpha', False)]
     """
-    return list(func._schema.arguments)
+    schema = op_schema(func)
+    return [] if schema is None else list(schema.arguments)
 
 
 def overload_name(func: Any) -> str:
@@ -206,7 +239,7 @@ def tree_flatten(value: Any) -> tuple[list[Any], Any]:
     """
     try:
         from torch.utils._pytree import tree_flatten as flatten
-    except ImportError:  # pragma: no cover - a torch without it
+    except ImportError:  # a torch without it
         leaves: list[Any] = []
         return leaves, _walk(value, leaves)
     return flatten(value)
@@ -230,7 +263,7 @@ def tree_map(fn: Any, value: Any) -> Any:
     """
     try:
         from torch.utils._pytree import tree_map as mapped
-    except ImportError:  # pragma: no cover - a torch without it
+    except ImportError:  # a torch without it
         if type(value) in (tuple, list):
             return type(value)(tree_map(fn, item) for item in value)
         if type(value) is dict:
@@ -249,7 +282,9 @@ def _torch_version() -> tuple[int, int]:
 
 
 def is_symbolic(value: Any) -> bool:
-    """A torch ``SymInt`` that is not a constant (a constant one is just an int)."""
+    """A torch ``SymInt`` that is not a constant (a constant one is just an int): public
+    ``SymInt.node`` (checked on torch 2.13); ``False`` without torch.
+    """
     torch = sys.modules.get("torch")
     if torch is None or not isinstance(value, torch.SymInt):
         return False
@@ -259,25 +294,27 @@ def is_symbolic(value: Any) -> bool:
 def known_true(condition: Any) -> bool:
     """``condition`` (a bool or SymBool) is proven true, without adding a guard.
 
-    ``torch.fx.experimental.symbolic_shapes.statically_known_true`` (public-ish since 2.4); before
-    that nothing symbolic is proven.
+    ``torch.fx.experimental.symbolic_shapes.statically_known_true`` (public-ish since 2.4, checked
+    on torch 2.13); before that nothing symbolic is proven.
     """
     if isinstance(condition, bool):
         return condition
     try:
         from torch.fx.experimental.symbolic_shapes import statically_known_true
-    except ImportError:  # pragma: no cover - torch < 2.4
+    except ImportError:  # torch < 2.4
         return False
     return statically_known_true(condition)
 
 
 def known_false(condition: Any) -> bool:
-    """``condition`` is proven false, without adding a guard (``statically_known_false``)."""
+    """``condition`` is proven false, without adding a guard (``statically_known_false``, checked
+    on torch 2.13); before torch 2.6 nothing symbolic is proven.
+    """
     if isinstance(condition, bool):
         return not condition
     try:
         from torch.fx.experimental.symbolic_shapes import statically_known_false
-    except ImportError:  # pragma: no cover - torch < 2.6
+    except ImportError:  # torch < 2.6
         return False
     return statically_known_false(condition)
 
@@ -286,8 +323,9 @@ def symbol_values(value: Any, fallback: int) -> dict[str, int]:
     """Each symbol of a SymInt expression with its example value (the size it was traced at),
     read without a guard; ``{}`` for an int.
 
-    Backed symbols read ``ShapeEnv.backed_var_to_val`` (private; ``var_to_val`` before 2.13); unbacked ones (a
-    ``nonzero()`` size) have none and get ``fallback``, raised to their known lower bound.
+    Backed symbols read ``ShapeEnv.backed_var_to_val`` (checked on torch 2.13; ``var_to_val``
+    before); unbacked ones (a ``nonzero()`` size), or all where neither is there, get
+    ``fallback``, raised to their known lower bound.
     """
     if not is_symbolic(value):
         return {}
@@ -309,7 +347,9 @@ def symbol_values(value: Any, fallback: int) -> dict[str, int]:
 
 def symbol_example(value: Any, fallback: int, bindings: dict[str, int] | None = None) -> int:
     """The example value of a SymInt expression (an int as it is), without a guard; symbols named
-    in ``bindings`` take those values (sizes read off real tensors) instead of their hints."""
+    in ``bindings`` take those values (sizes read off real tensors) instead of their hints
+    (``SymInt.node.expr``, checked on torch 2.13).
+    """
     if not is_symbolic(value):
         return int(value)
     expr = value.node.expr
@@ -318,14 +358,22 @@ def symbol_example(value: Any, fallback: int, bindings: dict[str, int] | None = 
 
 
 def symbol_names(value: Any) -> frozenset[str]:
-    """Names of the symbols in a SymInt expression (``{"s0"}``); empty for an int."""
+    """Names of the symbols in a SymInt expression (``{"s0"}``; ``SymInt.node.expr``, checked on
+    torch 2.13); empty for an int.
+    """
     if not is_symbolic(value):
         return frozenset()
     return frozenset(str(s) for s in value.node.expr.free_symbols)
 
 
 def fake_mode_of(tensor: Any) -> Any:
-    """The ``FakeTensorMode`` of a FakeTensor (``torch._subclasses.fake_tensor``), else ``None``."""
+    """The ``FakeTensorMode`` of a FakeTensor (``torch._subclasses.fake_tensor``, checked on torch
+    2.13), else ``None`` (also where that module is gone: no tensor is taken for a fake one).
+
+    >>> import torch
+    >>> fake_mode_of(torch.zeros(2)) is None
+    True
+    """
     fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
     if fake_tensor is None or not isinstance(tensor, fake_tensor.FakeTensor):
         return None
@@ -333,7 +381,13 @@ def fake_mode_of(tensor: Any) -> Any:
 
 
 def op_overload_class() -> type:
-    """``torch._ops.OpOverload`` (torch 1.13 to 2.13: the class of ``torch.ops.aten.add.Tensor``)."""
+    """``torch._ops.OpOverload`` (torch 1.13 to 2.13: the class of ``torch.ops.aten.add.Tensor``);
+    without it ``NoneType``, so that no node target is taken for an op overload.
+
+    >>> import torch
+    >>> isinstance(torch.ops.aten.add.Tensor, op_overload_class())
+    True
+    """
     ops = getattr(sys.modules["torch"], "_ops", None)
     return getattr(ops, "OpOverload", type(None))
 
@@ -341,7 +395,12 @@ def op_overload_class() -> type:
 def compiled_original(obj: Any) -> Any:
     """The model or function a ``torch.compile`` wrapper compiles, else ``None``.
 
-    ``OptimizedModule._orig_mod`` and ``_torchdynamo_orig_callable`` (torch 2.0 to 2.13).
+    ``OptimizedModule._orig_mod`` and ``_torchdynamo_orig_callable`` (torch 2.0 to 2.13); where
+    they are gone, ``None``: the wrapper is audited as it is.
+
+    >>> import torch
+    >>> compiled_original(torch.nn.Linear(2, 2)) is None
+    True
     """
     dynamo = sys.modules.get("torch._dynamo.eval_frame")
     optimized = getattr(dynamo, "OptimizedModule", None)
@@ -358,11 +417,19 @@ def recording_backend(record: Any) -> Any:
     mutated inputs first and the saved activations last), or ``None`` where unknown.
 
     ``torch._dynamo.backends.common.aot_autograd`` and ``TracingContext.fw_metadata`` (a
-    ``ViewAndMutationMeta``; torch 2.1 to 2.13).
+    ``ViewAndMutationMeta``; torch 2.1 to 2.13).  Without ``aot_autograd`` (or on torch < 2.1) a
+    ``RuntimeError`` that says so; without ``fw_metadata`` the window is ``None`` and the outputs
+    are matched by their shapes.
     """
     if _torch_version() < (2, 1):  # pragma: no cover
         raise RuntimeError("sw.graph(stage='forward'/'backward') needs torch >= 2.1")
-    from torch._dynamo.backends.common import aot_autograd
+    try:
+        from torch._dynamo.backends.common import aot_autograd
+    except ImportError:
+        raise RuntimeError(
+            "sw.graph(stage='forward'/'backward') needs torch._dynamo's aot_autograd, which this "
+            "torch does not have"
+        ) from None
 
     def compiler(stage: str) -> Any:
         def compile_graph(gm: Any, example_inputs: Any) -> Any:
@@ -382,8 +449,10 @@ def recording_backend(record: Any) -> Any:
 
 
 def _user_output_window() -> tuple[int, int] | None:
-    from torch._guards import TracingContext
-
+    try:
+        from torch._guards import TracingContext
+    except ImportError:  # moved: compare_eager falls back to the outputs' shapes
+        return None
     context = TracingContext.try_get()
     meta = getattr(context, "fw_metadata", None)
     try:
@@ -394,15 +463,24 @@ def _user_output_window() -> tuple[int, int] | None:
 
 def tree_leaves(tree: Any) -> list[Any]:
     """The leaves of nested tuples/lists/dicts, in torch's order (``torch.utils._pytree``,
-    torch 1.11 to 2.13; the flattening ``torch.export`` uses for a program's inputs)."""
-    from torch.utils import _pytree
+    torch 1.11 to 2.13; the flattening ``torch.export`` uses for a program's inputs), else
+    tuples, lists and dicts walked here.
 
-    return _pytree.tree_leaves(tree)
+    >>> tree_leaves(((1, [2]), {"k": 3}))
+    [1, 2, 3]
+    """
+    try:
+        from torch.utils._pytree import tree_leaves as leaves_of
+    except ImportError:
+        leaves: list[Any] = []
+        _walk(tree, leaves)
+        return leaves
+    return leaves_of(tree)
 
 
 def storage_identity(tensor: Any) -> int | None:
-    """An id of the StorageImpl behind ``tensor`` (shared by its views, see :func:`storage_id`),
-    ``None`` when it has no storage to tell (sparse, some subclasses).
+    """An id of the StorageImpl behind ``tensor`` (shared by its views, see :func:`storage_id`,
+    whose fallback it shares), ``None`` when it has no storage to tell (sparse, some subclasses).
 
     >>> import torch
     >>> x = torch.zeros(4)
@@ -457,10 +535,11 @@ def torch_print_options() -> tuple[int, bool | None]:
 
 def export_user_error() -> type:
     """The error ``torch.export`` raises for the user's own mistakes, such as ``dynamic_shapes``
-    that its constraints refuse (``torch._dynamo.exc.UserError``, torch 2.1 to 2.13)."""
+    that its constraints refuse (``torch._dynamo.exc.UserError``, torch 2.1 to 2.13); where it
+    moved, an exception class nothing raises, so every export error falls back to strict."""
     try:
         from torch._dynamo.exc import UserError
-    except ImportError:  # pragma: no cover - moved: every export error falls back to strict
+    except ImportError:  # moved: every export error falls back to strict
         return type("NeverRaised", (Exception,), {})
     return UserError
 
@@ -481,3 +560,41 @@ def torch_summary_options() -> tuple[int, int]:
     if options is None:
         return 1000, 3
     return int(getattr(options, "threshold", 1000)), int(getattr(options, "edgeitems", 3))
+
+
+# --- view bases and version counters (the widget's refresh) -------------------------------------
+
+
+def view_base(t: Any) -> Any | None:
+    """The tensor ``t`` is a view of (``Tensor._base``, checked on torch 2.0–2.13), ``None`` for
+    a tensor that is not a view.  Without ``_base``, ``None``: the widget then follows the view's
+    own version counter, which torch shares with its base, so refreshes still come.
+
+    >>> import torch
+    >>> x = torch.zeros(4)
+    >>> view_base(x[1:]) is x, view_base(x) is None
+    (True, True)
+    """
+    try:
+        return t._base
+    except AttributeError:
+        return None
+
+
+def version_counter(t: Any) -> int | None:
+    """torch's in-place version counter of ``t`` (``Tensor._version``, checked on torch
+    2.0–2.13; views share their base's), ``None`` where there is none (inference tensors) or
+    where torch no longer has it (then the widget sees a write only in the shown cells' bytes,
+    and on CUDA not at all).
+
+    >>> import torch
+    >>> x = torch.zeros(2)
+    >>> before = version_counter(x)
+    >>> _ = x.add_(1)
+    >>> version_counter(x) - before
+    1
+    """
+    try:
+        return t._version
+    except (AttributeError, RuntimeError):  # gone / inference tensors track no version
+        return None

@@ -25,9 +25,8 @@ from typing import Any
 
 import numpy
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
-from torch.utils._pytree import tree_iter
 
+from ._compat import dispatch_mode_base, storage_id, tree_leaves
 from .adapters.as_strided import as_strided
 from .adapters.objects import conversion_hint
 from .errors import LayoutError
@@ -333,7 +332,7 @@ def _has_tangent(x: torch.Tensor) -> bool:
     return torch.autograd.forward_ad.unpack_dual(x).tangent is not None
 
 
-class PeakMemory(TorchDispatchMode):
+class PeakMemory(dispatch_mode_base()):
     """Measure the peak bytes of tensor storage allocated by the ATen ops in a block.
 
     Counts each new storage an op returns (on any device), and its release when the last
@@ -363,17 +362,17 @@ class PeakMemory(TorchDispatchMode):
         # each input storage's (address, bytes) before the op: an out= argument is resized
         # into a new allocation when the result does not fit (`torch.cat(xs, out=empty(0))`)
         inputs = {
-            t.untyped_storage()._cdata: _storage_key(t.untyped_storage())
-            for t in tree_iter((args, kwargs))
+            storage_id(t.untyped_storage()): _storage_key(t.untyped_storage())
+            for t in tree_leaves((args, kwargs))
             if isinstance(t, torch.Tensor) and t.device.type != "meta"
         }
         out = func(*args, **kwargs)
-        for t in tree_iter(out):
+        for t in tree_leaves(out):
             if not isinstance(t, torch.Tensor) or t.device.type == "meta":
                 continue
             storage = t.untyped_storage()
             key = _storage_key(storage)
-            before = inputs.get(storage._cdata)
+            before = inputs.get(storage_id(storage))
             if before is not None:
                 if key[1] <= before[1]:  # written in place, no allocation
                     continue

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import types
 
+import models
 import pytest
 import torch
 from hypothesis import given, settings
@@ -20,55 +21,11 @@ import stridewidget as sw
 from stridewidget.copies.audit.found import SCALARS_ROW
 from stridewidget.copies.ops import COPY_OPS
 
-
-def _import_torchvision() -> types.ModuleType:
-    """torchvision's models are pure Python, but PyPI's Linux wheel is built against CUDA torch:
-    with the CPU torch the project installs, its compiled ops do not load and its import fails
-    while registering fake kernels for them.  The tests need no torchvision op, so those two
-    registration modules are skipped."""
-    for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
-        sys.modules.setdefault(name, types.ModuleType(name))
-    import torchvision
-
-    return torchvision
-
-
-def _resnet() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
-    return _import_torchvision().models.resnet18(weights=None), (torch.randn(2, 3, 32, 32),)
-
-
-def _vit() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
-    model = _import_torchvision().models.VisionTransformer(
-        image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64
-    )
-    return model, (torch.randn(2, 3, 32, 32),)
-
-
-def _bert() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
-    _import_torchvision()  # transformers imports torchvision when it is installed
-    import transformers
-
-    config = transformers.BertConfig(
-        vocab_size=50,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        intermediate_size=64,
-        max_position_embeddings=16,
-    )
-    return transformers.BertModel(config), (torch.randint(0, 50, (2, 12)),)
-
-
-def _transposed_batch_layer() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
-    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)  # batch_first=False
-    return layer, (torch.randn(2, 6, 16).transpose(0, 1),)  # (batch, seq) made (seq, batch)
-
-
 REAL_MODELS = {
-    "resnet18": _resnet,
-    "vit": _vit,
-    "bert": _bert,
-    "transformer-layer-transposed": _transposed_batch_layer,
+    "resnet18": models.resnet18,
+    "vit": models.vit,
+    "bert": models.bert,
+    "transformer-layer-transposed": models.transposed_batch_layer,
 }
 
 
@@ -207,7 +164,7 @@ def test_modules_with_their_own_forward_are_followed_and_given_it_back():
 def test_forward_matches_the_copy_tracker():
     """The audit's forward copies are the tracker's, for the same call."""
     torch.manual_seed(0)
-    model, inputs = _bert()
+    model, inputs = models.bert()
     report = sw.audit(model, *inputs, backward=False)
     with sw.track_copies() as log:
         model(*inputs)
@@ -355,7 +312,7 @@ def test_backward_copies_point_at_the_forward_line(collector):
 
 def test_suggestions_are_measured_and_outputs_match():
     torch.manual_seed(0)
-    model, inputs = _transposed_batch_layer()
+    model, inputs = models.transposed_batch_layer()
     report = sw.audit(model, *inputs)
     suggestions = report.suggestions
     assert suggestions, "a non-contiguous input is a candidate fix"

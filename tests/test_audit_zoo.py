@@ -11,9 +11,7 @@ bytes allocated by the ``empty``, outside any data-moving op.
 
 from __future__ import annotations
 
-import sys
-import types
-
+import models
 import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
@@ -98,100 +96,6 @@ def _into_blank_buffer(item) -> bool:
     return not item.hidden_in and event.wrote_input and not _ALLOCATING.intersection(event.ops)
 
 
-def _torchvision():
-    for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
-        sys.modules.setdefault(name, types.ModuleType(name))
-    import torchvision
-
-    return torchvision
-
-
-def _efficientnet():
-    return _torchvision().models.efficientnet_b0(weights=None), (torch.randn(2, 3, 32, 32),), {}
-
-
-def _mobilenet():
-    model = _torchvision().models.mobilenet_v3_small(weights=None)
-    return model, (torch.randn(2, 3, 32, 32),), {}
-
-
-def _timm(name, **config):
-    _torchvision()
-    timm = pytest.importorskip("timm")
-    return timm.create_model(name, pretrained=False, **config), (torch.randn(2, 3, 32, 32),), {}
-
-
-def _tokens():
-    ids = torch.randint(0, 64, (2, 8))
-    return {"input_ids": ids, "labels": ids}
-
-
-def _gpt2():
-    _torchvision()
-    import transformers
-
-    config = transformers.GPT2Config(
-        vocab_size=64,
-        n_positions=16,
-        n_embd=32,
-        n_layer=2,
-        n_head=2,
-        bos_token_id=0,
-        eos_token_id=0,
-    )
-    return transformers.GPT2LMHeadModel(config), (), _tokens()
-
-
-def _llama():
-    _torchvision()
-    import transformers
-
-    config = transformers.LlamaConfig(
-        vocab_size=64,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        max_position_embeddings=16,
-    )
-    return transformers.LlamaForCausalLM(config), (), _tokens()
-
-
-def _t5():
-    _torchvision()
-    import transformers
-
-    config = transformers.T5Config(
-        vocab_size=64,
-        d_model=32,
-        d_kv=8,
-        d_ff=64,
-        num_layers=2,
-        num_heads=4,
-        decoder_start_token_id=0,
-        pad_token_id=0,
-    )
-    return transformers.T5ForConditionalGeneration(config), (), _tokens()
-
-
-def _unet():
-    _torchvision()
-    diffusers = pytest.importorskip("diffusers")
-    model = diffusers.UNet2DModel(
-        sample_size=16,
-        in_channels=3,
-        out_channels=3,
-        layers_per_block=1,
-        block_out_channels=(16, 32),
-        down_block_types=("DownBlock2D", "AttnDownBlock2D"),
-        up_block_types=("AttnUpBlock2D", "UpBlock2D"),
-        norm_num_groups=8,
-        attention_head_dim=8,
-    )
-    return model, (torch.randn(2, 3, 16, 16), torch.tensor([10, 20])), {}
-
-
 class _PatchEmbed(torch.nn.Module):
     """A ViT stem: conv patches, ``flatten(2).transpose(1, 2)`` fed to LayerNorm and Linear."""
 
@@ -206,14 +110,17 @@ class _PatchEmbed(torch.nn.Module):
 
 
 ZOO = {
-    "torchvision-efficientnet-b0": _efficientnet,
-    "torchvision-mobilenet-v3": _mobilenet,
-    "timm-convnext-atto": lambda: _timm("convnext_atto"),
-    "timm-vit-tiny": lambda: _timm("vit_tiny_patch16_224", img_size=32, patch_size=8),
-    "hf-gpt2": _gpt2,
-    "hf-llama": _llama,
-    "hf-t5": _t5,
-    "diffusers-unet2d": _unet,
+    "torchvision-efficientnet-b0": lambda: (*models.efficientnet_b0(), {}),
+    "torchvision-mobilenet-v3": lambda: (*models.mobilenet_v3_small(), {}),
+    "timm-convnext-atto": lambda: (*models.timm_model("convnext_atto"), {}),
+    "timm-vit-tiny": lambda: (
+        *models.timm_model("vit_tiny_patch16_224", img_size=32, patch_size=8),
+        {},
+    ),
+    "hf-gpt2": models.gpt2_lm,
+    "hf-llama": models.llama,
+    "hf-t5": models.t5,
+    "diffusers-unet2d": lambda: (*models.unet(), {}),
     "lstm": lambda: (torch.nn.LSTM(8, 16, batch_first=True), (torch.randn(2, 5, 8),), {}),
     "patch-embed": lambda: (_PatchEmbed(), (torch.randn(2, 3, 16, 16),), {}),
 }

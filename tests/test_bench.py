@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from stridewidget import bench
-from stridewidget.bench._cases import BenchContext, Case, Variant
+from stridewidget.bench import BenchContext, Case, Variant
 from stridewidget.bench._harness import (
     QUICK_BUFFER_CAP,
     default_buffer_bytes,

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget import __main__ as cli
+from stridewidget import cli
 
 EXPR = "torch.arange(12.0).reshape(3, 4).t()"
 

@@ -18,7 +18,7 @@ from IPython.core.interactiveshell import InteractiveShell
 from torch.testing._internal.two_tensor import TwoTensor
 
 import stridewidget as sw
-from stridewidget import __main__ as cli
+from stridewidget import cli
 from stridewidget.layout.ints import as_index
 from stridewidget.scene.build import build_scene
 from stridewidget.scene.validate import validate_scene

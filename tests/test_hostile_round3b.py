@@ -9,7 +9,7 @@ import torch
 import traitlets
 
 import stridewidget as sw
-from stridewidget.__main__ import main as cli_main
+from stridewidget.cli import main as cli_main
 
 
 # --- item 1: wrap is validated in Python, by one rule, on every path -------------------------

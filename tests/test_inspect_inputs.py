@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import stridewidget as sw
-from stridewidget import __main__ as cli
+from stridewidget import cli
 from stridewidget.adapters.inspect import read_cells, storage_key
 from stridewidget.scene.build import build_scene
 

@@ -5,37 +5,17 @@ from __future__ import annotations
 
 import copy
 
+import models
 import pytest
 import torch
-from test_audit import _bert, _import_torchvision, _resnet
 
 import stridewidget as sw
 
-
-def _gpt2():
-    _import_torchvision()  # transformers imports torchvision when it is installed
-    import transformers
-
-    config = transformers.GPT2Config(
-        vocab_size=50,
-        n_embd=32,
-        n_layer=2,
-        n_head=4,
-        n_positions=16,
-        bos_token_id=0,
-        eos_token_id=0,
-    )
-    return transformers.GPT2Model(config), (torch.randint(0, 50, (2, 12)),)
-
-
 ZOO = {
-    "resnet18": _resnet,
-    "mobilenet_v3_small": lambda: (
-        _import_torchvision().models.mobilenet_v3_small(weights=None),
-        (torch.randn(2, 3, 32, 32),),
-    ),
-    "bert": _bert,
-    "gpt2": _gpt2,
+    "resnet18": models.resnet18,
+    "mobilenet_v3_small": models.mobilenet_v3_small,
+    "bert": models.bert,
+    "gpt2": models.gpt2,
     "lstm": lambda: (torch.nn.LSTM(8, 16, num_layers=2, batch_first=True), (torch.randn(2, 5, 8),)),
     "transformer-encoder-layer": lambda: (
         torch.nn.TransformerEncoderLayer(16, 2, 32),

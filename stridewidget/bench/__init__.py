@@ -17,7 +17,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._cases import CASES, BenchContext, Case, Variant
+from ._base import BenchContext, Case, Variant
+from ._cases import CASES
 from ._harness import (
     SCHEMA_VERSION,
     VARIANT_KEYS,

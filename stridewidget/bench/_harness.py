@@ -16,12 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch.utils._pytree import tree_leaves
 
+from .._compat import tree_leaves
 from ..adapters.as_strided import OverlapWarning
 from ..adapters.inspect import inspect, same_storage
 from ..copies.tracker import track_copies
-from ._cases import CASES, BenchContext, Case, Variant
+from ._base import BenchContext, Case, Variant
+from ._cases import CASES
 from ._memory import measure_memory
 from ._timing import time_interleaved, triton_available
 
@@ -289,7 +290,19 @@ def run(
     if big_bytes is None:
         big_bytes = default_buffer_bytes(cache, quick=quick)
     context = BenchContext(device=torch_device, quick=quick, big_bytes=big_bytes)
-    results: dict[str, Any] = {
+    results = _header(torch_device, quick, threads, cache, big_bytes)
+    try:
+        _run_cases(wanted, context, results, quick, threads, progress)
+    finally:
+        torch.set_num_threads(previous_threads)
+    return results
+
+
+def _header(
+    torch_device: torch.device, quick: bool, threads: int, cache: int, big_bytes: int
+) -> dict[str, Any]:
+    """The run's record before any case: the machine, the settings, the load now."""
+    return {
         "schema": SCHEMA_VERSION,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         "device": str(torch_device),
@@ -317,6 +330,18 @@ def run(
         "peak_gbps_end": None,
         "cases": [],
     }
+
+
+def _run_cases(
+    wanted: list[str],
+    context: BenchContext,
+    results: dict[str, Any],
+    quick: bool,
+    threads: int,
+    progress: bool,
+) -> None:
+    """Each wanted case in turn, then the ceiling again; appended to ``results``."""
+    torch_device = context.device
     bar = _progress(total=len(wanted), enabled=progress)
     try:
         with torch.no_grad(), warnings.catch_warnings():
@@ -347,8 +372,6 @@ def run(
     finally:
         if bar is not None:
             bar.close()
-        torch.set_num_threads(previous_threads)
-    return results
 
 
 def _run_case(

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from .._compat import op_overload_class
+from .._compat import op_arguments, op_overload_class, op_schema
 from ..adapters.inspect import inspect, same_storage
 from ..frames import PACKAGE_DIR, TORCH_DIR, describe_location
 from ..layout.layout import Layout
@@ -60,8 +60,9 @@ class GraphNode:
 
 def op_name(target: Any) -> str:
     """``clone`` for ``aten.clone.default``; the callable's name otherwise."""
-    if isinstance(target, _OP_OVERLOAD):
-        return target._schema.name.split("::")[-1]
+    schema = op_schema(target) if isinstance(target, _OP_OVERLOAD) else None
+    if schema is not None:
+        return schema.name.split("::")[-1]
     return getattr(target, "__name__", str(target))
 
 
@@ -102,13 +103,13 @@ def classify(node: Any) -> str:
     if not isinstance(target, _OP_OVERLOAD):
         return "compute"
     name = op_name(target)
-    schema = target._schema
     if name in _COPY_OPS or name.endswith("_copy"):
         return "copy"
-    if any(a.alias_info is not None and a.alias_info.is_write for a in schema.arguments):
+    if any(a.alias_info is not None and a.alias_info.is_write for a in op_arguments(target)):
         return "in-place"
     aliases = _aliases_an_input(node)
-    if any(r.alias_info is not None for r in schema.returns):
+    returns = getattr(op_schema(target), "returns", ())
+    if any(r.alias_info is not None for r in returns):
         # "may alias" (reshape, contiguous, to): the graph's FakeTensors say what happened
         return "copy" if aliases is False else "view"
     # ops that return a view without saying so in their schema (`_unsafe_view`)

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import html
 import json
-import pathlib
 from typing import Any
 
 import anywidget
 
+from .static import read_static
+
 __all__ = ["view_payload", "widget_page"]
 
-_STATIC = pathlib.Path(__file__).parent / "static"
 VIEW_MIME = "application/vnd.stridewidget.view+json"
 # Traits every anywidget has (layout, tabbable, ...; the private ones are left out by name): not
 # the view's own state.
@@ -40,10 +40,6 @@ def _inline(tag: str, text: str, attributes: str = "") -> str:
     if f"</{tag}" in text.lower():  # our own bundles; a minifier could in principle write one
         raise ValueError(f"cannot inline text containing '</{tag}' into a <{tag}> element")
     return f"<{tag}{attributes}>{text}</{tag}>"
-
-
-def _static_text(name: str) -> str:
-    return (_STATIC / name).read_text(encoding="utf-8")
 
 
 def view_payload(widget: anywidget.AnyWidget) -> dict[str, Any]:
@@ -100,6 +96,6 @@ def widget_page(
         + before
         + views
         + after
-        + _inline("script", _static_text("host.js"), ' type="module"')
+        + _inline("script", read_static("host.js"), ' type="module"')
         + "</body></html>\n"
     )

@@ -11,7 +11,6 @@ the storage is refused by the same checks on both sides and never reaches ``torc
 from __future__ import annotations
 
 import html
-import pathlib
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -24,11 +23,11 @@ from ..adapters.numbers import value_texts
 from ..adapters.numpy import is_ndarray, numpy_storage_view
 from ..errors import LayoutError
 from ..layout.ints import as_index, as_indices
+from .static import read_static
 from .widget import StaticFallbackWidget
 
 __all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
 
-_STATIC = pathlib.Path(__file__).parent / "static"
 
 #: Storage elements whose values are embedded in the page (the rest is drawn as a gap).
 MAX_EMBEDDED_CELLS = 512
@@ -84,8 +83,8 @@ class Playground(StaticFallbackWidget):
 
     # The bundle's text, not its path: anywidget ties a widget whose _esm is a path to a
     # class-wide file watcher that keeps it (and its base tensor) alive forever.
-    _esm = (_STATIC / "playground.js").read_text(encoding="utf-8")
-    _css = (_STATIC / "playground.css").read_text(encoding="utf-8")
+    _esm = read_static("playground.js")
+    _css = read_static("playground.css")
 
     # the base `x` and its storage (Python -> JS, set once)
     base_shape = traitlets.List(traitlets.Int()).tag(sync=True)

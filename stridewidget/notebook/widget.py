@@ -11,7 +11,6 @@ import ast
 import html
 import inspect as inspect_module
 import itertools
-import pathlib
 import sys
 import weakref
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ import anywidget
 import executing
 import traitlets
 
+from .._compat import version_counter, view_base
 from ..adapters.inspect import inspect
 from ..adapters.numpy import is_ndarray
 from ..adapters.rebuild import array_memory, rebuild_array, rebuild_tensor, tensor_memory
@@ -31,11 +31,11 @@ from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
 from ..scene.build import build_scene
 from .live import ensure_refresh_hook, forget, register
+from .static import read_static
 from .watch import ShownCells
 
 __all__ = ["StrideWidget", "show"]
 
-_STATIC = pathlib.Path(__file__).parent / "static"
 _SERIALS = itertools.count()
 
 
@@ -60,8 +60,9 @@ class _Held:
         self.version_ref = self.ref
         if is_tensor(obj):
             self.memory = tensor_memory(obj)
-            if obj._base is not None:  # a view shares its base's version counter
-                self.base_refs.append(weakref.ref(obj._base))
+            base = view_base(obj)
+            if base is not None:  # a view shares its base's version counter
+                self.base_refs.append(weakref.ref(base))
                 self.version_ref = self.base_refs[0]
         elif is_ndarray(obj) and is_ndarray(obj.base):
             root = obj
@@ -130,10 +131,7 @@ def _version(obj: Any) -> int | None:
     """torch's in-place version counter (views share their base's); None where there is none."""
     if not is_tensor(obj):
         return None
-    try:
-        return obj._version
-    except RuntimeError:  # inference tensors track no version
-        return None
+    return version_counter(obj)
 
 
 # A label longer than this reads worse than the generic one (the user can still name it).
@@ -253,8 +251,8 @@ class StrideWidget(StaticFallbackWidget):
 
     # The bundle's text, not its path: for a path anywidget connects every widget to a
     # class-wide file watcher that keeps the widget alive forever, even after close().
-    _esm = (_STATIC / "widget.js").read_text(encoding="utf-8")
-    _css = (_STATIC / "widget.css").read_text(encoding="utf-8")
+    _esm = read_static("widget.js")
+    _css = read_static("widget.css")
 
     scene = traitlets.Dict().tag(sync=True)
     hovered = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)

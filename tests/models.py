@@ -1,0 +1,169 @@
+"""The one home of the model builders the audit and sanitizer tests share: small configs of
+real models (torchvision, timm, transformers, diffusers) and a few plain modules.
+
+A builder returns ``(model, inputs)``, the positional inputs as a tuple; the language models of
+the audit zoo, fed keyword inputs, return ``(model, (), kwargs)`` (see :func:`tokens`).  Each
+builds its model and draws its inputs in one fixed order, so a test that seeds torch first gets
+the same weights and inputs every run.
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+import pytest
+import torch
+
+
+def import_torchvision() -> types.ModuleType:
+    """torchvision's models are pure Python, but PyPI's Linux wheel is built against CUDA torch:
+    with the CPU torch the project installs, its compiled ops do not load and its import fails
+    while registering fake kernels for them.  The tests need no torchvision op, so those two
+    registration modules are skipped."""
+    for name in ("torchvision._meta_registrations", "torchvision._autograd_registrations"):
+        sys.modules.setdefault(name, types.ModuleType(name))
+    import torchvision
+
+    return torchvision
+
+
+# --- (model, inputs) ----------------------------------------------------------------------------
+
+
+def resnet18() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    return import_torchvision().models.resnet18(weights=None), (torch.randn(2, 3, 32, 32),)
+
+
+def mobilenet_v3_small() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    model = import_torchvision().models.mobilenet_v3_small(weights=None)
+    return model, (torch.randn(2, 3, 32, 32),)
+
+
+def efficientnet_b0() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    return import_torchvision().models.efficientnet_b0(weights=None), (torch.randn(2, 3, 32, 32),)
+
+
+def vit() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    model = import_torchvision().models.VisionTransformer(
+        image_size=32, patch_size=16, num_layers=2, num_heads=2, hidden_dim=32, mlp_dim=64
+    )
+    return model, (torch.randn(2, 3, 32, 32),)
+
+
+def timm_model(name: str, **config) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    import_torchvision()
+    timm = pytest.importorskip("timm")
+    return timm.create_model(name, pretrained=False, **config), (torch.randn(2, 3, 32, 32),)
+
+
+def bert() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    import_torchvision()  # transformers imports torchvision when it is installed
+    import transformers
+
+    config = transformers.BertConfig(
+        vocab_size=50,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        max_position_embeddings=16,
+    )
+    return transformers.BertModel(config), (torch.randint(0, 50, (2, 12)),)
+
+
+def gpt2() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    """GPT-2's body (no LM head), fed token ids."""
+    import_torchvision()  # transformers imports torchvision when it is installed
+    import transformers
+
+    config = transformers.GPT2Config(
+        vocab_size=50,
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=16,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return transformers.GPT2Model(config), (torch.randint(0, 50, (2, 12)),)
+
+
+def transposed_batch_layer() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    layer = torch.nn.TransformerEncoderLayer(16, 2, 32, dropout=0.0)  # batch_first=False
+    return layer, (torch.randn(2, 6, 16).transpose(0, 1),)  # (batch, seq) made (seq, batch)
+
+
+def unet() -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    import_torchvision()
+    diffusers = pytest.importorskip("diffusers")
+    model = diffusers.UNet2DModel(
+        sample_size=16,
+        in_channels=3,
+        out_channels=3,
+        layers_per_block=1,
+        block_out_channels=(16, 32),
+        down_block_types=("DownBlock2D", "AttnDownBlock2D"),
+        up_block_types=("AttnUpBlock2D", "UpBlock2D"),
+        norm_num_groups=8,
+        attention_head_dim=8,
+    )
+    return model, (torch.randn(2, 3, 16, 16), torch.tensor([10, 20]))
+
+
+# --- causal / seq2seq language models: (model, (), kwargs) -------------------------------------
+
+
+def tokens() -> dict[str, torch.Tensor]:
+    """Keyword inputs of a language model that computes its own loss: ids that are the labels."""
+    ids = torch.randint(0, 64, (2, 8))
+    return {"input_ids": ids, "labels": ids}
+
+
+def gpt2_lm() -> tuple[torch.nn.Module, tuple, dict[str, torch.Tensor]]:
+    import_torchvision()
+    import transformers
+
+    config = transformers.GPT2Config(
+        vocab_size=64,
+        n_positions=16,
+        n_embd=32,
+        n_layer=2,
+        n_head=2,
+        bos_token_id=0,
+        eos_token_id=0,
+    )
+    return transformers.GPT2LMHeadModel(config), (), tokens()
+
+
+def llama() -> tuple[torch.nn.Module, tuple, dict[str, torch.Tensor]]:
+    import_torchvision()
+    import transformers
+
+    config = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=16,
+    )
+    return transformers.LlamaForCausalLM(config), (), tokens()
+
+
+def t5() -> tuple[torch.nn.Module, tuple, dict[str, torch.Tensor]]:
+    import_torchvision()
+    import transformers
+
+    config = transformers.T5Config(
+        vocab_size=64,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        decoder_start_token_id=0,
+        pad_token_id=0,
+    )
+    return transformers.T5ForConditionalGeneration(config), (), tokens()

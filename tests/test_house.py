@@ -180,6 +180,57 @@ def test_no_import_cycle():
     assert not found, "import cycles:\n  " + "\n  ".join(found)
 
 
+#: The layers of ARCHITECTURE.md, lowest first: a module may import only from its own layer or a
+#: lower one.  A top-level module or subpackage of the package not listed here fails the test.
+LAYERS = [
+    {"errors", "limits", "style", "_compat", "frames"},
+    {"layout"},
+    {"adapters"},
+    {"scene"},
+    {"render"},
+    {"notebook"},
+    {"graph"},
+    {"copies"},
+    {"check", "tricks"},
+    {"bench", "cli", "__main__", "audit", "__init__"},
+]
+
+
+def layer_of(module_name: str) -> int:
+    """The index in :data:`LAYERS` of a package module (``stridewidget`` itself is ``__init__``)."""
+    parts = module_name.split(".")
+    top = parts[1] if len(parts) > 1 else "__init__"
+    for index, layer in enumerate(LAYERS):
+        if top in layer:
+            return index
+    raise AssertionError(f"{module_name}: its layer {top!r} is not in LAYERS (ARCHITECTURE.md)")
+
+
+def upward_imports(graph: dict[str, dict[str, int]]) -> list[str]:
+    """``module:line imports target`` for every import of a higher layer than the importer's."""
+    found = []
+    for name, edges in sorted(graph.items()):
+        for target, line in sorted(edges.items()):
+            if target == "stridewidget":
+                continue  # ``from .. import tricks`` names a submodule: counted as that submodule
+            if layer_of(target) > layer_of(name):
+                found.append(f"{name}:{line} imports {target}")
+    return found
+
+
+def test_upward_imports_are_found():
+    graph = {"stridewidget.layout.layout": {"stridewidget.render.svg": 7}, "stridewidget.cli": {}}
+    assert upward_imports(graph) == ["stridewidget.layout.layout:7 imports stridewidget.render.svg"]
+    assert upward_imports({"stridewidget.render.svg": {"stridewidget.layout.layout": 3}}) == []
+
+
+def test_every_import_goes_down_the_layers():
+    """ARCHITECTURE.md's diagram, checked: pure layout math never reaches for a renderer, the
+    renderers never for the notebook, and so on."""
+    found = upward_imports(import_graph())
+    assert not found, "imports against the layers of ARCHITECTURE.md:\n  " + "\n  ".join(found)
+
+
 # --- (b) no underscore name across package directories ----------------------------------------
 
 

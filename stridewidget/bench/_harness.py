@@ -21,6 +21,7 @@ from .._compat import tree_leaves
 from ..adapters.as_strided import OverlapWarning
 from ..adapters.inspect import inspect, same_storage
 from ..copies.tracker import track_copies
+from ..limits import QUICK_BUFFER_CAP
 from ._base import BenchContext, Case, Variant
 from ._cases import CASES
 from ._memory import measure_memory
@@ -234,11 +235,6 @@ def _progress(total: int, enabled: bool):
     except ImportError:  # tqdm is optional: without it the run is just quiet
         return None
     return tqdm(total=total, desc="stridewidget.bench", unit="variant", leave=False)
-
-
-# A quick run's bandwidth buffers are at most this big, whatever the cache: the whole quick run
-# stays about a minute on two busy CPU cores (2x a 300 MiB cache took 7-23 minutes).
-QUICK_BUFFER_CAP = 16 * 2**20
 
 
 def default_buffer_bytes(cache_bytes: int, *, quick: bool) -> int:

@@ -13,6 +13,7 @@ import torch
 
 from ..layout.overlap import internal_overlap_witness, ranges_overlap_witness
 from ..layout.strides import first_out_of_bounds
+from ..limits import WITNESS_SPLIT_LIMIT as _SPLIT_LIMIT
 
 __all__ = [
     "Witness",
@@ -149,10 +150,6 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     if index is None:  # the last element is only partly inside: the highest index reaches out
         index = tuple(n - 1 for n in t.shape)
     return Witness(index, index, _address(t, index))
-
-
-#: Sub-boxes :func:`other_index_witness` tries before it answers conservatively (any overlap).
-_SPLIT_LIMIT = 512
 
 
 def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:

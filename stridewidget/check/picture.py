@@ -6,12 +6,11 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..limits import MAX_HAZARD_PICTURES as _MAX_PICTURES
 from ..render import render_html
 
 __all__ = ["finding_html", "hazard_html", "report_html"]
 
-#: Pictures drawn at most per report: a long report stays a table to read.
-_MAX_PICTURES = 5
 #: What each of a hazard's layouts is called in its picture, by the hazard's kind.
 _NAMES = {
     "partial-overlap": ("written", "input"),

@@ -15,12 +15,12 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ..limits import FUZZ_RANDOM_TRIES as _RANDOM_TRIES
+
 __all__ = ["Relayout", "relayouts"]
 
 #: A stride no real layout gives a size-1 dim: a kernel that multiplies by it reads garbage.
 _ODD_STRIDE = 7919
-#: Random mixes tried at most per tensor (a small tensor has few distinct ones).
-_RANDOM_TRIES = 64
 
 
 class Relayout(NamedTuple):

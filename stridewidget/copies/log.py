@@ -237,9 +237,9 @@ class CopyLog:
                 drawn[label] = live if live is not None else snapshots[0].layout
         if not drawn:
             raise ValueError(f"CopyLog.show: event {index} ({event.call}) has no tensor to draw")
-        import stridewidget
+        from ..notebook.widget import show
 
-        return stridewidget.show(**drawn)
+        return show(**drawn)
 
 
 _KIND_TINT = {

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Set
 from typing import Any
 
 from ..errors import LayoutError, safe_repr
+from ..limits import MAX_DIMS, MAX_WRAP
 
 __all__ = [
     "INT64_MAX",
@@ -30,12 +31,6 @@ __all__ = [
 
 #: Largest stride, size or offset torch accepts (``int64_t``).
 INT64_MAX = 2**63 - 1
-
-#: Most dims a shape may list (torch's own tensors stop far below; this bounds an endless iterator).
-MAX_DIMS = 4096
-
-#: Most storage cells per row a picture takes (a scene holds at most 1024 cells per storage).
-MAX_WRAP = 1024
 
 
 def is_symint(value: Any) -> bool:

@@ -23,6 +23,12 @@ from functools import cached_property
 from typing import Any
 
 from ..errors import LayoutError, safe_repr
+from ..limits import (
+    DISPLAY_ENUMERATION_LIMIT,
+    DISPLAY_MAX_SECONDS,
+    DISPLAY_MAX_WORK,
+    TOUCHED_ENUMERATION_LIMIT,
+)
 from .ints import as_index, as_indices, is_symint
 from .overlap import Undecided, count_touched, internal_overlap_witness
 from .strides import (
@@ -37,18 +43,6 @@ from .strides import (
 
 __all__ = ["Layout"]
 
-#: Self-overlapping views with at most this many run starts get exact ``touched`` counts by
-#: enumeration (see ``count_touched``; about 50 MiB); every view of at most this many elements does.
-TOUCHED_ENUMERATION_LIMIT = 10**6
-#: Search steps a display (``str``, ``explain``, ``to_dict``, every renderer) may spend on one
-#: overlap question: about 50 ms of Python (``benchmarks/bench_inspect.py`` measures it).  Where the
-#: budget runs out the display says the question is not decided; the properties stay exact.
-DISPLAY_MAX_WORK = 10_000
-#: ... and never more than this long, whatever the machine (a safety net: tests use the step
-#: count).  The rest of the 50 ms goes to touch counts and the scene.
-DISPLAY_MAX_SECONDS = 0.03
-#: Run starts a display may enumerate for an exact ``touched`` (about 5 MiB, a few ms).
-DISPLAY_ENUMERATION_LIMIT = 10**5
 #: What a display says when its budget did not decide internal overlap.
 UNDECIDED_TEXT = (
     "overlap: not decided within the display budget (~50 ms); "

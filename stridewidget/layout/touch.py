@@ -25,16 +25,11 @@ from __future__ import annotations
 
 import math
 
+from ..limits import TOUCH_COUNT_WORK_LIMIT as _COUNT_WORK_LIMIT
+from ..limits import TOUCH_ENUMERATE_LIMIT as _ENUMERATE_LIMIT
+from ..limits import TOUCH_HISTOGRAM_SPAN_LIMIT as _HISTOGRAM_SPAN_LIMIT
 from .layout import Layout
 
-#: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None):
-#: about 20-40 ms of Python, within the display budget.
-_COUNT_WORK_LIMIT = 5_000
-#: Overlapping views whose span is at most this many cells get every count from one histogram
-#: (about 3 int64 arrays of the span: 24 MiB).
-_HISTOGRAM_SPAN_LIMIT = 1_000_000
-#: Tensors up to this many element cells get their touch counts by enumerating every address.
-_ENUMERATE_LIMIT = 200_000
 #: The NumPy methods compute addresses in int64; spans reaching beyond this use Python ints.
 _INT64_SAFE = 2**62
 

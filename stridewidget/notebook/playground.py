@@ -23,14 +23,11 @@ from ..adapters.numbers import value_texts
 from ..adapters.numpy import is_ndarray, numpy_storage_view
 from ..errors import LayoutError
 from ..layout.ints import as_index, as_indices
+from ..limits import MAX_EMBEDDED_CELLS
 from .static import read_static
 from .widget import StaticFallbackWidget
 
 __all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
-
-
-#: Storage elements whose values are embedded in the page (the rest is drawn as a gap).
-MAX_EMBEDDED_CELLS = 512
 
 
 def _python_tuple(values: Sequence[int]) -> str:

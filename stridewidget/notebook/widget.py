@@ -29,6 +29,7 @@ from ..adapters.torch import is_tensor
 from ..frames import package_caller
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
+from ..limits import MAX_SOURCE_LABEL as _MAX_SOURCE_LABEL
 from ..scene.build import build_scene
 from .live import ensure_refresh_hook, forget, register
 from .static import read_static
@@ -132,10 +133,6 @@ def _version(obj: Any) -> int | None:
     if not is_tensor(obj):
         return None
     return version_counter(obj)
-
-
-# A label longer than this reads worse than the generic one (the user can still name it).
-_MAX_SOURCE_LABEL = 40
 
 
 def _source_labels(frame: FrameType, count: int) -> list[str | None]:

@@ -13,14 +13,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..limits import PHANTOM_ENUMERATION_LIMIT as ENUMERATION_LIMIT
 from ..style import STYLE
 from .labels import group_digits
 from .primitives import MAX_WIDTH, PAD, Group, Picture, Rect, Text, text_width
 
 __all__ = ["escaping_cells", "phantom_picture"]
 
-#: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).
-ENUMERATION_LIMIT = 200_000
 G = STYLE["geometry"]
 
 

@@ -1,0 +1,72 @@
+"""Every budget and default of the package, in one place: what a display may spend, how much a
+picture or a report may hold, how much the checks may try.
+
+The modules that use a value import it from here under the same name (a test may still patch it
+where it is used).  Two kinds of numbers live elsewhere on purpose: the picture's limits that the
+front end shares (``stridewidget/style.py`` writes them into ``style.json`` for the JavaScript),
+and the exact overlap solver's tuning constants (``stridewidget/layout/overlap/portfolio.py`` and
+``search.py``, each explained where it is used and measured by
+``benchmarks/bench_overlap_tuning.py``).
+
+>>> DISPLAY_MAX_SECONDS <= 0.05 and DISPLAY_MAX_WORK > 0
+True
+"""
+
+from __future__ import annotations
+
+# --- what a display (str, explain, to_dict, every renderer) may spend on one tensor -------------
+
+#: Self-overlapping views with at most this many run starts get exact ``touched`` counts by
+#: enumeration (see ``count_touched``; about 50 MiB); every view of at most this many elements does.
+TOUCHED_ENUMERATION_LIMIT = 10**6
+#: Search steps a display may spend on one overlap question: about 50 ms of Python
+#: (``benchmarks/bench_inspect.py`` measures it).  Where the budget runs out the display says the
+#: question is not decided; the properties stay exact.
+DISPLAY_MAX_WORK = 10_000
+#: ... and never more than this long, whatever the machine (a safety net: tests use the step
+#: count).  The rest of the 50 ms goes to touch counts and the scene.
+DISPLAY_MAX_SECONDS = 0.03
+#: Run starts a display may enumerate for an exact ``touched`` (about 5 MiB, a few ms).
+DISPLAY_ENUMERATION_LIMIT = 10**5
+
+# --- touch counts: how many logical indices read each shown storage cell ------------------------
+
+#: Loop steps the exact touch counter may take per tensor before it gives up (counts -> None):
+#: about 20-40 ms of Python, within the display budget.
+TOUCH_COUNT_WORK_LIMIT = 5_000
+#: Overlapping views whose span is at most this many cells get every count from one histogram
+#: (about 3 int64 arrays of the span: 24 MiB).
+TOUCH_HISTOGRAM_SPAN_LIMIT = 1_000_000
+#: Tensors up to this many element cells get their touch counts by enumerating every address.
+TOUCH_ENUMERATE_LIMIT = 200_000
+
+# --- arguments --------------------------------------------------------------------------------
+
+#: Most dims a shape may list (torch's own tensors stop far below; this bounds an endless iterator).
+MAX_DIMS = 4096
+#: Most storage cells per row a picture takes (a scene holds at most 1024 cells per storage).
+MAX_WRAP = 1024
+
+# --- pictures and pages -----------------------------------------------------------------------
+
+#: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).
+PHANTOM_ENUMERATION_LIMIT = 200_000
+#: Storage elements whose values the playground embeds in the page (the rest is drawn as a gap).
+MAX_EMBEDDED_CELLS = 512
+#: A widget label taken from the caller's source longer than this reads worse than the generic one.
+MAX_SOURCE_LABEL = 40
+#: Pictures a sanitizer / fuzzer report draws at most: a long report stays a table to read.
+MAX_HAZARD_PICTURES = 5
+
+# --- the checks -------------------------------------------------------------------------------
+
+#: Sub-boxes the sanitizer's ``other_index_witness`` tries before it answers conservatively.
+WITNESS_SPLIT_LIMIT = 512
+#: Random layout mixes the fuzzer tries at most per tensor (a small tensor has few distinct ones).
+FUZZ_RANDOM_TRIES = 64
+
+# --- benchmarks -------------------------------------------------------------------------------
+
+#: A quick benchmark run's bandwidth buffers are at most this big, whatever the cache: the whole
+#: quick run stays about a minute on two busy CPU cores (2x a 300 MiB cache took 7-23 minutes).
+QUICK_BUFFER_CAP = 16 * 2**20

@@ -430,7 +430,7 @@ def bench_typical() -> None:
     )
 
 
-#: Still slow (the ``_overlap.py`` header says why): a target near a corner of the box with nine
+#: Still slow (``stridewidget/layout/overlap/lattice.py`` says why): a target near a corner of the box with nine
 #: huge coefficients over long bounds; found by a random search of 3,000 such problems.
 CORNER_CASES = {
     "corner, 9 coefficients ~1e11-1e12, bounds ~5e5": (

@@ -452,7 +452,10 @@ def test_table_text_and_html_escape_every_string():
 
 def test_show_draws_the_chosen_events_source_and_result(monkeypatch):
     drawn = {}
-    monkeypatch.setattr("stridewidget.notebook.widget.show", lambda *args, **kwargs: drawn.update(kwargs) or "widget")
+    monkeypatch.setattr(
+        "stridewidget.notebook.widget.show",
+        lambda *args, **kwargs: drawn.update(kwargs) or "widget",
+    )
     x = base()
     with sw.track_copies() as log:
         y = x.t().reshape(-1)

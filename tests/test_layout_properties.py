@@ -293,7 +293,7 @@ def test_render_text_and_touch_counts_of_huge_strides_match_brute_force():
 
 #: Found by a random search over 1-6-D meta layouts: no closed form or count split applies, and the
 #: depth-first search and NumPy's solver needed 20-40 s (three huge strides with long dims beside
-#: small ones).  The lattice search (step 6 of ``_overlap.py``) decides it in a few hundred steps.
+#: small ones).  The lattice search (``stridewidget/layout/overlap/lattice.py``) decides it in a few hundred steps.
 ADVERSARIAL = Layout(
     (2, 100, 10**6, 10**6, 1000),
     (84, 1, 951793374218, 714707845745, 672294410367),

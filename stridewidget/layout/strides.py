@@ -221,8 +221,8 @@ def check_view(
 
     Checked in this order: ``size`` and ``stride`` of different lengths, a negative size, a
     negative stride, a negative offset, more than ``2**63 - 1`` elements, and the first index
-    whose element lies past the storage's ``storage_size`` elements.  The JS twin
-    ``checkView(size, stride, storageOffset, storageSize)`` in ``js/core/strides.js`` is its twin.
+    whose element lies past the storage's ``storage_size`` elements.  Its JS twin is
+    ``checkView(size, stride, storageOffset, storageSize)`` in ``js/core/strides.js``.
 
     >>> check_view((4, 3), (2, 1), 0, 10) is None
     True

@@ -152,7 +152,7 @@ def test_recording_backend_without_aot_autograd(monkeypatch):
 
 def test_user_output_window_without_tracing_context(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch._guards", None)
-    assert _compat._user_output_window() is None
+    assert _compat.compiled._user_output_window() is None
 
 
 def test_export_user_error_without_dynamo_exc(monkeypatch):

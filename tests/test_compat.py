@@ -1,6 +1,6 @@
-"""Each fallback of ``stridewidget/_compat.py``, reached by patching the private API away (the
-torch installed here has them all, so nothing else ever runs these branches), and its answer
-checked against what torch's public API says, or against the answer the docstring promises
+"""Each fallback of the ``stridewidget/_compat/`` package, reached by patching the private API
+away (the torch installed here has them all, so nothing else ever runs these branches), and its
+answer checked against what torch's public API says, or against the answer the docstring promises
 where torch has no public way to tell."""
 
 from __future__ import annotations

@@ -97,7 +97,7 @@ def op_overload_class() -> type:
 
 def op_returns(func: Any) -> list[Any]:
     """The schema returns of an ATen / custom op (``OpOverload._schema.returns``, checked on torch
-    2.13 and 2.4): each has ``alias_info`` (not ``None`` for a return that aliases an input).
+    2.13 (the floor)): each has ``alias_info`` (not ``None`` for a return that aliases an input).
     Without a schema, ``[]``: no return is known to be a view, so the op is taken for one whose
     kernel may copy (searched for copies, which finds only real ones).
 
@@ -111,7 +111,7 @@ def op_returns(func: Any) -> list[Any]:
 
 def schema_name(func: Any) -> str:
     """An op's name without its overload (``"aten::addmm"``), the name the profiler gives its
-    events: ``OpOverload._schema.name`` (checked on torch 2.13 and 2.4), else the public
+    events: ``OpOverload._schema.name`` (checked on torch 2.13 (the floor)), else the public
     ``name()`` with the overload cut off.
 
     >>> import torch
@@ -124,7 +124,7 @@ def schema_name(func: Any) -> str:
 
 def composite_implicit_key() -> Any:
     """The dispatch key of an op's decomposition into other ATen ops:
-    ``torch._C.DispatchKey.CompositeImplicitAutograd`` (checked on torch 2.13 and 2.4), else its
+    ``torch._C.DispatchKey.CompositeImplicitAutograd`` (checked on torch 2.13 (the floor)), else its
     name, which torch's dispatcher functions take too.
 
     >>> composite_implicit_key().name
@@ -136,8 +136,8 @@ def composite_implicit_key() -> Any:
 
 def has_kernel(func: Any, key: Any) -> bool:
     """Does ``func`` have a C++ kernel registered for dispatch key ``key`` (a ``DispatchKey`` or
-    its name)?  ``torch._C._dispatch_has_kernel_for_dispatch_key`` (checked on torch 2.13 and
-    2.4; raises ``RuntimeError`` for an op not in the dispatcher).  Without it, ``False``: no
+    its name)?  ``torch._C._dispatch_has_kernel_for_dispatch_key`` (checked on torch 2.13 (the
+    floor); raises ``RuntimeError`` for an op not in the dispatcher).  Without it, ``False``: no
     kernel is known, so a composite op is followed through ``torch._decomp``'s reference (where
     there is one) rather than its C++ decomposition, and under ``inference_mode`` recorded whole.
 
@@ -153,7 +153,7 @@ def has_kernel(func: Any, key: Any) -> bool:
 
 def run_composite_implicit(func: Any, *args: Any, **kwargs: Any) -> Any:
     """Run ``func``'s CompositeImplicitAutograd (C++) kernel: its decomposition, whose ops the
-    dispatch modes active then see.  ``OpOverload._op_dk`` (checked on torch 2.13 and 2.4), else
+    dispatch modes active then see.  ``OpOverload._op_dk`` (checked on torch 2.13 (the floor)), else
     the public ``OpOverload.decompose`` (which prefers a Python decomposition registered for that
     key); a ``RuntimeError`` where neither has one.
 
@@ -172,8 +172,8 @@ def run_composite_implicit(func: Any, *args: Any, **kwargs: Any) -> Any:
 
 def disable_current_modes() -> Any:
     """A context manager that pops every active dispatch mode for its block (and pushes them
-    back): ``torch.utils._python_dispatch._disable_current_modes`` (checked on torch 2.13 and
-    2.4).  torch has no public one, so without it an ``ImportError`` that says what is missing.
+    back): ``torch.utils._python_dispatch._disable_current_modes`` (checked on torch 2.13 (the
+    floor)).  torch has no public one, so without it an ``ImportError`` that says what is missing.
 
     >>> with disable_current_modes():
     ...     pass
@@ -191,7 +191,7 @@ def disable_current_modes() -> Any:
 
 def decomposition_table() -> dict[Any, Any]:
     """``torch._decomp.decomposition_table``: op → its Python reference decomposition (checked on
-    torch 2.13 and 2.4; large, so imported at first use).  Without it, ``{}``: no reference is
+    torch 2.13 (the floor); large, so imported at first use).  Without it, ``{}``: no reference is
     followed, and an op with no C++ decomposition counts as compute (its copies go unreported,
     none is invented).
 
@@ -209,7 +209,7 @@ def decomposition_table() -> dict[Any, Any]:
 def disable_torch_function() -> Any:
     """A context manager that turns torch-function handling (``__torch_function__``, torch
     function modes) off for its block: ``torch._C.DisableTorchFunction`` (checked on torch 2.13
-    and 2.4).  torch has no public one, so without it a ``RuntimeError`` that says what is missing
+    (the floor)).  torch has no public one, so without it a ``RuntimeError`` that says what is missing
     (going on without it would fold every backward op into one call).
 
     >>> with disable_torch_function():

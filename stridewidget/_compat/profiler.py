@@ -21,7 +21,7 @@ __all__ = [
 
 def record_function_fast(name: str) -> Any:
     """A context manager that records one profiler event named ``name``:
-    ``torch._C._profiler._RecordFunctionFast`` (checked on torch 2.13 and 2.4; a few µs), else
+    ``torch._C._profiler._RecordFunctionFast`` (checked on torch 2.13 (the floor); a few µs), else
     the public ``torch.autograd.profiler.record_function`` (the same event name, slower).
 
     >>> import torch
@@ -49,7 +49,7 @@ def _no_switch(enabled: bool) -> None:
 def record_function_switch() -> Any:
     """The function that turns this thread's ``RecordFunction`` events (which profilers collect)
     on or off, ``switch(enabled)``: ``torch._C._autograd._enable_record_function`` (checked on
-    torch 2.13 and 2.4), a thread-local flag; the builtin itself, as it runs twice per op.
+    torch 2.13 (the floor)), a thread-local flag; the builtin itself, as it runs twice per op.
     torch's public ``toggle_collection_dynamic`` is global, so it cannot stand in: without the
     builtin, a function that raises a ``RuntimeError`` saying so when called.
 
@@ -64,7 +64,7 @@ def record_function_switch() -> Any:
 def legacy_profiler_available() -> bool:
     """Does this torch still have the autograd profiler's legacy collector
     (``torch.autograd._enable_profiler_legacy`` / ``_disable_profiler_legacy`` and
-    ``torch._C._profiler._ExperimentalConfig``, checked on torch 2.13 and 2.4)?  Where it is gone,
+    ``torch._C._profiler._ExperimentalConfig``, checked on torch 2.13 (the floor))?  Where it is gone,
     ``False``: the public ``torch.profiler`` serves instead.
 
     >>> legacy_profiler_available()
@@ -87,7 +87,7 @@ def _no_legacy_profiler() -> RuntimeError:
 
 def experimental_config() -> Any:
     """A default ``torch._C._profiler._ExperimentalConfig()``, the last field of the legacy
-    collector's ``ProfilerConfig`` (checked on torch 2.13 and 2.4); a ``RuntimeError`` where it
+    collector's ``ProfilerConfig`` (checked on torch 2.13 (the floor)); a ``RuntimeError`` where it
     is gone (:func:`legacy_profiler_available` is then ``False``).
 
     >>> type(experimental_config()).__name__
@@ -101,7 +101,7 @@ def experimental_config() -> Any:
 
 def enable_profiler_legacy(config: Any) -> None:
     """Start the legacy collector with ``config`` (``torch.autograd._enable_profiler_legacy``,
-    checked on torch 2.13 and 2.4); a ``RuntimeError`` where it is gone."""
+    checked on torch 2.13 (the floor)); a ``RuntimeError`` where it is gone."""
     enable = getattr(sys.modules["torch"].autograd, "_enable_profiler_legacy", None)
     if enable is None:
         raise _no_legacy_profiler()
@@ -110,7 +110,7 @@ def enable_profiler_legacy(config: Any) -> None:
 
 def disable_profiler_legacy() -> Any:
     """Stop the legacy collector and return its records, one list per thread
-    (``torch.autograd._disable_profiler_legacy``, checked on torch 2.13 and 2.4); a
+    (``torch.autograd._disable_profiler_legacy``, checked on torch 2.13 (the floor)); a
     ``RuntimeError`` where it is gone.
 
     >>> import torch
@@ -132,7 +132,7 @@ def disable_profiler_legacy() -> Any:
 
 def profiler_running() -> bool:
     """Is an autograd profiler collecting now (``torch.autograd._profiler_enabled``, checked on
-    torch 2.13 and 2.4)?  Without it, ``True``: the caller then takes ``torch.profiler``, which
+    torch 2.13 (the floor))?  Without it, ``True``: the caller then takes ``torch.profiler``, which
     starts inside another profiler as well as outside one (slower, same copies found).
 
     >>> import torch
@@ -147,7 +147,7 @@ def profiler_running() -> bool:
 
 def current_autograd_node() -> Any | None:
     """The autograd node whose backward runs now, ``None`` outside backward:
-    ``torch._C._current_autograd_node`` (checked on torch 2.13 and 2.4).  Without it, ``None``
+    ``torch._C._current_autograd_node`` (checked on torch 2.13 (the floor)).  Without it, ``None``
     always: backward copies are then reported without the node (and module) that made them.
 
     >>> current_autograd_node() is None

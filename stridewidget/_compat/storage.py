@@ -102,7 +102,7 @@ def restore_buffer(module: Any, name: str, buffer: Any) -> None:
     """Put ``buffer`` back as ``module``'s buffer ``name`` (the very tensor, whatever the module
     assigned there meanwhile), keeping it persistent or not as it was.
 
-    ``Module._buffers[name] = buffer`` (checked on torch 2.13 and 2.4): no hook runs, as when
+    ``Module._buffers[name] = buffer`` (checked on torch 2.13 (the floor)): no hook runs, as when
     the module was built.  Without that dict, the public ``setattr(module, name, buffer)``, which
     re-registers a name that is still a buffer (running torch's buffer-registration hooks) and
     else sets a plain attribute: either way ``getattr(module, name)`` is ``buffer`` again.

@@ -122,8 +122,8 @@ def functional_mutation_count(t: Any) -> int | None:
 
 def is_functional_tensor(t: Any) -> bool:
     """Is ``t`` one of functionalization's tensors (``torch.func.functionalize``'s wrappers, whose
-    storage has no memory)?  ``torch._is_functional_tensor``, checked on torch 2.13 (and 2.4, the
-    oldest torch the code needs).  Without it: a plain ``torch.Tensor`` whose storage is there but
+    storage has no memory)?  ``torch._is_functional_tensor``, checked on torch 2.13 (the floor
+    pyproject.toml declares).  Without it: a plain ``torch.Tensor`` whose storage is there but
     has no data pointer to read, which among plain tensors only functionalization's are (wrapper
     subclasses are subclasses; functorch's BatchedTensor and TensorWrapper have no storage).
 

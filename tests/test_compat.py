@@ -1,6 +1,6 @@
-"""Each fallback of ``stridewidget/_compat.py``, reached by patching the private API away (the
-torch installed here has them all, so nothing else ever runs these branches), and its answer
-checked against what torch's public API says, or against the answer the docstring promises
+"""Each fallback of the ``stridewidget/_compat/`` package, reached by patching the private API
+away (the torch installed here has them all, so nothing else ever runs these branches), and its
+answer checked against what torch's public API says, or against the answer the docstring promises
 where torch has no public way to tell."""
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def test_recording_backend_without_aot_autograd(monkeypatch):
 
 def test_user_output_window_without_tracing_context(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch._guards", None)
-    assert _compat._user_output_window() is None
+    assert _compat.compiled._user_output_window() is None
 
 
 def test_export_user_error_without_dynamo_exc(monkeypatch):
@@ -210,3 +210,179 @@ def test_version_counter_of_an_inference_tensor():
     with torch.inference_mode():
         t = torch.zeros(2)
     assert t.is_inference() and _compat.version_counter(t) is None
+
+
+# --- functionalization, dispatch keys and kernels (the copy tracker) -----------------------------
+
+
+def test_is_functional_tensor_without_torch_is_functional_tensor(monkeypatch):
+    from torch.testing._internal.two_tensor import TwoTensor
+
+    plain = [
+        torch.zeros(2),
+        torch.zeros(2, device="meta"),
+        TwoTensor(torch.zeros(2), torch.ones(2)),
+    ]
+
+    def kinds(x):
+        batched = []
+        torch.func.vmap(lambda row: batched.append(_compat.is_functional_tensor(row)) or row)(
+            torch.zeros(2, 2)
+        )
+        tensors = [x, x.clone(), *plain]
+        return [_compat.is_functional_tensor(t) for t in tensors] + batched
+
+    seen = []
+
+    def body(x):
+        seen.append(kinds(x))  # the oracle: torch's own answers
+        with monkeypatch.context() as patch:  # functionalize itself needs it outside the body
+            patch.delattr(torch, "_is_functional_tensor")
+            seen.append(kinds(x))
+        return x
+
+    torch.func.functionalize(body)(torch.zeros(2))
+    assert seen[1] == seen[0] == [True, True, False, False, False, False]
+
+
+def test_op_returns_and_schema_name_without_schema(monkeypatch):
+    view, compute = torch.ops.aten.transpose.int, torch.ops.aten.addmm.default
+    names = [_compat.schema_name(view), _compat.schema_name(compute)]
+    monkeypatch.delattr(view, "_schema")
+    monkeypatch.delattr(compute, "_schema")
+    assert [_compat.schema_name(view), _compat.schema_name(compute)] == names
+    assert _compat.op_returns(view) == []  # no return known to be a view: searched for copies
+
+
+def test_composite_implicit_key_without_dispatch_key(monkeypatch):
+    key = torch._C.DispatchKey.CompositeImplicitAutograd
+    monkeypatch.delattr(torch._C, "DispatchKey")
+    name = _compat.composite_implicit_key()
+    assert name == key.name  # the dispatcher takes the name as well as the key
+    monkeypatch.undo()
+    assert torch._C._dispatch_has_kernel_for_dispatch_key("aten::reshape", name)
+
+
+def test_has_kernel_without_the_dispatcher_query(monkeypatch):
+    reshape = torch.ops.aten.reshape.default
+    assert _compat.has_kernel(reshape, _compat.composite_implicit_key())
+    monkeypatch.delattr(torch._C, "_dispatch_has_kernel_for_dispatch_key")
+    assert not _compat.has_kernel(reshape, _compat.composite_implicit_key())  # none known
+
+
+def test_run_composite_implicit_without_op_dk():
+    import types
+
+    reshape = torch.ops.aten.reshape.default
+    # an op without the private _op_dk (torch's own decompose still has it to call)
+    without = types.SimpleNamespace(decompose=reshape.decompose, name=reshape.name)
+    x = torch.arange(6.0)
+    result = _compat.run_composite_implicit(without, x, [2, 3])
+    assert torch.equal(result, reshape(x, [2, 3]))  # the public op's answer
+    assert result.data_ptr() == x.data_ptr()  # its decomposition: a view, as the kernel makes
+    nothing = types.SimpleNamespace(decompose=lambda *a: NotImplemented, name=reshape.name)
+    with pytest.raises(RuntimeError, match="no CompositeImplicitAutograd kernel"):
+        _compat.run_composite_implicit(nothing, x, [2, 3])
+
+
+def test_disable_current_modes_without_it_says_what_is_missing(monkeypatch):
+    monkeypatch.delattr(python_dispatch, "_disable_current_modes")
+    with pytest.raises(ImportError, match=r"_disable_current_modes .*torch \S+ does not have"):
+        _compat.disable_current_modes()
+
+
+def test_decomposition_table_without_torch_decomp(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch._decomp", None)
+    assert _compat.decomposition_table() == {}  # no reference followed
+
+
+def test_disable_torch_function_without_it_says_what_is_missing(monkeypatch):
+    monkeypatch.delattr(torch._C, "DisableTorchFunction")
+    with pytest.raises(RuntimeError, match="DisableTorchFunction"):
+        _compat.disable_torch_function()
+
+
+# --- profilers, autograd nodes (the audit's hidden copies) ---------------------------------------
+
+
+def test_record_function_fast_without_it_records_the_same_event(monkeypatch):
+    def names():
+        with torch.profiler.profile() as prof, _compat.record_function_fast("sw.test:mark"):
+            torch.zeros(2).clone()
+        return [event.name for event in prof.events() if event.name == "sw.test:mark"]
+
+    fast = names()
+    monkeypatch.delattr(torch._C._profiler, "_RecordFunctionFast")
+    assert names() == fast == ["sw.test:mark"]
+
+
+def test_record_function_switch_without_it_raises_when_used(monkeypatch):
+    monkeypatch.delattr(torch._C._autograd, "_enable_record_function")
+    switch = _compat.record_function_switch()  # getting it is fine: the audit module imports it
+    with pytest.raises(RuntimeError, match="_enable_record_function"):
+        switch(True)
+
+
+@pytest.mark.parametrize(
+    "where, name",
+    [
+        ("autograd", "_enable_profiler_legacy"),
+        ("autograd", "_disable_profiler_legacy"),
+        ("profiler", "_ExperimentalConfig"),
+    ],
+)
+def test_legacy_profiler_without_its_parts(monkeypatch, where, name):
+    monkeypatch.delattr(torch.autograd if where == "autograd" else torch._C._profiler, name)
+    assert not _compat.legacy_profiler_available()  # torch.profiler serves instead
+    with pytest.raises(RuntimeError, match="no legacy autograd profiler"):
+        if name == "_enable_profiler_legacy":
+            _compat.enable_profiler_legacy(None)
+        elif name == "_disable_profiler_legacy":
+            _compat.disable_profiler_legacy()
+        else:
+            _compat.experimental_config()
+
+
+def test_profiler_running_without_profiler_enabled(monkeypatch):
+    assert not _compat.profiler_running()
+    monkeypatch.delattr(torch.autograd, "_profiler_enabled")
+    assert _compat.profiler_running()  # so torch.profiler is taken, which starts anywhere
+
+
+def test_current_autograd_node_without_it(monkeypatch):
+    x = torch.ones(2, requires_grad=True)
+    seen = []
+    x.register_hook(lambda grad: seen.append(_compat.current_autograd_node()))
+    (x * 2).sum().backward()
+    assert seen and seen[0] is not None  # torch's own answer inside backward
+    monkeypatch.delattr(torch._C, "_current_autograd_node")
+    seen.clear()
+    (x * 2).sum().backward()
+    assert seen == [None]  # unknown: copies are reported without their node
+
+
+# --- module buffers, NumPy's solver -------------------------------------------------------------
+
+
+def test_restore_buffer_without_the_buffer_dict(monkeypatch):
+    norm = torch.nn.BatchNorm1d(2)
+    saved = norm.running_mean
+    norm.running_mean = torch.ones(2)
+    _compat.restore_buffer(norm, "running_mean", saved)  # the private dict
+    assert norm.running_mean is saved and dict(norm.named_buffers())["running_mean"] is saved
+    norm.running_mean = torch.ones(2)
+    monkeypatch.setattr(norm, "_buffers", None)  # gone: the public setattr
+    _compat.restore_buffer(norm, "running_mean", saved)
+    assert norm.running_mean is saved  # the documented promise
+
+
+def test_diophantine_solver_without_numpys_test_module(monkeypatch):
+    import numpy
+
+    solve = _compat.diophantine_solver()
+    assert solve is not None and solve((2, 3), (4, 4), 7) == (2, 1)  # 2*2 + 3*1 == 7
+    a = numpy.zeros(8)
+    assert solve((8, 8), (3, 3), 8) is not None and numpy.shares_memory(a[::2], a[1::3])
+    monkeypatch.setitem(sys.modules, "numpy._core._multiarray_tests", None)
+    monkeypatch.setitem(sys.modules, "numpy.core._multiarray_tests", None)
+    assert _compat.diophantine_solver() is None  # the overlap search runs on its own solvers

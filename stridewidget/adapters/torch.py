@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from .._compat import is_functional_tensor
 from ..errors import LayoutError
 from ..layout.layout import Layout
 from .objects import _describe
@@ -109,13 +110,12 @@ def _has_no_memory(storage: Any) -> bool:
 
 def _no_data_reason(t: Any, storage: Any) -> str | None:
     """The note saying why ``t``'s values cannot be read (``None`` when they can)."""
-    torch = _torch()
     if t.device.type == "meta":
         return "meta"
     if _is_fake(t):
         return "fake"
     if _has_no_memory(storage):
-        return "functional" if torch._is_functional_tensor(t) else "wrapper-subclass"
+        return "functional" if is_functional_tensor(t) else "wrapper-subclass"
     if dtype_name(t.dtype) in _UNREADABLE_DTYPES:
         return "unreadable-dtype"
     return None

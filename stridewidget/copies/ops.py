@@ -11,9 +11,18 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode, _disable_current_modes
-from torch.utils._pytree import tree_map
 
+from .._compat import (
+    composite_implicit_key,
+    decomposition_table,
+    disable_current_modes,
+    dispatch_mode_base,
+    has_kernel,
+    op_arguments,
+    run_composite_implicit,
+    storage_id,
+    tree_map,
+)
 from .snapshot import Extent, Snapshot, arrays_in, data_nbytes, storage_extents
 
 __all__ = [
@@ -127,8 +136,8 @@ class OpCache(dict):
 #: What :meth:`OpCache.lookup` returns for an op it holds no value for (``None`` may be one).
 MISSING = object()
 _OP_INFO = OpCache()
-#: The dispatch key of an op's decomposition into other ATen ops (``func._op_dk(key, ...)`` runs it).
-COMPOSITE_IMPLICIT = torch._C.DispatchKey.CompositeImplicitAutograd
+#: The dispatch key of an op's decomposition into other ATen ops (``run_composite_implicit`` runs it).
+COMPOSITE_IMPLICIT = composite_implicit_key()
 
 
 def op_info(func: Any) -> OpInfo:
@@ -138,7 +147,7 @@ def op_info(func: Any) -> OpInfo:
         return info
     packet = func.overloadpacket.__name__
     is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
-    arguments = list(enumerate(func._schema.arguments))
+    arguments = list(enumerate(op_arguments(func)))
     written = tuple(
         (position, argument.name)
         for position, argument in arguments
@@ -151,10 +160,10 @@ def op_info(func: Any) -> OpInfo:
     )
     # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
     try:
-        decomposes = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), COMPOSITE_IMPLICIT)
+        decomposes = has_kernel(func, COMPOSITE_IMPLICIT)
     except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
         decomposes = False
-    kernel_devices = _kernel_devices(func.name()) if decomposes else frozenset()
+    kernel_devices = _kernel_devices(func) if decomposes else frozenset()
     return _OP_INFO.store(
         func, OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining, kernel_devices)
     )
@@ -172,13 +181,12 @@ _BACKEND_KEYS = {
 _EVERY_DEVICE_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
 
 
-def _kernel_devices(name: str) -> frozenset[str] | None:
-    """The device types on which ``name`` runs a kernel of its own rather than its
+def _kernel_devices(func: Any) -> frozenset[str] | None:
+    """The device types on which ``func`` runs a kernel of its own rather than its
     CompositeImplicitAutograd decomposition; ``None`` for every device."""
-    has = torch._C._dispatch_has_kernel_for_dispatch_key
-    if any(has(name, key) for key in _EVERY_DEVICE_KEYS):
+    if any(has_kernel(func, key) for key in _EVERY_DEVICE_KEYS):
         return None
-    return frozenset(device for key, device in _BACKEND_KEYS.items() if has(name, key))
+    return frozenset(device for key, device in _BACKEND_KEYS.items() if has_kernel(func, key))
 
 
 class Pending:
@@ -246,10 +254,10 @@ _UNDECOMPOSED: set[int] = set()
 
 
 def _storage_id(t: torch.Tensor) -> int:
-    return t.untyped_storage()._cdata
+    return storage_id(t.untyped_storage())
 
 
-class _DataFlow(TorchDispatchMode):
+class _DataFlow(dispatch_mode_base()):
     """Follows the inputs' data through an op's decomposition: which ops read it, which moved it.
 
     Data is tracked per storage, so views of it are data too.  An op that reads the data is
@@ -261,9 +269,7 @@ class _DataFlow(TorchDispatchMode):
 
     def __init__(self, data: set[int]) -> None:
         super().__init__()
-        from torch._decomp import decomposition_table  # imported at first use: it is large
-
-        self.decompositions = decomposition_table
+        self.decompositions = decomposition_table()  # imported at first use: it is large
         self.data = data
         self.moved = False
         self.computed = False
@@ -291,7 +297,7 @@ class _DataFlow(TorchDispatchMode):
         if info.decomposes:
             self.decomposed = True
             with self:
-                return func._op_dk(COMPOSITE_IMPLICIT, *args, **kwargs)
+                return run_composite_implicit(func, *args, **kwargs)
         decomposition = None if func.is_view else self.decompositions.get(func)
         if decomposition is not None:
             self.decomposed = True
@@ -338,7 +344,7 @@ def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> tuple[bool, 
             )
         return value
 
-    with _disable_current_modes(), torch.no_grad():
+    with disable_current_modes(), torch.no_grad():
         try:
             meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
             flow = _DataFlow({_storage_id(t) for t in arrays_in((meta_args, meta_kwargs), [])})

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy
 import torch
 
-from .._compat import functorch_unwrapped, wrapped_tensors
+from .._compat import functorch_unwrapped, storage_id, wrapped_tensors
 from ..adapters.inspect import inspect
 from ..adapters.torch import device_name, dtype_name, torch_layout_fields
 from ..errors import LayoutError
@@ -79,7 +79,7 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
             address = storage.data_ptr()
         except RuntimeError:  # nor do functionalization's; their identity still tells aliasing
             address = 0
-    return (Extent(storage._cdata, t.device, address, storage.nbytes()),)
+    return (Extent(storage_id(storage), t.device, address, storage.nbytes()),)
 
 
 def shares_any(extents: tuple[Extent, ...] | list[Extent], others: list[Extent]) -> bool:
@@ -221,7 +221,7 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
         t.stride(),
         t.storage_offset(),
         dtype,
-        storage._cdata,
+        storage_id(storage),
         device,
         address,
         storage.nbytes(),

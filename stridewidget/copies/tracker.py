@@ -54,12 +54,16 @@ from typing import Any
 
 import torch
 from torch.overrides import TorchFunctionMode, resolve_name
-from torch.utils._python_dispatch import TorchDispatchMode
 
-from .._compat import functional_mutation_count, functorch_transforms
+from .._compat import (
+    dispatch_mode_base,
+    functional_mutation_count,
+    functorch_transforms,
+    run_composite_implicit,
+)
 from ..frames import user_line
 from .log import CopyEvent, CopyLog
-from .ops import COMPOSITE_IMPLICIT, PLAIN_OPS, Pending, argument_value, note_op, op_info
+from .ops import PLAIN_OPS, Pending, argument_value, note_op, op_info
 from .snapshot import (
     Snapshot,
     arrays_in,
@@ -272,7 +276,7 @@ def _functional_mutations(args: tuple[Any, ...], kwargs: dict) -> list[tuple[Any
     return counted
 
 
-class OpMode(TorchDispatchMode):
+class OpMode(dispatch_mode_base()):
     """Sees every ATen op and notes what it wrote into the call in progress."""
 
     def __init__(self, recorder: Recorder) -> None:
@@ -304,7 +308,7 @@ class OpMode(TorchDispatchMode):
                     # exactly as with autograd on.  An op with a kernel of its own on this device
                     # (silu_backward) runs that kernel, as it does outside the mode.
                     with self:
-                        result = func._op_dk(COMPOSITE_IMPLICIT, *args, **kwargs)
+                        result = run_composite_implicit(func, *args, **kwargs)
                 else:
                     result = self.run(func, args, kwargs)
                     if id(func) in PLAIN_OPS:  # known to move and write nothing: its name only

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ..._compat import compiled_original
+from ..._compat import compiled_original, restore_buffer
 from ...errors import LayoutError
 
 COMPILED_NOTE = (
@@ -58,7 +58,7 @@ def state_kept(model: torch.nn.Module) -> Iterator[None]:
     saved: list[tuple[Any, str, torch.Tensor, torch.Tensor]] = []
     with torch.no_grad():
         for module in model.modules():
-            for name, buffer in module._buffers.items():
+            for name, buffer in module.named_buffers(recurse=False, remove_duplicate=False):
                 if isinstance(buffer, torch.Tensor):
                     saved.append((module, name, buffer, buffer.clone()))
     devices = sorted({t.device.index or 0 for t in model_tensors(model) if t.device.type == "cuda"})
@@ -68,7 +68,7 @@ def state_kept(model: torch.nn.Module) -> Iterator[None]:
     finally:
         with torch.no_grad():
             for module, name, buffer, values in saved:
-                module._buffers[name] = buffer
+                restore_buffer(module, name, buffer)
                 if buffer.shape == values.shape:
                     buffer.copy_(values)
 

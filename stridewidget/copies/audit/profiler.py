@@ -20,9 +20,19 @@ from contextlib import contextmanager
 from typing import Any
 
 import torch
-from torch._C._profiler import _RecordFunctionFast
 from torch.profiler import ProfilerActivity
 
+from ..._compat import (
+    disable_profiler_legacy,
+    enable_profiler_legacy,
+    experimental_config,
+    legacy_profiler_available,
+    op_returns,
+    profiler_running,
+    record_function_fast,
+    record_function_switch,
+    schema_name,
+)
 from ..ops import COPY_OPS, MISSING, OpCache
 
 __all__ = [
@@ -48,7 +58,7 @@ class Marked(dict):
     def first_in_thread(self) -> list[tuple[int, str]]:
         ident = threading.get_ident()
         collect(True)
-        with _RecordFunctionFast(f"{THREAD_MARK}{ident}"):
+        with record_function_fast(f"{THREAD_MARK}{ident}"):
             pass
         self[ident] = []
         return self[ident]
@@ -64,18 +74,18 @@ def profiler_name(func: Any) -> str | None:
     name = _PROFILER_NAMES.lookup(func)
     if name is not MISSING:
         return name
-    returns = func._schema.returns
+    returns = op_returns(func)
     is_view = bool(returns) and all(
         r.alias_info is not None and not r.alias_info.is_write for r in returns
     )
     can_hide = not is_view and func.overloadpacket.__name__ not in COPY_OPS
-    return _PROFILER_NAMES.store(func, func._schema.name if can_hide else None)
+    return _PROFILER_NAMES.store(func, schema_name(func) if can_hide else None)
 
 
 # Turns this thread's ``RecordFunction`` events, which the profiler collects, on or off: a
 # thread-local flag (the profiler's own ``toggle_collection_dynamic`` re-registers its global
 # callbacks, which costs ~20-150 µs a call).  The builtin itself: it runs twice per op.
-collect = torch._C._autograd._enable_record_function
+collect = record_function_switch()
 
 
 THREAD_MARK = "sw.audit:thread:"
@@ -290,12 +300,12 @@ class LegacySession:
             False,  # stack
             False,  # flops
             False,  # modules
-            torch._C._profiler._ExperimentalConfig(),
+            experimental_config(),
         )
-        torch.autograd._enable_profiler_legacy(config)
+        enable_profiler_legacy(config)
 
     def stop(self) -> None:
-        self.records = torch.autograd._disable_profiler_legacy()
+        self.records = disable_profiler_legacy()
 
     def hidden_copies(self, marked: Marked) -> dict[int, list[tuple[str, str, int]]]:
         return hidden_copies_legacy(self.records, marked)
@@ -308,8 +318,8 @@ def _legacy_profiler_usable(devices: set[torch.device]) -> bool:
     ``torch.profiler`` can); else ``torch.profiler``."""
     return (
         all(device.type == "cpu" for device in devices)
-        and hasattr(torch.autograd, "_enable_profiler_legacy")
-        and not torch.autograd._profiler_enabled()
+        and legacy_profiler_available()
+        and not profiler_running()
     )
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-import torch
-
-from ..._compat import storage_identity
+from ..._compat import current_autograd_node, storage_identity
 from ..log import CopyLog
 from ..ops import Pending
 from ..tracker import CallMode, OpMode, Recorder
@@ -132,7 +130,7 @@ class BackwardRecorder(AuditRecorder):
         super().record(*arguments)
 
     def note_node(self) -> None:
-        self.nodes.append(torch._C._current_autograd_node())
+        self.nodes.append(current_autograd_node())
         line = recompute_line()
         if line is not None:
             self.recomputed[len(self.log.events)] = line

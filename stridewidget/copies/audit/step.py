@@ -54,6 +54,7 @@ from typing import Any
 
 import torch
 
+from ..._compat import disable_torch_function
 from ..format import short_call
 from ..log import CopyEvent, CopyLog
 from ..ops import COPY_OPS
@@ -183,7 +184,7 @@ def _backward(
     # user-level call (autograd.grad) holding every backward op, instead of each op alone.
     with (
         tracking(CallMode(backward_recorder), AuditOps(backward_recorder, BACKWARD, marked)),
-        torch._C.DisableTorchFunction(),
+        disable_torch_function(),
     ):
         torch.autograd.grad(roots, params, [torch.ones_like(r) for r in roots], allow_unused=True)
     return backward_recorder

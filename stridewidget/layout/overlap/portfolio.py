@@ -49,6 +49,7 @@ References.
 
 from __future__ import annotations
 
+from ..._compat import diophantine_solver
 from .budget import _Budget, _StepLimit
 from .closed import _divisor_chain, _two_variable
 from .lattice import _LatticeSearch, _Unusable
@@ -73,13 +74,9 @@ _NUMPY_SMALL_REACH = 2**40
 #: The count split is used when at most this many totals ``sum(x)`` are possible.
 _COUNT_SPLIT_MAX = 8
 
-try:  # NumPy's own bounded-Diophantine solver; private, so optional (see above)
-    from numpy._core._multiarray_tests import solve_diophantine as _numpy_solver
-except ImportError:  # pragma: no cover - NumPy 1.x keeps it in numpy.core
-    try:
-        from numpy.core._multiarray_tests import solve_diophantine as _numpy_solver
-    except ImportError:  # depends on the NumPy build
-        _numpy_solver = None
+#: NumPy's own bounded-Diophantine solver; private, so optional (see above): ``None`` where this
+#: NumPy build lacks it.  Tests set it to ``None`` to run without it.
+_numpy_solver = diophantine_solver()
 
 
 def _solve(

@@ -1,0 +1,115 @@
+"""Every private torch / NumPy API the package uses, one small function per use, by subject.
+
+Each function names the torch (or NumPy) version it was checked on and says what its fallback
+does when the private name is gone: a public route where there is one, else a clear error or a
+documented degraded answer, so a torch upgrade breaks one function here, not a picture.  Every
+function takes what it needs from ``sys.modules`` or a lazy import, so importing this package
+never imports torch.  The rest of the package imports them from here: ``from .._compat import x``.
+"""
+
+from __future__ import annotations
+
+from .compiled import compiled_original, export_user_error, recording_backend
+from .dispatch import (
+    composite_implicit_key,
+    decomposition_table,
+    disable_current_modes,
+    disable_torch_function,
+    dispatch_mode_base,
+    has_kernel,
+    op_arguments,
+    op_overload_class,
+    op_returns,
+    op_schema,
+    overload_name,
+    run_composite_implicit,
+    schema_name,
+)
+from .numpy import diophantine_solver
+from .printing import torch_print_options, torch_summary_options
+from .profiler import (
+    current_autograd_node,
+    disable_profiler_legacy,
+    enable_profiler_legacy,
+    experimental_config,
+    legacy_profiler_available,
+    profiler_running,
+    record_function_fast,
+    record_function_switch,
+)
+from .pytree import tree_flatten, tree_leaves, tree_map
+from .storage import (
+    neg_view,
+    restore_buffer,
+    storage_id,
+    storage_identity,
+    version_counter,
+    view_base,
+)
+from .symbols import (
+    fake_mode_of,
+    is_symbolic,
+    known_false,
+    known_true,
+    symbol_example,
+    symbol_names,
+    symbol_values,
+)
+from .wrappers import (
+    functional_mutation_count,
+    functorch_transforms,
+    functorch_unwrapped,
+    is_functional_tensor,
+    wrapped_tensors,
+)
+
+__all__ = [
+    "compiled_original",
+    "composite_implicit_key",
+    "current_autograd_node",
+    "decomposition_table",
+    "diophantine_solver",
+    "disable_current_modes",
+    "disable_profiler_legacy",
+    "disable_torch_function",
+    "dispatch_mode_base",
+    "enable_profiler_legacy",
+    "experimental_config",
+    "export_user_error",
+    "fake_mode_of",
+    "functional_mutation_count",
+    "functorch_transforms",
+    "functorch_unwrapped",
+    "has_kernel",
+    "is_functional_tensor",
+    "is_symbolic",
+    "known_false",
+    "known_true",
+    "legacy_profiler_available",
+    "neg_view",
+    "op_arguments",
+    "op_overload_class",
+    "op_returns",
+    "op_schema",
+    "overload_name",
+    "profiler_running",
+    "record_function_fast",
+    "record_function_switch",
+    "recording_backend",
+    "restore_buffer",
+    "run_composite_implicit",
+    "schema_name",
+    "storage_id",
+    "storage_identity",
+    "symbol_example",
+    "symbol_names",
+    "symbol_values",
+    "torch_print_options",
+    "torch_summary_options",
+    "tree_flatten",
+    "tree_leaves",
+    "tree_map",
+    "version_counter",
+    "view_base",
+    "wrapped_tensors",
+]

@@ -1,0 +1,95 @@
+"""``torch.compile`` and ``torch.export``: the model behind a compiled wrapper, a backend that
+records AOTAutograd's graphs, and export's user-error class."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+__all__ = ["compiled_original", "export_user_error", "recording_backend"]
+
+
+def _torch_version() -> tuple[int, int]:
+    torch = sys.modules["torch"]
+    major, minor = torch.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+def compiled_original(obj: Any) -> Any:
+    """The model or function a ``torch.compile`` wrapper compiles, else ``None``.
+
+    ``OptimizedModule._orig_mod`` and ``_torchdynamo_orig_callable`` (torch 2.0 to 2.13); where
+    they are gone, ``None``: the wrapper is audited as it is.
+
+    >>> import torch
+    >>> compiled_original(torch.nn.Linear(2, 2)) is None
+    True
+    """
+    dynamo = sys.modules.get("torch._dynamo.eval_frame")
+    optimized = getattr(dynamo, "OptimizedModule", None)
+    if optimized is not None and isinstance(obj, optimized):
+        return obj._orig_mod
+    return getattr(obj, "_torchdynamo_orig_callable", None)
+
+
+def recording_backend(record: Any) -> Any:
+    """A ``torch.compile`` backend built on AOTAutograd that hands ``record(stage, gm, args)``
+    every forward and backward graph with the real arguments of each call, and runs the graphs
+    as they are (eagerly: no Inductor).  A forward graph's ``gm.meta["user_outputs"]`` is the
+    ``(start, count)`` of the user's outputs among the graph's outputs (AOTAutograd returns the
+    mutated inputs first and the saved activations last), or ``None`` where unknown.
+
+    ``torch._dynamo.backends.common.aot_autograd`` and ``TracingContext.fw_metadata`` (a
+    ``ViewAndMutationMeta``; torch 2.1 to 2.13).  Without ``aot_autograd`` (or on torch < 2.1) a
+    ``RuntimeError`` that says so; without ``fw_metadata`` the window is ``None`` and the outputs
+    are matched by their shapes.
+    """
+    if _torch_version() < (2, 1):  # pragma: no cover
+        raise RuntimeError("sw.graph(stage='forward'/'backward') needs torch >= 2.1")
+    try:
+        from torch._dynamo.backends.common import aot_autograd
+    except ImportError:
+        raise RuntimeError(
+            "sw.graph(stage='forward'/'backward') needs torch._dynamo's aot_autograd, which this "
+            "torch does not have"
+        ) from None
+
+    def compiler(stage: str) -> Any:
+        def compile_graph(gm: Any, example_inputs: Any) -> Any:
+            if stage == "forward":
+                gm.meta["user_outputs"] = _user_output_window()
+
+            def run(args: list[Any]) -> Any:
+                record(stage, gm, list(args))
+                return gm(*args)
+
+            run._boxed_call = True  # AOTAutograd's calling convention: one list of arguments
+            return run
+
+        return compile_graph
+
+    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"))
+
+
+def _user_output_window() -> tuple[int, int] | None:
+    try:
+        from torch._guards import TracingContext
+    except ImportError:  # moved: compare_eager falls back to the outputs' shapes
+        return None
+    context = TracingContext.try_get()
+    meta = getattr(context, "fw_metadata", None)
+    try:
+        return int(meta.num_mutated_inp_runtime_indices), len(meta.output_info)
+    except AttributeError:  # moved: compare_eager falls back to the outputs' shapes
+        return None
+
+
+def export_user_error() -> type:
+    """The error ``torch.export`` raises for the user's own mistakes, such as ``dynamic_shapes``
+    that its constraints refuse (``torch._dynamo.exc.UserError``, torch 2.1 to 2.13); where it
+    moved, an exception class nothing raises, so every export error falls back to strict."""
+    try:
+        from torch._dynamo.exc import UserError
+    except ImportError:  # moved: every export error falls back to strict
+        return type("NeverRaised", (Exception,), {})
+    return UserError

@@ -1,0 +1,122 @@
+"""What a tensor's memory is and how torch tracks it: storage identity, view bases, version
+counters, lazily negated views, and a module's buffers put back in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "neg_view",
+    "restore_buffer",
+    "storage_id",
+    "storage_identity",
+    "version_counter",
+    "view_base",
+]
+
+
+def storage_id(storage: Any) -> int:
+    """The identity of a storage's ``StorageImpl``, shared by every tensor viewing it (views,
+    ``detach()``, ``view(dtype)``): ``UntypedStorage._cdata``, checked on torch 2.0–2.13, else its
+    data pointer (equal for storages at one address; 0 for empty ones).
+
+    >>> import torch
+    >>> x = torch.zeros(4)
+    >>> storage_id(x.untyped_storage()) == storage_id(x[1:].untyped_storage())
+    True
+    """
+    identity = getattr(storage, "_cdata", None)
+    return storage.data_ptr() if identity is None else identity
+
+
+def storage_identity(tensor: Any) -> int | None:
+    """An id of the StorageImpl behind ``tensor`` (shared by its views, see :func:`storage_id`,
+    whose fallback it shares), ``None`` when it has no storage to tell (sparse, some subclasses).
+
+    >>> import torch
+    >>> x = torch.zeros(4)
+    >>> storage_identity(x) == storage_identity(x[1:]), storage_identity(x.to_sparse())
+    (True, None)
+    """
+    try:
+        return storage_id(tensor.untyped_storage())
+    except (RuntimeError, NotImplementedError, TypeError, AttributeError):
+        return None
+
+
+def neg_view(t: Any) -> Any | None:
+    """A lazily negated view of ``t`` (its neg bit set, no copy), or ``None`` where torch has none.
+
+    ``torch._neg_view`` is private (checked on torch 2.0–2.13); it is the only way to rebuild a
+    negative view, e.g. a freed ``torch._neg_view(x)`` the widget redraws from its base.
+
+    >>> import torch
+    >>> view = neg_view(torch.tensor([1.0, 2.0]))
+    >>> view.is_neg(), view.tolist()
+    (True, [-1.0, -2.0])
+    """
+    import torch
+
+    make = getattr(torch, "_neg_view", None)
+    if make is None:  # a torch without it: the caller treats the view as not rebuildable
+        return None
+    return make(t)
+
+
+def view_base(t: Any) -> Any | None:
+    """The tensor ``t`` is a view of (``Tensor._base``, checked on torch 2.0–2.13), ``None`` for
+    a tensor that is not a view.  Without ``_base``, ``None``: the widget then follows the view's
+    own version counter, which torch shares with its base, so refreshes still come.
+
+    >>> import torch
+    >>> x = torch.zeros(4)
+    >>> view_base(x[1:]) is x, view_base(x) is None
+    (True, True)
+    """
+    try:
+        return t._base
+    except AttributeError:
+        return None
+
+
+def version_counter(t: Any) -> int | None:
+    """torch's in-place version counter of ``t`` (``Tensor._version``, checked on torch
+    2.0–2.13; views share their base's), ``None`` where there is none (inference tensors) or
+    where torch no longer has it (then the widget sees a write only in the shown cells' bytes,
+    and on CUDA not at all).
+
+    >>> import torch
+    >>> x = torch.zeros(2)
+    >>> before = version_counter(x)
+    >>> _ = x.add_(1)
+    >>> version_counter(x) - before
+    1
+    """
+    try:
+        return t._version
+    except (AttributeError, RuntimeError):  # gone / inference tensors track no version
+        return None
+
+
+def restore_buffer(module: Any, name: str, buffer: Any) -> None:
+    """Put ``buffer`` back as ``module``'s buffer ``name`` (the very tensor, whatever the module
+    assigned there meanwhile), keeping it persistent or not as it was.
+
+    ``Module._buffers[name] = buffer`` (checked on torch 2.13 (the floor)): no hook runs, as when
+    the module was built.  Without that dict, the public ``setattr(module, name, buffer)``, which
+    re-registers a name that is still a buffer (running torch's buffer-registration hooks) and
+    else sets a plain attribute: either way ``getattr(module, name)`` is ``buffer`` again.
+
+    >>> import torch
+    >>> norm = torch.nn.BatchNorm1d(2)
+    >>> saved = norm.running_mean
+    >>> norm.running_mean = torch.ones(2)
+    >>> restore_buffer(norm, "running_mean", saved)
+    >>> norm.running_mean is saved
+    True
+    """
+    buffers = getattr(module, "_buffers", None)
+    if isinstance(buffers, dict):
+        buffers[name] = buffer
+    else:
+        setattr(module, name, buffer)

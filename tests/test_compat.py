@@ -86,6 +86,11 @@ def test_storage_id_without_cdata(monkeypatch):
     assert _compat.storage_id(storage) == storage.data_ptr()
     assert _compat.storage_identity(x[2:]) == _compat.storage_identity(x)
     assert _compat.storage_identity(x.clone()) != _compat.storage_identity(x)
+    # storages with no memory all sit at address 0: no identity is better than one shared by all
+    meta = torch.empty(4, device="meta")
+    with pytest.raises(RuntimeError, match="cannot be told apart"):
+        _compat.storage_id(meta.untyped_storage())
+    assert _compat.storage_identity(meta) is None
 
 
 @pytest.mark.parametrize("value", [{"a": 1, "b": [2, (3,)]}, ((1, [2]), {"k": 3}), [], 5], ids=repr)

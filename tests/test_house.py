@@ -1,7 +1,7 @@
 """The checks that keep the house in order, read off the package's source with ``ast`` (nothing
 is imported): no import cycle, no underscore name imported from another package directory, no
 file over 600 lines, no function over 80 lines without a stated reason, and every private torch /
-NumPy API used only in ``stridewidget/_compat.py``.
+NumPy API used only in the ``stridewidget/_compat/`` package.
 
 Each failure names the place (``path:line``) and what to do.
 """
@@ -23,7 +23,7 @@ COMPAT = "stridewidget._compat"
 
 
 def _in_compat(module_name: str) -> bool:
-    """``_compat.py``, or the modules of a ``_compat/`` package should it ever need to split."""
+    """The ``_compat`` package (or a single ``_compat.py``, as it once was)."""
     return module_name == COMPAT or module_name.startswith(COMPAT + ".")
 
 
@@ -337,7 +337,7 @@ def test_no_function_over_80_lines_without_a_reason():
     )
 
 
-# --- (d) private torch / NumPy API only in _compat.py ------------------------------------------
+# --- (d) private torch / NumPy API only in _compat -------------------------------------------
 
 #: Roots of the libraries whose private names count.
 LIBRARIES = ("torch", "numpy")
@@ -543,9 +543,9 @@ def test_private_api_finder_sees_each_form():
 
 
 def test_private_torch_and_numpy_api_only_in_compat():
-    """A torch or NumPy upgrade that drops a private name breaks one function of ``_compat.py``
+    """A torch or NumPy upgrade that drops a private name breaks one function of ``_compat``
     (each with the version it was checked on and a fallback), not a picture.  ``(unknown)``: an
     underscore attribute the package does not define and this test does not know; if it is
-    torch's or NumPy's, use it through ``_compat.py``; if not, add it to NOT_LIBRARY_PRIVATE."""
+    torch's or NumPy's, use it through ``_compat``; if not, add it to NOT_LIBRARY_PRIVATE."""
     found = [use for n, m in modules().items() if not _in_compat(n) for use in private_api_uses(m)]
-    assert not found, "private torch / NumPy API outside _compat.py:\n  " + "\n  ".join(found)
+    assert not found, "private torch / NumPy API outside _compat:\n  " + "\n  ".join(found)

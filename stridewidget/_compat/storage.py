@@ -18,7 +18,8 @@ __all__ = [
 def storage_id(storage: Any) -> int:
     """The identity of a storage's ``StorageImpl``, shared by every tensor viewing it (views,
     ``detach()``, ``view(dtype)``): ``UntypedStorage._cdata``, checked on torch 2.0–2.13, else its
-    data pointer (equal for storages at one address; 0 for empty ones).
+    data pointer (equal for storages at one address); without ``_cdata`` a storage with no memory
+    (meta, empty: data pointer 0) raises a clear RuntimeError rather than share one identity.
 
     >>> import torch
     >>> x = torch.zeros(4)
@@ -26,7 +27,15 @@ def storage_id(storage: Any) -> int:
     True
     """
     identity = getattr(storage, "_cdata", None)
-    return storage.data_ptr() if identity is None else identity
+    if identity is not None:
+        return identity
+    pointer = storage.data_ptr()
+    if pointer == 0:  # meta and empty storages all sit at 0: no identity without _cdata
+        raise RuntimeError(
+            "stridewidget: this torch has no UntypedStorage._cdata, and a storage without "
+            "memory (meta, empty) has no other identity; storages cannot be told apart"
+        )
+    return pointer
 
 
 def storage_identity(tensor: Any) -> int | None:

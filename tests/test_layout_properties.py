@@ -311,6 +311,28 @@ def test_the_former_adversarial_layout_is_decided_within_the_display_budget():
     assert lay.address(first) == lay.address(second)
 
 
+def test_loading_python_flint_does_not_count_against_the_display_deadline(monkeypatch):
+    """The first display in a session that needs the lattice search imports python-flint (about
+    0.1 s here, over the 30 ms deadline): that one-time setup must not turn the answer into
+    "not decided"."""
+    import builtins
+    import time
+
+    from stridewidget.layout.overlap import lattice
+
+    real_import = builtins.__import__
+
+    def slow_flint(name, *args, **kwargs):
+        if name == "flint":
+            time.sleep(0.2)  # a slow disk / a cold start
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(lattice, "_flint", ...)  # not loaded yet in this "session"
+    monkeypatch.setattr(builtins, "__import__", slow_flint)
+    lay = Layout(ADVERSARIAL.shape, ADVERSARIAL.strides, storage_size=ADVERSARIAL.storage_size)
+    assert lay.quick_has_overlap is True
+
+
 def test_displays_say_plainly_when_the_budget_did_not_decide_overlap(monkeypatch):
     """No layout found by random search still outruns the display budget; a budget of one step
     makes the adversarial layout one that does, to check what every display says then."""

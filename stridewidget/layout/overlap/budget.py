@@ -22,7 +22,9 @@ References.
 
 from __future__ import annotations
 
+import contextlib
 import time
+from collections.abc import Iterator
 
 __all__ = ["Undecided"]
 
@@ -37,6 +39,16 @@ class _Budget:
     def __init__(self, max_work: int | None, max_seconds: float | None = None) -> None:
         self.left = max_work
         self.deadline = None if max_seconds is None else time.perf_counter() + max_seconds
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The deadline does not run inside this block (a one-time setup such as an import)."""
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            if self.deadline is not None:
+                self.deadline += time.perf_counter() - start
 
     def spend(self, steps: int) -> None:
         if self.left is not None:

@@ -52,7 +52,7 @@ from __future__ import annotations
 from ..._compat import diophantine_solver
 from .budget import _Budget, _StepLimit
 from .closed import _divisor_chain, _two_variable
-from .lattice import _LatticeSearch, _Unusable
+from .lattice import _LatticeSearch, _load_flint, _Unusable
 from .search import _count_split, _enumeration_steps, _search
 
 #: Steps each search order gets in its first round (the limit then grows fourfold).
@@ -193,6 +193,8 @@ class _Portfolio:
             return _NO_ANSWER
         try:
             if self.lattice is None:
+                with self.budget.paused():  # importing python-flint once is not search time
+                    _load_flint()
                 self.lattice = _LatticeSearch(self.coeffs, self.ubs, self.target)
             return self.lattice.search(self.budget, self.limit)
         except _Unusable:

@@ -63,11 +63,9 @@ function rowNode(row, index) {
   return tr;
 }
 
-function render({ model, el }) {
+/** The widget's fixed parts: title, hint, the (empty) table, the caption and the picture's mount. */
+function scaffold(title) {
   const root = htmlEl("div", "sw-root sw-graph");
-  const stopFollowingScheme = followHostScheme(root, el);
-  el.appendChild(root);
-  const title = htmlEl("div", "sw-graph-title", model.get("title") ?? "");
   const tableWrap = htmlEl("div", "sw-graph-table-wrap");
   const table = htmlEl("table", "sw-graph-table");
   table.setAttribute("role", "grid");
@@ -85,7 +83,14 @@ function render({ model, el }) {
   const picture = htmlEl("div", "sw-graph-picture");
   const mount = htmlEl("div", "sw-graph-mount");
   picture.append(caption, mount);
-  root.append(title, hint, tableWrap, picture);
+  root.append(htmlEl("div", "sw-graph-title", title), hint, tableWrap, picture);
+  return { root, tbody, caption, mount };
+}
+
+function render({ model, el }) {
+  const { root, tbody, caption, mount } = scaffold(model.get("title") ?? "");
+  const stopFollowingScheme = followHostScheme(root, el);
+  el.appendChild(root);
 
   const rows = model.get("rows") ?? [];
   const trs = rows.map(rowNode);

@@ -10,9 +10,12 @@ from __future__ import annotations
 import ast
 
 import nbformat
+import pytest
 from playwright.sync_api import expect
 
 from .conftest import SCREENSHOTS, kernel_eval, screenshot
+
+pytestmark = pytest.mark.browser
 
 SETUP = """\
 import torch, stridewidget as sw

@@ -79,12 +79,31 @@ print(report)
 # %% [markdown]
 # ## The same model, compiled: the AOTAutograd forward graph
 #
-# `display(g)` draws the nodes as a table (copies in red, views in green) and each copy's layout
-# beside its inputs'.
+# `display(g)` in a running kernel is a live table of the nodes: click one (or move with the arrow
+# keys) and the kernel draws its layout beside its inputs' with the tensor widget's picture. A
+# saved notebook, like this one, keeps the static table: copies in red, views in green, and each
+# copy's layout drawn beside its inputs'.
 
 # %%
 g = sw.graph(model, x, stage="forward")
 display(g)
+
+# %% [markdown]
+# What the live table does on a click, without a browser: the front end sets `selected` to the
+# node's position, and the kernel builds that node's picture only (a view shares its input's
+# storage strip, a copy has its own).
+
+# %%
+live = sw.graph.GraphWidget(g)
+views = [i for i, n in enumerate(g.nodes) if n.kind == "view" and n.target != "getitem"]
+copies = [i for i, n in enumerate(g.nodes) if n.kind == "copy"]
+for index in views[:3] + copies:
+    node = g.nodes[index]
+    if node.layout is not None:
+        live.selected = index
+        drawn = {t["name"]: t["storage"] for t in live.scene["tensors"]}
+        print(f"{node.kind:4} {node.name:12} drawn with {drawn}")
+live.close()
 
 # %%
 for node in g.copies:

@@ -211,3 +211,32 @@ def test_where_of_a_torch_module_called_directly_is_its_line_marked_torch():
     (linear,) = [n for n in g.nodes if n.op == "call_function"]
     assert linear.where.startswith("torch/nn/modules/linear.py:")
     assert linear.where.endswith("(torch)")
+
+
+class _DynamicZoo(torch.nn.Module):
+    def forward(self, x):
+        tokens = x.permute(0, 2, 1).reshape(x.shape[0], -1)
+        return tokens * 2, torch.nonzero(x[0] > 0).t(), x[:, None].expand(-1, 2, -1, -1)
+
+
+def test_selecting_every_node_in_the_live_view_never_guards():
+    """The live table (what `g` shows in a kernel): selecting each node builds its scene from the
+    graph's symbolic FakeTensors; the ShapeEnv gains no guard, the scene says the symbols, and
+    the program still runs at another batch size afterwards."""
+    x = torch.randn(4, 3, 5)
+    program = torch.export.export(_DynamicZoo(), (x,), dynamic_shapes={"x": {0: Dim("batch")}})
+    fake = next(n.meta["val"] for n in program.graph.nodes if n.op == "placeholder")
+    shape_env = fake.fake_mode.shape_env
+    guards = list(shape_env.guards)
+    g = sw.graph(program, stage="export")
+    w = sw.graph.GraphWidget(g)
+    texts = []
+    for index in range(len(g.nodes)):
+        w.selected = index
+        texts += [t["layout"]["text"] for t in w.scene["tensors"]]
+    assert list(shape_env.guards) == guards
+    (batch,) = {str(s) for s in fake.shape[0].node.expr.free_symbols}
+    assert any(f"({batch},5,3)" in text and f"drawn at {batch}=4" in text for text in texts)
+    assert any(text.startswith("int64 (2,u") for text in texts), texts  # the unbacked nonzero
+    out = program.run_decompositions().module()(torch.randn(7, 3, 5))
+    assert out[0].shape == (7, 15)

@@ -352,7 +352,9 @@ function slicePicker(tensor, indexed, plan, cells, g, onPick) {
 export function tensorHeader(tensor, uid) {
   const header = htmlEl("div", "sw-tensor-header");
   const { shape, strides, offset } = tensor.layout;
-  const summary = htmlEl("span", "sw-summary", shape ? `(${shape.join(",")}):(${strides.join(",")}) +${offset}` : tensor.layout.text);
+  // a symbolic layout is drawn at its example sizes: its header says the symbols (and the sizes drawn at)
+  const concrete = shape ? `(${shape.join(",")}):(${strides.join(",")}) +${offset}` : tensor.layout.text;
+  const summary = htmlEl("span", "sw-summary", tensor.layout.symbolic ?? concrete);
   summary.title = "shape:strides +offset — (3,4):(4,1) +0 means shape (3, 4), one step along dim 0 moves 4 storage elements, along dim 1 moves 1, starting at storage element 0";
   const hint = htmlEl("span", "sw-click-hint", "click: show its strides");
   header.append(swatch(tensor, uid), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name), summary, hint);

@@ -24,7 +24,25 @@ from .compare import Mismatch
 from .nodes import KINDS, GraphNode
 from .program import Graph
 
-__all__ = ["KINDS", "STAGES", "CompiledAudit", "Graph", "GraphNode", "Mismatch", "graph"]
+__all__ = [
+    "KINDS",
+    "STAGES",
+    "CompiledAudit",
+    "Graph",
+    "GraphNode",
+    "GraphWidget",
+    "Mismatch",
+    "graph",
+]
+
+
+def __getattr__(name: str) -> Any:
+    # the live widget loads on first use: `sw.graph(...)` never imports anywidget/IPython
+    if name == "GraphWidget":
+        from .widget import GraphWidget
+
+        return GraphWidget
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def graph(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import torch
@@ -95,6 +96,22 @@ class Graph:
 
     def _repr_html_(self) -> str:
         return graph_html(self)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        """In a Jupyter kernel the live table (:class:`~stridewidget.graph.widget.GraphWidget`),
+        with the static table as its ``text/html`` fallback; elsewhere the static table."""
+        if not _in_kernel():
+            return {"text/plain": repr(self), "text/html": graph_html(self)}
+        from .widget import GraphWidget
+
+        return GraphWidget(self)._repr_mimebundle_(**kwargs)
+
+
+def _in_kernel() -> bool:
+    """True inside a Jupyter kernel (where a widget has a front end to talk to)."""
+    shell = sys.modules.get("IPython")
+    get = getattr(shell, "get_ipython", None)
+    return get is not None and getattr(get(), "kernel", None) is not None
 
 
 class _Recorder(torch.fx.Interpreter):

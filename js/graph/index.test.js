@@ -1,0 +1,138 @@
+// The graph widget against the state stridewidget.graph.GraphWidget makes (js/fixtures/graph.json:
+// a dynamic-batch transpose + reshape, its rows and the scene each selection draws).  A stand-in
+// kernel answers a selection the way Python does: it sets that node's scene and `drawn`.
+import { afterEach, describe, expect, it } from "vitest";
+import fixture from "../fixtures/graph.json";
+import { fakeModel } from "../widget/testing.js";
+import graph, { captionText, nextIndex } from "./index.js";
+
+afterEach(() => {
+  document.body.replaceChildren();
+});
+
+/** Mount the widget on a fake model; `kernel: true` answers selections like GraphWidget does. */
+function mountGraph({ selected = 3, kernel = true } = {}) {
+  const model = fakeModel({ rows: fixture.rows, title: fixture.title, selected, drawn: selected, scene: fixture.scenes[String(selected)] });
+  if (kernel) {
+    model.save_changes.mockImplementation(() => {
+      const index = model.get("selected");
+      model.set("scene", fixture.scenes[String(index)]);
+      model.set("drawn", index);
+    });
+  }
+  const el = document.createElement("div");
+  document.body.appendChild(el);
+  const cleanup = graph.render({ model, el });
+  return { model, el, cleanup };
+}
+
+const row = (el, i) => el.querySelector(`tr.sw-graph-row[data-index="${i}"]`);
+const drawnNames = (el) => [...el.querySelectorAll(".sw-graph-picture .sw-tensor .sw-name")].map((n) => n.textContent);
+const key = (node, name) => node.dispatchEvent(new KeyboardEvent("keydown", { key: name, bubbles: true }));
+
+describe("the table", () => {
+  it("has one row per node, escaped, with the copy's reason under its op", () => {
+    const { el } = mountGraph();
+    const rows = el.querySelectorAll("tbody tr.sw-graph-row");
+    expect(rows.length).toBe(fixture.rows.length);
+    expect([...rows].map((r) => r.querySelector(".sw-graph-name").textContent)).toEqual(fixture.rows.map((r) => r.name));
+    expect(row(el, 3).querySelector(".sw-graph-reason").textContent).toBe(`↳ ${fixture.rows[3].reason}`);
+    expect(row(el, 3).dataset.kind).toBe("copy");
+  });
+
+  it("marks the selected row and keeps only it in the tab order", () => {
+    const { el } = mountGraph();
+    expect(row(el, 3).getAttribute("aria-selected")).toBe("true");
+    expect([...el.querySelectorAll("tr.sw-graph-row")].map((r) => r.tabIndex)).toEqual([-1, -1, -1, 0, -1]);
+  });
+
+  it("shows strings from Python as text, never markup", () => {
+    const evil = '<img src=x onerror="window.__pwned=1">';
+    const rows = fixture.rows.map((r) => ({ ...r, name: evil, where: evil, reason: evil }));
+    const model = fakeModel({ rows, title: evil, selected: null, drawn: null, scene: { storages: [], tensors: [] } });
+    const el = document.createElement("div");
+    graph.render({ model, el });
+    expect(el.querySelector("img")).toBeNull();
+    expect(el.querySelector(".sw-graph-title").textContent).toBe(evil);
+  });
+});
+
+describe("selecting a node", () => {
+  it("a click sends the row's position, and the kernel's scene draws that node beside its inputs", () => {
+    const { el, model } = mountGraph();
+    expect(drawnNames(el)).toEqual(["%reshape", "%transpose"]);
+    row(el, 2).querySelector(".sw-graph-layout").dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    expect(model.save_changes).toHaveBeenCalledTimes(1);
+    expect(model.get("selected")).toBe(2);
+    expect(drawnNames(el)).toEqual(["%transpose", "%x"]);
+    expect(el.querySelector(".sw-graph-caption").textContent).toBe("%transpose (view, aten.transpose) · beside its input %x");
+    expect(el.querySelector(".sw-graph-caption").dataset.drawn).toBe("2");
+  });
+
+  it("a view is drawn over its input's storage strip, the copy over its own", () => {
+    const { el } = mountGraph({ selected: 3 });
+    const storageOf = (name) => [...el.querySelectorAll(".sw-tensor")].find((c) => c.querySelector(".sw-name").textContent === name).dataset.storage;
+    expect(storageOf("%reshape")).not.toBe(storageOf("%transpose"));
+    row(el, 2).dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    expect(storageOf("%transpose")).toBe(storageOf("%x"));
+    expect(el.querySelectorAll(".sw-graph-picture .sw-storage").length).toBe(1);
+  });
+
+  it("symbolic layouts are drawn with their symbols", () => {
+    const { el } = mountGraph({ selected: 2 });
+    const headers = [...el.querySelectorAll(".sw-graph-picture .sw-summary")].map((n) => n.textContent);
+    expect(headers).toEqual(fixture.scenes["2"].tensors.map((t) => t.layout.symbolic));
+    expect(headers[0]).toMatch(/^float32 \((s\d+),4,3\):\(12,1,4\) .* drawn at \1=2$/);
+  });
+
+  it("works from the keyboard: arrows move the selection, Enter selects the focused row", () => {
+    const { el, model } = mountGraph({ selected: 3 });
+    key(row(el, 3), "ArrowUp");
+    expect(model.get("selected")).toBe(2);
+    expect(document.activeElement).toBe(row(el, 2));
+    expect(drawnNames(el)).toEqual(["%transpose", "%x"]);
+    key(row(el, 2), "Home");
+    expect(model.get("selected")).toBe(0);
+    key(row(el, 0), "End");
+    expect(model.get("selected")).toBe(4);
+    expect(el.querySelector(".sw-graph-caption").textContent).toBe("%output (output) has no single layout · beside its input %reshape");
+    row(el, 1).focus();
+    key(row(el, 1), "Enter");
+    expect(model.get("selected")).toBe(1);
+  });
+
+  it("says it is drawing until the kernel's scene arrives", () => {
+    const { el, model } = mountGraph({ kernel: false });
+    row(el, 0).dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    expect(el.querySelector(".sw-graph-caption").textContent).toBe("drawing %x …");
+    expect(drawnNames(el)).toEqual(["%reshape", "%transpose"]); // the old picture stays meanwhile
+    model.set("scene", fixture.scenes["0"]);
+    model.set("drawn", 0);
+    expect(el.querySelector(".sw-graph-caption").textContent).toBe("%x (input, x) · no inputs");
+  });
+
+  it("cleans up every listener", () => {
+    const { model, cleanup } = mountGraph();
+    expect(model.listenerCount()).toBeGreaterThan(0);
+    cleanup();
+    expect(model.listenerCount()).toBe(0);
+  });
+});
+
+describe("helpers", () => {
+  it("nextIndex clamps to the table and ignores other keys", () => {
+    expect(nextIndex("ArrowDown", 4, 5)).toBe(4);
+    expect(nextIndex("ArrowUp", 0, 5)).toBe(0);
+    expect(nextIndex("ArrowDown", null, 5)).toBe(0);
+    expect(nextIndex("PageDown", 2, 30)).toBe(12);
+    expect(nextIndex("a", 2, 5)).toBeNull();
+    expect(nextIndex("ArrowDown", 0, 0)).toBeNull();
+  });
+
+  it("captionText counts the inputs it could not draw", () => {
+    const rowWithSym = fixture.rows[3];
+    expect(captionText(rowWithSym, fixture.scenes["3"])).toBe(
+      `%reshape (copy, aten.reshape) · beside its input %transpose · 1 input not drawn (no single layout, or past the first few) · copies: ${rowWithSym.reason}`,
+    );
+  });
+});

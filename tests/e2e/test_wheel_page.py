@@ -48,7 +48,15 @@ def test_wheel_carries_the_front_end_licence_and_metadata(wheel):
         names = set(archive.namelist())
         (metadata_name,) = [n for n in names if n.endswith(".dist-info/METADATA")]
         metadata = email.message_from_bytes(archive.read(metadata_name))
-    for shipped in ("host.js", "widget.js", "widget.css", "playground.js", "playground.css"):
+    for shipped in (
+        "host.js",
+        "widget.js",
+        "widget.css",
+        "playground.js",
+        "playground.css",
+        "graph.js",
+        "graph.css",
+    ):
         assert f"stridewidget/notebook/static/{shipped}" in names
     assert "stridewidget/py.typed" in names
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)

@@ -57,6 +57,15 @@ MAX_EMBEDDED_CELLS = 512
 MAX_SOURCE_LABEL = 40
 #: Pictures a sanitizer / fuzzer report draws at most: a long report stays a table to read.
 MAX_HAZARD_PICTURES = 5
+#: Copies a saved ``sw.graph`` table draws with their inputs; the rest are listed (a saved
+#: notebook stays small).
+MAX_GRAPH_PICTURES = 3
+#: Storages up to this many elements a saved graph table draws cell by cell; a bigger (or
+#: symbolic) one is shown as its layout's text, so one picture stays a few kB whatever the size.
+MAX_GRAPH_DRAWN_ELEMENTS = 256
+#: Tensors the live graph widget draws for one selected node: the node's, then its inputs' (an
+#: ``output`` or a ``cat`` of many tensors draws its first ones and says how many it left out).
+MAX_GRAPH_TENSORS_DRAWN = 8
 
 # --- the checks -------------------------------------------------------------------------------
 

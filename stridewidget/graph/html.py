@@ -8,16 +8,13 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from ..limits import MAX_GRAPH_DRAWN_ELEMENTS as MAX_DRAWN_ELEMENTS
+from ..limits import MAX_GRAPH_PICTURES as MAX_PICTURES
 from ..render import render_svg
 from .nodes import tensor_values
 
 __all__ = ["graph_html"]
 
-#: Copies drawn with their inputs; the rest are listed (a saved notebook stays small).
-MAX_PICTURES = 3
-#: Storages up to this many elements are drawn cell by cell; a bigger (or symbolic) one is shown
-#: as its layout's text, so one picture stays a few kB whatever the tensor's size.
-MAX_DRAWN_ELEMENTS = 256
 _KIND_COLOURS = {"copy": "#fde2e1", "in-place": "#fff1c2", "view": "#e3f1e4"}
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import traitlets
 
+from ..limits import MAX_GRAPH_TENSORS_DRAWN as MAX_TENSORS_DRAWN
 from ..notebook.static import read_static
 from ..notebook.widget import StaticFallbackWidget
 from ..scene.build import build_scene
@@ -23,10 +24,6 @@ from .html import graph_html
 from .nodes import tensor_values
 
 __all__ = ["MAX_TENSORS_DRAWN", "GraphWidget", "selection_tensors"]
-
-#: At most this many tensors are drawn for one selection: the node's, then its inputs' (an
-#: ``output`` or a ``cat`` of many tensors draws its first ones and says how many it left out).
-MAX_TENSORS_DRAWN = 8
 
 
 def _labelled(name: str, value: Any) -> list[tuple[str, Any]]:

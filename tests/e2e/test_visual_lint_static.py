@@ -77,11 +77,12 @@ def test_static_fallback_over_the_corpus_has_no_text_problems_and_fits(browser, 
     show), every corpus layout at 1,280 px wide: 0 overlapping texts, 0 clipped texts, 0 texts
     under 4.5:1, heights within the issue's limits.  Prints the table; saves every screenshot."""
     import stridewidget as sw
+    from stridewidget.style import STYLE
 
     from .conftest import SCREENSHOTS
     from .lint_corpus import CASES, tensors_of
 
-    colours = sw.render.style.STYLE["themes"][theme]
+    colours = STYLE["themes"][theme]
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     lines, failures = [], []

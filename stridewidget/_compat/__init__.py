@@ -9,7 +9,7 @@ never imports torch.  The rest of the package imports them from here: ``from .._
 
 from __future__ import annotations
 
-from .compiled import compiled_original, export_user_error, recording_backend
+from .compiled import compiled_in_place, compiled_original, export_user_error, recording_backend
 from .dispatch import (
     composite_implicit_key,
     decomposition_table,
@@ -41,6 +41,7 @@ from .pytree import tree_flatten, tree_leaves, tree_map
 from .storage import (
     neg_view,
     restore_buffer,
+    restore_parameter,
     storage_id,
     storage_identity,
     version_counter,
@@ -64,6 +65,7 @@ from .wrappers import (
 )
 
 __all__ = [
+    "compiled_in_place",
     "compiled_original",
     "composite_implicit_key",
     "current_autograd_node",
@@ -97,6 +99,7 @@ __all__ = [
     "record_function_switch",
     "recording_backend",
     "restore_buffer",
+    "restore_parameter",
     "run_composite_implicit",
     "schema_name",
     "storage_id",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["compiled_original", "export_user_error", "recording_backend"]
+__all__ = ["compiled_in_place", "compiled_original", "export_user_error", "recording_backend"]
 
 
 def _torch_version() -> tuple[int, int]:
@@ -30,6 +30,21 @@ def compiled_original(obj: Any) -> Any:
     if optimized is not None and isinstance(obj, optimized):
         return obj._orig_mod
     return getattr(obj, "_torchdynamo_orig_callable", None)
+
+
+def compiled_in_place(module: Any) -> bool:
+    """Was ``module`` compiled in place (``module.compile()``, which sets
+    ``Module._compiled_call_impl``, torch 2.2 to 2.13)?  Where the attribute is gone, ``False``.
+
+    >>> import torch
+    >>> layer = torch.nn.Linear(2, 2)
+    >>> compiled_in_place(layer)
+    False
+    >>> layer.compile()
+    >>> compiled_in_place(layer)
+    True
+    """
+    return getattr(module, "_compiled_call_impl", None) is not None
 
 
 def recording_backend(record: Any) -> Any:

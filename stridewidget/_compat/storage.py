@@ -129,3 +129,23 @@ def restore_buffer(module: Any, name: str, buffer: Any) -> None:
         buffers[name] = buffer
     else:
         setattr(module, name, buffer)
+
+
+def restore_parameter(module: Any, name: str, param: Any) -> None:
+    """Put ``param`` back as ``module``'s parameter ``name`` (the very tensor, whatever the
+    module assigned there meanwhile): ``Module._parameters[name] = param`` (checked on torch
+    2.13 (the floor)), else the public ``setattr``.
+
+    >>> import torch
+    >>> layer = torch.nn.Linear(2, 2)
+    >>> saved = layer.weight
+    >>> layer.weight = torch.nn.Parameter(torch.ones(2, 2))
+    >>> restore_parameter(layer, "weight", saved)
+    >>> layer.weight is saved
+    True
+    """
+    parameters = getattr(module, "_parameters", None)
+    if isinstance(parameters, dict):
+        parameters[name] = param
+    else:
+        setattr(module, name, param)

@@ -30,6 +30,7 @@ __all__ = [
     "COPY_OPS",
     "MISSING",
     "PLAIN_OPS",
+    "SCATTERS_INTO",
     "OpCache",
     "OpInfo",
     "Pending",
@@ -71,6 +72,7 @@ COPY_OPS = frozenset(
         "masked_scatter",
         "index_put",
         "_index_put_impl",
+        "index_copy",
         "scatter",
         "slice_scatter",
         "select_scatter",
@@ -78,6 +80,18 @@ COPY_OPS = frozenset(
         "as_strided_scatter",
     }
 )
+
+
+#: The in-place ops that move a source tensor's values into ``self`` (``buf.index_copy_(0, i, a)``,
+#: ``buf[i] = a``), and the argument holding that source.  A 0- or 1-element source (``x[mask] =
+#: 0``) is a fill, not data moved; ``scatter_`` with a scalar ``value`` or a ``reduce`` adds none.
+SCATTERS_INTO = {
+    "index_put_": "values",
+    "_index_put_impl_": "values",
+    "index_copy_": "source",
+    "scatter_": "src",
+    "masked_scatter_": "source",
+}
 
 
 class OpInfo(NamedTuple):
@@ -94,6 +108,8 @@ class OpInfo(NamedTuple):
     # device types whose own kernel the dispatcher runs instead of the decomposition
     # (``silu_backward``, ``native_channel_shuffle`` on the CPU); ``None``: every device's
     kernel_devices: frozenset[str] | None = frozenset()
+    # (position, name) of the source of an in-place op of :data:`SCATTERS_INTO`, else None
+    source: tuple[int, str] | None = None
 
     def runs_decomposition(self, args: tuple[Any, ...], kwargs: dict) -> bool:
         """Does a plain run of this call execute the op's decomposition (not a kernel of its own)?"""
@@ -106,10 +122,23 @@ class OpInfo(NamedTuple):
 
     def moves(self, args: tuple[Any, ...], kwargs: dict) -> bool:
         """Is this call of the op a primitive data movement (see :data:`COPY_OPS`)?"""
-        return self.is_copy and not any(
+        if not self.is_copy or any(
             argument_value(args, kwargs, position, name) not in (None, False)
             for position, name in self.combining
-        )
+        ):
+            return False
+        if self.source is None:
+            return True
+        source = argument_value(args, kwargs, *self.source)
+        return isinstance(source, torch.Tensor) and source.numel() > 1
+
+    def moved_bytes(self, args: tuple[Any, ...], kwargs: dict, written: Any) -> int:
+        """Bytes this call of a moving op wrote into ``written``: all of it, or for an op of
+        :data:`SCATTERS_INTO` at most its source's."""
+        size = data_nbytes(written)
+        if self.source is None:
+            return size
+        return min(size, data_nbytes(argument_value(args, kwargs, *self.source)))
 
 
 def argument_value(args: tuple[Any, ...], kwargs: dict, position: int, name: str) -> Any:
@@ -146,8 +175,10 @@ def op_info(func: Any) -> OpInfo:
     if info is not MISSING:
         return info
     packet = func.overloadpacket.__name__
-    is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags
     arguments = list(enumerate(op_arguments(func)))
+    source_name = SCATTERS_INTO.get(packet)
+    source = next(((position, a.name) for position, a in arguments if a.name == source_name), None)
+    is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags or source is not None
     written = tuple(
         (position, argument.name)
         for position, argument in arguments
@@ -165,7 +196,8 @@ def op_info(func: Any) -> OpInfo:
         decomposes = False
     kernel_devices = _kernel_devices(func) if decomposes else frozenset()
     return _OP_INFO.store(
-        func, OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining, kernel_devices)
+        func,
+        OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining, kernel_devices, source),
     )
 
 
@@ -229,7 +261,7 @@ def note_op(
                 pending.written.extend(extents)
                 if moves:
                     pending.copied_into.extend(extents)
-                    pending.bytes_copied += data_nbytes(tensor)
+                    pending.bytes_copied += info.moved_bytes(args, kwargs, tensor)
     elif info.moves(args, kwargs) or (not func.is_view and moves_data(func, args, kwargs)):
         pending.fresh_copy = True
         pending.bytes_copied += data_nbytes(result)

@@ -9,13 +9,15 @@ from dataclasses import dataclass
 from ...layout.layout import Layout
 from ..log import CopyEvent
 
-__all__ = ["SCALARS_ROW", "TOP", "AuditCopy", "Row", "op_names"]
+__all__ = ["IN_PLACE_MARK", "SCALARS_ROW", "TOP", "AuditCopy", "Row", "op_names"]
 
 #: How the root module (named ``""`` by ``named_modules()``) is shown.
 TOP = "(model)"
 _SCALAR_BYTES = 16  # a complex128 scalar, the largest
 #: The one row that all Python scalars wrapped as 0-dim tensors are grouped on.
 SCALARS_ROW = "(Python scalars wrapped as 0-dim tensors)"
+#: Shown after the ATen op of a copy whose call also wrote in place (:attr:`AuditCopy.in_place`).
+IN_PLACE_MARK = " (in-place call)"
 
 
 @dataclass(frozen=True, eq=False)
@@ -29,7 +31,11 @@ class AuditCopy:
     (forward) or the autograd node (backward) whose ATen ``ops`` hid the copy.  A copy made
     *inside* a kernel (``addmm`` cloning a gapped operand), seen by the profiler but by no
     dispatch mode, has ``hidden_in`` set to that op; its ``result`` is empty (the buffer never
-    reaches Python) and ``source`` holds the call's inputs.
+    reaches Python) and ``source`` holds the call's inputs.  ``in_place`` says the call that
+    copied also wrote into an input's storage (``F.silu(h, inplace=True)`` or ``h.mul_(w)``,
+    which autograd makes clone ``h`` first): precedence copy > in-place, so it is a copy, with
+    this flag.  A copy into a buffer the step allocated blank (``out[:n] = a``) is not flagged:
+    writing that buffer is the copy.
     """
 
     phase: str  # "forward" or "backward"
@@ -45,6 +51,8 @@ class AuditCopy:
     # the library line under ``where`` (``torch/nn/modules/conv.py:560``) when ``where`` is the
     # model's own line that called into it; else ""
     detail: str = ""
+    # the call also wrote in place (an in-place call that cloned its input first)
+    in_place: bool = False
 
     # The layouts are read from the event when asked for: the tracker builds them lazily, and
     # building them for every copy of every audited step is a large part of the audit's cost.
@@ -66,13 +74,13 @@ class AuditCopy:
 
 
 def op_names(item: AuditCopy) -> tuple[str, ...]:
-    """``aten.clone``, or ``aten.clone in aten.addmm`` for a copy a kernel hid.
+    """``aten.clone``, or ``aten.clone in aten.addmm`` for a copy a kernel hid, and
+    :data:`IN_PLACE_MARK` after each when the call also wrote in place (``in_place``).
 
     The ATen ops a table shows for a copy (:class:`Row` ``.ops``, the HTML's column).
     """
-    if item.hidden_in:
-        return tuple(f"{op} in {item.hidden_in}" for op in item.ops)
-    return item.ops
+    names = tuple(f"{op} in {item.hidden_in}" for op in item.ops) if item.hidden_in else item.ops
+    return tuple(f"{name}{IN_PLACE_MARK}" for name in names) if item.in_place else names
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ..._compat import compiled_original, restore_buffer
+from ..._compat import compiled_in_place, compiled_original, restore_buffer, restore_parameter
 from ...errors import LayoutError
 
 COMPILED_NOTE = (
@@ -19,17 +19,37 @@ COMPILED_NOTE = (
     "model_kwargs: the eager model it wraps was audited (the compiled graph did not run), so "
     "copies the compiler removes or adds are not in this report"
 )
+COMPILED_PARTS_NOTE = (
+    "{parts} torch.compile'd (compiled in place with .compile(), or a compiled submodule); the "
+    "eager code was audited (the audit follows the model's Python op by op), so copies the "
+    "compiler removes or adds are not in this report; sw.audit(torch.compile(model), ...) "
+    "audits a compiled program"
+)
 
 
 def eager_model(model: torch.nn.Module) -> tuple[torch.nn.Module, str]:
     """The module to audit and a note for the report: a ``torch.compile``d model's eager
     original (for a step with ``loss_fn`` or ``model_kwargs``, which the compiled audit does not
-    take yet), said in the note and in a warning (never silently)."""
+    take yet), said in the note and in a warning (never silently); so is a model compiled in
+    place (``model.compile()``) or holding compiled submodules, whose eager code the audit's
+    modes run."""
     original = compiled_original(model)
-    if original is None:
+    if original is not None:
+        warnings.warn(f"sw.audit: {COMPILED_NOTE}", UserWarning, stacklevel=3)
+        return original, COMPILED_NOTE
+    parts = [
+        name
+        for name, module in model.named_modules()
+        if compiled_in_place(module) or compiled_original(module) is not None
+    ]
+    if not parts:
         return model, ""
-    warnings.warn(f"sw.audit: {COMPILED_NOTE}", UserWarning, stacklevel=3)
-    return original, COMPILED_NOTE
+    shown = ", ".join(repr(name) if name else "the model" for name in parts[:3])
+    more = f" and {len(parts) - 3} more" if len(parts) > 3 else ""
+    verb = "is" if len(parts) == 1 else "are"
+    note = COMPILED_PARTS_NOTE.format(parts=f"{shown}{more} {verb}")
+    warnings.warn(f"sw.audit: {note}", UserWarning, stacklevel=3)
+    return model, note
 
 
 def check_model(model: torch.nn.Module, backward: bool) -> None:
@@ -52,25 +72,40 @@ def model_tensors(model: torch.nn.Module) -> Iterator[torch.Tensor]:
 
 @contextmanager
 def state_kept(model: torch.nn.Module) -> Iterator[None]:
-    """The model's buffers (BatchNorm's running statistics, ``num_batches_tracked``) and torch's
-    RNG states as they were before the block, after it: a training-mode step updates the first
-    and dropout draws from the second."""
-    saved: list[tuple[Any, str, torch.Tensor, torch.Tensor]] = []
+    """The model's parameters and buffers (BatchNorm's running statistics,
+    ``num_batches_tracked``, a weight normalised in place in ``forward``) and torch's RNG states
+    bit for bit as they were before the block, after it: a training-mode step updates buffers,
+    a forward may write its parameters, and dropout draws from the RNG."""
+    saved: list[tuple[Any, str, torch.Tensor, torch.Tensor, bool]] = []
     with torch.no_grad():
         for module in model.modules():
             for name, buffer in module.named_buffers(recurse=False, remove_duplicate=False):
                 if isinstance(buffer, torch.Tensor):
-                    saved.append((module, name, buffer, buffer.clone()))
+                    saved.append((module, name, buffer, buffer.clone(), False))
+            for name, param in module.named_parameters(recurse=False, remove_duplicate=False):
+                saved.append((module, name, param, param.detach().clone(), True))
     devices = sorted({t.device.index or 0 for t in model_tensors(model) if t.device.type == "cuda"})
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
         with torch.no_grad():
-            for module, name, buffer, values in saved:
-                restore_buffer(module, name, buffer)
-                if buffer.shape == values.shape:
-                    buffer.copy_(values)
+            for module, name, tensor, values, is_parameter in saved:
+                (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
+                same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
+                if same_kind and not _same_bits(tensor, values):
+                    tensor.copy_(values)
+
+
+def _same_bits(tensor: torch.Tensor, values: torch.Tensor) -> bool:
+    """Do ``tensor`` and ``values`` (same shape and dtype) hold the same bytes?  NaN as NaN; a
+    tensor left alone is not written (its version counter stays)."""
+    try:
+        return bool(
+            torch.equal(tensor.reshape(-1).view(torch.uint8), values.reshape(-1).view(torch.uint8))
+        )
+    except RuntimeError:  # a view that cannot be reinterpreted, or a quantized tensor
+        return bool(torch.equal(tensor, values))
 
 
 def output_tensors(value: Any) -> Iterator[torch.Tensor]:

@@ -38,6 +38,7 @@ from ..ops import COPY_OPS, MISSING, OpCache
 __all__ = [
     "BACKWARD",
     "THREAD_MARK",
+    "USER_PROFILER_NOTE",
     "KinetoSession",
     "LegacySession",
     "Marked",
@@ -50,10 +51,13 @@ __all__ = [
 
 
 class Marked(dict):
-    """Thread ident -> (event index, op name) of each op run with the profiler collecting, in the
+    """``searching``: a session collects (false while the user's own profiler runs: see
+    :func:`profiled`).  Thread ident -> (event index, op name) of each op run with the profiler collecting, in the
     order that thread ran them.  Each is the next outermost event the profiler holds for its
     thread, which a thread's mark (``sw.audit:thread:<ident>``, recorded before its first such op)
     names: a label per op would be a profiler event of its own, a quarter of all events."""
+
+    searching = True
 
     def first_in_thread(self) -> list[tuple[int, str]]:
         ident = threading.get_ident()
@@ -314,8 +318,7 @@ class LegacySession:
 def _legacy_profiler_usable(devices: set[torch.device]) -> bool:
     """The legacy collector serves a step whose tensors are all on the CPU, while this torch
     still has it (``torch.autograd.profiler_legacy`` is deprecated) and no profiler runs already
-    (the user's own ``torch.profiler`` around the audit: the legacy one cannot start inside it,
-    ``torch.profiler`` can); else ``torch.profiler``."""
+    (:func:`profiled` starts none then); else ``torch.profiler``."""
     return (
         all(device.type == "cpu" for device in devices)
         and legacy_profiler_available()
@@ -323,11 +326,37 @@ def _legacy_profiler_usable(devices: set[torch.device]) -> bool:
     )
 
 
+#: What a report says when the user's own profiler was running (see :func:`profiled`).
+USER_PROFILER_NOTE = (
+    "a torch.profiler session of yours was running, which a session of the audit's would have "
+    "ended: copies made inside kernels (an addmm cloning a gapped operand) were not searched "
+    "for, and your profile recorded the audited step's ops; audit outside it for them"
+)
+
+
+class _NoSession:
+    """Stands in for a session while the user's own profiler runs: finds no hidden copy."""
+
+    def hidden_copies(self, marked: Marked) -> dict[int, list[tuple[str, str, int]]]:
+        return {}
+
+
 @contextmanager
-def profiled(devices: set[torch.device]) -> Iterator[KinetoSession | LegacySession]:
+def profiled(
+    devices: set[torch.device], marked: Marked
+) -> Iterator[KinetoSession | LegacySession | _NoSession]:
     """One profiler session for a step on ``devices``, collecting only while an op that can hide
     a copy runs: the legacy collector where it serves (:func:`_legacy_profiler_usable`), else
-    ``torch.profiler``.  Its ``hidden_copies(marked)`` reads what it found."""
+    ``torch.profiler``.  Its ``hidden_copies(marked)`` reads what it found.
+
+    While a profiler of the user's runs, none: torch keeps one profiling session per process,
+    so starting one ends the user's and throws their events away.  Then ``marked.searching`` is
+    false (the op mode neither marks ops nor switches collection) and nothing is found inside
+    kernels, which :data:`USER_PROFILER_NOTE` says."""
+    if profiler_running():
+        marked.searching = False
+        yield _NoSession()
+        return
     session = LegacySession() if _legacy_profiler_usable(devices) else KinetoSession()
     session.start()
     collect(False)  # on only while an op that can hide a copy runs (AuditOps)

@@ -34,6 +34,8 @@ class AuditRecorder(Recorder):
         # storage -> bytes of it no copy has written yet, for the storages allocated in the step
         # by calls that put no data in them (empty, zeros ...)
         self.blank = {} if blank is None else blank
+        # indices of the events whose copy was the write into such a buffer
+        self.into_blank: set[int] = set()
 
     def unread(self, pending: Pending) -> bool:
         return not (pending.fresh_copy or pending.written)
@@ -63,6 +65,7 @@ class AuditRecorder(Recorder):
                 left = self.blank.get(extent.cdata)
                 if left is not None:
                     pending.fresh_copy = True
+                    self.into_blank.add(len(self.log.events))
                     if left <= pending.bytes_copied:
                         del self.blank[extent.cdata]
                     else:
@@ -161,7 +164,7 @@ class AuditOps(OpMode):
 
     def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
         name = profiler_name(func)
-        if name is None:
+        if name is None or not self.marked.searching:
             return func(*args, **kwargs)
         ops = self.marked.get(threading.get_ident())
         if ops is None:

@@ -4,17 +4,19 @@ tables, text, HTML and measured suggestions (:mod:`stridewidget.copies.audit.sug
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
 import torch
 
-from ..._compat import compiled_original
+from ..._compat import compiled_original, profiler_running
 from ..format import format_bytes, ops_text
 from .found import SCALARS_ROW, TOP, AuditCopy, Row, op_names
 from .guard import eager_model, state_kept
 from .html import report_html
+from .profiler import USER_PROFILER_NOTE
 from .step import audited_step
 from .suggest import Suggestion, measured_suggestions
 
@@ -170,7 +172,10 @@ def audit(
     model returns one, else from every output tensor that requires grad (as the backward of
     their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
     statistics) and torch's RNG states are put back as they were.  A ``torch.compile``d model
-    is audited as the eager model it wraps, which a warning and ``report.note`` say.
+    is audited as the eager model it wraps, which a warning and ``report.note`` say; so is one
+    compiled in place (``model.compile()``) or with compiled submodules.  Under a
+    ``torch.profiler`` session of the user's, the audit starts none of its own (that would end
+    the user's): copies inside kernels are not searched for, which a warning and the note say.
 
     >>> import torch, stridewidget as sw
     >>> class Flatten(torch.nn.Module):
@@ -198,6 +203,9 @@ def audit(
             f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
         )
     model, note = eager_model(model)
+    if profiler_running():  # the user's own: the audit starts no session of its own
+        warnings.warn(f"sw.audit: {USER_PROFILER_NOTE}", UserWarning, stacklevel=2)
+        note = f"{note}; {USER_PROFILER_NOTE}" if note else USER_PROFILER_NOTE
     with state_kept(model):
         copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
     return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)

@@ -39,6 +39,17 @@ training-mode BatchNorm's running statistics) and torch's RNG states are put bac
 forward is reported at the line re-run, marked as a recompute; a copy torch makes for the model
 (inside ``nn.Conv2d``) at the model's own line, with torch's line as ``AuditCopy.detail``.
 
+The audited step runs the plain step's kernels, in its order (``tests/test_audit_zoo.py`` checks
+the profiler's op lists of both), but for one rule of torch's own: while any dispatch mode is
+on, ``at::isTensorSubclassLike`` is true of every tensor, so ATen and autograd take their
+subclass-safe branches (:data:`UNDER_A_MODE`): the autograd engine sums two gradients of one
+tensor out of place (``add`` for ``add_``), ``reshape`` of a viewable tensor is a ``view``
+(not ``_reshape_alias``), and autograd saves an op's own output for backward (``sigmoid``,
+``tanh``, an LSTM layer) with a ``detach`` and unpacks it with another.  None moves data.
+A user's ``torch.profiler`` open around ``sw.audit`` is left running: the step then runs under
+no session of the audit's (torch keeps one per process), and copies inside kernels are not
+searched for (:func:`.profiler.profiled`).
+
 Where each event comes from is :mod:`.origins`; the tracker's modes and recorders, subclassed,
 are :mod:`.recorders`; the profiler sessions and their pairing :mod:`.profiler`; the report
 :mod:`.report`, and the measured fixes :mod:`.suggest`.
@@ -66,7 +77,14 @@ from .origins import NodeOrigins, Timeline, line_text, modules_followed
 from .profiler import BACKWARD, Marked
 from .recorders import AuditCalls, AuditOps, AuditRecorder, BackwardRecorder
 
-__all__ = ["audited_step", "run_step"]
+__all__ = ["REENTRANT_CHECKPOINT", "UNDER_A_MODE", "audited_step", "run_step"]
+
+#: How the audited step's ATen ops differ from the plain step's (see the module docstring):
+#: the plain op -> the one run instead, and the op only the audited step adds.
+UNDER_A_MODE = {
+    "replaced": {"aten::add_": "aten::add", "aten::_reshape_alias": "aten::view"},
+    "added": "aten::detach",
+}
 
 
 def run_step(
@@ -124,14 +142,14 @@ def audited_step(
     origins = NodeOrigins(forward_recorder.log)
     marked = Marked()
     # One profiler session for the whole step: starting and reading one costs tens of ms.
-    with profiler.profiled(check_devices(model, inputs)) as profile:
+    with profiler.profiled(check_devices(model, inputs), marked) as profile:
         output = _forward(model, inputs, kwargs or {}, forward_recorder, origins, marked)
         if backward:
             check_model(model, backward)  # before the roots: a frozen model has none
             backward_recorder = _backward(model, output, loss_fn, forward_recorder, origins, marked)
     hidden = profile.hidden_copies(marked)
     forward_modules = origins.timeline.owners()
-    copies = _forward_copies(forward_recorder.log, forward_modules, origins, hidden)
+    copies = _forward_copies(forward_recorder, forward_modules, origins, hidden)
     if backward:
         copies.extend(
             _backward_copies(
@@ -186,24 +204,57 @@ def _backward(
         tracking(CallMode(backward_recorder), AuditOps(backward_recorder, BACKWARD, marked)),
         disable_torch_function(),
     ):
-        torch.autograd.grad(roots, params, [torch.ones_like(r) for r in roots], allow_unused=True)
+        try:
+            torch.autograd.grad(
+                roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
+            )
+        except RuntimeError:
+            if _reentrant_checkpoint(roots):
+                raise RuntimeError(REENTRANT_CHECKPOINT) from None
+            raise
     return backward_recorder
 
 
+#: The error for a model that uses reentrant activation checkpointing.
+REENTRANT_CHECKPOINT = (
+    "sw.audit: the model uses torch.utils.checkpoint(..., use_reentrant=True), whose backward "
+    "cannot run under torch.autograd.grad (which the audit uses to leave .grad alone); pass "
+    "use_reentrant=False (torch's recommended setting; the audit then reports each recomputed "
+    "copy at its line), or backward=False to audit the forward only"
+)
+
+
+def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
+    """Is a reentrant checkpoint's node (``CheckpointFunctionBackward``) in the graph of
+    ``roots``?  Walked only when backward failed."""
+    seen: set[int] = set()
+    nodes = [r.grad_fn for r in roots if r.grad_fn is not None]
+    while nodes:
+        node = nodes.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if type(node).__name__ == "CheckpointFunctionBackward":
+            return True
+        nodes.extend(n for n, _ in node.next_functions if n is not None)
+    return False
+
+
 def _forward_copies(
-    forward_log: CopyLog,
+    recorder: AuditRecorder,
     forward_modules: list[Any],
     origins: NodeOrigins,
     hidden: dict[int, list[tuple[str, str, int]]],
 ) -> list[AuditCopy]:
     """The forward events that copied or hid copies in their kernels, as copies."""
     copies = []
-    for event in forward_log.events:
+    for event in recorder.log.events:
         inside = hidden.get(event.index, ())
         if event.kind != "copy" and not inside:
             continue
         module, where = forward_modules[event.index], origins.where(event)
-        found = _copies_of("forward", module, where, event, inside)
+        in_place = event.wrote_input and event.index not in recorder.into_blank
+        found = _copies_of("forward", module, where, event, inside, in_place=in_place)
         copies.extend(_detailed(found, origins.detail(event)))
     return copies
 
@@ -247,7 +298,8 @@ def _backward_copies(
                 if recomputed in forward_at_line
                 else module
             )
-        found = _copies_of("backward", module, where, event, inside, call)
+        in_place = event.wrote_input and event.index not in backward_recorder.into_blank
+        found = _copies_of("backward", module, where, event, inside, call, in_place)
         if recomputed is not None:
             found = [replace(item, recompute=True) for item in found]
         copies.extend(_detailed(found, detail))
@@ -265,9 +317,11 @@ def _copies_of(
     event: CopyEvent,
     inside: Iterable[tuple[str, str, int]],
     call: str = "",
+    in_place: bool = False,
 ) -> list[AuditCopy]:
-    """The event itself when it copied, and each copy a kernel of it made inside."""
-    found = [_copy(phase, module, where, event, call)] if event.kind == "copy" else []
+    """The event itself when it copied, and each copy a kernel of it made inside; ``in_place``:
+    the call also wrote into an input (see :class:`AuditCopy`)."""
+    found = [_copy(phase, module, where, event, call, in_place)] if event.kind == "copy" else []
     for hidden_in, copy_op, size in inside:
         found.append(
             AuditCopy(
@@ -279,12 +333,15 @@ def _copies_of(
                 bytes=size,
                 event=event,
                 hidden_in=hidden_in,
+                in_place=in_place,
             )
         )
     return found
 
 
-def _copy(phase: str, module: str, where: str, event: CopyEvent, call: str = "") -> AuditCopy:
+def _copy(
+    phase: str, module: str, where: str, event: CopyEvent, call: str, in_place: bool
+) -> AuditCopy:
     return AuditCopy(
         phase=phase,
         module=module,
@@ -293,4 +350,5 @@ def _copy(phase: str, module: str, where: str, event: CopyEvent, call: str = "")
         ops=tuple(op for op in event.ops if op.removeprefix("aten.") in COPY_OPS) or event.ops,
         bytes=event.bytes_copied,
         event=event,
+        in_place=in_place,
     )

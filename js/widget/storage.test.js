@@ -178,3 +178,19 @@ describe("cells read more than once", () => {
     expect(repeatedReads(readers, 30)).toBe("B×2…");
   });
 });
+
+describe("collapsed runs (issue 22: it fits)", () => {
+  it("a run is one marked item standing for exactly its cells; every read cell is drawn", () => {
+    const storage = meta.storages[0];
+    const members = meta.tensors.filter((t) => t.storage === storage.id);
+    const layout = layoutStorage(storage, 10, { cellW: 40, room: 600 });
+    const gaps = layout.items.filter((item) => item.kind === "gap");
+    const drawn = layout.items.filter((item) => item.kind === "cell").length;
+    // brute force over the storage: drawn cells and the runs' lengths cover it exactly once
+    expect(drawn + gaps.reduce((n, g) => n + g.segment.stop - g.segment.start, 0)).toBe(storage.size);
+    for (const gap of gaps) expect(gap.label).toBe(`⋯ ${(gap.segment.stop - gap.segment.start).toLocaleString("en-US")} cells`);
+    storage.cells.index.forEach((cell, i) => {
+      if (members.some((t) => t.touch[i] !== 0)) expect(layout.positions.has(cell)).toBe(true);
+    });
+  });
+});

@@ -228,6 +228,9 @@ function drawCell(svg, tensor, indexed, storage, slice, s, r, c, x, y, plan, cel
   cells.set(key, cell);
 }
 
+/** Advance of one character of a panel's title (600 11.5px monospace), with a little slack. */
+const LABEL_CHAR_W = 7.2;
+
 /** Px a panel needs beside its grid (its left rule and padding, the group's frame). */
 const PANEL_MARGIN = 24;
 
@@ -298,16 +301,17 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
       if (panel) {
         const slice = logical.slices[panel.s];
         box.appendChild(htmlEl("div", "sw-slice-label", leadText(tensor, slice)));
-        const grid2 = drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { room: room - PANEL_MARGIN });
+        // equal panels keep their columns: the first group names them, the others line up below
+        const grid2 = drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: r === 0, room: room - PANEL_MARGIN });
         box.appendChild(grid2);
-        boxes.push({ box, w: Math.max(Number(grid2.getAttribute("width")), leadText(tensor, slice).length * g.charW) });
+        boxes.push({ box, w: Math.max(Number(grid2.getAttribute("width")), leadText(tensor, slice).length * LABEL_CHAR_W + 4) });
       } else {
         // a grid position whose slice the scene thinned out says which slice is missing: a panel
         // is never dropped silently
         const lead = missingLead(logical, grid, rowValue, colValue);
         const label = `${tensor.name}[${[...lead, ":", ":"].join(", ")}]`;
         box.append(htmlEl("div", "sw-slice-label", label), htmlEl("div", "sw-gap-note", "not in this picture: show it below"));
-        boxes.push({ box, w: label.length * g.charW, missing: true });
+        boxes.push({ box, w: label.length * LABEL_CHAR_W + 4, missing: true });
       }
       group.appendChild(box);
     });

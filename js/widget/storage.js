@@ -19,6 +19,9 @@ export const CELL_MODES = ["both", "values", "index"];
 /** Strips up to this tall (px) stay in view while the page scrolls past their cards. */
 export const STICKY_MAX_HEIGHT = 320;
 
+/** A flowing strip's cells widen up to this to hold a 10^12-element storage's indices. */
+const FLOW_MAX_CELL_W = 96;
+
 /** Above this many shown storage cells, strips carry no mark letters (colour + pattern only). */
 export const MAX_LABELLED_CELLS = 240;
 
@@ -37,7 +40,7 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
   let cellW = effective === "index" ? cellWidth(indexChars, g, g.smallCharW) : cellWidth(Math.max(valueChars, 2), g);
   // collapsed runs make the cells flow without columns: each cell then carries its own index
   const flow = storage.segments.some((segment) => segment.kind === "gap");
-  if (flow && effective === "both") cellW = Math.max(cellW, cellWidth(indexChars, g, g.smallCharW));
+  if (flow) cellW = Math.max(cellW, cellWidth(indexChars, g, g.smallCharW, FLOW_MAX_CELL_W));
   return {
     mode: effective,
     cellW,

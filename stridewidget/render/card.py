@@ -129,7 +129,7 @@ def _place_groups(canvas: Canvas, groups: list, line: _Line, limit: float, ndim:
     """Lay the panel groups out on ``line`` (see :func:`_slices`)."""
     gap = G["panel_gap"]
     framed = ndim >= 4
-    inset = 4.0 if framed else 0.0
+    inset = 0.0  # the group's frame sits in the gap around it, as an outline: it costs no height
     for _head, *panels in groups:
         width = sum(w for _, _, w, _ in panels) + gap * (len(panels) - 1) + 2 * inset
         if line.x > PAD and line.x + width > limit:
@@ -153,7 +153,7 @@ def _place_groups(canvas: Canvas, groups: list, line: _Line, limit: float, ndim:
             c = canvas.colours
             canvas.items.insert(
                 len(canvas.items) - sum(len(p) for _, p, _, _ in panels),
-                Rect(start_x, start_y, right + inset - start_x, bottom - start_y, None,
+                Rect(start_x - 3, start_y - 3, right - start_x + 6, bottom - start_y + 6, None,
                      c["panel_stroke"], dash="4 3", rx=4),
             )  # fmt: skip
         if wrapped:  # the group wrapped: the next one starts below it

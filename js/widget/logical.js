@@ -22,16 +22,6 @@ export const LOGICAL_GEOMETRY = {
   maxCellW: 96,
 };
 
-function columnXs(cols, left, cellW, g) {
-  const xs = [];
-  let x = left;
-  for (const col of cols) {
-    xs.push(x);
-    x += col === null ? g.ellipsisW : cellW;
-  }
-  return { xs, right: x };
-}
-
 /** A small swatch (colour + pattern) identifying a tensor; `uid` keeps pattern ids unique. */
 export function swatch(tensor, uid) {
   const svg = svgEl("svg", { width: 16, height: 16, class: "sw-swatch", "aria-hidden": "true" });
@@ -110,7 +100,27 @@ export function logicalCellPlan(tensor, indexed, mode, g = LOGICAL_GEOMETRY) {
   };
 }
 
-function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = true } = {}) {
+/**
+ * The columns of a grid, in blocks that each fit `room` px (`left`: the row indices' width): like
+ * torch's print of a wide matrix, a grid too wide for the page continues below, never behind a
+ * scroll.  [[k, ...], ...] positions into `cols`.  Pure.
+ */
+export function columnBlocks(cols, left, cellW, room, g = LOGICAL_GEOMETRY) {
+  const blocks = [[]];
+  let x = left;
+  cols.forEach((col, k) => {
+    const w = col === null ? g.ellipsisW : cellW;
+    if (blocks.at(-1).length && x + w > room) {
+      blocks.push([]);
+      x = left;
+    }
+    blocks.at(-1).push(k);
+    x += w;
+  });
+  return blocks;
+}
+
+function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = true, room = Infinity } = {}) {
   // Long on purpose: one SVG grid drawn top to bottom (headers, cells, elisions), sharing its running coordinates.
   const storageEntry = indexed.storages.get(tensor.storage);
   const storage = storageEntry?.storage;
@@ -122,82 +132,107 @@ function drawSlice(tensor, indexed, slice, s, plan, cells, g, { columnHeader = t
   const rowsReal = slice.rows !== null;
   const rowChars = rowsReal ? Math.max(...rows.map((r) => (r === null ? 1 : String(r).length))) : 0;
   const left = rowsReal ? rowChars * g.charW + g.labelPad : 0;
-  const { xs, right } = colsReal ? columnXs(cols, left, plan.cellW, g) : { xs: [left], right: left + plan.cellW };
+  const blocks = colsReal ? columnBlocks(cols, left, plan.cellW, room, g) : [[0]];
   let y = 0;
-  if (colsReal && columnHeader) {
-    cols.forEach((col, c) => {
-      const w = col === null ? g.ellipsisW : plan.cellW;
-      svg.appendChild(svgEl("text", { x: xs[c] + w / 2, y: y + 12, class: "sw-index-label", "text-anchor": "middle" }, col === null ? "⋯" : col));
-    });
-    y += g.headerH;
-  }
-  rows.forEach((row, r) => {
-    if (rowsReal && row === null) {
-      svg.appendChild(svgEl("text", { x: left - 6, y: y + 12, class: "sw-index-label", "text-anchor": "end" }, "⋮"));
-      y += g.ellipsisH;
-      return;
+  let width = 0;
+  blocks.forEach((block, b) => {
+    if (b > 0) y += BLOCK_GAP;
+    const xs = new Map();
+    let x = left;
+    for (const k of block) {
+      xs.set(k, x);
+      x += colsReal && cols[k] === null ? g.ellipsisW : plan.cellW;
     }
-    if (rowsReal) {
-      svg.appendChild(svgEl("text", { x: left - 6, y: y + plan.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "end" }, row));
+    width = Math.max(width, x);
+    if (colsReal && (columnHeader || b > 0)) {
+      for (const k of block) {
+        const w = cols[k] === null ? g.ellipsisW : plan.cellW;
+        svg.appendChild(svgEl("text", { x: xs.get(k) + w / 2, y: y + 12, class: "sw-index-label", "text-anchor": "middle" }, cols[k] === null ? "⋯" : cols[k]));
+      }
+      y += g.headerH;
     }
-    cols.forEach((col, c) => {
-      if (colsReal && col === null) {
-        svg.appendChild(svgEl("text", { x: xs[c] + g.ellipsisW / 2, y: y + plan.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "middle" }, "⋯"));
+    rows.forEach((row, r) => {
+      if (rowsReal && row === null) {
+        svg.appendChild(svgEl("text", { x: left - 6, y: y + 12, class: "sw-index-label", "text-anchor": "end" }, "⋮"));
+        y += g.ellipsisH;
         return;
       }
-      const address = slice.addr[r][c];
-      const key = `${tensor.id}:${s}:${r}:${c}`;
-      // one <rect> per cell carrying its data; the labels are siblings that ignore the pointer
-      const cell = svgEl("rect", {
-        x: xs[c],
-        y,
-        width: plan.cellW - 2,
-        height: plan.cellH - 2,
-        rx: 3,
-        class: "sw-lcell sw-cell-bg",
-        "data-key": key,
-        "data-tensor": tensor.id,
-        "data-slice": s,
-        "data-r": r,
-        "data-c": c,
-        "data-addr": address,
-      });
-      svg.appendChild(cell);
-      const cx = xs[c] + (plan.cellW - 2) / 2;
-      const text = readAt(indexed, tensor, address);
-      const addrText = plan.addrFits ? `@${address}` : "@…";
-      if (plan.mode === "index") {
-        svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
-      } else {
-        const valueY = plan.mode === "both" ? y + 11 : y + plan.cellH / 2 + 3;
-        if (plan.valuesFit && text !== null) {
-          svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
-        }
-        let ink = null;
-        if (!(plan.valuesFit && text !== null) && storage) {
-          const value = readAt(indexed, tensor, address, "value");
-          const range = tensor.reads?.value_range ?? storage.value_range;
-          const fill = scaleColour(value, range);
-          if (fill) cell.setAttribute("style", `fill:${fill}`);
-          ink = fill ? scaleInk(value, range) : null;
-        }
-        if (plan.mode === "both") {
-          // on a colour-scale fill the address takes the scale's own readable ink
-          const addr = svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText);
-          if (ink) addr.setAttribute("style", `fill:${ink}`);
-          svg.appendChild(addr);
-        }
+      if (rowsReal) {
+        svg.appendChild(svgEl("text", { x: left - 6, y: y + plan.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "end" }, row));
       }
-      cells.set(key, cell);
+      for (const c of block) {
+        if (colsReal && cols[c] === null) {
+          svg.appendChild(svgEl("text", { x: xs.get(c) + g.ellipsisW / 2, y: y + plan.cellH / 2 + 4, class: "sw-index-label", "text-anchor": "middle" }, "⋯"));
+          continue;
+        }
+        drawCell(svg, tensor, indexed, storage, slice, s, r, c, xs.get(c), y, plan, cells);
+      }
+      y += plan.cellH;
     });
-    y += plan.cellH;
   });
-  const width = Math.max(right + 2, 40);
+  width = Math.max(width + 2, 40);
   svg.setAttribute("width", width);
   svg.setAttribute("height", y + 2);
   svg.setAttribute("viewBox", `0 0 ${width} ${y + 2}`);
   return svg;
 }
+
+/** Px between two column blocks of one wide grid. */
+const BLOCK_GAP = 8;
+
+/** One logical cell (r, c) of a slice at (x, y): its <rect> carrying its data, value and address. */
+function drawCell(svg, tensor, indexed, storage, slice, s, r, c, x, y, plan, cells) {
+  const address = slice.addr[r][c];
+  const key = `${tensor.id}:${s}:${r}:${c}`;
+  // one <rect> per cell carrying its data; the labels are siblings that ignore the pointer
+  const cell = svgEl("rect", {
+    x,
+    y,
+    width: plan.cellW - 2,
+    height: plan.cellH - 2,
+    rx: 3,
+    class: "sw-lcell sw-cell-bg",
+    "data-key": key,
+    "data-tensor": tensor.id,
+    "data-slice": s,
+    "data-r": r,
+    "data-c": c,
+    "data-addr": address,
+  });
+  svg.appendChild(cell);
+  const cx = x + (plan.cellW - 2) / 2;
+  const text = readAt(indexed, tensor, address);
+  const addrText = plan.addrFits ? `@${address}` : "@…";
+  if (plan.mode === "index") {
+    svg.appendChild(svgEl("text", { x: cx, y: y + plan.cellH / 2 + 3, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText));
+  } else {
+    const valueY = plan.mode === "both" ? y + 11 : y + plan.cellH / 2 + 3;
+    if (plan.valuesFit && text !== null) {
+      svg.appendChild(svgEl("text", { x: cx, y: valueY, "text-anchor": "middle", class: "sw-cell-text" }, text));
+    }
+    let ink = null;
+    if (!(plan.valuesFit && text !== null) && storage) {
+      const value = readAt(indexed, tensor, address, "value");
+      const range = tensor.reads?.value_range ?? storage.value_range;
+      const fill = scaleColour(value, range);
+      if (fill) cell.setAttribute("style", `fill:${fill}`);
+      ink = fill ? scaleInk(value, range) : null;
+    }
+    if (plan.mode === "both") {
+      // on a colour-scale fill the address takes the scale's own readable ink
+      const addr = svgEl("text", { x: cx, y: y + plan.cellH - 5.5, "text-anchor": "middle", class: "sw-addr-text sw-addr-small" }, addrText);
+      if (ink) addr.setAttribute("style", `fill:${ink}`);
+      svg.appendChild(addr);
+    }
+  }
+  cells.set(key, cell);
+}
+
+/** Advance of one character of a panel's title (600 11.5px monospace), with a little slack. */
+const LABEL_CHAR_W = 7.2;
+
+/** Px a panel needs beside its grid (its left rule and padding, the group's frame). */
+const PANEL_MARGIN = 24;
 
 const leadText = (tensor, slice) => `${tensor.name}${slice.label}`;
 
@@ -218,7 +253,7 @@ function missingLead(logical, grid, rowValue, colValue) {
  * @param {Tensor} tensor
  * @param {IndexedScene} indexed
  */
-export function drawLogical(tensor, indexed, { mode = "both", selected = null, onSelect = null, onPick = null, geometry = LOGICAL_GEOMETRY } = {}) {
+export function drawLogical(tensor, indexed, { mode = "both", selected = null, onSelect = null, onPick = null, geometry = LOGICAL_GEOMETRY, room = Infinity } = {}) {
   const g = geometry;
   const cells = new Map();
   const node = htmlEl("div", "sw-logical");
@@ -229,7 +264,7 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
   }
   const plan = logicalCellPlan(tensor, indexed, mode, g);
   if (logical.ndim <= 2) {
-    node.appendChild(drawSlice(tensor, indexed, logical.slices[0], 0, plan, cells, g));
+    node.appendChild(drawSlice(tensor, indexed, logical.slices[0], 0, plan, cells, g, { room }));
     return { node, cells };
   }
   const grid = panelGrid(logical, selected);
@@ -247,42 +282,50 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
     node.appendChild(picker);
   }
   const dimName = (d) => (d === null ? null : `dim ${d}`);
-  const axes = [dimName(grid.rowDim) && `rows: ${dimName(grid.rowDim)}`, dimName(grid.colDim) && `columns: ${dimName(grid.colDim)}`, `each panel: dims ${logical.ndim - 2}, ${logical.ndim - 1}`]
+  const axes = [dimName(grid.rowDim) && `a group per index of ${dimName(grid.rowDim)}`, dimName(grid.colDim) && `across it ${dimName(grid.colDim)}`, `each panel: dims ${logical.ndim - 2}, ${logical.ndim - 1}`]
     .filter(Boolean)
     .join(" · ");
   node.appendChild(htmlEl("div", "sw-panel-axes", `panels — ${axes}`));
-  const table = htmlEl("div", "sw-panels");
-  table.style.gridTemplateColumns = `repeat(${grid.cols.length}, max-content)`;
-  for (const panel of grid.panels) {
-    const slice = logical.slices[panel.s];
-    const box = htmlEl("div", "sw-panel");
-    box.style.gridRow = String(panel.row + 1);
-    box.style.gridColumn = String(panel.col + 1);
-    box.appendChild(htmlEl("div", "sw-slice-label", leadText(tensor, slice)));
-    // the panels of one grid column share their column indices: only the top row names them
-    box.appendChild(drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: panel.row === 0 }));
-    table.appendChild(box);
-  }
-  // a grid position whose slice the scene thinned out says which slice is missing: a panel is
-  // never dropped silently
-  grid.rows.forEach((rowValue, r) =>
+  // Panel groups (one per index of the row dim) flow and wrap, and so do the panels in a group:
+  // a grid wider than the page continues below, never behind a scroll.
+  const table = htmlEl("div", grid.rowDim === null ? "sw-panels" : "sw-panels sw-panel-groups");
+  const boxes = [];
+  grid.rows.forEach((rowValue, r) => {
+    const group = htmlEl("div", "sw-panel-row");
+    group.dataset.row = String(r);
     grid.cols.forEach((colValue, c) => {
-      if (grid.panels.some((panel) => panel.row === r && panel.col === c)) return;
-      const lead = missingLead(logical, grid, rowValue, colValue);
-      const box = htmlEl("div", "sw-panel sw-panel-missing");
-      box.style.gridRow = String(r + 1);
-      box.style.gridColumn = String(c + 1);
-      const label = `${tensor.name}[${[...lead, ":", ":"].join(", ")}]`;
-      box.append(htmlEl("div", "sw-slice-label", label), htmlEl("div", "sw-gap-note", "not in this picture: show it below"));
-      table.appendChild(box);
-    }),
-  );
+      const panel = grid.panels.find((p) => p.row === r && p.col === c);
+      const box = htmlEl("div", panel ? "sw-panel" : "sw-panel sw-panel-missing");
+      box.dataset.row = String(r);
+      box.dataset.col = String(c);
+      if (panel) {
+        const slice = logical.slices[panel.s];
+        box.appendChild(htmlEl("div", "sw-slice-label", leadText(tensor, slice)));
+        // equal panels keep their columns: the first group names them, the others line up below
+        const grid2 = drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: r === 0, room: room - PANEL_MARGIN });
+        box.appendChild(grid2);
+        boxes.push({ box, w: Math.max(Number(grid2.getAttribute("width")), leadText(tensor, slice).length * LABEL_CHAR_W + 4) });
+      } else {
+        // a grid position whose slice the scene thinned out says which slice is missing: a panel
+        // is never dropped silently
+        const lead = missingLead(logical, grid, rowValue, colValue);
+        const label = `${tensor.name}[${[...lead, ":", ":"].join(", ")}]`;
+        box.append(htmlEl("div", "sw-slice-label", label), htmlEl("div", "sw-gap-note", "not in this picture: show it below"));
+        boxes.push({ box, w: label.length * LABEL_CHAR_W + 4, missing: true });
+      }
+      group.appendChild(box);
+    });
+    table.appendChild(group);
+  });
+  // equal panel widths keep the panels of wrapped rows in columns
+  const panelW = Math.ceil(Math.max(...boxes.map((b) => b.w)));
+  for (const { box } of boxes) box.style.width = `${panelW}px`;
   node.appendChild(table);
   for (const gap of grid.gaps) {
     const text = gap.dim === null ? `⋮ ${gap.count} more slices not shown` : `⋮ ${gap.count} slices along dim ${gap.dim} not shown`;
     node.appendChild(htmlEl("div", "sw-gap-note", text));
   }
-  if (grid.gaps.length) node.appendChild(slicePicker(tensor, indexed, plan, cells, g, onPick));
+  if (grid.gaps.length) node.appendChild(slicePicker(tensor, indexed, plan, cells, g, onPick, room));
   return { node, cells };
 }
 
@@ -291,7 +334,7 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
  * addresses are exact (sliceAt); its values only where the storage window holds them, and the
  * panel says so plainly when it does not (the scene is bounded: nothing is fetched).
  */
-function slicePicker(tensor, indexed, plan, cells, g, onPick) {
+function slicePicker(tensor, indexed, plan, cells, g, onPick, room) {
   const box = htmlEl("div", "sw-slice-picker");
   const leadDims = tensor.logical.ndim - 2;
   const pickedIndex = tensor.logical.slices.findIndex((slice) => slice.picked);
@@ -335,7 +378,7 @@ function slicePicker(tensor, indexed, plan, cells, g, onPick) {
   const missing = pickedSlice.addr.flat().some((a) => a !== null && !shown?.has(a));
   // values the storage window does not hold cannot be shown: the panel shows addresses instead
   const pickedPlan = missing ? { ...plan, mode: "index", cellH: g.cellH } : plan;
-  wrap.appendChild(drawSlice(tensor, indexed, pickedSlice, pickedIndex, pickedPlan, cells, g));
+  wrap.appendChild(drawSlice(tensor, indexed, pickedSlice, pickedIndex, pickedPlan, cells, g, { room: room - PANEL_MARGIN }));
   if (missing) {
     wrap.appendChild(htmlEl("div", "sw-gap-note sw-picked-note", "its values are not in this picture (it holds a bounded window of the storage): cells show the storage index each one reads"));
   }

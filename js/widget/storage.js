@@ -19,6 +19,9 @@ export const CELL_MODES = ["both", "values", "index"];
 /** Strips up to this tall (px) stay in view while the page scrolls past their cards. */
 export const STICKY_MAX_HEIGHT = 320;
 
+/** A flowing strip's cells widen up to this to hold a 10^12-element storage's indices. */
+const FLOW_MAX_CELL_W = 96;
+
 /** Above this many shown storage cells, strips carry no mark letters (colour + pattern only). */
 export const MAX_LABELLED_CELLS = 240;
 
@@ -34,7 +37,10 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
   const indexChars = String(lastIndex).length;
   const valueChars = hasValues ? storage.text_width : 0;
   // indices are drawn in the small font, values in the cell font
-  const cellW = effective === "index" ? cellWidth(indexChars, g, g.smallCharW) : cellWidth(Math.max(valueChars, 2), g);
+  let cellW = effective === "index" ? cellWidth(indexChars, g, g.smallCharW) : cellWidth(Math.max(valueChars, 2), g);
+  // collapsed runs make the cells flow without columns: each cell then carries its own index
+  const flow = storage.segments.some((segment) => segment.kind === "gap");
+  if (flow) cellW = Math.max(cellW, cellWidth(indexChars, g, g.smallCharW, FLOW_MAX_CELL_W));
   return {
     mode: effective,
     cellW,
@@ -47,75 +53,128 @@ export function storageCellPlan(storage, mode, g = STORAGE_GEOMETRY) {
 }
 
 /**
- * The row width actually drawn: the scene's row when it fits the page, else its largest divisor
- * that fits and still reads as a strip (rows keep starting on its multiples), else as many cells
- * as fit.
+ * The row width actually drawn: the scene's row when it fits `maxWidth` px (the page's room), else
+ * its largest divisor that fits and still reads as a strip (rows keep starting on its multiples),
+ * else as many cells as fit.
  */
-export function fittedWrap(wrap, cellW, g = STORAGE_GEOMETRY) {
-  const fits = Math.max(1, Math.floor(g.maxWidth / cellW));
+export function fittedWrap(wrap, cellW, g = STORAGE_GEOMETRY, maxWidth = g.maxWidth) {
+  const fits = Math.max(1, Math.floor(Math.min(maxWidth, g.maxWidth) / cellW));
   if (wrap <= fits) return Math.max(1, wrap);
   for (let d = fits; d >= 8; d -= 1) if (wrap % d === 0) return d;
   return fits;
 }
 
+/** The text of a collapsed run: its count, and its range when that fits in `w` px. */
+export function gapLabel(segment, w, g = STORAGE_GEOMETRY) {
+  const count = segment.stop - segment.start;
+  const what = segment.in_span ? "cells not shown" : "cells untouched";
+  const long = `⋯ ${groupDigits(count)} ${what} [${groupDigits(segment.start)} … ${groupDigits(segment.stop - 1)}]`;
+  return long.length * g.charW + 10 <= w ? long : `⋯ ${groupDigits(count)} cells`;
+}
+
+/**
+ * Rows of a storage whose window has collapsed runs: cells and runs flow left to right, a run is
+ * one marked cell ("⋯ 36 cells", as wide as its text), and a row breaks when the next item would
+ * pass `room` px or the row holds `wrap` cells.  [{items: [{kind, ..., x, w}]}]  Pure.
+ */
+export function flowRows(storage, wrap, cellW, room, g = STORAGE_GEOMETRY) {
+  const rows = [[]];
+  let x = 0;
+  let count = 0;
+  let position = 0;
+  const place = (item) => {
+    const full = rows.at(-1).length > 0 && (x + item.w > room || (item.kind === "cell" && count >= wrap));
+    if (full) {
+      rows.push([]);
+      x = 0;
+      count = 0;
+    }
+    rows.at(-1).push({ ...item, x });
+    x += item.w;
+    if (item.kind === "cell") count += 1;
+  };
+  for (const segment of storage.segments) {
+    if (segment.kind === "gap") {
+      const label = gapLabel(segment, 0, g);
+      place({ kind: "gap", segment, label, w: Math.max(2 * cellW, Math.ceil(label.length * g.charW + 12)) });
+      continue;
+    }
+    for (let cell = segment.start; cell < segment.stop; cell++, position++) place({ kind: "cell", cell, i: position, w: cellW });
+  }
+  return rows.filter((row) => row.length);
+}
+
 /**
  * Where each shown cell, gap and label goes for a row width `wrap`: pure, no DOM.
- * A cells segment starts a new row at column (start % wrap), so columns keep their meaning;
- * a gap is a row of its own.  Rows holding a cell in `bandCells` (where arrows start) get a band
- * of `lanes` arrow lanes above them, so arcs and their labels never cross text.
+ * Without collapsed runs, a row starts at a multiple of `wrap`, so columns keep their meaning
+ * (column header +0 … and row labels).  With them, cells and runs flow (flowRows): each cell has its
+ * index under it, or (a big window) each row its first cell's index as label.
+ * Rows holding a cell in `bandCells` (where arrows start) get a band of `lanes` arrow lanes above
+ * them, so arcs and their labels never cross text.
  * @param {Storage} storage
  * @param {number} requestedWrap
  */
-export function layoutStorage(storage, requestedWrap, { geometry = STORAGE_GEOMETRY, cellW = geometry.minCellW, indexUnder = true, lanes = 0, bandCells = [] } = {}) {
+export function layoutStorage(storage, requestedWrap, { geometry = STORAGE_GEOMETRY, cellW = geometry.minCellW, indexUnder = true, lanes = 0, bandCells = [], room = geometry.maxWidth } = {}) {
+  // Long on purpose: the two row rules (columns, flow) share one pass that places rows, bands and labels.
   const g = geometry;
   // Python validates wrap; a hand-edited one (0, negative, NaN) must not loop forever here
   const wrap = Math.max(1, Math.floor(Number(requestedWrap)) || 1);
-  const rowStarts = [];
-  for (const segment of storage.segments) {
-    if (segment.kind !== "cells") continue;
-    for (let start = segment.start - (segment.start % wrap); start < segment.stop; start += wrap) rowStarts.push(start);
-  }
-  const labels = rowStarts.map((start) => groupDigits(start));
-  const labelW = Math.ceil(Math.max(...labels.map((text) => text.length), 1) * g.charW + g.labelPad);
-  const wrapped = storage.cells.index.length > wrap;
-  const bandRows = new Set(bandCells.map((cell) => cell - (cell % wrap)));
+  const flow = storage.segments.some((segment) => segment.kind === "gap");
+  const bandSet = new Set(bandCells);
   const bandH = lanes > 0 ? lanes * g.laneH + g.bandPad : 0;
   const cellH = g.cellH;
   const rowH = cellH + (indexUnder ? g.indexH : 0);
+  // each drawn row's items, x relative to the cells' left edge
+  let planned;
+  if (flow) {
+    // the row labels (a big window's) take room too
+    const last = storage.cells.index.at(-1) ?? 0;
+    const labelRoom = indexUnder ? 0 : Math.ceil(groupDigits(last).length * g.charW + g.labelPad);
+    planned = flowRows(storage, wrap, cellW, room - labelRoom, g);
+  } else {
+    planned = [];
+    let position = 0;
+    for (const segment of storage.segments) {
+      for (let cell = segment.start; cell < segment.stop; cell++, position++) {
+        const col = cell % wrap;
+        const last = planned.at(-1);
+        if (!last || cell - col !== last.start) planned.push(Object.assign([], { start: cell - col }));
+        planned.at(-1).push({ kind: "cell", cell, i: position, col, x: col * cellW, w: cellW });
+      }
+    }
+  }
+  const firstCell = (row) => row.find((item) => item.kind === "cell")?.cell ?? null;
+  const labelled = !flow || !indexUnder;
+  const labels = planned.map((row) => (flow ? firstCell(row) : row.start)).map((start) => (labelled && start !== null ? groupDigits(start) : ""));
+  const labelW = labelled ? Math.ceil(Math.max(...labels.map((text) => text.length), 1) * g.charW + g.labelPad) : 0;
+  const wrapped = !flow && storage.cells.index.length > wrap;
   const items = [];
   const rowLabels = [];
   const rows = [];
   const positions = new Map();
   let y = wrapped ? g.headerH : 0;
   const headerY = y;
-  let position = 0; // index into storage.cells
-  let row = null;
-  const openRow = (start) => {
-    if (bandRows.has(start)) {
-      row = { start, bandTop: y, y: y + bandH };
-    } else {
-      row = { start, bandTop: null, y };
-    }
+  let right = 0;
+  planned.forEach((cells, r) => {
+    const banded = cells.some((item) => item.kind === "cell" && bandSet.has(item.cell));
+    const row = { start: flow ? firstCell(cells) : cells.start, bandTop: banded ? y : null, y: banded ? y + bandH : y };
     y = row.y + rowH + g.rowGap;
     rows.push(row);
-    rowLabels.push({ y: row.y, text: groupDigits(start) });
-  };
-  for (const segment of storage.segments) {
-    if (segment.kind === "gap") {
-      items.push({ kind: "gap", segment, x: labelW, y, w: wrap * cellW - 2, h: g.gapH - 2 });
-      y += g.gapH + g.rowGap;
-      row = null;
-      continue;
-    }
-    for (let cell = segment.start; cell < segment.stop; cell++, position++) {
-      const col = cell % wrap;
-      if (row === null || cell - col !== row.start) openRow(cell - col);
-      const item = { kind: "cell", cell, i: position, col, row, x: labelW + col * cellW, y: row.y, w: cellW - 2, h: cellH - 2 };
+    if (labels[r]) rowLabels.push({ y: row.y, text: labels[r] });
+    for (const planItem of cells) {
+      const x = labelW + planItem.x;
+      right = Math.max(right, x + planItem.w);
+      if (planItem.kind === "gap") {
+        items.push({ kind: "gap", segment: planItem.segment, label: planItem.label, row, x, y: row.y, w: planItem.w - 2, h: cellH - 2 });
+        continue;
+      }
+      const col = planItem.col ?? null;
+      const item = { kind: "cell", cell: planItem.cell, i: planItem.i, col, row, x, y: row.y, w: cellW - 2, h: cellH - 2 };
       items.push(item);
-      positions.set(cell, item);
+      positions.set(planItem.cell, item);
     }
-  }
-  const stripRight = labelW + wrap * cellW;
+  });
+  const stripRight = flow ? right : labelW + wrap * cellW;
   return {
     items,
     rowLabels,
@@ -125,6 +184,7 @@ export function layoutStorage(storage, requestedWrap, { geometry = STORAGE_GEOME
     cellW,
     wrap,
     wrapped,
+    flow,
     headerY,
     stripRight,
     lanes,
@@ -148,10 +208,11 @@ function colourScaleNote(storage) {
  * The caption saying what the numbers in every grid are in the current mode (`plan`:
  * storageCellPlan's): storage cells and the tensors' (logical) cells differ in "index" and "both".
  */
-export function cellsCaption(plan) {
+export function cellsCaption(plan, flow = false) {
   if (plan.mode === "index") return "cells show storage indices; tensor cells: the @address each reads";
   if (plan.mode === "values") return "cells show values";
-  const storageIndex = plan.indexUnder ? "small numbers are storage indices" : "storage index = row label + column offset";
+  let storageIndex = plan.indexUnder ? "small numbers are storage indices" : "storage index = row label + column offset";
+  if (flow && !plan.indexUnder) storageIndex = "a row's label is its first cell's storage index";
   return `cells show values; ${storageIndex}; tensor cells: value over @address`;
 }
 
@@ -178,7 +239,7 @@ export function repeatedReads(readers, width, charW = STORAGE_GEOMETRY.boldCharW
  * @param {number} wrap cells per row
  * @param {string} uid the widget's id, for its SVG pattern ids
  */
-export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geometry = STORAGE_GEOMETRY } = {}) {
+export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geometry = STORAGE_GEOMETRY, room = geometry.maxWidth } = {}) {
   // Long on purpose: one SVG strip drawn row by row (labels, cells, marks, counts, gaps) from one layout.
   const g = geometry;
   const node = htmlEl("div", "sw-storage");
@@ -201,7 +262,7 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   // a lane per arrow, and per hop of the index walk (one per dim of size > 1)
   const lanes = Math.max(0, ...members.map((t) => Math.max(t.arrows.length, t.logical.shape.filter((n) => n > 1).length)));
   const bandCells = members.flatMap((t) => (t.arrows.length ? [t.arrows[0].from] : []));
-  const layout = layoutStorage(storage, wrap, { geometry: g, cellW: plan.cellW, indexUnder: plan.indexUnder, lanes, bandCells });
+  const layout = layoutStorage(storage, wrap, { geometry: g, cellW: plan.cellW, indexUnder: plan.indexUnder, lanes, bandCells, room });
   const svg = svgEl("svg", {
     class: "sw-storage-grid",
     width: layout.width,
@@ -239,14 +300,13 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   const stripLayer = svgEl("g", { class: "sw-strips" });
   const labelLayer = svgEl("g", { class: "sw-labels" });
   svg.append(cellLayer, stripLayer, labelLayer);
-  const indexText = (item) => (plan.indexFits ? String(item.cell) : `+${item.col}`);
+  const indexText = (item) => (plan.indexFits ? String(item.cell) : item.col === null ? "…" : `+${item.col}`);
   for (const item of layout.items) {
     if (item.kind === "gap") {
-      cellLayer.appendChild(svgEl("rect", { x: item.x, y: item.y, width: item.w, height: item.h, rx: 4, class: "sw-gap-box" }));
-      const count = item.segment.stop - item.segment.start;
-      const what = item.segment.in_span ? "cells not shown" : "cells untouched";
-      const long = `⋯ ${groupDigits(count)} ${what} [${groupDigits(item.segment.start)} … ${groupDigits(item.segment.stop - 1)}] ⋯`;
-      const text = long.length * 6.2 <= item.w ? long : `⋯ ${groupDigits(count)} ⋯`;
+      const box = svgEl("rect", { x: item.x, y: item.y, width: item.w, height: item.h, rx: 4, class: "sw-gap-box", "data-start": item.segment.start, "data-stop": item.segment.stop });
+      box.appendChild(svgEl("title", {}, gapLabel(item.segment, Infinity, g)));
+      cellLayer.appendChild(box);
+      const text = item.label ?? gapLabel(item.segment, item.w, g);
       labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + item.h / 2 + 4, class: "sw-gap-label", "text-anchor": "middle" }, text));
       continue;
     }
@@ -309,5 +369,5 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
   // would hide them, so it scrolls
   if (layout.height <= STICKY_MAX_HEIGHT) node.classList.add("sw-sticky");
   if (plan.mode !== "index" && !plan.valuesFit && texts !== null) node.appendChild(colourScaleNote(storage));
-  return { node, cells, positions: layout.positions, layout, arrows, arrowLegend, plan };
+  return { node, cells, positions: layout.positions, layout, arrows, arrowLegend, plan, flow: layout.flow };
 }

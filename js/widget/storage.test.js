@@ -19,35 +19,32 @@ describe("layoutStorage", () => {
     }
   });
 
-  it("keeps columns meaningful: cell k sits in column k % wrap", () => {
-    const layout = layoutStorage(meta.storages[0], 7, { cellW: 40 });
+  it("keeps columns meaningful without collapsed runs: cell k sits in column k % wrap", () => {
+    const storage = { segments: [{ kind: "cells", start: 0, stop: 40 }], cells: { index: [...Array(40).keys()] } };
+    const layout = layoutStorage(storage, 7, { cellW: 40 });
+    expect(layout.flow).toBe(false);
     for (const [cell, item] of layout.positions) {
       expect((item.x - layout.labelW) / 40).toBe(cell % 7);
       expect(item.row.start).toBe(cell - (cell % 7));
     }
   });
 
-  it("draws a short storage as one strip", () => {
-    const storage = aliases.storages[0];
-    const layout = layoutStorage(storage, storage.wrap);
-    expect(storage.wrap).toBe(12);
-    expect(new Set([...layout.positions.values()].map((item) => item.y)).size).toBe(1);
-    expect(layout.wrapped).toBe(false);
-  });
-
-  it("puts every gap on a row of its own, in storage order", () => {
-    const { items } = layoutStorage(meta.storages[0], 10);
-    let lastY = -1;
-    for (const item of items) {
-      expect(item.y).toBeGreaterThanOrEqual(lastY);
-      if (item.kind === "gap") {
-        expect(item.y).toBeGreaterThan(lastY);
-      }
-      lastY = item.y;
+  it("a collapsed run is one marked item in the flow, in storage order; no row passes the room", () => {
+    const storage = meta.storages[0];
+    const room = 500;
+    const { items, rows, flow } = layoutStorage(storage, 10, { cellW: 40, room });
+    expect(flow).toBe(true);
+    const order = items.map((item) => (item.kind === "gap" ? item.segment.start : item.cell));
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    expect(items.filter((i) => i.kind === "gap").length).toBe(storage.segments.filter((s) => s.kind === "gap").length);
+    // as tall as a cell, not a row of its own
+    for (const gap of items.filter((i) => i.kind === "gap")) expect(gap.h).toBe(STORAGE_GEOMETRY.cellH - 2);
+    for (const row of rows) {
+      const mine = items.filter((item) => item.row === row);
+      expect(Math.max(...mine.map((item) => item.x + item.w))).toBeLessThanOrEqual(room + 2);
+      expect(mine.filter((item) => item.kind === "cell").length).toBeLessThanOrEqual(10);
     }
-    expect(items.filter((i) => i.kind === "gap").length).toBe(meta.storages[0].segments.filter((s) => s.kind === "gap").length);
   });
-
   it("reserves a band of lanes above the row where arrows start, and only there", () => {
     const g = STORAGE_GEOMETRY;
     const layout = layoutStorage(meta.storages[0], 10, { lanes: 3, bandCells: [0] });
@@ -57,9 +54,10 @@ describe("layoutStorage", () => {
   });
 
   it("row labels hold every digit of a 10^12-element storage", () => {
-    const layout = layoutStorage(meta.storages[0], 10);
-    const last = meta.storages[0].cells.index.at(-1);
-    const start = last - (last % 10);
+    // a big flowing window (no index under each cell): each row is labelled with its first cell
+    const layout = layoutStorage(meta.storages[0], 10, { indexUnder: false });
+    const lastRow = layout.rows.at(-1);
+    const start = layout.items.find((item) => item.kind === "cell" && item.row === lastRow).cell;
     expect(layout.rowLabels.at(-1).text).toBe(String(start).replace(/\B(?=(\d{3})+(?!\d))/g, ","));
     expect(layout.labelW).toBeGreaterThanOrEqual(layout.rowLabels.at(-1).text.length * STORAGE_GEOMETRY.charW);
   });
@@ -178,5 +176,21 @@ describe("cells read more than once", () => {
     const readers = [{ tensor: { mark: "B" }, count: 2 }, { tensor: { mark: "C" }, count: 1 }, { tensor: { mark: "D" }, count: 3 }];
     expect(repeatedReads(readers, 60)).toBe("B×2 D×3");
     expect(repeatedReads(readers, 30)).toBe("B×2…");
+  });
+});
+
+describe("collapsed runs (issue 22: it fits)", () => {
+  it("a run is one marked item standing for exactly its cells; every read cell is drawn", () => {
+    const storage = meta.storages[0];
+    const members = meta.tensors.filter((t) => t.storage === storage.id);
+    const layout = layoutStorage(storage, 10, { cellW: 40, room: 600 });
+    const gaps = layout.items.filter((item) => item.kind === "gap");
+    const drawn = layout.items.filter((item) => item.kind === "cell").length;
+    // brute force over the storage: drawn cells and the runs' lengths cover it exactly once
+    expect(drawn + gaps.reduce((n, g) => n + g.segment.stop - g.segment.start, 0)).toBe(storage.size);
+    for (const gap of gaps) expect(gap.label).toBe(`⋯ ${(gap.segment.stop - gap.segment.start).toLocaleString("en-US")} cells`);
+    storage.cells.index.forEach((cell, i) => {
+      if (members.some((t) => t.touch[i] !== 0)) expect(layout.positions.has(cell)).toBe(true);
+    });
   });
 });

@@ -27,6 +27,23 @@ import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } fr
 
 let instances = 0;
 
+/** Px a strip needs beside its cells (row labels, the channel and lanes of cross-row arrows). */
+const STRIP_MARGIN = 90;
+/** Px a card needs beside its grid (border, padding, row indices, the panel group's frame). */
+const CARD_MARGIN = 44;
+/** A width change smaller than this does not re-lay the picture out. */
+const RELAYOUT_PX = 24;
+/** Without a laid-out page (a detached element, a test DOM) the picture assumes this width. */
+const DEFAULT_ROOM = 1200;
+
+/** The px the picture may use: the root's content width. */
+function availableWidth(root) {
+  const width = root.clientWidth;
+  if (!width) return DEFAULT_ROOM;
+  const style = getComputedStyle(root);
+  return Math.max(240, width - (parseFloat(style.paddingLeft) || 0) - (parseFloat(style.paddingRight) || 0));
+}
+
 const EMPTY_SCENE = { storages: [], tensors: [] };
 
 const MODE_LABELS = { both: "both", values: "values", index: "storage index" };
@@ -142,11 +159,14 @@ function render({ model, el }) {
     root.append(toolbar);
     setStatus(null);
 
+    // the page's room: strips and grids are laid out to fit it, nothing hides behind a scroll
+    const room = availableWidth(root);
+    drawnRoom = room;
     for (const storage of scene.storages ?? []) {
       const block = htmlEl("section", "sw-storage-block");
       const members = (scene.tensors ?? []).filter((t) => t.storage === storage.id);
-      const wrap = wrapOverride ?? fittedWrap(storage.wrap, storageCellPlan(storage, mode).cellW);
-      const drawn = drawStorage(storage, scene.tensors ?? [], wrap, uid, { mode });
+      const wrap = wrapOverride ?? fittedWrap(storage.wrap, storageCellPlan(storage, mode).cellW, undefined, room - STRIP_MARGIN);
+      const drawn = drawStorage(storage, scene.tensors ?? [], wrap, uid, { mode, room: room - STRIP_MARGIN });
       const legend = htmlEl("div", "sw-legend");
       for (const tensor of members) {
         const chip = htmlEl("span", "sw-chip");
@@ -154,7 +174,7 @@ function render({ model, el }) {
         legend.appendChild(chip);
       }
       // one line under the storage's name: who lives here, the arrows' legend, what the numbers are
-      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan)));
+      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan, drawn.flow)));
       drawn.node.children[0].appendChild(legend);
       views.storages.set(storage.id, drawn);
       views.storageCells.set(storage.id, drawn.cells);
@@ -170,6 +190,7 @@ function render({ model, el }) {
         const body = htmlEl("div", "sw-tensor-body");
         const logical = drawLogical(tensor, indexed, {
           mode,
+          room: room - CARD_MARGIN,
           selected: selectedSlices.get(tensor.id) ?? null,
           onSelect: (outer) => {
             selectedSlices.set(tensor.id, outer);
@@ -203,6 +224,17 @@ function render({ model, el }) {
   };
 
   const hover = attachHover(root, model, () => current, { onStatus: setStatus, onTarget });
+  // a notebook column that grows or shrinks re-lays the picture out to its new width
+  let drawnRoom = null;
+  let pending = 0;
+  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
+    if (pending) return;
+    pending = requestAnimationFrame(() => {
+      pending = 0;
+      if (drawnRoom !== null && Math.abs(availableWidth(root) - drawnRoom) >= RELAYOUT_PX) draw();
+    });
+  });
+  resized?.observe(root);
   // a new scene may hold other tensors under the same ids: a picked index would not fit them
   const onScene = () => {
     pickedSlices.clear();
@@ -214,6 +246,8 @@ function render({ model, el }) {
 
   return () => {
     stopFollowingScheme();
+    resized?.disconnect();
+    if (pending) cancelAnimationFrame(pending);
     hover.detach();
     model.off("change:scene", onScene);
     model.off("change:wrap", draw);

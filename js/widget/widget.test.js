@@ -92,16 +92,16 @@ describe("rendering", () => {
 
   it("lays a 4-D tensor out as N×C panels of H×W, labelled, with the facts in one line + details", () => {
     const { el } = mount(hd);
-    const panels = [...el.querySelectorAll(".sw-panel")].map((p) => [p.querySelector(".sw-slice-label").textContent, p.style.gridRow, p.style.gridColumn]);
+    const panels = [...el.querySelectorAll(".sw-panel")].map((p) => [p.querySelector(".sw-slice-label").textContent, p.closest(".sw-panel-row").dataset.row, p.dataset.col]);
     expect(panels).toEqual([
-      ["h[0, 0, :, :]", "1", "1"],
-      ["h[0, 1, :, :]", "1", "2"],
-      ["h[0, 2, :, :]", "1", "3"],
-      ["h[1, 0, :, :]", "2", "1"],
-      ["h[1, 1, :, :]", "2", "2"],
-      ["h[1, 2, :, :]", "2", "3"],
+      ["h[0, 0, :, :]", "0", "0"],
+      ["h[0, 1, :, :]", "0", "1"],
+      ["h[0, 2, :, :]", "0", "2"],
+      ["h[1, 0, :, :]", "1", "0"],
+      ["h[1, 1, :, :]", "1", "1"],
+      ["h[1, 2, :, :]", "1", "2"],
     ]);
-    expect(el.querySelector(".sw-panel-axes").textContent).toBe("panels — rows: dim 0 · columns: dim 1 · each panel: dims 2, 3");
+    expect(el.querySelector(".sw-panel-axes").textContent).toBe("panels — a group per index of dim 0 · across it dim 1 · each panel: dims 2, 3");
     expect(el.querySelector(".sw-facts-line").textContent).toBe("shape (2, 3, 4, 5) · strides (60, 20, 5, 1) · offset 0 · int64 · contiguous");
     const details = el.querySelector(".sw-facts details").textContent;
     expect(details).toContain("(60, 20, 5, 1) elements");
@@ -184,7 +184,8 @@ describe("rendering", () => {
     const { el } = mount(meta);
     const gaps = [...el.querySelectorAll(".sw-gap-label")].map((n) => n.textContent);
     expect(gaps.length).toBeGreaterThan(0);
-    expect(gaps[0]).toMatch(/^⋯ [\d,]+ cells not shown \[/);
+    expect(gaps[0]).toMatch(/^⋯ [\d,]+ cells$/);
+    expect(el.querySelector(".sw-gap-box title").textContent).toMatch(/^⋯ [\d,]+ cells (not shown|untouched) \[/);
     expect(el.querySelectorAll("[data-cell]").length).toBe(meta.storages[0].cells.index.length);
     expect(el.querySelector(".sw-storage .sw-index-in-cell").textContent).toBe("0");
     const ellipses = [...el.querySelectorAll(".sw-index-label")].filter((n) => n.textContent === "⋯");

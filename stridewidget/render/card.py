@@ -78,41 +78,90 @@ def _head(canvas: Canvas, tensor: Mapping[str, Any]) -> float:
 def _slices(
     canvas: Canvas, tensor: Mapping[str, Any], y: float, cell_w: float, show_values: bool
 ) -> float:
-    """The tensor's slices from ``y`` down, side by side while they fit (a new row of panels per
-    4-D row, or when a 3-D row is full), with a line for each run the scene left out; the y below.
+    """The tensor's slices from ``y`` down, with a line for each run the scene left out; the y
+    below.  Panels flow and wrap at the width budget, never past it: 3-D as one run of panels
+    (at most ``max_panel_columns`` a row); 4-D and more in groups, one per index of the row dim
+    (framed), a group beside the last when it fits, else on a new line.
     """
     logical = tensor["logical"]
     ndim = logical["ndim"]
-    x, row_h, panel_row_key = PAD, 0.0, None
+    limit = MAX_WIDTH - PAD
+    line = _Line(PAD, y)
+    groups: list[list[tuple[int, list, float, float]]] = []
     for s, slice_ in enumerate(logical["slices"]):
         if slice_["kind"] == "gap":
-            y += row_h + G["line_h"]
+            _place_groups(canvas, groups, line, limit, ndim)
+            groups = []
+            line.newline()
+            line.y += G["line_h"] - 10
             where = "" if slice_["dim"] is None else f" along dim {slice_['dim']}"
             canvas.items.append(
                 canvas.text(
                     PAD,
-                    y,
+                    line.y,
                     f"⋯ {group_digits(slice_['count'])} slices{where} not shown",
                     muted=True,
                 )
             )
-            x, row_h, panel_row_key = PAD, 10.0, None
+            line.h = 10.0
             continue
         key = tuple(slice_["lead"][:-1]) if ndim >= 4 else None
         panel, h, w = draw_slice(canvas, tensor, slice_, s, cell_w, show_values, ndim >= 3)
-        columns_full = (
-            ndim == 3
-            and x > PAD
-            and (x + w > MAX_WIDTH - PAD or (x - PAD) // max(w, 1) >= LIMITS["max_panel_columns"])
-        )
-        if x > PAD and (key != panel_row_key or columns_full):
-            x, y, row_h = PAD, y + row_h + G["panel_gap"], 0.0
-        panel_row_key = key
-        canvas.items.extend(translated(panel, x, y))
-        canvas.width = max(canvas.width, x + w)
-        x += w + G["panel_gap"]
-        row_h = max(row_h, h)
-    return y + row_h + 6
+        if not groups or groups[-1][0][0] != key:
+            groups.append([(key, [], 0.0, 0.0)])
+        groups[-1].append((s, panel, w, h))
+    _place_groups(canvas, groups, line, limit, ndim)
+    return line.y + line.h + 6
+
+
+class _Line:
+    """The running line of panels: its left x, top y and height so far."""
+
+    def __init__(self, x: float, y: float) -> None:
+        self.x, self.y, self.h = x, y, 0.0
+
+    def newline(self) -> None:
+        if self.x > PAD or self.h:
+            self.x, self.y, self.h = PAD, self.y + self.h + G["panel_gap"], 0.0
+
+
+def _place_groups(canvas: Canvas, groups: list, line: _Line, limit: float, ndim: int) -> None:
+    """Lay the panel groups out on ``line`` (see :func:`_slices`)."""
+    gap = G["panel_gap"]
+    framed = ndim >= 4
+    inset = 0.0  # the group's frame sits in the gap around it, as an outline: it costs no height
+    for _head, *panels in groups:
+        width = sum(w for _, _, w, _ in panels) + gap * (len(panels) - 1) + 2 * inset
+        if line.x > PAD and line.x + width > limit:
+            line.newline()
+        start_x, start_y = line.x, line.y
+        x, y, row_h, count = line.x + inset, line.y + inset, 0.0, 0
+        right, wrapped = x, False
+        for _, panel, w, h in panels:
+            full = count >= LIMITS["max_panel_columns"] if ndim == 3 else False
+            if count and (x + w > limit - inset or full):
+                x, y, row_h, count = start_x + inset, y + row_h + gap, 0.0, 0
+                wrapped = True
+            canvas.items.extend(translated(panel, x, y))
+            canvas.width = max(canvas.width, x + w + inset)
+            right = max(right, x + w)
+            x += w + gap
+            row_h = max(row_h, h)
+            count += 1
+        bottom = y + row_h + inset
+        if framed:
+            c = canvas.colours
+            canvas.items.insert(
+                len(canvas.items) - sum(len(p) for _, p, _, _ in panels),
+                Rect(start_x - 3, start_y - 3, right - start_x + 6, bottom - start_y + 6, None,
+                     c["panel_stroke"], dash="4 3", rx=4),
+            )  # fmt: skip
+        if wrapped:  # the group wrapped: the next one starts below it
+            line.x, line.y, line.h = PAD, start_y, bottom - start_y
+            line.newline()
+        else:
+            line.x = right + inset + gap
+            line.h = max(line.h, bottom - start_y)
 
 
 def _finish_card(

@@ -12,7 +12,7 @@ from typing import Any
 from ..scene.index import logical_index
 from .canvas import Canvas
 from .labels import group_digits, viridis
-from .primitives import G, Group, Rect, text_width
+from .primitives import MAX_WIDTH, PAD, G, Group, Rect, text_width
 
 __all__ = ["draw_slice", "logical_cell_width"]
 
@@ -46,22 +46,55 @@ def draw_slice(
     cell_w: float,
     show_values: bool,
     panel: bool,
+    room: float = MAX_WIDTH - 3 * PAD,
 ) -> tuple[list, float, float]:
     """One 2-D slice (the ``s``-th of the tensor's slices) at (0, 0), framed as a panel when
-    ``panel``; its items, height and width."""
+    ``panel``; its items, height and width.  A slice wider than ``room`` px continues below in
+    blocks of columns (as torch prints a wide matrix), never past the picture's width."""
     c = canvas.colours
     items: list = []
     saved, canvas.items = canvas.items, items
     saved_width, canvas.width = canvas.width, 0.0
     pad = G["panel_pad"] if panel else 0
-    y, left, xs, x = _slice_head(canvas, tensor, slice_, cell_w, pad, panel)
-    y = _slice_rows(canvas, tensor, slice_, s, left, xs, y, cell_w, show_values)
+    y, x = float(pad), 0.0
+    for b, block in enumerate(_column_blocks(slice_, cell_w, room - 2 * pad)):
+        if b:
+            y += 8  # between two blocks of one wide slice
+        y, left, xs, right = _slice_head(
+            canvas, tensor, slice_, cell_w, pad, panel and not b, y, block
+        )
+        y = _slice_rows(canvas, tensor, slice_, s, left, xs, y, cell_w, show_values, block)
+        x = max(x, right)
     width = max(x, canvas.width) + pad
     height = y + pad
     if panel:
         items.insert(0, Rect(0, 0, width, height, c["panel_bg"], c["panel_stroke"], rx=4))
     canvas.items, canvas.width = saved, saved_width
     return items, height, width
+
+
+def _column_blocks(slice_: Mapping[str, Any], cell_w: float, room: float) -> list[list[int]]:
+    """The slice's column positions in blocks that each fit ``room`` px beside the row indices."""
+    if slice_["cols"] is None:
+        return [[0]]
+    left = _row_label_w(slice_)
+    blocks: list[list[int]] = [[]]
+    x = left
+    for k, col in enumerate(slice_["cols"]):
+        w = G["ellipsis_w"] if col is None else cell_w
+        if blocks[-1] and x + w > room:
+            blocks.append([])
+            x = left
+        blocks[-1].append(k)
+        x += w
+    return blocks
+
+
+def _row_label_w(slice_: Mapping[str, Any]) -> float:
+    if slice_["rows"] is None:
+        return 0.0
+    widths = [text_width(str(r), G["font_size"]) for r in slice_["rows"] if r is not None]
+    return max([*widths, 0]) + 8
 
 
 def _slice_head(
@@ -71,11 +104,12 @@ def _slice_head(
     cell_w: float,
     pad: float,
     panel: bool,
-) -> tuple[float, float, list[float], float]:
-    """The panel's title and the column indices; the y below them, the left edge of the cells,
-    each column's x and the right edge."""
+    y: float,
+    block: list[int],
+) -> tuple[float, float, dict[int, float], float]:
+    """The panel's title (``panel``) and the column indices of ``block`` from ``y`` down; the y
+    below them, the left edge of the cells, each column's x and the right edge."""
     items = canvas.items
-    y = pad
     if panel:
         y += G["font_size"] + 2
         items.append(
@@ -89,17 +123,17 @@ def _slice_head(
             )
         )
         y += 4
-    rows = slice_["rows"] if slice_["rows"] is not None else [None]
     cols = slice_["cols"] if slice_["cols"] is not None else [None]
-    label_w = max([text_width(str(r), G["font_size"]) for r in rows if r is not None] + [0]) + 8
-    left = pad + (label_w if slice_["rows"] is not None else 0)
-    xs, x = [], left
-    for col in cols:
-        xs.append(x)
-        x += G["ellipsis_w"] if (col is None and slice_["cols"] is not None) else cell_w
+    left = pad + _row_label_w(slice_)
+    xs: dict[int, float] = {}
+    x = left
+    for k in block:
+        xs[k] = x
+        x += G["ellipsis_w"] if (cols[k] is None and slice_["cols"] is not None) else cell_w
     if slice_["cols"] is not None:
         y += G["font_size"] + 2
-        for k, col in enumerate(cols):
+        for k in block:
+            col = cols[k]
             w = cell_w if col is not None else G["ellipsis_w"]
             items.append(
                 canvas.text(
@@ -121,13 +155,14 @@ def _slice_rows(
     slice_: Mapping[str, Any],
     s: int,
     left: float,
-    xs: list[float],
+    xs: dict[int, float],
     y: float,
     cell_w: float,
     show_values: bool,
+    block: list[int],
 ) -> float:
-    """Each row's index and cells (``⋮`` for elided rows, ``⋯`` for elided columns) from ``y``
-    down; the y below."""
+    """Each row's index and the cells of the columns in ``block`` (``⋮`` for elided rows, ``⋯``
+    for elided columns) from ``y`` down; the y below."""
     items = canvas.items
     rows = slice_["rows"] if slice_["rows"] is not None else [None]
     cols = slice_["cols"] if slice_["cols"] is not None else [None]
@@ -149,7 +184,8 @@ def _slice_rows(
                     anchor="end",
                 )
             )
-        for k, col in enumerate(cols):
+        for k in block:
+            col = cols[k]
             if slice_["cols"] is not None and col is None:
                 items.append(
                     canvas.text(

@@ -28,7 +28,8 @@ __all__ = [
 
 G = STYLE["geometry"]
 LIMITS = STYLE["limits"]
-#: The picture's width budget in px (issue 10: legible at 1,280 px wide, margins included).
+#: The picture's width budget in px (issue 10: legible at 1,280 px wide, margins included).  A
+#: static picture cannot reflow to a narrower page: the HTML fallback then says it scrolls.
 MAX_WIDTH = 1240
 PAD = G["pad"]
 

@@ -91,7 +91,6 @@ from ..adapters.inspect import layout_and_cells
 from ..adapters.symbolic import SymbolicLayout
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
-from ..layout.touch import touch_counts
 from ..style import STYLE
 from .arrows import stride_arrows
 from .logical import logical_window
@@ -145,7 +144,7 @@ def build_scene(
     memories = [key[0] for key in groups]
     for storage_number, members in enumerate(groups.values()):
         storage_id = f"s{storage_number}"
-        storage, raw = storage_scene(
+        storage, raw, counts = storage_scene(
             storage_id, [entries[i] for i in members], members, max_storage_cells, wrap
         )
         storages.append(storage)
@@ -154,8 +153,8 @@ def build_scene(
             for other, memory in enumerate(memories)
             if memory == memories[storage_number] and other != storage_number
         ]
-        for i in members:
-            tensor_dicts[i] = _tensor_scene(i, entries[i], storage, raw)
+        for i, touch in zip(members, counts):
+            tensor_dicts[i] = _tensor_scene(i, entries[i], storage, raw, touch)
     return {
         "version": SCENE_VERSION,
         "storages": storages,
@@ -231,11 +230,11 @@ def _entries(
 
 
 def _tensor_scene(
-    i: int, entry: dict[str, Any], storage: dict[str, Any], raw: Any
+    i: int, entry: dict[str, Any], storage: dict[str, Any], raw: Any, touch: list[int | None]
 ) -> dict[str, Any]:
-    """The scene dict of tensor number ``i`` over ``storage`` (``raw``: its shown cells' values)."""
+    """The scene dict of tensor number ``i`` over ``storage`` (``raw``: its shown cells' values,
+    ``touch``: how often the tensor reads each)."""
     shown = storage["cells"]["index"]
-    touch = touch_counts(entry["layout"], shown)
     return {
         "id": f"t{i}",
         "name": entry["name"],

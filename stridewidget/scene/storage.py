@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..layout.layout import Layout
+from ..layout.touch import touch_counts
 from ..style import STYLE
 from .logical import slice_addresses
 from .values import cell_values
 
-__all__ = ["MAX_STRIP_CELLS", "storage_scene"]
+__all__ = ["COLLAPSE_RUN", "MAX_STRIP_CELLS", "collapse_unread", "storage_scene"]
 
 #: ends, an arrow end).
 _CONTEXT_CELLS = 2
@@ -23,6 +24,10 @@ _MIN_GAP = 4
 MAX_STRIP_CELLS: int = STYLE["limits"]["max_strip_cells"]
 #: A suggested row narrower than this reads as a column, not a strip of memory.
 _MIN_WRAP = 8
+#: In a storage longer than one strip (``MAX_STRIP_CELLS``), runs of at least this many storage
+#: cells that no shown tensor reads collapse into one marked cell ("⋯ 36 cells") instead of rows
+#: of them; shorter runs are drawn (a marker is as wide), and so is every cell of a short storage.
+COLLAPSE_RUN = 4
 
 
 def storage_scene(
@@ -31,8 +36,9 @@ def storage_scene(
     members: list[int],
     max_storage_cells: int,
     wrap: int | None,
-) -> tuple[dict[str, Any], Any]:
-    """The storage's scene dict, and the raw values of its shown cells (``None`` without values)."""
+) -> tuple[dict[str, Any], Any, list[list[int | None]]]:
+    """The storage's scene dict, the raw values of its shown cells (``None`` without values), and
+    each entry's touch counts over them."""
     first = entries[0]["layout"]
     size = max(e["layout"].storage_size for e in entries)
     must_show: list[int] = []
@@ -48,26 +54,74 @@ def storage_scene(
     if size:
         must_show.extend((0, size - 1))
     suggested = wrap if wrap is not None else _suggest_wrap([e["layout"] for e in entries], size)
-    cells = _window(must_show, size, max_storage_cells, min_gap=max(_MIN_GAP, suggested))
+    window = _window(must_show, size, max_storage_cells, min_gap=max(_MIN_GAP, suggested))
+    counts = [touch_counts(entry["layout"], window) for entry in entries]
+    unread = [all(c[k] == 0 for c in counts) for k in range(len(window))]  # None: maybe read
+    cells = collapse_unread(window, unread) if size > MAX_STRIP_CELLS else window
+    if len(cells) < len(window):
+        keep = set(cells)
+        counts = [[n for cell, n in zip(window, c) if cell in keep] for c in counts]
     segments = _segments(cells, size, spans)
     text, value, raw = cell_values(entries, cells)
     finite = [v for v in value or () if v is not None]
-    return {
-        "id": storage_id,
-        "dtype": first.dtype,
-        "itemsize": first.itemsize,
-        "unit": first.unit,
-        "device": first.device,
-        "size": size,
-        "nbytes": size * first.unit,
-        "has_values": text is not None,
-        "wrap": suggested,
-        "segments": segments,
-        "cells": {"index": cells, "text": text, "value": value},
-        "value_range": [min(finite), max(finite)] if finite else None,
-        "text_width": max((len(t) for t in text), default=0) if text else 0,
-        "tensors": [f"t{i}" for i in members],
-    }, raw
+    return (
+        {
+            "id": storage_id,
+            "dtype": first.dtype,
+            "itemsize": first.itemsize,
+            "unit": first.unit,
+            "device": first.device,
+            "size": size,
+            "nbytes": size * first.unit,
+            "has_values": text is not None,
+            "wrap": suggested,
+            "segments": segments,
+            "cells": {"index": cells, "text": text, "value": value},
+            "value_range": [min(finite), max(finite)] if finite else None,
+            "text_width": max((len(t) for t in text), default=0) if text else 0,
+            "tensors": [f"t{i}" for i in members],
+        },
+        raw,
+        counts,
+    )
+
+
+def collapse_unread(window: list[int], unread: list[bool], run: int = COLLAPSE_RUN) -> list[int]:
+    """The window's cells less those in a stretch of at least ``run`` storage cells that no shown
+    tensor reads: a maximal streak of consecutive unread window cells, together with the holes of
+    the window beside it, is drawn as one gap segment (its count is its length).  Read cells are
+    never dropped.
+
+    >>> collapse_unread([0, 1, 2, 3, 4, 5, 6, 7], [False, True, True, True, True, False, True, False])
+    [0, 5, 6, 7]
+    >>> collapse_unread([0, 1, 2, 10, 11], [False, True, False, True, False])   # 1: a short streak
+    [0, 1, 2, 11]
+    """
+    kept: list[int] = []
+    k = 0
+    while k < len(window):
+        if not unread[k]:
+            kept.append(window[k])
+            k += 1
+            continue
+        end = k
+        while end + 1 < len(window) and unread[end + 1] and window[end + 1] == window[end] + 1:
+            end += 1
+        # the stretch this streak would join: from the cell after the previous shown cell to the
+        # one before the next (holes beside it are gaps already)
+        start = window[k - 1] + 1 if k > 0 else 0
+        stop = window[end + 1] if end + 1 < len(window) else window[end] + 1
+        touches_hole_left = k == 0 or window[k - 1] + 1 < window[k]
+        touches_hole_right = end + 1 < len(window) and window[end] + 1 < window[end + 1]
+        length = window[end] - window[k] + 1
+        if touches_hole_left:
+            length = window[end] + 1 - start
+        if touches_hole_right:
+            length += stop - window[end] - 1
+        if length < run:
+            kept.extend(window[k : end + 1])
+        k = end + 1
+    return kept
 
 
 def _window(must_show: list[int], size: int, max_cells: int, min_gap: int) -> list[int]:

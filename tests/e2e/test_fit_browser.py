@@ -1,0 +1,111 @@
+"""Issue 22 §3 in Chromium: the issue's layouts fit the page, in the widget and the static fallback.
+
+At 1,280 px and in a 900 px window (a notebook column), light and dark: nothing of the widget hides
+behind a horizontal scroll (no element that scrolls is wider inside than its box), the widget stays
+within the height budget at 1,280 px (1,100 px for <= 2-D, 1,600 px for more), and a static picture
+that is wider than its column says so in a visible line.  Screenshots:
+``artifacts/screenshots/fit-<widget|static>-<theme>-<width>-<case>.png``.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import stridewidget as sw
+from stridewidget.render.primitives import MAX_WIDTH, PAD
+from stridewidget.scene.build import build_scene
+from stridewidget.style import STYLE
+
+from .conftest import SCREENSHOTS
+from .lint_corpus import HEIGHT_2D, HEIGHT_ND
+from .test_visual_lint_widget import _RENDER, STATIC, THEMES, _data_url
+
+CASES = {
+    "channels-last": ("{'x': torch.randn(1, 3, 8, 8).to(memory_format=torch.channels_last)}", HEIGHT_ND),
+    "step-37": ("{'v': torch.arange(1000.)[::37]}", HEIGHT_2D),
+    "permuted-5d": ("{'p': torch.arange(720.).reshape(2, 3, 4, 5, 6).permute(4, 2, 0, 3, 1)}", HEIGHT_ND),
+    "meta-strided": ("{'m': torch.empty(10**8, device='meta').view(10**4, 10**4)[::3, 1::7]}", HEIGHT_2D),
+    "3d-eight-panels": ("{'x': torch.arange(512.).reshape(8, 8, 8)}", HEIGHT_ND),
+    "wide-2d": ("{'w': torch.arange(128.).reshape(4, 32)}", HEIGHT_2D),
+}  # fmt: skip
+
+# Elements that scroll sideways and hold more than they show: what a reader would miss.
+_HIDDEN = """
+(root) => [root, ...root.querySelectorAll("*")].flatMap((e) => {
+  if (e instanceof SVGElement) return [];
+  const style = getComputedStyle(e);
+  if (style.overflowX === "visible" || e.scrollWidth <= e.clientWidth + 1) return [];
+  return [`${e.className || e.tagName}: ${e.scrollWidth} px in ${e.clientWidth} px`];
+})
+"""
+
+
+def _tensors(expression: str):
+    import torch
+
+    torch.manual_seed(0)
+    return eval(expression, {"torch": torch})
+
+
+@pytest.fixture(scope="module", params=[1280, 900], ids=lambda w: f"{w}px")
+def fit_page(browser, request):
+    context = browser.new_context(viewport={"width": request.param, "height": 900})
+    page = context.new_page()
+    page.set_content("<!doctype html><html><head></head><body></body></html>")
+    page.add_style_tag(content=(STATIC / "widget.css").read_text() + "body { margin: 8px; }")
+    page.evaluate(
+        "async (url) => { window.swWidget = (await import(url)).default; }",
+        _data_url(STATIC / "widget.js"),
+    )
+    yield page, request.param
+    context.close()
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_issue_layouts_fit_the_widget(fit_page, theme):
+    page, width = fit_page
+    page.emulate_media(color_scheme=theme)
+    page.evaluate(f"document.body.style.background = '{THEMES[theme]}'")
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    problems, lines = [], []
+    for name, (expression, budget) in CASES.items():
+        scene = build_scene(_tensors(expression))
+        page.evaluate(_RENDER, ["widget", {"scene": scene, "wrap": None, "hovered": None}])
+        page.locator("#pic .sw-root").wait_for()
+        pic = page.locator("#pic")
+        pic.screenshot(path=str(SCREENSHOTS / f"fit-widget-{theme}-{width}-{name}.png"))
+        hidden = pic.evaluate(_HIDDEN)
+        height = round(pic.bounding_box()["height"])
+        lines.append(f"{name:<16} {width} px  height {height:>5}  hidden {hidden}")
+        if hidden:
+            problems.append(f"{name}: hidden behind a scroll: {hidden}")
+        if width == 1280 and height > budget:
+            problems.append(f"{name}: {height} px tall > {budget}")
+    print("\n" + "\n".join(lines))
+    assert problems == []
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_issue_layouts_fit_the_static_fallback_or_say_so(fit_page, theme):
+    page, width = fit_page
+    colours = STYLE["themes"][theme]
+    problems, lines = [], []
+    for name, (expression, _budget) in CASES.items():
+        fallback = sw.render_html(**_tensors(expression), theme=theme)
+        page.set_content(
+            f'<body style="margin:8px;background:{colours["background"]}">{fallback}</body>'
+        )
+        box = page.locator(".stridewidget-fallback")
+        box.screenshot(path=str(SCREENSHOTS / f"fit-static-{theme}-{width}-{name}.png"))
+        hidden = box.evaluate(_HIDDEN)
+        hint = page.locator(".stridewidget-scroll-hint")
+        said = hint.count() == 1 and hint.is_visible()
+        lines.append(f"{name:<16} {width} px  hidden {hidden}  hint {said}")
+        if hidden and not said:
+            problems.append(f"{name}: cut without a word: {hidden}")
+        # the SVG's panels and grids stay within the picture's own width budget
+        svg_width = float(page.locator(".stridewidget-fallback svg").first.get_attribute("width"))
+        if svg_width > MAX_WIDTH + PAD:
+            problems.append(f"{name}: the picture is {svg_width} px wide")
+    print("\n" + "\n".join(lines))
+    assert problems == []

@@ -45,8 +45,6 @@ _LAZY = {
 __all__ = [
     "Layout",
     "LayoutError",
-    "LayoutHazard",
-    "LayoutHazardWarning",
     "OverlapWarning",
     "__version__",
     "as_strided",

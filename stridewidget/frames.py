@@ -7,15 +7,15 @@ test), so no code object or frame is ever kept.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
 import sys
 from types import FrameType
 
-import torch
-
-#: torch's own source files (a frame there is never the user's).
-TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
+#: torch's own source files (a frame there is never the user's); found without importing torch,
+#: so a NumPy-only widget does not load it.
+TORCH_DIR = os.path.dirname(importlib.util.find_spec("torch").origin) + os.sep
 #: this package's own frames (the tracker's, the audit's wrapper around each module's forward).
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 

@@ -8,8 +8,30 @@
 
 from __future__ import annotations
 
-from .fuzz import FuzzFinding, FuzzReport, fuzz_layouts
-from .geometry import Witness
-from .sanitize import SanitizeReport, sanitize
+import importlib
+from typing import Any
+
+# Loaded on first use: ``sw.LayoutHazard`` (``.hazard``) must not import the dispatch modes.
+_LAZY = {
+    "FuzzFinding": ".fuzz",
+    "FuzzReport": ".fuzz",
+    "fuzz_layouts": ".fuzz",
+    "Witness": ".geometry",
+    "SanitizeReport": ".sanitize",
+    "sanitize": ".sanitize",
+}
 
 __all__ = ["FuzzFinding", "FuzzReport", "SanitizeReport", "Witness", "fuzz_layouts", "sanitize"]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'stridewidget.check' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

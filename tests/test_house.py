@@ -12,6 +12,7 @@ import ast
 import functools
 import itertools
 import pathlib
+import re
 from dataclasses import dataclass
 
 PACKAGE = pathlib.Path(__file__).resolve().parent.parent / "stridewidget"
@@ -101,6 +102,13 @@ def import_graph() -> dict[str, dict[str, int]]:
             for dependency in targets or [target]:
                 if dependency in known and dependency != name:
                     edges.setdefault(dependency, line)
+                # importing a.b.c runs a/b/__init__ first (unless it is running already: an
+                # ancestor of the importer), and that may import much more
+                parts = dependency.split(".")
+                for cut in range(2, len(parts)):
+                    parent = ".".join(parts[:cut])
+                    if parent in known and not (name + ".").startswith(parent + "."):
+                        edges.setdefault(parent, line)
         graph[name] = edges
     return graph
 
@@ -225,8 +233,8 @@ def test_upward_imports_are_found():
 
 
 def test_every_import_goes_down_the_layers():
-    """ARCHITECTURE.md's diagram, checked: pure layout math never reaches for a renderer, the
-    renderers never for the notebook, and so on."""
+    """The order of ARCHITECTURE.md's diagram (``LAYERS`` is that diagram): pure layout math never
+    reaches for a renderer, the renderers never for the notebook, and so on."""
     found = upward_imports(import_graph())
     assert not found, "imports against the layers of ARCHITECTURE.md:\n  " + "\n  ".join(found)
 
@@ -507,7 +515,29 @@ def private_api_uses(module: Module) -> list[str]:
             found.append(f"{module.where}:{line}: {ast.unparse(receiver)}.{name}")
         elif name not in package_private_names():
             found.append(f"{module.where}:{line}: {ast.unparse(receiver)}.{name} (unknown)")
+    docstrings = _docstring_nodes(module.tree)
+    for node in ast.walk(module.tree):
+        # a private module named in a string: sys.modules.get("torch._x"), import_module(...)
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and re.fullmatch(r"\w+(\.\w+)+", node.value)
+            and _private_module(node.value)
+        ):
+            found.append(f"{module.where}:{node.lineno}: {node.value!r}")
     return sorted(set(found), key=lambda text: (text.split(":")[0], int(text.split(":")[1])))
+
+
+def _docstring_nodes(tree: ast.Module) -> set[int]:
+    """The ids of the docstring constants of a module and its functions and classes."""
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+                found.add(id(body[0].value))
+    return found
 
 
 def test_private_api_finder_sees_each_form():
@@ -520,6 +550,7 @@ def test_private_api_finder_sees_each_form():
         "    c = t._base, t._version, op._schema, getattr(t, '_cdata', None)\n"
         "    d = sys.modules['torch']._tensor_str\n"
         "    e = F._canonical_mask\n"
+        "    g = sys.modules.get('torch._subclasses.fake_tensor'), 'torch.nn', 'a._b'\n"
         "    ok = sys._getframe(), t.shape, t.__class__, torch.zeros(2), self_made._mine\n"
         "self_made = None\n"
     )
@@ -537,6 +568,7 @@ def test_private_api_finder_sees_each_form():
             "t._cdata",
             "torch._tensor_str",
             "torch.nn.functional._canonical_mask",
+            "'torch._subclasses.fake_tensor'",
             "self_made._mine (unknown)",
         ]
     )
@@ -549,3 +581,27 @@ def test_private_torch_and_numpy_api_only_in_compat():
     torch's or NumPy's, use it through ``_compat``; if not, add it to NOT_LIBRARY_PRIVATE."""
     found = [use for n, m in modules().items() if not _in_compat(n) for use in private_api_uses(m)]
     assert not found, "private torch / NumPy API outside _compat:\n  " + "\n  ".join(found)
+
+
+# --- ARCHITECTURE.md matches the tree ---------------------------------------------------------
+
+#: Folders ARCHITECTURE.md names as a whole: their files are their own business.
+WHOLE_FOLDERS = ("bench", "_compat")
+
+
+def test_architecture_names_every_module_and_only_real_ones():
+    """Every module of the package is named in ARCHITECTURE.md (except inside the folders it
+    names as a whole), and every ``name.py`` it names is a file of the repository."""
+    text = (ROOT / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"[\w/]*?(\w+)\.py\b", text))
+    missing = []
+    for module in modules().values():
+        relative = module.path.relative_to(PACKAGE)
+        if relative.name == "__init__.py" or relative.parts[0] in WHOLE_FOLDERS:
+            continue
+        if relative.stem not in named:
+            missing.append(str(relative))
+    assert not missing, "ARCHITECTURE.md does not name: " + ", ".join(sorted(missing))
+    real = {path.stem for path in ROOT.rglob("*.py") if ".venv" not in path.parts}
+    invented = sorted(name for name in named if name not in real)
+    assert not invented, "ARCHITECTURE.md names files that do not exist: " + ", ".join(invented)

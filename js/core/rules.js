@@ -1,9 +1,10 @@
 import style from "../../stridewidget/style.json";
 import { isDense } from "./strides.js";
 
-// The scene rules that the playground applies in the browser, the twins of stridewidget/scene/build.py
-// (_arrows, _suggest_wrap, _panels and the limits): js/core/rules.test.js checks them against scenes
-// that Python built, so the playground and the widget draw the same picture.
+// The scene rules that the playground applies in the browser, the twins of stridewidget/scene/
+// (arrows.py stride_arrows, storage.py _suggest_wrap, logical.py _panels, build.py's limits):
+// js/core/rules.test.js checks them against scenes that Python built, so the playground and the
+// widget draw the same picture.
 
 /** The limits of build_scene's defaults (scene["limits"]); the shared ones come from the style. */
 export const LIMITS = {

@@ -49,6 +49,7 @@ from .storage import (
 )
 from .symbols import (
     fake_mode_of,
+    is_fake_tensor,
     is_symbolic,
     known_false,
     known_true,
@@ -83,6 +84,7 @@ __all__ = [
     "functorch_transforms",
     "functorch_unwrapped",
     "has_kernel",
+    "is_fake_tensor",
     "is_functional_tensor",
     "is_symbolic",
     "known_false",

@@ -102,6 +102,18 @@ def symbol_names(value: Any) -> frozenset[str]:
     return frozenset(str(s) for s in value.node.expr.free_symbols)
 
 
+def is_fake_tensor(tensor: Any) -> bool:
+    """Whether ``tensor`` is a FakeTensor (``torch._subclasses.fake_tensor.FakeTensor``, checked on
+    torch 2.13), read only if torch has loaded that module; where it is gone: False.
+
+    >>> import torch
+    >>> is_fake_tensor(torch.zeros(2))
+    False
+    """
+    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
+    return fake_tensor is not None and isinstance(tensor, fake_tensor.FakeTensor)
+
+
 def fake_mode_of(tensor: Any) -> Any:
     """The ``FakeTensorMode`` of a FakeTensor (``torch._subclasses.fake_tensor``, checked on torch
     2.13), else ``None`` (also where that module is gone: no tensor is taken for a fake one).

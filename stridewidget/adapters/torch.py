@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .._compat import is_functional_tensor
+from .._compat import is_fake_tensor, is_functional_tensor
 from ..errors import LayoutError
 from ..layout.layout import Layout
 from .objects import _describe
@@ -94,8 +94,7 @@ def device_name(device: Any) -> str:
 
 
 def _is_fake(t: Any) -> bool:
-    fake_tensor = sys.modules.get("torch._subclasses.fake_tensor")
-    return fake_tensor is not None and isinstance(t, fake_tensor.FakeTensor)
+    return is_fake_tensor(t)
 
 
 def _has_no_memory(storage: Any) -> bool:

@@ -391,3 +391,28 @@ def test_diophantine_solver_without_numpys_test_module(monkeypatch):
     monkeypatch.setitem(sys.modules, "numpy._core._multiarray_tests", None)
     monkeypatch.setitem(sys.modules, "numpy.core._multiarray_tests", None)
     assert _compat.diophantine_solver() is None  # the overlap search runs on its own solvers
+
+
+def test_symbol_values_without_ranges_or_with_an_unbounded_one(monkeypatch):
+    """Unbacked symbols take the fallback, raised to a known lower bound: a ShapeEnv without
+    ``var_to_range``, or a range from ``-int_oo`` (which says ``is_finite`` yet has no int), must
+    still give the fallback, not an AttributeError or OverflowError."""
+    import types
+
+    import sympy
+    from torch.utils._sympy.numbers import int_oo
+
+    from stridewidget._compat import symbols
+
+    u0, u1, u2 = sympy.symbols("u0 u1 u2", integer=True)
+    ranges = {u0: types.SimpleNamespace(lower=-int_oo), u1: types.SimpleNamespace(lower=5)}
+    monkeypatch.setattr(symbols, "is_symbolic", lambda value: True)
+
+    def sym(expr, **shape_env):
+        return types.SimpleNamespace(
+            node=types.SimpleNamespace(expr=expr, shape_env=types.SimpleNamespace(**shape_env))
+        )
+
+    value = sym(u0 + u1 + u2, backed_var_to_val={}, var_to_range=ranges)
+    assert symbols.symbol_values(value, 2) == {"u0": 2, "u1": 5, "u2": 2}
+    assert symbols.symbol_values(sym(u0 * u1, var_to_val={u1: 7}), 2) == {"u0": 2, "u1": 7}

@@ -76,9 +76,17 @@ def symbol_values(value: Any, fallback: int) -> dict[str, int]:
         if symbol in known:
             values[str(symbol)] = int(known[symbol])
         else:
-            low = getattr(ranges.get(symbol), "lower", 0)
-            values[str(symbol)] = max(fallback, int(low) if low.is_finite else fallback)
+            values[str(symbol)] = max(fallback, _lower_bound(ranges.get(symbol), fallback))
     return values
+
+
+def _lower_bound(value_range: Any, fallback: int) -> int:
+    """A symbol's known lower bound as an int; ``fallback`` where there is none (no range, or an
+    unbounded one: torch's ``-int_oo`` says ``is_finite`` yet has no int value)."""
+    try:
+        return int(value_range.lower)
+    except (AttributeError, TypeError, ValueError, OverflowError):
+        return fallback
 
 
 def symbol_example(value: Any, fallback: int, bindings: dict[str, int] | None = None) -> int:

@@ -47,6 +47,30 @@ MAX_DIMS = 4096
 #: Most storage cells per row a picture takes (a scene holds at most 1024 cells per storage).
 MAX_WRAP = 1024
 
+# --- the scene: what a picture shows of a tensor (``build_scene``'s defaults) ------------------
+
+#: Elements shown at each end of an elided dim (as ``torch.set_printoptions(edgeitems=...)``).
+EDGE_ITEMS = 3
+#: A tensor with more elements than this is elided (as ``torch.set_printoptions(threshold=...)``).
+THRESHOLD = 256
+#: A dim longer than this is elided whatever the tensor's size.
+MAX_DIM_ITEMS = 32
+#: Storage cells a scene holds at most per storage (the rest is drawn as gaps).
+MAX_STORAGE_CELLS = 1024
+#: Names longer than this are cut (a name is a label, not a payload).
+MAX_NAME = 80
+#: Storage cells shown on each side of a cell that must be visible (a shown element, the storage
+#: ends, an arrow end).
+CONTEXT_CELLS = 2
+#: Runs shorter than this (or than a storage row) are drawn, not collapsed: a gap marker is as wide.
+MIN_GAP = 4
+#: A suggested row narrower than this reads as a column, not a strip of memory.
+MIN_WRAP = 8
+#: In a storage longer than one strip, runs of at least this many storage cells that no shown
+#: tensor reads collapse into one marked cell ("⋯ 36 cells") instead of rows of them; shorter runs
+#: are drawn (a marker is as wide), and so is every cell of a short storage.
+COLLAPSE_RUN = 4
+
 # --- pictures and pages -----------------------------------------------------------------------
 
 #: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).
@@ -66,6 +90,20 @@ MAX_GRAPH_DRAWN_ELEMENTS = 256
 #: Tensors the live graph widget draws for one selected node: the node's, then its inputs' (an
 #: ``output`` or a ``cat`` of many tensors draws its first ones and says how many it left out).
 MAX_GRAPH_TENSORS_DRAWN = 8
+
+#: Copies an audit report's page draws (a picture is 100-200 KB of SVG, so a page or a saved
+#: notebook cannot hold one per copy); the rest are listed with their layouts as text.
+MAX_AUDIT_PICTURES = 1
+#: A picture larger than this (a big tensor draws a cell per element) is left out of an audit
+#: page: the page of a short report stays a few hundred kB.
+MAX_AUDIT_PICTURE_CHARS = 150_000
+
+# --- the audit's timing of a fix -----------------------------------------------------------------
+
+#: Interleaved rounds at least (A B A B ...): with fewer, the quartiles are two or three samples.
+TIMING_ROUNDS = 7
+#: Medians this far apart (relative), and IQRs apart, make a "faster" / "slower" verdict.
+TIMING_MIN_CHANGE = 0.05
 
 # --- the checks -------------------------------------------------------------------------------
 

@@ -31,6 +31,9 @@ __all__ = [
 
 #: Largest stride, size or offset torch accepts (``int64_t``).
 INT64_MAX = 2**63 - 1
+#: Integers below this stay safe in int64 arithmetic with headroom (NumPy's solver, NumPy address
+#: arrays); beyond it the package computes with Python ints.
+INT64_SAFE = 2**62
 
 
 def is_symint(value: Any) -> bool:

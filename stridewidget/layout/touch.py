@@ -28,10 +28,8 @@ import math
 from ..limits import TOUCH_COUNT_WORK_LIMIT as _COUNT_WORK_LIMIT
 from ..limits import TOUCH_ENUMERATE_LIMIT as _ENUMERATE_LIMIT
 from ..limits import TOUCH_HISTOGRAM_SPAN_LIMIT as _HISTOGRAM_SPAN_LIMIT
+from .ints import INT64_SAFE as _INT64_SAFE
 from .layout import Layout
-
-#: The NumPy methods compute addresses in int64; spans reaching beyond this use Python ints.
-_INT64_SAFE = 2**62
 
 
 def touch_counts(layout: Layout, cells: list[int]) -> list[int | None]:

@@ -91,6 +91,8 @@ from ..adapters.inspect import layout_and_cells
 from ..adapters.symbolic import SymbolicLayout
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
+from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, MAX_STORAGE_CELLS, THRESHOLD
+from ..limits import MAX_NAME as _MAX_NAME
 from ..style import STYLE
 from .arrows import stride_arrows
 from .logical import logical_window
@@ -103,18 +105,16 @@ SCENE_VERSION = 2
 
 #: Default number of 2-D slices (panels) listed per tensor.
 MAX_SLICES: int = STYLE["limits"]["max_slices"]
-#: Names longer than this are cut (a name is a label, not a payload).
-_MAX_NAME = 80
 
 
 def build_scene(
     tensors: Mapping[str, Any],
     *,
-    edge_items: int = 3,
-    threshold: int = 256,
-    max_dim_items: int = 32,
+    edge_items: int = EDGE_ITEMS,
+    threshold: int = THRESHOLD,
+    max_dim_items: int = MAX_DIM_ITEMS,
     max_slices: int = MAX_SLICES,
-    max_storage_cells: int = 1024,
+    max_storage_cells: int = MAX_STORAGE_CELLS,
     wrap: int | None = None,
 ) -> dict[str, Any]:
     """A bounded, JSON-able scene for the named tensors/arrays (format: see the module docstring).

@@ -9,25 +9,19 @@ from typing import Any
 
 from ..layout.layout import Layout
 from ..layout.touch import touch_counts
+from ..limits import COLLAPSE_RUN
+from ..limits import CONTEXT_CELLS as _CONTEXT_CELLS
+from ..limits import MIN_GAP as _MIN_GAP
+from ..limits import MIN_WRAP as _MIN_WRAP
 from ..style import STYLE
 from .logical import slice_addresses
 from .values import cell_values
 
 __all__ = ["COLLAPSE_RUN", "MAX_STRIP_CELLS", "collapse_unread", "storage_scene"]
 
-#: ends, an arrow end).
-_CONTEXT_CELLS = 2
-#: Runs shorter than this (or than a storage row) are drawn, not collapsed: a gap marker is as wide.
-_MIN_GAP = 4
 #: A storage of up to this many cells is drawn as one strip; no suggested row is wider (one value
 #: in the shared style, so the widget, the playground and the static pictures cannot drift).
 MAX_STRIP_CELLS: int = STYLE["limits"]["max_strip_cells"]
-#: A suggested row narrower than this reads as a column, not a strip of memory.
-_MIN_WRAP = 8
-#: In a storage longer than one strip (``MAX_STRIP_CELLS``), runs of at least this many storage
-#: cells that no shown tensor reads collapse into one marked cell ("⋯ 36 cells") instead of rows
-#: of them; shorter runs are drawn (a marker is as wide), and so is every cell of a short storage.
-COLLAPSE_RUN = 4
 
 
 def storage_scene(

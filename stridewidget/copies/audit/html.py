@@ -12,6 +12,8 @@ import hashlib
 import html
 from typing import TYPE_CHECKING
 
+from ...limits import MAX_AUDIT_PICTURE_CHARS as MAX_PICTURE_CHARS
+from ...limits import MAX_AUDIT_PICTURES as MAX_PICTURES
 from ..format import format_bytes, layout_text, ops_text
 from .found import SCALARS_ROW, TOP, op_names
 
@@ -19,12 +21,6 @@ if TYPE_CHECKING:
     from .found import AuditCopy, Row
     from .report import AuditReport
 
-# The biggest copies are drawn (a picture is 100-200 KB of SVG, so a page or a saved notebook
-# cannot hold one per copy); the rest are listed with their layouts as text.
-MAX_PICTURES = 1
-# A picture larger than this (a big tensor draws a cell per element) is left out: the page of a
-# short report stays a few hundred kB.
-MAX_PICTURE_CHARS = 150_000
 
 _STYLE = """
 .swa{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px;color:#222;

@@ -12,8 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-ROUNDS = 7  # at least: with fewer, the quartiles are two or three samples
-MIN_CHANGE = 0.05  # medians this far apart (relative), and IQRs apart, make a verdict
+from ...limits import TIMING_MIN_CHANGE as MIN_CHANGE
+from ...limits import TIMING_ROUNDS as ROUNDS
 
 
 @dataclass(frozen=True)

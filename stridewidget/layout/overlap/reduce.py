@@ -36,6 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from ..ints import INT64_SAFE as _INT64_SAFE
 from ..strides import span
 from .budget import _Budget
 from .portfolio import _solve
@@ -47,9 +48,6 @@ __all__ = [
     "ranges_overlap",
     "ranges_overlap_witness",
 ]
-
-#: NumPy's solver works in int64: only problems whose reach stays below this are handed to it.
-_INT64_SAFE = 2**62
 
 
 def bounded_knapsack(

@@ -13,6 +13,7 @@ __all__ = [
     "enable_profiler_legacy",
     "experimental_config",
     "legacy_profiler_available",
+    "post_accumulate_grad_hooked",
     "profiler_running",
     "record_function_fast",
     "record_function_switch",
@@ -155,3 +156,24 @@ def current_autograd_node() -> Any | None:
     """
     current = getattr(sys.modules["torch"]._C, "_current_autograd_node", None)
     return None if current is None else current()
+
+
+def post_accumulate_grad_hooked(tensor: Any) -> bool:
+    """Has ``tensor`` hooks that run after a gradient is accumulated into its ``.grad``
+    (``Tensor.register_post_accumulate_grad_hook``; an optimizer stepping in backward):
+    ``Tensor._post_accumulate_grad_hooks``, checked on torch 2.13.  Without the attribute,
+    ``True``: the caller then does not accumulate (the safe answer).
+
+    >>> import torch
+    >>> p = torch.nn.Parameter(torch.zeros(2))
+    >>> post_accumulate_grad_hooked(p)
+    False
+    >>> _ = p.register_post_accumulate_grad_hook(lambda t: None)
+    >>> post_accumulate_grad_hooked(p)
+    True
+    """
+    hooks = getattr(tensor, "_post_accumulate_grad_hooks", _MISSING_HOOKS)
+    return hooks is _MISSING_HOOKS or bool(hooks)
+
+
+_MISSING_HOOKS = object()

@@ -257,10 +257,10 @@ class CallMode(TorchFunctionMode):
                 pending.written.extend(storage_extents(tensor))
         if pending.ops or has_array(result):
             recorder.add(_call_name(func), (args, kwargs), result, pending)
-            self.recorded(func, result)
+            self.recorded(func, result, args)
         return result
 
-    def recorded(self, func: Any, result: Any) -> None:
+    def recorded(self, func: Any, result: Any, args: tuple[Any, ...]) -> None:
         """Called when a call's event (the log's last) is recorded: the audit's subclass notes the
         call's source line there, instead of a third mode seeing every call again."""
 

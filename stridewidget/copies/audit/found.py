@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from ...layout.layout import Layout
 from ..log import CopyEvent
 
-__all__ = ["IN_PLACE_MARK", "SCALARS_ROW", "TOP", "AuditCopy", "Row", "op_names"]
+__all__ = ["IN_PLACE_MARK", "SCALARS_ROW", "TOP", "AuditCopy", "Row", "op_names", "row_ops"]
 
 #: How the root module (named ``""`` by ``named_modules()``) is shown.
 TOP = "(model)"
@@ -66,11 +66,19 @@ class AuditCopy:
         """The layouts of the call's results; empty for a copy hidden in a kernel."""
         return () if self.hidden_in else self.event.outputs
 
+    # a Python number that torch wrapped as a 0-dim tensor and converted (``x * 0.5``)
+    scalar: bool = False
+
     @property
     def wrapped_scalar(self) -> bool:
-        """A Python scalar made a 0-dim tensor (``x * 0.5``: a ``_to_copy`` of a few bytes).
-        Kept in ``report.copies``; summaries and tables show all of them as one row."""
-        return self.ops == ("aten._to_copy",) and self.bytes <= _SCALAR_BYTES
+        """A Python scalar made a 0-dim tensor and converted (``x * 0.5``: a ``_to_copy`` of one
+        element, 1 to 16 bytes by dtype); never a 0-dim tensor the user converted
+        (``t.to(torch.float64)``).  A copy hidden in a kernel has no Python source to tell: one
+        ``_to_copy`` of a single element (:data:`_SCALAR_BYTES` at most) is taken for one.  Kept
+        in ``report.copies``; summaries and tables show all of them as one row."""
+        if self.hidden_in:
+            return self.ops == ("aten._to_copy",) and self.bytes <= _SCALAR_BYTES
+        return self.scalar
 
 
 def op_names(item: AuditCopy) -> tuple[str, ...]:
@@ -79,8 +87,35 @@ def op_names(item: AuditCopy) -> tuple[str, ...]:
 
     The ATen ops a table shows for a copy (:class:`Row` ``.ops``, the HTML's column).
     """
-    names = tuple(f"{op} in {item.hidden_in}" for op in item.ops) if item.hidden_in else item.ops
+    names = _names(item)
     return tuple(f"{name}{IN_PLACE_MARK}" for name in names) if item.in_place else names
+
+
+def _names(item: AuditCopy) -> tuple[str, ...]:
+    return tuple(f"{op} in {item.hidden_in}" for op in item.ops) if item.hidden_in else item.ops
+
+
+def row_ops(items: list[AuditCopy]) -> tuple[str, ...]:
+    """The ATen ops of a table row's copies, each once: with :data:`IN_PLACE_MARK` when every
+    copy of it came from a call that also wrote in place, ``(2 of 3 in-place calls)`` when some
+    did, bare when none did."""
+    seen: dict[str, list[int]] = {}
+    for item in items:
+        for name in _names(item):
+            counts = seen.setdefault(name, [0, 0])
+            counts[0] += 1
+            counts[1] += item.in_place
+    return tuple(
+        name
+        + (
+            IN_PLACE_MARK
+            if in_place == total
+            else f" ({in_place} of {total} in-place calls)"
+            if in_place
+            else ""
+        )
+        for name, (total, in_place) in seen.items()
+    )
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from ..._compat import view_base
 from ...frames import PACKAGE_DIR, TORCH_DIR, describe_location
 from ..log import CopyEvent, CopyLog
 from ..ops import MISSING
@@ -141,9 +142,11 @@ class NodeOrigins:
         self.model_location: dict[int, tuple[str, int]] = {}
         self.timeline: Timeline | None = None  # its root_frame bounds the model's frames
 
-    def note_call(self, func: Any, result: Any) -> None:
+    def note_call(self, func: Any, result: Any, args: tuple[Any, ...] = ()) -> None:
         """Called as each user-level call returns, once the tracker recorded its event: the last
-        one in the log."""
+        one in the log.  A call that wrote in place also owns the node it gave the tensor it wrote
+        and that tensor's base: ``h[:, :2].mul_(w)`` and ``h[:, :2] = v`` make ``h``'s grad_fn a
+        ``CopySlices`` (``h[:, :2] = v`` returns nothing), whose backward copies the gradient."""
         index = len(self.log.events) - 1
         frame = self.location[index] = _calling_frame(func)
         if frame is not None and frame[0].startswith(TORCH_DIR) and self.timeline is not None:
@@ -153,6 +156,12 @@ class NodeOrigins:
         for tensor in output_tensors(result):
             if tensor.grad_fn is not None:
                 self.of_node.setdefault(tensor.grad_fn, index)
+        if args and self.log.events[index].wrote_input:
+            for tensor in output_tensors((result, args[0])):
+                base = view_base(tensor)
+                for written in (tensor, base) if base is not None else (tensor,):
+                    if written.grad_fn is not None:
+                        self.of_node.setdefault(written.grad_fn, index)
 
     def where(self, event: CopyEvent) -> str:
         """The forward line of a call event: the model's own line when torch made the call for

@@ -9,9 +9,12 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import torch
+
 from ..._compat import current_autograd_node, storage_identity
 from ..log import CopyLog
 from ..ops import Pending
+from ..snapshot import arrays_in
 from ..tracker import CallMode, OpMode, Recorder
 from .guard import output_tensors
 from .origins import NodeOrigins, recompute_line
@@ -36,6 +39,10 @@ class AuditRecorder(Recorder):
         self.blank = {} if blank is None else blank
         # indices of the events whose copy was the write into such a buffer
         self.into_blank: set[int] = set()
+        # the 0-dim tensors ``_to_copy`` converted in the call in progress (see AuditOps.run)
+        self.zero_dim: list[torch.Tensor] = []
+        # indices of the events whose copies were Python scalars wrapped as 0-dim tensors
+        self.wrapped_scalars: set[int] = set()
 
     def unread(self, pending: Pending) -> bool:
         return not (pending.fresh_copy or pending.written)
@@ -45,6 +52,10 @@ class AuditRecorder(Recorder):
             for tensor in output_tensors(result):
                 self.blank[storage_identity(tensor)] = tensor.untyped_storage().nbytes()
         super().add(call, arguments, result, pending)
+        if self.zero_dim:
+            if _wrapped_scalars(self.zero_dim, arguments):
+                self.wrapped_scalars.add(len(self.log.events) - 1)
+            self.zero_dim.clear()
 
     def record(
         self,
@@ -72,6 +83,22 @@ class AuditRecorder(Recorder):
                         self.blank[extent.cdata] = left - pending.bytes_copied
                     break
         super().record(call, input_snapshots, result, pending, filename, line)
+
+
+def _wrapped_scalars(converted: list[torch.Tensor], arguments: Any) -> bool:
+    """Were the 0-dim tensors a call's ``_to_copy`` converted Python numbers (``x * 0.5``,
+    ``torch.where(m, x, 0)``), which torch wraps as a CPU tensor of the widest dtype of their
+    kind (float64, int64, complex128, bool)?  A tensor the user passed (``t.to(torch.float64)``
+    of a 0-dim ``t``) is none: it is one of the call's arguments."""
+    passed = {id(t) for t in arrays_in(arguments, [])}
+    return all(
+        id(t) not in passed and t.dtype in _SCALAR_DTYPES and t.device.type == "cpu"
+        for t in converted
+    )
+
+
+# The dtypes torch wraps a Python bool, int, float, complex in.
+_SCALAR_DTYPES = frozenset({torch.bool, torch.int64, torch.float64, torch.complex128})
 
 
 # Copy ops that may write a constant into a tensor, and the ops around them in such a call.
@@ -146,8 +173,8 @@ class AuditCalls(CallMode):
         super().__init__(recorder)
         self.origins = origins
 
-    def recorded(self, func: Any, result: Any) -> None:
-        self.origins.note_call(func, result)
+    def recorded(self, func: Any, result: Any, args: tuple[Any, ...]) -> None:
+        self.origins.note_call(func, result, args)
 
 
 class AuditOps(OpMode):
@@ -163,6 +190,8 @@ class AuditOps(OpMode):
         self.marked = marked
 
     def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:
+        if func.__name__ == "_to_copy.default" and args[0].dim() == 0:  # a Python number?
+            self.recorder.zero_dim.append(args[0])  # type: ignore[attr-defined]
         name = profiler_name(func)
         if name is None or not self.marked.searching:
             return func(*args, **kwargs)

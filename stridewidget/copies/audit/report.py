@@ -13,7 +13,7 @@ import torch
 
 from ..._compat import compiled_original, profiler_running
 from ..format import format_bytes, ops_text
-from .found import SCALARS_ROW, TOP, AuditCopy, Row, op_names
+from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_ops
 from .guard import eager_model, state_kept
 from .html import report_html
 from .profiler import USER_PROFILER_NOTE
@@ -81,8 +81,7 @@ class AuditReport:
             groups.setdefault((name, item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
-            ops = tuple(dict.fromkeys(op for item in items for op in op_names(item)))
-            rows.append(Row(name, phase, len(items), sum(i.bytes for i in items), ops))
+            rows.append(Row(name, phase, len(items), sum(i.bytes for i in items), row_ops(items)))
         return sorted(rows, key=lambda row: (-row.bytes, -row.count, row.key))
 
     def by_line(self) -> list[Row]:

@@ -65,7 +65,7 @@ from typing import Any
 
 import torch
 
-from ..._compat import disable_torch_function
+from ..._compat import disable_torch_function, post_accumulate_grad_hooked
 from ..format import short_call
 from ..log import CopyEvent, CopyLog
 from ..ops import COPY_OPS
@@ -77,7 +77,7 @@ from .origins import NodeOrigins, Timeline, line_text, modules_followed
 from .profiler import BACKWARD, Marked
 from .recorders import AuditCalls, AuditOps, AuditRecorder, BackwardRecorder
 
-__all__ = ["REENTRANT_CHECKPOINT", "UNDER_A_MODE", "audited_step", "run_step"]
+__all__ = ["REENTRANT_CHECKPOINT", "UNDER_A_MODE", "audited_step", "gradients", "run_step"]
 
 #: How the audited step's ATen ops differ from the plain step's (see the module docstring):
 #: the plain op -> the one run instead, and the op only the audited step adds.
@@ -99,11 +99,35 @@ def run_step(
     if not backward:
         return output, ()
     roots = differentiable(output, loss_fn)
-    params = [p for p in model.parameters() if p.requires_grad]
-    grads = torch.autograd.grad(
-        roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
-    )
-    return output, grads
+    return output, gradients(roots, [p for p in model.parameters() if p.requires_grad])
+
+
+def gradients(roots: list[torch.Tensor], params: list[torch.Tensor]) -> tuple[Any, ...]:
+    """The gradients of ``params`` as a training step's ``loss.backward()`` leaves them in a
+    ``.grad`` that was ``None`` (``zero_grad()``'s default): through each parameter's
+    ``AccumulateGrad``, which copies a gradient that does not have its parameter's layout (a
+    transposed weight, a channels_last one).  Each ``.grad`` is put back as it was found.  A
+    parameter with a post-accumulate-grad hook (an optimizer stepping in backward) gets no
+    accumulation, so that the hook does not run: ``torch.autograd.grad`` instead.
+
+    >>> import torch
+    >>> w = torch.nn.Parameter(torch.randn(3, 2).t())   # a transposed parameter
+    >>> (grad,) = gradients([(w * torch.ones(2, 3)).sum()], [w])
+    >>> grad.stride() == w.stride(), w.grad is None
+    (True, True)
+    """
+    seeds = [torch.ones_like(r) for r in roots]
+    if any(post_accumulate_grad_hooked(p) for p in params):
+        return torch.autograd.grad(roots, params, seeds, allow_unused=True)
+    found = [p.grad for p in params]
+    try:
+        for p in params:
+            p.grad = None
+        torch.autograd.backward(roots, seeds, inputs=params)
+        return tuple(p.grad for p in params)
+    finally:
+        for p, grad in zip(params, found):
+            p.grad = grad
 
 
 def _cyclic_gc_paused(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -205,9 +229,7 @@ def _backward(
         disable_torch_function(),
     ):
         try:
-            torch.autograd.grad(
-                roots, params, [torch.ones_like(r) for r in roots], allow_unused=True
-            )
+            gradients(roots, params)
         except RuntimeError:
             if _reentrant_checkpoint(roots):
                 raise RuntimeError(REENTRANT_CHECKPOINT) from None
@@ -254,7 +276,10 @@ def _forward_copies(
             continue
         module, where = forward_modules[event.index], origins.where(event)
         in_place = event.wrote_input and event.index not in recorder.into_blank
-        found = _copies_of("forward", module, where, event, inside, in_place=in_place)
+        scalar = event.index in recorder.wrapped_scalars
+        found = _copies_of(
+            "forward", module, where, event, inside, in_place=in_place, scalar=scalar
+        )
         copies.extend(_detailed(found, origins.detail(event)))
     return copies
 
@@ -299,7 +324,8 @@ def _backward_copies(
                 else module
             )
         in_place = event.wrote_input and event.index not in backward_recorder.into_blank
-        found = _copies_of("backward", module, where, event, inside, call, in_place)
+        scalar = event.index in backward_recorder.wrapped_scalars
+        found = _copies_of("backward", module, where, event, inside, call, in_place, scalar)
         if recomputed is not None:
             found = [replace(item, recompute=True) for item in found]
         copies.extend(_detailed(found, detail))
@@ -318,10 +344,14 @@ def _copies_of(
     inside: Iterable[tuple[str, str, int]],
     call: str = "",
     in_place: bool = False,
+    scalar: bool = False,
 ) -> list[AuditCopy]:
     """The event itself when it copied, and each copy a kernel of it made inside; ``in_place``:
-    the call also wrote into an input (see :class:`AuditCopy`)."""
+    the call also wrote into an input, ``scalar``: its copy converted a wrapped Python number
+    (see :class:`AuditCopy`)."""
     found = [_copy(phase, module, where, event, call, in_place)] if event.kind == "copy" else []
+    if scalar and found:
+        found[0] = replace(found[0], scalar=True)
     for hidden_in, copy_op, size in inside:
         found.append(
             AuditCopy(

@@ -29,8 +29,10 @@ def interleaved(
     steps: dict[str, Callable[[], Any]], rounds: int = ROUNDS, round_seconds: float = 0.02
 ) -> dict[str, Timing]:
     """Time each step in ``rounds`` rounds, the steps alternating within each round and the
-    order reversed every other round; each round's sample is the mean over enough calls to last
-    about ``round_seconds``.
+    order reversed every other round; each round's sample is the median of enough calls to last
+    about ``round_seconds`` (a median: a burst of load on the machine that slows a few calls of
+    a round moves it little, where it moved the mean by as much as it cost; a step timed
+    against itself then reads "no measurable change", ``tests/test_audit_gaps.py``).
 
     >>> timings = interleaved({"a": lambda: sum(range(100)), "b": lambda: sum(range(100))})
     >>> sorted(timings), all(t.q1 <= t.median <= t.q3 for t in timings.values())
@@ -44,10 +46,13 @@ def interleaved(
     for round_number in range(rounds):
         for label in labels if round_number % 2 == 0 else reversed(labels):
             step, count = steps[label], calls[label]
-            start = time.perf_counter()
+            clock = time.perf_counter
+            times = []
             for _ in range(count):
+                start = clock()
                 step()
-            samples[label].append((time.perf_counter() - start) / count)
+                times.append(clock() - start)
+            samples[label].append(statistics.median(times))
     return {label: _summary(values) for label, values in samples.items()}
 
 

@@ -32,8 +32,9 @@ hide a copy runs (not a view, not a copy op); an event that moved no data and wr
 recorded without the tracker's aliasing reads (it cannot be a copy).
 ``benchmarks/bench_audit.py`` measures the cost, and with ``--breakdown`` which layer (Python
 interception, the tracker, the audit, the profiler) costs what.
-Gradients are computed with :func:`torch.autograd.grad`, so the parameters' ``.grad`` are left as
-they were; everything else runs as ``model(*inputs)`` would, and the model's buffers (a
+Gradients are accumulated into the parameters' ``.grad`` from ``None``, as a training step's
+``loss.backward()`` after ``zero_grad()`` does (``AccumulateGrad`` copies a gradient without its
+parameter's layout), and each ``.grad`` is put back as found (:func:`gradients`); everything else runs as ``model(*inputs)`` would, and the model's buffers (a
 training-mode BatchNorm's running statistics) and torch's RNG states are put back afterwards
 (:mod:`stridewidget.copies.audit.guard`).  A copy made while activation checkpointing re-runs a
 forward is reported at the line re-run, marked as a recompute; a copy torch makes for the model

@@ -82,10 +82,13 @@ print(report)
 # `display(g)` in a running kernel is a live table of the nodes: click one (or move with the arrow
 # keys) and the kernel draws its layout beside its inputs' with the tensor widget's picture. A
 # saved notebook, like this one, keeps the static table: copies in red, views in green, and each
-# copy's layout drawn beside its inputs'.
+# copy's layout drawn beside its inputs' (a graph with more copies than
+# `sw.limits.MAX_GRAPH_PICTURES` draws the first ones and lists the rest by name; this one has
+# fewer, so every copy is drawn: the assert below checks it).
 
 # %%
 g = sw.graph(model, x, stage="forward")
+assert len(g.copies) <= sw.limits.MAX_GRAPH_PICTURES
 display(g)
 
 # %% [markdown]
@@ -140,7 +143,7 @@ def per_line(pairs):
 
 
 eager = per_line((event.line, event.bytes_copied) for event in log.copies)
-compiled = per_line((int(n.where.rsplit(" ", 1)[-1]), n.bytes) for n in g.copies)
+compiled = per_line((n.line, n.bytes) for n in g.copies)  # .line: where's line number
 for line in sorted(set(eager) | set(compiled)):
     print(f"line {line}: eager {eager.get(line, (0, 0))}, compiled {compiled.get(line, (0, 0))}")
 merge_line = next(line for call, line in eager_calls if call == "torch.Tensor.reshape")

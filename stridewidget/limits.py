@@ -82,8 +82,8 @@ MAX_SOURCE_LABEL = 40
 #: Pictures a sanitizer / fuzzer report draws at most: a long report stays a table to read.
 MAX_HAZARD_PICTURES = 5
 #: Copies a saved ``sw.graph`` table draws with their inputs; the rest are listed (a saved
-#: notebook stays small).
-MAX_GRAPH_PICTURES = 3
+#: notebook stays small: a picture of a small graph's copy is about 60 kB of SVG).
+MAX_GRAPH_PICTURES = 6
 #: Storages up to this many elements a saved graph table draws cell by cell; a bigger (or
 #: symbolic) one is shown as its layout's text, so one picture stays a few kB whatever the size.
 MAX_GRAPH_DRAWN_ELEMENTS = 256

@@ -203,11 +203,16 @@ def test_compare_eager_finds_a_wrong_fake_kernel():
     eager = rowscale_wrong_fake(x)
     for stage in ("export", "forward"):
         mismatches = sw.graph(WrongFake(), x, stage=stage).compare_eager()
-        assert [m.what for m in mismatches] == ["output 0"]
+        # the graph's output, and the custom op's own output (where the lie starts)
+        assert [m.what for m in mismatches] == [
+            "output 0",
+            "output 0 of swtest::rowscale_wrong_fake",
+        ]
         # the eager side is torch's own answer; the compiled side the graph's FakeTensor
         (eager_out,) = [(eager + 1).stride()]
         assert mismatches[0].eager_strides == eager_out == (1, 3)
-        assert mismatches[0].compiled_strides == (4, 1)
+        assert mismatches[1].eager_strides == eager.stride()
+        assert mismatches[0].compiled_strides == mismatches[1].compiled_strides == (4, 1)
 
 
 def _differ(a, b):

@@ -50,6 +50,31 @@ export function captionText(row, scene) {
   return parts.join(" · ");
 }
 
+/** Text split where a line may break inside it without breaking a word: after ':' and '/'
+ * (a layout's `(2, 3):(3, 1)`, a path's `dir/file.py:12`); spaces break anyway.  Pure. */
+export function breakPoints(text) {
+  return String(text ?? "").split(/(?<=[:/])/);
+}
+
+/** A cell whose text wraps at spaces, ':' and '/' only (a <wbr> after each ':' and '/'). */
+function breakableCell(className, text) {
+  const td = htmlEl("td", className);
+  breakPoints(text).forEach((part, i) => {
+    if (i) td.appendChild(document.createElement("wbr"));
+    td.appendChild(document.createTextNode(part));
+  });
+  return td;
+}
+
+/** How far to scroll the table (px, + down) so a row shows below the sticky header: 0 when it
+ * is in view.  Rects are {top, bottom} in the same coordinates.  Pure. */
+export function scrollToShow(wrap, row, headHeight) {
+  const top = wrap.top + headHeight;
+  if (row.top < top) return row.top - top;
+  if (row.bottom > wrap.bottom) return Math.min(row.bottom - wrap.bottom, row.top - top);
+  return 0;
+}
+
 function rowNode(row, index) {
   const tr = htmlEl("tr", "sw-graph-row");
   tr.dataset.index = String(index);
@@ -59,7 +84,7 @@ function rowNode(row, index) {
   const op = htmlEl("td", "sw-graph-op", row.op);
   if (row.reason) op.append(htmlEl("div", "sw-graph-reason", `↳ ${row.reason}`));
   tr.append(htmlEl("td", "sw-graph-name", row.name), htmlEl("td", "sw-graph-kind", row.kind), op);
-  tr.append(htmlEl("td", "sw-graph-layout", row.layout), htmlEl("td", "sw-graph-bytes", row.bytes), htmlEl("td", "sw-graph-where", row.where));
+  tr.append(breakableCell("sw-graph-layout", row.layout), htmlEl("td", "sw-graph-bytes", row.bytes), breakableCell("sw-graph-where", row.where));
   return tr;
 }
 
@@ -84,11 +109,11 @@ function scaffold(title) {
   const mount = htmlEl("div", "sw-graph-mount");
   picture.append(caption, mount);
   root.append(htmlEl("div", "sw-graph-title", title), hint, tableWrap, picture);
-  return { root, tbody, caption, mount };
+  return { root, tableWrap, thead, tbody, caption, mount };
 }
 
 function render({ model, el }) {
-  const { root, tbody, caption, mount } = scaffold(model.get("title") ?? "");
+  const { root, tableWrap, thead, tbody, caption, mount } = scaffold(model.get("title") ?? "");
   const stopFollowingScheme = followHostScheme(root, el);
   el.appendChild(root);
 
@@ -105,7 +130,18 @@ function render({ model, el }) {
       tr.tabIndex = on ? 0 : -1;
     });
     if (!trs.some((tr) => tr.tabIndex === 0) && trs.length) trs[0].tabIndex = 0;
+    keepSelectedInView();
   };
+  // the selected row stays in view (a selection from Python, a resize that rewraps the rows):
+  // only the table scrolls, never the page around it
+  const keepSelectedInView = () => {
+    const tr = trs[model.get("selected")];
+    if (!tr || !tableWrap.isConnected) return;
+    const delta = scrollToShow(tableWrap.getBoundingClientRect(), tr.getBoundingClientRect(), thead.getBoundingClientRect().height);
+    if (delta) tableWrap.scrollTop += delta;
+  };
+  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => keepSelectedInView());
+  resized?.observe(tableWrap);
   const showCaption = () => {
     const selected = model.get("selected");
     const drawn = model.get("drawn");
@@ -119,10 +155,7 @@ function render({ model, el }) {
   };
   const select = (index, focus) => {
     if (!Number.isInteger(index) || index < 0 || index >= rows.length) return;
-    if (focus) {
-      trs[index].focus();
-      trs[index].scrollIntoView?.({ block: "nearest" });
-    }
+    if (focus) trs[index].focus({ preventScroll: true });
     if (model.get("selected") === index) return;
     model.set("selected", index);
     model.save_changes();
@@ -157,6 +190,7 @@ function render({ model, el }) {
   onSelected();
 
   return () => {
+    resized?.disconnect();
     stopFollowingScheme();
     cleanupPicture();
     model.off("change:selected", onSelected);

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import fixture from "../fixtures/graph.json";
 import { fakeModel } from "../widget/testing.js";
-import graph, { captionText, nextIndex } from "./index.js";
+import graph, { breakPoints, captionText, nextIndex, scrollToShow } from "./index.js";
 
 afterEach(() => {
   document.body.replaceChildren();
@@ -134,5 +134,30 @@ describe("helpers", () => {
     expect(captionText(rowWithSym, fixture.scenes["3"])).toBe(
       `%reshape (copy, aten.reshape) · beside its input %transpose · 1 input not drawn (no single layout, or past the first few) · copies: ${rowWithSym.reason}`,
     );
+  });
+
+  it("breakPoints keeps every character and breaks only after ':' and '/'", () => {
+    const text = "(s0, 3, 4):(12, 4, 1) dir/file.py:12";
+    const parts = breakPoints(text);
+    expect(parts.join("")).toBe(text);
+    expect(parts).toEqual(["(s0, 3, 4):", "(12, 4, 1) dir/", "file.py:", "12"]);
+    expect(breakPoints("")).toEqual([""]);
+  });
+
+  it("scrollToShow scrolls only as far as the row needs, below the sticky header", () => {
+    const wrap = { top: 100, bottom: 400 };
+    expect(scrollToShow(wrap, { top: 200, bottom: 220 }, 20)).toBe(0); // in view
+    expect(scrollToShow(wrap, { top: 410, bottom: 430 }, 20)).toBe(30); // below: up to its bottom
+    expect(scrollToShow(wrap, { top: 90, bottom: 110 }, 20)).toBe(-30); // under the header
+    expect(scrollToShow(wrap, { top: 500, bottom: 900 }, 20)).toBe(380); // taller: its top shows
+  });
+});
+
+describe("layout cells", () => {
+  it("wrap at <wbr> after ':' and '/', with the text unchanged", () => {
+    const { el } = mountGraph();
+    const cell = el.querySelector("tr.sw-graph-row[data-index='3'] .sw-graph-layout");
+    expect(cell.textContent).toBe(fixture.rows[3].layout);
+    expect(cell.querySelectorAll("wbr").length).toBe((fixture.rows[3].layout.match(/[:/]/g) ?? []).length);
   });
 });

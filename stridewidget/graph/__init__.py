@@ -18,7 +18,7 @@ import types
 from typing import Any
 
 from .audit import CompiledAudit
-from .capture import STAGES
+from .capture import STAGES, CaptureError
 from .capture import capture as _capture
 from .compare import Mismatch
 from .nodes import KINDS, GraphNode
@@ -27,6 +27,7 @@ from .program import Graph
 __all__ = [
     "KINDS",
     "STAGES",
+    "CaptureError",
     "CompiledAudit",
     "Graph",
     "GraphNode",
@@ -60,7 +61,10 @@ def graph(
     ``torch.compile`` hands its backend; captured without Inductor).  ``dynamic_shapes`` is
     ``torch.export``'s; for the compiled stages any value compiles with ``dynamic=True``.
 
-    Looking never changes the program: symbolic sizes stay symbols and nothing guards.
+    Looking never changes the program: symbolic sizes stay symbols and nothing guards.  A model
+    that cannot be captured (data-dependent control flow at the export stages, refused
+    ``dynamic_shapes``) raises :class:`CaptureError`, one line, with torch's error as its cause;
+    example inputs the model's signature cannot take raise ``TypeError`` naming both.
 
     >>> import torch, stridewidget as sw
     >>> lin = torch.nn.Linear(4, 4)

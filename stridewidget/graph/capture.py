@@ -14,6 +14,10 @@ cache is never reset and the model's recompile budget is not spent.
 from __future__ import annotations
 
 import contextlib
+import inspect
+import io
+import logging
+import sys
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -29,9 +33,112 @@ from .._compat import (
     tree_map,
 )
 
-__all__ = ["STAGES", "Capture", "capture"]
+__all__ = ["STAGES", "Capture", "CaptureError", "capture"]
 
 STAGES = ("export", "aten", "forward", "backward")
+
+
+class CaptureError(ValueError):
+    """``sw.graph`` could not capture the model at the stage asked for: one line naming the
+    model, the stage and torch's own first line; torch's full error is ``__cause__``.
+
+    >>> import torch, stridewidget as sw
+    >>> class Branchy(torch.nn.Module):
+    ...     def forward(self, x):
+    ...         return x.t() if x.sum() > 0 else x
+    >>> try:
+    ...     sw.graph(Branchy(), torch.ones(2, 3), stage="export")
+    ... except sw.graph.CaptureError as error:
+    ...     print(str(error).split(":")[0], "|", type(error.__cause__).__name__)
+    sw.graph could not capture Branchy at stage 'export' | GuardOnDataDependentSymNode
+    """
+
+
+def _model_name(model: Any) -> str:
+    if isinstance(model, _Function):
+        model = model.fn
+    if isinstance(model, torch.nn.Module):
+        return type(model).__name__
+    return getattr(model, "__qualname__", None) or type(model).__name__
+
+
+#: What to try when torch's error is of this kind (matched by class name: no private import).
+_HINTS = {
+    "GuardOnDataDependentSymNode": (
+        "data-dependent control flow (such as `if x.sum() > 0`) cannot be exported: use "
+        "torch.cond, or stage='forward', where torch.compile breaks the graph there"
+    ),
+    "UserError": "torch.export refused these dynamic_shapes or inputs",
+}
+
+
+def _capture_error(model: Any, stage: str, tool: str, error: BaseException) -> CaptureError:
+    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
+    hint = _HINTS.get(type(error).__name__)
+    hint = f" ({hint})" if hint else ""
+    return CaptureError(
+        f"sw.graph could not capture {_model_name(model)} at stage {stage!r}: {tool} failed"
+        f"{hint}: {type(error).__name__}: {first} (torch's full error is this one's __cause__)"
+    )
+
+
+def _check_arguments(model: Any, args: tuple, kwargs: dict) -> None:
+    """Refuse example inputs the model's signature cannot take, naming both."""
+    function = model.forward if isinstance(model, torch.nn.Module) else model
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):  # a builtin, a C function: torch will say
+        return
+    try:
+        signature.bind(*args, **kwargs)
+    except TypeError as error:
+        given = f"{len(args)} positional argument{'s' if len(args) != 1 else ''}"
+        if kwargs:
+            given += f" and keywords {', '.join(map(str, kwargs))}"
+        suffix = ".forward" if isinstance(model, torch.nn.Module) else ""
+        raise TypeError(
+            f"sw.graph: {_model_name(model)}{suffix}{signature} cannot take the example inputs: "
+            f"given {given} ({error})"
+        ) from None
+
+
+class _HeldRecords(logging.Filter):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: dict[int, logging.LogRecord] = {}
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        self.records.setdefault(id(record), record)
+        return False
+
+
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """Hold what a capture attempt prints (to stdout, stderr, or torch's log handlers): an
+    attempt that fails prints nothing (torch dumps its traced graph with some errors); one that
+    succeeds prints what it held, once it is done."""
+    held, out, err = _HeldRecords(), io.StringIO(), io.StringIO()
+    handlers = {id(h): h for h in logging.getLogger().handlers}
+    for name in list(logging.root.manager.loggerDict):
+        if name == "torch" or name.startswith("torch."):
+            handlers.update({id(h): h for h in getattr(logging.getLogger(name), "handlers", [])})
+    for handler in handlers.values():
+        handler.addFilter(held)
+    failed = False
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            yield
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        for handler in handlers.values():
+            handler.removeFilter(held)
+        if not failed:
+            sys.stdout.write(out.getvalue())
+            sys.stderr.write(err.getvalue())
+            for record in held.records.values():
+                logging.getLogger(record.name).handle(record)
 
 
 @dataclass
@@ -112,9 +219,14 @@ def capture(
         raise TypeError(
             f"sw.graph takes a model, a function or an ExportedProgram, got {type(model).__name__}"
         )
+    _check_arguments(model, args, kwargs)
     if stage in ("export", "aten"):
         module = model if isinstance(model, torch.nn.Module) else _Function(model)
-        return _exported(_export(module, args, kwargs, dynamic_shapes), model, args, kwargs, stage)
+        try:
+            program = _export(module, args, kwargs, dynamic_shapes)
+        except Exception as error:
+            raise _capture_error(model, stage, "torch.export", error) from error
+        return _exported(program, model, args, kwargs, stage)
     return _compiled(model, tuple(args), kwargs, dynamic_shapes is not None, stage)
 
 
@@ -124,12 +236,14 @@ def _export(module: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
     is the fallback for what the default tracer cannot trace."""
     options = {"kwargs": kwargs or None, "dynamic_shapes": dynamic_shapes}
     try:
-        return torch.export.export(module, tuple(args), **options)
+        with _quiet():
+            return torch.export.export(module, tuple(args), **options)
     except export_user_error():
         raise  # the user's dynamic_shapes are refused: a strict trace would hide it
     except Exception as error:  # the default tracer failed: try dynamo, else raise its error
         try:
-            return torch.export.export(module, tuple(args), strict=True, **options)
+            with _quiet():
+                return torch.export.export(module, tuple(args), strict=True, **options)
         except Exception:
             raise error from None
 
@@ -280,7 +394,13 @@ def _backward(
 
 
 def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) -> Capture:
-    captures = compiled_captures(model, args, kwargs, dynamic, stage == "backward")
+    try:
+        with _quiet():
+            captures = compiled_captures(model, args, kwargs, dynamic, stage == "backward")
+    except Exception as error:
+        if not type(error).__module__.startswith("torch"):
+            raise  # the model's own error, or ours (no backward graph): already one line
+        raise _capture_error(model, stage, "torch.compile", error) from error
     if stage not in captures:
         raise ValueError(f"torch.compile made no {stage} graph for this model and these inputs")
     return captures[stage]

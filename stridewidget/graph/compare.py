@@ -1,5 +1,5 @@
 """``Graph.compare_eager``: the strides a captured graph gives its outputs (its custom ops'
-inputs, and at the backward stage the gradients) against the strides the eager model really
+inputs and outputs, and at the backward stage the gradients) against the strides the eager model really
 produces.
 
 The eager model runs on copies of the captured inputs, under the grad mode the graph was traced
@@ -44,10 +44,14 @@ class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
         self.calls: dict[str, list[list[tuple[int, ...]]]] = defaultdict(list)
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        result = func(*args, **(kwargs or {}))
         if func.namespace not in _TORCH_NAMESPACES:
             tensors = [t for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)]
-            self.calls[f"{func.namespace}::{op_name(func)}"].append([t.stride() for t in tensors])
-        return func(*args, **(kwargs or {}))
+            outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
+            self.calls[f"{func.namespace}::{op_name(func)}"].append(
+                ([t.stride() for t in tensors], [t.stride() for t in outputs])
+            )
+        return result
 
 
 def _bind(bindings: dict[str, int], fake: Any, real: Any) -> None:
@@ -134,6 +138,8 @@ def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list], dict[Any,
             named = {k: t for k, t in named.items() if isinstance(t, torch.Tensor)}
             named = {k: t for k, t in named.items() if t.requires_grad}
             wanted = [t for t in leaves if t.requires_grad]
+            # the backward graphs' custom-op calls are the ones the backward makes
+            before = {name: len(calls) for name, calls in recorder.calls.items()}
             found = torch.autograd.grad(
                 wanted,
                 list(named.values()),
@@ -141,6 +147,7 @@ def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list], dict[Any,
                 allow_unused=True,
             )
             grads = dict(zip(named, found))
+            return leaves, {k: v[before.get(k, 0) :] for k, v in recorder.calls.items()}, grads
     return leaves, recorder.calls, grads
 
 
@@ -196,7 +203,7 @@ def _custom_op_mismatches(captured: Capture, eager_calls: dict, bound: dict) -> 
             calls = eager_calls.get(name, [])
             if seen[name] >= len(calls):
                 continue
-            eager_strides = calls[seen[name]]
+            eager_inputs, eager_outputs = calls[seen[name]]
             seen[name] += 1
             inputs = [
                 t
@@ -204,15 +211,22 @@ def _custom_op_mismatches(captured: Capture, eager_calls: dict, bound: dict) -> 
                 if hasattr(a, "meta")
                 for t in tensor_values(a.meta.get("val"))
             ]
-            for i, (fake, eager) in enumerate(zip(inputs, eager_strides)):
-                if _differ(fake.shape, eager, fake.stride(), bound):
-                    found.append(
-                        Mismatch(
-                            node.name,
-                            f"input {i} of {name}",
-                            _text(fake.shape),
-                            eager,
-                            _text(fake.stride()),
+            # its outputs too: a fake kernel that lies about them misleads every op after it,
+            # whether or not the lie reaches the graph's outputs
+            outputs = tensor_values(node.meta.get("val"))
+            for what, fakes, eagers in (
+                ("input", inputs, eager_inputs),
+                ("output", outputs, eager_outputs),
+            ):
+                for i, (fake, eager) in enumerate(zip(fakes, eagers)):
+                    if _differ(fake.shape, eager, fake.stride(), bound):
+                        found.append(
+                            Mismatch(
+                                node.name,
+                                f"{what} {i} of {name}",
+                                _text(fake.shape),
+                                eager,
+                                _text(fake.stride()),
+                            )
                         )
-                    )
     return found

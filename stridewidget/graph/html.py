@@ -13,9 +13,15 @@ from ..limits import MAX_GRAPH_PICTURES as MAX_PICTURES
 from ..render import render_svg
 from .nodes import tensor_values
 
-__all__ = ["graph_html"]
+__all__ = ["KIND_COLOURS", "graph_html"]
 
-_KIND_COLOURS = {"copy": "#fde2e1", "in-place": "#fff1c2", "view": "#e3f1e4"}
+#: (background, text) of the rows of each kind: the text colour is set with the pale background,
+#: so a dark theme's light text never lands on it (each pair reads at >= 4.5:1, WCAG AA).
+KIND_COLOURS = {
+    "copy": ("#fde2e1", "#5c1210"),
+    "in-place": ("#fff1c2", "#4a3500"),
+    "view": ("#e3f1e4", "#173d1b"),
+}
 
 
 def _drawable(tensor: Any) -> bool:
@@ -38,11 +44,11 @@ def _picture(graph: Any, node: Any) -> str:
 
 
 def _row(node: Any) -> str:
-    moved = str(node.bytes) if node.kind == "copy" else ""
+    moved = str(node.bytes) if node.moves else ""
     cells = [node.name, node.kind, node.target, "" if node.layout is None else str(node.layout)]
     cells += [moved, node.where, node.reason]
-    colour = _KIND_COLOURS.get(node.kind)
-    style = f' style="background:{colour}"' if colour else ""
+    colours = KIND_COLOURS.get(node.kind)
+    style = f' style="background:{colours[0]};color:{colours[1]}"' if colours else ""
     return f"<tr{style}>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>"
 
 
@@ -58,7 +64,11 @@ def graph_html(graph: Any) -> str:
         )
     left = len(graph.copies) - MAX_PICTURES
     if left > 0:
-        pictures.append(f"<p>{left} more copies are listed in the table, not drawn.</p>")
+        drawn = ", ".join(node.name for node in graph.copies[:MAX_PICTURES])
+        more = "1 more copy is" if left == 1 else f"{left} more copies are"
+        pictures.append(
+            f"<p>{escape(f'The first {MAX_PICTURES} copies are drawn ({drawn}); {more} listed in the table, not drawn.')}</p>"
+        )
     summary = (
         f"sw.graph · stage {graph.stage} · {len(graph.nodes)} nodes, {len(graph.copies)} copies"
     )

@@ -27,12 +27,16 @@ __all__ = ["KINDS", "GraphNode", "classify"]
 KINDS = ("view", "copy", "in-place", "compute", "input", "output")
 
 #: Ops whose whole job is to make a copy (``*_copy`` functional variants too).
-_COPY_OPS = frozenset({"clone", "_to_copy", "copy", "copy_", "contiguous", "lift_fresh_copy"})
+#: (``copy_`` is not one: it writes into a tensor that exists, an in-place op that moves bytes.)
+_COPY_OPS = frozenset({"clone", "_to_copy", "copy", "contiguous", "lift_fresh_copy"})
+#: Ops that view when they can and copy when they must, as a reshape does.
+_RESHAPING = frozenset({"reshape", "flatten", "unflatten", "reshape_as", "view_as"})
 #: Ops that move nothing after a reshape's clone: the clone was the reshape.
 _RESHAPE_VIEWS = frozenset({"_unsafe_view", "view", "reshape", "_reshape_alias"})
 #: Op namespaces that are torch's own (anything else is a custom op).
 _TORCH_NAMESPACES = frozenset({"aten", "prims", "higher_order", "_c10d_functional", "quantized"})
 _OP_OVERLOAD = op_overload_class()
+_LINE = re.compile(r"(?::|, line )(\d+)(?: \(torch\))?$")
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in')
 
 
@@ -53,8 +57,36 @@ class GraphNode:
     node: Any  # the torch.fx.Node
     graph: int = 0  # which of the captured graphs (several after a torch.compile graph break)
 
+    @property
+    def line(self) -> int | None:
+        """The line number in :attr:`where` (``file.py:12``, a notebook's ``In[3], line 12``,
+        torch's ``torch/nn/functional.py:5 (torch)``); ``None`` when no line was recorded.
+
+        >>> import torch, stridewidget as sw
+        >>> g = sw.graph(lambda x: x.t().contiguous(), torch.zeros(2, 3), stage="export")
+        >>> g.copies[0].line == int(g.copies[0].where.rsplit(":", 1)[-1])
+        True
+        """
+        found = _LINE.search(self.where)
+        return int(found[1]) if found else None
+
+    @property
+    def moves(self) -> bool:
+        """True when the node writes data: a copy, or a ``copy_`` into a tensor that exists
+        (``bytes`` is then what it writes).
+
+        >>> import torch, stridewidget as sw
+        >>> def fill(x, s):
+        ...     y = torch.empty_like(x)
+        ...     return y.copy_(s)
+        >>> [(n.kind, n.bytes) for n in sw.graph(fill, torch.zeros(2, 3), torch.zeros(3),
+        ...                                      stage="export").nodes if n.moves]
+        [('in-place', 24)]
+        """
+        return self.kind == "copy" or self.target.endswith(".copy_")
+
     def __repr__(self) -> str:
-        moved = f" · {self.bytes} B" if self.kind == "copy" else ""
+        moved = f" · {self.bytes} B" if self.moves else ""
         return f"<{self.kind} {self.name} = {self.target}{moved} · {self.layout} · {self.where}>"
 
 
@@ -117,8 +149,20 @@ def classify(node: Any) -> str:
 
 
 def _is_torch(filename: str) -> bool:
-    # torch as imported, or as installed (a stack trace may name the other path of a symlink)
-    return filename.startswith(TORCH_DIR) or "-packages/torch/" in filename
+    # torch as imported, or as installed (a stack trace may name the other path of a symlink),
+    # or relative to torch's parent folder, as torch writes the frames of the nodes its own
+    # passes insert (``torch/fx/passes/runtime_assert.py``)
+    path = filename.replace(os.sep, "/")
+    return (
+        filename.startswith(TORCH_DIR)
+        or "-packages/torch/" in path
+        or (path.startswith("torch/") and not os.path.isabs(filename))
+    )
+
+
+def _torch_relative(filename: str) -> str:
+    path = filename.replace(os.sep, "/")
+    return path if path.startswith("torch/") else f"torch/{path.rsplit('/torch/', 1)[-1]}"
 
 
 def where(node: Any) -> str:
@@ -133,7 +177,7 @@ def where(node: Any) -> str:
             return describe_location(filename, line)
     if frames:
         filename, line = frames[-1]
-        return f"torch/{filename.replace(os.sep, '/').rsplit('/torch/', 1)[-1]}:{line} (torch)"
+        return f"{_torch_relative(filename)}:{line} (torch)"
     return ""
 
 
@@ -170,6 +214,8 @@ def copy_reason(node: Any) -> str:
     custom = [u for u in users if _namespace(u.target) not in ("", *_TORCH_NAMESPACES)]
     if {name, origin} & {"copy_", "copy"}:
         return "copy_: another tensor's values written into an existing tensor"
+    if "lift_fresh_copy" in (name, origin):
+        return "a constant materialised as a tensor (torch.tensor(...), or a value written in)"
     if custom:
         return f"a stride the next op ({op_name(custom[0].target)}, a custom op) requires"
     if _memory_format(node) is not None:
@@ -178,6 +224,8 @@ def copy_reason(node: Any) -> str:
         return f"a .contiguous() of a non-contiguous input ({_strides(node)})"
     if origin == "clone":
         return "an explicit clone()"
+    if name in _RESHAPING and name != "reshape":
+        return f"a reshape of a non-viewable input ({_strides(node)}) (inside {name})"
     if "reshape" in (name, origin) or (
         users and all(op_name(u.target) in _RESHAPE_VIEWS for u in users)
     ):
@@ -192,7 +240,7 @@ def copy_reason(node: Any) -> str:
 def _bytes(node: Any, kind: str) -> Any:
     """Bytes a copy writes: its result's (a ``copy_``'s destination: a broadcast source is
     smaller than what is written)."""
-    if kind != "copy":
+    if kind != "copy" and op_name(node.target) != "copy_":
         return 0
     return sum((t.numel() * t.element_size() for t in tensor_values(node.meta.get("val"))), 0)
 
@@ -210,12 +258,16 @@ def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:
         kind=kind,
         bytes=_bytes(node, kind),
         where=where(node),
-        reason=copy_reason(node) if kind == "copy" else "",
+        reason=copy_reason(node) if kind == "copy" or _is_copy_into(node) else "",
         inputs=tuple(a.name for a in node.all_input_nodes),
         stage=stage,
         node=node,
         graph=graph,
     )
+
+
+def _is_copy_into(node: Any) -> bool:
+    return isinstance(node.target, _OP_OVERLOAD) and op_name(node.target) == "copy_"
 
 
 def _target_text(target: Any) -> str:

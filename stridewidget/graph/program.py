@@ -55,10 +55,23 @@ class Graph:
         return self._captured.program
 
     def __getitem__(self, name: str) -> GraphNode:
-        for node in self.nodes:
-            if node.name == name:
-                return node
-        raise KeyError(f"no node named {name!r}; the nodes are {[n.name for n in self.nodes]}")
+        """The node named ``name``; after a graph break, where two graphs have a node of that
+        name, ``"GRAPH/name"`` (``g["1/clone"]``: the ``clone`` of graph 1)."""
+        graph, _, bare = name.rpartition("/") if isinstance(name, str) else ("", "", name)
+        found = [
+            node
+            for node in self.nodes
+            if node.name == bare and (not graph or str(node.graph) == graph)
+        ]
+        if len(found) > 1:
+            both = " and ".join(f"{n.graph}/{n.name}" for n in found)
+            raise KeyError(
+                f"{name!r} names a node in {len(found)} graphs (a graph break): ask for {both}"
+            )
+        if not found:
+            names = [n.name for n in self.nodes]
+            raise KeyError(f"no node named {name!r}; the nodes are {names}")
+        return found[0]
 
     def compare_eager(self) -> list[Mismatch]:
         """Outputs (custom-op inputs, and at the backward stage the gradients) whose strides in
@@ -86,7 +99,7 @@ class Graph:
         ]
         for node in self.nodes:
             layout = "" if node.layout is None else str(node.layout)
-            moved = f" · {node.bytes} B" if node.kind == "copy" else ""
+            moved = f" · {node.bytes} B" if node.moves else ""
             lines.append(
                 f"  {node.kind:8} {node.name} = {node.target} {layout}{moved} {node.where}"
             )

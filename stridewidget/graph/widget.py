@@ -62,7 +62,7 @@ def _row(node: Any) -> dict[str, Any]:
         "kind": node.kind,
         "op": node.target,
         "layout": "" if node.layout is None else str(node.layout),
-        "bytes": str(node.bytes) if node.kind == "copy" else "",
+        "bytes": str(node.bytes) if node.moves else "",
         "where": node.where,
         "reason": node.reason,
         "inputs": list(node.inputs),

@@ -110,6 +110,43 @@ def _shots(page, root, name: str) -> None:
     picture.screenshot(path=str(SCREENSHOTS / f"graph_lab_{name}_picture.png"))
 
 
+# every word of a layout / where / op cell (split where the cell may wrap: spaces, after ":", "-"
+# and '/') must be drawn on one line: a word with two client rects was cut in the middle
+BROKEN_WORDS = """(root) => {
+  const broken = [];
+  for (const cell of root.querySelectorAll('.sw-graph-layout, .sw-graph-where, .sw-graph-op')) {
+    const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+      const re = /[^\\s:/-]+[:/-]?/g;
+      for (let m = re.exec(text.data); m; m = re.exec(text.data)) {
+        const range = document.createRange();
+        range.setStart(text, m.index);
+        range.setEnd(text, m.index + m[0].length);
+        const lines = new Set([...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)));
+        if (lines.size > 1) broken.push(m[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+
+
+def _broken_words(root):
+    return root.evaluate(BROKEN_WORDS)
+
+
+def _row_in_view(root, index: int) -> bool:
+    return root.evaluate(
+        """(root, index) => {
+          const wrap = root.querySelector('.sw-graph-table-wrap').getBoundingClientRect();
+          const head = root.querySelector('.sw-graph-table thead').getBoundingClientRect().height;
+          const row = root.querySelectorAll('tr.sw-graph-row')[index].getBoundingClientRect();
+          return row.top >= wrap.top + head - 1 && row.bottom <= wrap.bottom + 1;
+        }""",
+        index,
+    )
+
+
 def test_clicking_a_node_draws_it_beside_its_inputs(lab_server, page):
     page.set_viewport_size({"width": 1280, "height": 1000})
     root = _open(lab_server, page)
@@ -143,7 +180,13 @@ def test_clicking_a_node_draws_it_beside_its_inputs(lab_server, page):
     page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
     page.wait_for_timeout(500)
     _shots(page, root, "dark_1280")
+    rows.nth(count - 1).focus()
+    page.keyboard.press("End")  # the last row: at 900 px the rows rewrap taller, pushing it down
+    _check_drawn(page, root, count - 1)
     page.set_viewport_size({"width": 900, "height": 1000})
+    page.wait_for_timeout(500)
+    assert _row_in_view(root, count - 1)
+    assert _broken_words(root) == []
     linear = names.index("linear")  # three inputs: the tokens, the weight, the bias
     rows.nth(linear).click()
     _check_drawn(page, root, linear)

@@ -171,8 +171,11 @@ def audit(
     model returns one, else from every output tensor that requires grad (as the backward of
     their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
     statistics) and torch's RNG states are put back as they were.  A ``torch.compile``d model
-    is audited as the eager model it wraps, which a warning and ``report.note`` say; so is one
-    compiled in place (``model.compile()``) or with compiled submodules.  Under a
+    is audited as its compiled program: the copies of the AOTAutograd forward and backward
+    graphs torch.compile hands its backend (a :class:`~stridewidget.graph.CompiledAudit`, read
+    like this report); with ``loss_fn`` or ``model_kwargs`` it is audited as the eager model it
+    wraps, which a warning and ``report.note`` say; so is one compiled in place
+    (``model.compile()``) or with compiled submodules.  Under a
     ``torch.profiler`` session of the user's, the audit starts none of its own (that would end
     the user's): copies inside kernels are not searched for, which a warning and the note say.
 

@@ -140,12 +140,15 @@
  */
 
 /**
- * Slices the scene left out along leading dim `dim`.
+ * Slices the scene left out between two listed slices: `count` of them, exactly the boxes of
+ * `ranges` (one run along `dim` after prefix `lead` when there is one box, else both null).
  * @typedef {object} SliceGap
  * @property {"gap"} kind
  * @property {number | null} dim
  * @property {number} count
  * @property {number[] | null} lead
+ * @property {[number, number][][]} ranges per box, per leading dim [start, stop) (stop exclusive)
+ * @property {string} text the boxes as Python indexing, "x[0, 3, 1, :, :], x[1:5, :, :, :, :]": what renderers write
  */
 
 /**

@@ -50,7 +50,7 @@ def _boxes_of_text(text: str, lead_shape: list[int]) -> list[list[tuple[int, int
     boxes = []
     for part in text.split(", x["):
         expr = part if part.startswith("x[") else "x[" + part
-        key = eval(expr, {"x": _Index()})  # noqa: S307 - our own scene's text
+        key = eval(expr, {"x": _Index()})  # our own scene's text
         box = []
         for d, n in enumerate(lead_shape):
             k = key[d]

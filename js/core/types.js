@@ -137,6 +137,7 @@
  * @property {(number | null)[] | null} cols
  * @property {(number | null)[][]} addr storage cell of each shown cell (null at an elision)
  * @property {boolean} [picked] added in the browser (js/core/scene.js sliceAt): a slice the reader picked
+ * @property {boolean} [filled] added in the browser (js/core/scene.js withPickedSlices): a slice the scene did not list, drawn in an empty panel-grid position
  */
 
 /**

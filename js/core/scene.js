@@ -60,17 +60,24 @@ export function sliceAt(tensor, lead) {
 }
 
 /**
- * The scene with each tensor's picked slice (Map tensorId -> lead) appended to its slices; pure.
+ * The scene with slices the browser adds to a tensor's list appended to its slices; pure.  Each
+ * Map value (tensorId -> …) is a leading index (the reader's picked slice, drawn below the grid)
+ * or {picked, filled}: `filled` lists leading indices drawn in the panel grid's empty positions
+ * (marked `filled`), `picked` the reader's slice or null.
  * @param {Scene} scene
- * @param {Map<string, number[]>} picked
+ * @param {Map<string, number[] | {picked: number[] | null, filled: number[][]}>} picked
  * @returns {Scene}
  */
 export function withPickedSlices(scene, picked) {
   if (!picked.size) return scene;
   const tensors = (scene.tensors ?? []).map((tensor) => {
-    const lead = picked.get(tensor.id);
-    if (!lead) return tensor;
-    return { ...tensor, logical: { ...tensor.logical, slices: [...tensor.logical.slices, sliceAt(tensor, lead)] } };
+    const entry = picked.get(tensor.id);
+    if (!entry) return tensor;
+    const { picked: lead, filled } = Array.isArray(entry) ? { picked: entry, filled: [] } : entry;
+    const added = filled.map((at) => ({ ...sliceAt(tensor, at), picked: false, filled: true }));
+    if (lead) added.push(sliceAt(tensor, lead));
+    if (!added.length) return tensor;
+    return { ...tensor, logical: { ...tensor.logical, slices: [...tensor.logical.slices, ...added] } };
   });
   return { ...scene, tensors };
 }

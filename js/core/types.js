@@ -137,15 +137,19 @@
  * @property {(number | null)[] | null} cols
  * @property {(number | null)[][]} addr storage cell of each shown cell (null at an elision)
  * @property {boolean} [picked] added in the browser (js/core/scene.js sliceAt): a slice the reader picked
+ * @property {boolean} [filled] added in the browser (js/core/scene.js withPickedSlices): a slice the scene did not list, drawn in an empty panel-grid position
  */
 
 /**
- * Slices the scene left out along leading dim `dim`.
+ * Slices the scene left out between two listed slices: `count` of them, exactly the boxes of
+ * `ranges` (one run along `dim` after prefix `lead` when there is one box, else both null).
  * @typedef {object} SliceGap
  * @property {"gap"} kind
  * @property {number | null} dim
  * @property {number} count
  * @property {number[] | null} lead
+ * @property {[number, number][][]} ranges per box, per leading dim [start, stop) (stop exclusive)
+ * @property {string} text the boxes as Python indexing, "x[0, 3, 1, :, :], x[1:5, :, :, :, :]": what renderers write
  */
 
 /**

@@ -39,7 +39,7 @@ const SCHEMA_OBJECTS = {
   Reads: readsObject,
 };
 /** Fields the browser adds to a scene it was given (never sent by Python). */
-const BROWSER_ONLY = { Slice: ["picked"] };
+const BROWSER_ONLY = { Slice: ["picked", "filled"] };
 
 describe("the scene's typedefs follow its schema", () => {
   const found = typedefs(source);

@@ -32,46 +32,59 @@ export function swatch(tensor, uid) {
 }
 
 /**
- * Where each 2-D slice goes: {selectors, panels, gaps}.  `panels`: [{s, row, col}] for the slices
- * whose outer index (the panels' select_dims) equals `selected` (default: the first listed);
- * `selectors`: the distinct outer indices, as [[i0, ...], ...]; `gaps`: the gap markers.  Pure.
+ * Where each 2-D slice goes: {choices, selected, panels, rows, cols, missing, gaps}.  `choices`:
+ * per outer dim (the panels' select_dims) its size and the indices the scene listed — a reader may
+ * pick any index 0 … size − 1; `selected`: the outer index shown (default: the first listed).
+ * `rows`/`cols`: the row/column dim's indices any listed slice has; `panels`: [{s, row, col}] for
+ * the slices (listed, or added in the browser as `filled`) at the selected outer index;
+ * `missing`: the leading index of each grid position no such slice fills; `gaps`: the scene's
+ * gap markers.  Pure.
  * @param {Logical} logical
  * @param {number[] | null} [selected]
  */
 export function panelGrid(logical, selected = null) {
   const { row_dim: rowDim, col_dim: colDim, select_dims: selectDims } = logical.panels ?? { row_dim: null, col_dim: null, select_dims: [] };
   const keyOf = (slice) => selectDims.map((d) => slice.lead[d]);
-  const selectors = [];
-  const seen = new Set();
-  for (const slice of logical.slices) {
-    if (slice.kind !== "slice" || slice.picked) continue;
-    const key = JSON.stringify(keyOf(slice));
-    if (!seen.has(key)) {
-      seen.add(key);
-      selectors.push(keyOf(slice));
-    }
-  }
-  const chosen = JSON.stringify(selected ?? selectors[0] ?? []);
-  const rowValues = [];
-  const colValues = [];
+  const listed = logical.slices.filter((slice) => slice.kind === "slice" && !slice.picked && !slice.filled);
+  const choices = selectDims.map((d) => ({ dim: d, size: logical.shape[d], listed: [...new Set(listed.map((slice) => slice.lead[d]))].sort((a, b) => a - b) }));
+  const chosenOuter = selected ?? (listed[0] ? keyOf(listed[0]) : []);
+  const chosen = JSON.stringify(chosenOuter);
+  const distinct = (values) => [...new Set(values)].sort((a, b) => a - b);
+  const rowValues = distinct(listed.map((slice) => (rowDim === null ? 0 : slice.lead[rowDim])));
+  const colValues = distinct(listed.map((slice) => (colDim === null ? 0 : slice.lead[colDim])));
   const panels = [];
   logical.slices.forEach((slice, s) => {
     if (slice.kind !== "slice" || slice.picked || JSON.stringify(keyOf(slice)) !== chosen) return;
     const rowValue = rowDim === null ? 0 : slice.lead[rowDim];
     const colValue = colDim === null ? 0 : slice.lead[colDim];
-    if (!rowValues.includes(rowValue)) rowValues.push(rowValue);
-    if (!colValues.includes(colValue)) colValues.push(colValue);
-    panels.push({ s, rowValue, colValue });
+    const row = rowValues.indexOf(rowValue);
+    const col = colValues.indexOf(colValue);
+    if (row < 0 || col < 0 || panels.some((p) => p.row === row && p.col === col)) return;
+    panels.push({ s, rowValue, colValue, row, col });
   });
-  rowValues.sort((a, b) => a - b);
-  colValues.sort((a, b) => a - b);
-  for (const panel of panels) {
-    panel.row = rowValues.indexOf(panel.rowValue);
-    panel.col = colValues.indexOf(panel.colValue);
-  }
+  const missing = [];
+  rowValues.forEach((rowValue, row) =>
+    colValues.forEach((colValue, col) => {
+      if (panels.some((p) => p.row === row && p.col === col)) return;
+      const lead = Array(Math.max(logical.ndim - 2, 0)).fill(0);
+      selectDims.forEach((d, k) => (lead[d] = chosenOuter[k]));
+      if (rowDim !== null) lead[rowDim] = rowValue;
+      if (colDim !== null) lead[colDim] = colValue;
+      missing.push(lead);
+    }),
+  );
   const gaps = logical.slices.filter((slice) => slice.kind === "gap");
-  return { selectors, selected: JSON.parse(chosen), panels, rows: rowValues, cols: colValues, rowDim, colDim, gaps };
+  return { choices, selected: chosenOuter, panels, rows: rowValues, cols: colValues, rowDim, colDim, missing, gaps };
 }
+
+/** What a picture writes for slices the scene left out (the same words as render/labels.py gap_note). */
+export function gapNote(gap) {
+  const note = `⋯ ${gap.count.toLocaleString("en-US")} slice${gap.count === 1 ? "" : "s"} not shown`;
+  return gap.text ? `${note}: ${gap.text}` : note;
+}
+
+/** Outer dims up to this size get a drop-down of every index; longer ones a number field. */
+export const MAX_SELECT_OPTIONS = 512;
 
 /**
  * The cell plan of a tensor's logical grids: width and what the cells hold.  Pure.
@@ -236,15 +249,6 @@ const PANEL_MARGIN = 24;
 
 const leadText = (tensor, slice) => `${tensor.name}${slice.label}`;
 
-/** The leading index of grid position (rowValue, colValue) under the selected outer index. */
-function missingLead(logical, grid, rowValue, colValue) {
-  const lead = Array(logical.ndim - 2).fill(0);
-  (logical.panels?.select_dims ?? []).forEach((d, k) => (lead[d] = grid.selected[k]));
-  if (grid.rowDim !== null) lead[grid.rowDim] = rowValue;
-  if (grid.colDim !== null) lead[grid.colDim] = colValue;
-  return lead;
-}
-
 /**
  * The logical grids of one tensor.  Returns {node, cells: Map(key -> <rect>)} where a key is
  * "tensorId:slice:r:c" (the same keys js/core/scene.js uses).  `selected`: the outer index shown for
@@ -268,19 +272,7 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
     return { node, cells };
   }
   const grid = panelGrid(logical, selected);
-  if (grid.selectors.length > 1 || (logical.panels?.select_dims ?? []).length) {
-    const picker = htmlEl("label", "sw-slice-picker", `slice of dim${grid.selectors[0].length > 1 ? "s" : ""} ${logical.panels.select_dims.join(", ")}: `);
-    const select = htmlEl("select", "sw-slice-select");
-    grid.selectors.forEach((outer, k) => {
-      const option = htmlEl("option", "", `[${outer.join(", ")}, …]`);
-      option.value = String(k);
-      option.selected = JSON.stringify(outer) === JSON.stringify(grid.selected);
-      select.appendChild(option);
-    });
-    select.addEventListener("change", () => onSelect?.(grid.selectors[Number(select.value)]));
-    picker.appendChild(select);
-    node.appendChild(picker);
-  }
+  if (grid.choices.length) node.appendChild(outerPicker(grid, onSelect));
   const dimName = (d) => (d === null ? null : `dim ${d}`);
   const axes = [dimName(grid.rowDim) && `a group per index of ${dimName(grid.rowDim)}`, dimName(grid.colDim) && `across it ${dimName(grid.colDim)}`, `each panel: dims ${logical.ndim - 2}, ${logical.ndim - 1}`]
     .filter(Boolean)
@@ -300,15 +292,18 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
       box.dataset.col = String(c);
       if (panel) {
         const slice = logical.slices[panel.s];
+        if (slice.filled) box.classList.add("sw-panel-filled");
         box.appendChild(htmlEl("div", "sw-slice-label", leadText(tensor, slice)));
         // equal panels keep their columns: the first group names them, the others line up below
-        const grid2 = drawSlice(tensor, indexed, slice, panel.s, plan, cells, g, { columnHeader: r === 0, room: room - PANEL_MARGIN });
+        const filledPlan = slice.filled && !valuesShown(indexed, tensor, slice) ? { ...plan, mode: "index", cellH: g.cellH } : plan;
+        const grid2 = drawSlice(tensor, indexed, slice, panel.s, filledPlan, cells, g, { columnHeader: r === 0, room: room - PANEL_MARGIN });
         box.appendChild(grid2);
+        if (slice.filled) box.appendChild(htmlEl("div", "sw-gap-note sw-filled-note", filledPlan === plan ? "drawn from storage" : "storage indices only"));
         boxes.push({ box, w: Math.max(Number(grid2.getAttribute("width")), leadText(tensor, slice).length * LABEL_CHAR_W + 4) });
       } else {
         // a grid position whose slice the scene thinned out says which slice is missing: a panel
         // is never dropped silently
-        const lead = missingLead(logical, grid, rowValue, colValue);
+        const lead = grid.missing.find((m) => (grid.rowDim === null || m[grid.rowDim] === rowValue) && (grid.colDim === null || m[grid.colDim] === colValue));
         const label = `${tensor.name}[${[...lead, ":", ":"].join(", ")}]`;
         box.append(htmlEl("div", "sw-slice-label", label), htmlEl("div", "sw-gap-note", "not in this picture: show it below"));
         boxes.push({ box, w: label.length * LABEL_CHAR_W + 4, missing: true });
@@ -321,12 +316,60 @@ export function drawLogical(tensor, indexed, { mode = "both", selected = null, o
   const panelW = Math.ceil(Math.max(...boxes.map((b) => b.w)));
   for (const { box } of boxes) box.style.width = `${panelW}px`;
   node.appendChild(table);
-  for (const gap of grid.gaps) {
-    const text = gap.dim === null ? `⋮ ${gap.count} more slices not shown` : `⋮ ${gap.count} slices along dim ${gap.dim} not shown`;
-    node.appendChild(htmlEl("div", "sw-gap-note", text));
+  if (grid.panels.some((p) => logical.slices[p.s].filled)) {
+    const values = grid.panels.every((p) => !logical.slices[p.s].filled || valuesShown(indexed, tensor, logical.slices[p.s]));
+    node.appendChild(htmlEl("div", "sw-gap-note sw-filled-legend", `panels marked “${values ? "drawn from storage" : "storage indices only"}” are slices the scene did not list, ${values ? "read here from the storage window it holds" : "whose values the bounded storage window does not hold (no kernel is asked): their cells show the storage index each reads"}`));
   }
+  // the scene's own words for what it left out (a filled panel above is one of them, drawn here)
+  for (const gap of grid.gaps) node.appendChild(htmlEl("div", "sw-gap-note sw-left-out", gapNote(gap)));
   if (grid.gaps.length) node.appendChild(slicePicker(tensor, indexed, plan, cells, g, onPick, room));
   return { node, cells };
+}
+
+/** Whether the storage window holds the value of every cell of `slice`. */
+function valuesShown(indexed, tensor, slice) {
+  const shown = indexed.storages.get(tensor.storage)?.position;
+  return !slice.addr.flat().some((a) => a !== null && !shown?.has(a));
+}
+
+/**
+ * "slice of dim 0: [0 ▾]": one control per outer dim offering every index (a drop-down up to
+ * MAX_SELECT_OPTIONS, else a number field); indices the scene did not list are marked and drawn
+ * in the browser (js/core/scene.js sliceAt).
+ */
+function outerPicker(grid, onSelect) {
+  const picker = htmlEl("div", "sw-slice-picker sw-outer-picker");
+  picker.appendChild(htmlEl("span", "", `slice of dim${grid.choices.length > 1 ? "s" : ""} ${grid.choices.map((c) => c.dim).join(", ")}: `));
+  const controls = grid.choices.map((choice, k) => {
+    const listed = new Set(choice.listed);
+    let control;
+    if (choice.size <= MAX_SELECT_OPTIONS) {
+      control = htmlEl("select", "sw-slice-select");
+      for (let i = 0; i < choice.size; i += 1) {
+        const option = htmlEl("option", listed.has(i) ? "" : "sw-unlisted", listed.has(i) ? String(i) : `${i} (drawn here)`);
+        option.value = String(i);
+        control.appendChild(option);
+      }
+      control.value = String(grid.selected[k]);
+    } else {
+      control = htmlEl("input", "sw-slice-select");
+      control.type = "number";
+      control.min = "0";
+      control.max = String(choice.size - 1);
+      control.value = String(grid.selected[k]);
+    }
+    control.dataset.dim = String(choice.dim);
+    control.setAttribute("aria-label", `index along dim ${choice.dim} (0 to ${choice.size - 1})`);
+    control.addEventListener("click", (event) => event.stopPropagation());
+    picker.append(htmlEl("span", "", `dim ${choice.dim} `), control, " ");
+    return control;
+  });
+  const apply = () => {
+    const outer = controls.map((control) => Number(control.value));
+    if (outer.every((i, k) => Number.isInteger(i) && i >= 0 && i < grid.choices[k].size)) onSelect?.(outer);
+  };
+  for (const control of controls) control.addEventListener("change", apply);
+  return picker;
 }
 
 /**

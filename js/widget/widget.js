@@ -12,7 +12,9 @@
 //   .sw-arrow-label               "d0,d1 +1" stride legend; .sw-arrow[data-dim] arrows on the strip
 //   .sw-walk[data-hop]            the index walk of the hovered logical cell
 //   .sw-mode-button[data-mode]    cells show both / values / storage index
-//   .sw-panel, .sw-slice-select   panels of 3-D+ tensors; the outer-slice selector (5-D+)
+//   .sw-panel, .sw-slice-select   panels of 3-D+ tensors; the outer-slice selector (5-D+: every index)
+//   .sw-panel-filled              a panel the scene did not list, drawn from the storage window
+//   .sw-left-out                  the scene's words for the slices it left out ("⋯ 40 slices not shown: x[…]")
 //   .sw-slice-index, .sw-picked   "show any slice" inputs (when the scene left slices out); its panel
 //   input.sw-wrap                 storage row width (sets the `wrap` trait; Enter applies)
 import "./widget.css";
@@ -20,7 +22,7 @@ import { htmlEl } from "./dom.js";
 import { followHostScheme } from "./theme.js";
 import { drawFacts } from "./facts.js";
 import { attachHover } from "./hover.js";
-import { drawLogical, swatch, tensorHeader } from "./logical.js";
+import { drawLogical, panelGrid, swatch, tensorHeader } from "./logical.js";
 import { indexScene, withPickedSlices } from "../core/scene.js";
 import { drawArrows, drawWalk, walkText } from "./arrows.js";
 import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
@@ -45,6 +47,22 @@ function availableWidth(root) {
 }
 
 const EMPTY_SCENE = { storages: [], tensors: [] };
+
+/**
+ * The slices the browser adds to each tensor's list: the reader's picked one, and for 5-D and more
+ * the empty positions of the shown panel grid (the selected outer index may be one the scene did
+ * not list): tensorId -> {picked, filled} for withPickedSlices.
+ */
+function addedSlices(scene, selected, picked) {
+  const added = new Map();
+  for (const tensor of scene.tensors ?? []) {
+    const outer = (tensor.logical.panels?.select_dims ?? []).length > 0 && tensor.logical.slices.length > 0;
+    const filled = outer ? panelGrid(tensor.logical, selected.get(tensor.id) ?? null).missing : [];
+    const lead = picked.get(tensor.id) ?? null;
+    if (filled.length || lead) added.set(tensor.id, { picked: lead, filled });
+  }
+  return added;
+}
 
 const MODE_LABELS = { both: "both", values: "values", index: "storage index" };
 
@@ -120,7 +138,7 @@ function render({ model, el }) {
 
   const draw = () => {
     // Long on purpose: redraws the whole widget (toolbar, then per storage its strip, legend and cards) and rebuilds the views hover reads.
-    const scene = withPickedSlices(model.get("scene") ?? EMPTY_SCENE, pickedSlices);
+    const scene = withPickedSlices(model.get("scene") ?? EMPTY_SCENE, addedSlices(model.get("scene") ?? EMPTY_SCENE, selectedSlices, pickedSlices));
     const indexed = indexScene(scene);
     const wrapOverride = model.get("wrap");
     const views = { storages: new Map(), storageCells: new Map(), logicalCells: new Map() };
@@ -238,6 +256,7 @@ function render({ model, el }) {
   // a new scene may hold other tensors under the same ids: a picked index would not fit them
   const onScene = () => {
     pickedSlices.clear();
+    selectedSlices.clear();
     draw();
   };
   model.on("change:scene", onScene);

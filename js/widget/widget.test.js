@@ -9,6 +9,7 @@ import five from "../fixtures/five.json";
 import hd from "../fixtures/hd.json";
 import meta from "../fixtures/meta.json";
 import thinned from "../fixtures/thinned.json";
+import thinnedAll from "../fixtures/thinned_all.json";
 import wide from "../fixtures/wide.json";
 import xss from "../fixtures/xss.json";
 import { hover, mount } from "./testing.js";
@@ -123,7 +124,7 @@ describe("rendering", () => {
     const labels = () => [...el.querySelectorAll(".sw-panel .sw-slice-label")].map((n) => n.textContent);
     expect(labels()).toEqual(["f[0, 0, 0, :, :]", "f[0, 0, 1, :, :]", "f[0, 1, 0, :, :]", "f[0, 1, 1, :, :]"]);
     const select = el.querySelector(".sw-slice-select");
-    expect([...select.options].map((o) => o.textContent)).toEqual(["[0, …]", "[1, …]"]);
+    expect([...select.options].map((o) => o.textContent)).toEqual(["0", "1"]);
     select.value = "1";
     select.dispatchEvent(new Event("change"));
     expect(labels()).toEqual(["f[1, 0, 0, :, :]", "f[1, 0, 1, :, :]", "f[1, 1, 0, :, :]", "f[1, 1, 1, :, :]"]);
@@ -413,17 +414,62 @@ describe("colour-scale cells", () => {
 });
 
 describe("thinned panel grids", () => {
-  it("name every slice a grid position is missing: no panel dropped silently", () => {
+  // the oracle: build_scene with every slice listed (max_slices=48), the same view
+  const reference = new Map(thinnedAll.tensors[0].logical.slices.map((s) => [JSON.stringify(s.lead), s]));
+  const storage = thinnedAll.storages[0];
+  const valueAt = (a) => storage.cells.text[storage.cells.index.indexOf(a)];
+  const panelsOf = (el) =>
+    [...el.querySelectorAll(".sw-panel")].map((panel) => ({
+      label: panel.querySelector(".sw-slice-label").textContent,
+      filled: panel.classList.contains("sw-panel-filled"),
+      addr: [...panel.querySelectorAll(".sw-lcell")].map((c) => Number(c.dataset.addr)),
+      text: [...panel.querySelectorAll(".sw-cell-text")].map((t) => t.textContent),
+    }));
+  const expectGrid = (el, outer) => {
+    const panels = panelsOf(el);
+    const labels = [];
+    for (let i = 0; i < 4; i += 1) for (let j = 0; j < 2; j += 1) labels.push(`x[${outer}, ${i}, ${j}, :, :]`);
+    expect(panels.map((p) => p.label)).toEqual(labels);
+    for (const [k, panel] of panels.entries()) {
+      const want = reference.get(JSON.stringify([outer, Math.floor(k / 2), k % 2]));
+      expect(panel.addr).toEqual(want.addr.flat());
+      expect(panel.text).toEqual(want.addr.flat().map(valueAt));
+    }
+    expect(el.querySelector(".sw-panel-missing")).toBeNull();
+    return panels;
+  };
+
+  it("draw every position of the grid: the slice the scene left out is drawn, and marked", () => {
     const { el } = mount(thinned);
-    const [n0, n1, n2] = thinned.tensors[0].layout.shape; // leading dims: select, rows, columns
-    expect([n1, n2]).toEqual([4, 2]);
-    const shown = [...el.querySelectorAll(".sw-panel:not(.sw-panel-missing) > .sw-slice-label")].map((n) => n.textContent);
-    const missing = [...el.querySelectorAll(".sw-panel-missing > .sw-slice-label")].map((n) => n.textContent);
-    // the oracle: the first grid holds x[0, i, j, :, :] for every i < 4, j < 2
-    const expected = [];
-    for (let i = 0; i < n1; i += 1) for (let j = 0; j < n2; j += 1) expected.push(`x[0, ${i}, ${j}, :, :]`);
-    expect([...shown, ...missing].sort()).toEqual(expected.sort());
-    expect(missing).toContain("x[0, 3, 1, :, :]");
-    expect(n0).toBe(6);
+    const panels = expectGrid(el, 0);
+    expect(panels.filter((p) => p.filled).map((p) => p.label)).toEqual(["x[0, 3, 1, :, :]"]);
+    expect(el.querySelector(".sw-panel-filled .sw-filled-note").textContent).toBe("drawn from storage");
+    expect(el.querySelector(".sw-filled-legend").textContent).toContain("slices the scene did not list");
+  });
+
+  it("say which slices the scene left out, in the scene's own words", () => {
+    const { el } = mount(thinned);
+    const gaps = thinned.tensors[0].logical.slices.filter((s) => s.kind === "gap");
+    expect([...el.querySelectorAll(".sw-left-out")].map((n) => n.textContent)).toEqual(gaps.map((g) => `⋯ ${g.count} slices not shown: ${g.text}`));
+    expect(el.querySelector(".sw-left-out").textContent).toContain("x[0, 3, 1, :, :], x[1:5, :, :, :, :]");
+  });
+
+  it("the picker offers every index of the outer dim; an unlisted one draws its real values", () => {
+    const { el } = mount(thinned);
+    const select = el.querySelector(".sw-slice-select");
+    expect([...select.options].map((o) => Number(o.value))).toEqual([0, 1, 2, 3, 4, 5]);
+    expect([...select.options].filter((o) => o.classList.contains("sw-unlisted")).map((o) => Number(o.value))).toEqual([1, 2, 3, 4]);
+    for (const outer of [2, 5, 4]) {
+      const current = el.querySelector(".sw-slice-select");
+      current.value = String(outer);
+      current.dispatchEvent(new Event("change"));
+      expect(el.querySelector(".sw-slice-select").value).toBe(String(outer));
+      const panels = expectGrid(el, outer);
+      expect(panels.every((p) => p.filled)).toBe(outer !== 5);
+      // a drawn unlisted cell links to the storage like any other
+      const cell = el.querySelector(".sw-panel-filled .sw-lcell");
+      hover(cell);
+      expect(el.querySelector(`.sw-scell[data-cell="${cell.dataset.addr}"]`).classList.contains("sw-hl")).toBe(true);
+    }
   });
 });

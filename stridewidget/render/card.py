@@ -6,14 +6,15 @@ counted between them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from .canvas import Canvas
 from .facts import NOTATION, layout_summary
 from .grid import draw_slice, logical_cell_width
-from .labels import group_digits
-from .primitives import LIMITS, MAX_WIDTH, PAD, G, Group, Rect, translated
+from .labels import gap_note
+from .primitives import LIMITS, MAX_WIDTH, PAD, G, Group, Rect, text_width, translated
 
 __all__ = ["draw_card"]
 
@@ -93,17 +94,14 @@ def _slices(
             _place_groups(canvas, groups, line, limit, ndim)
             groups = []
             line.newline()
-            line.y += G["line_h"] - 10
-            where = "" if slice_["dim"] is None else f" along dim {slice_['dim']}"
-            canvas.items.append(
-                canvas.text(
-                    PAD,
-                    line.y,
-                    f"⋯ {group_digits(slice_['count'])} slices{where} not shown",
-                    muted=True,
+            for k, text in enumerate(_wrapped(gap_note(slice_), limit - PAD)):
+                line.y += (G["line_h"] - 10) if k == 0 else G["line_h"]
+                canvas.items.append(
+                    Group("sws-gap-note", [canvas.text(PAD, line.y, text, muted=True)])
                 )
-            )
-            line.h = 10.0
+                canvas.width = max(canvas.width, PAD + text_width(text, G["font_size"]))
+            line.h = 4.0  # the note's descent: the next panels start on a line below it
+            line.newline()
             continue
         key = tuple(slice_["lead"][:-1]) if ndim >= 4 else None
         panel, h, w = draw_slice(canvas, tensor, slice_, s, cell_w, show_values, ndim >= 3)
@@ -112,6 +110,21 @@ def _slices(
         groups[-1].append((s, panel, w, h))
     _place_groups(canvas, groups, line, limit, ndim)
     return line.y + line.h + 6
+
+
+def _wrapped(note: str, room: float) -> list[str]:
+    """``note`` in lines of at most ``room`` px where it can, broken between its listed ranges
+    (after ``], ``); a continued line is indented."""
+    lines: list[str] = []
+    for part in re.split(r"(?<=\]), ", note):
+        if lines and text_width(f"{lines[-1]}, {part}", G["font_size"]) <= room:
+            lines[-1] = f"{lines[-1]}, {part}"
+        elif lines:
+            lines[-1] += ","
+            lines.append(f"    {part}")
+        else:
+            lines.append(part)
+    return lines
 
 
 class _Line:

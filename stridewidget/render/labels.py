@@ -11,7 +11,7 @@ from typing import Any
 
 from ..style import STYLE
 
-__all__ = ["group_digits", "reader_mark", "signed", "tensor_colour", "viridis"]
+__all__ = ["gap_note", "group_digits", "reader_mark", "signed", "tensor_colour", "viridis"]
 
 
 def group_digits(n: int) -> str:
@@ -21,6 +21,18 @@ def group_digits(n: int) -> str:
     '1,234,567'
     """
     return f"{n:,}"
+
+
+def gap_note(gap: Mapping[str, Any]) -> str:
+    """What a picture writes for slices the scene left out: how many and which (the scene's
+    ``text``; a hand-made scene without it still gets the count).
+
+    >>> gap_note({"kind": "gap", "count": 40, "text": "x[1:5, :, :, :, :]"})
+    '⋯ 40 slices not shown: x[1:5, :, :, :, :]'
+    """
+    count = gap["count"]
+    note = f"⋯ {group_digits(count)} slice{'' if count == 1 else 's'} not shown"
+    return f"{note}: {gap['text']}" if gap.get("text") else note
 
 
 def signed(stride: int) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .labels import group_digits, reader_mark
+from .labels import gap_note, group_digits, reader_mark
 from .picture import scene_of
 from .strip import no_values_reason
 
@@ -87,8 +87,7 @@ def _logical_lines(tensor: Mapping[str, Any], storages: Mapping[str, Any]) -> li
     lines = [] if logical["slices"] else ["  (empty: no elements)"]
     for slice_ in logical["slices"]:
         if slice_["kind"] == "gap":
-            along = "" if slice_["dim"] is None else f" along dim {slice_['dim']}"
-            lines.append(f"  ⋮ {slice_['count']} slices{along} not shown")
+            lines.append(f"  {gap_note(slice_)}")
             continue
         if logical["ndim"] > 2:
             lines.append(f"  {tensor['name']}{slice_['label']}")

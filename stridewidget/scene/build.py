@@ -56,9 +56,12 @@ both test suites check scenes against it)::
              "rows": [0, 1, null, 9] | null,   # indices along row_dim (null entry = "...")
              "cols": [0, 1, 2, 3] | null,      # indices along col_dim
              "addr": [[0, 1, 2, 3], ...]},     # storage cell of each shown cell (null at "...")
-            {"kind": "gap", "dim": 0, "count": 994, "lead": [...]},  # slices left out: along
-                                         # dim `dim` after prefix `lead`; dim null: thinned to
-                                         # max_slices (count = slices of shown indices dropped)
+            {"kind": "gap", "dim": 0, "count": 994, "lead": [],  # the slices left out between
+             "ranges": [[[3, 997]]],     # two listed ones: boxes of leading indices, [start,
+             "text": "x[3:997, :, :]"},  # stop) per dim, and as Python indexing; with the
+                                         # listed slices they are every slice exactly once (one
+                                         # box: a run along dim `dim` after prefix `lead`; more
+                                         # boxes: dim and lead null)
           ],
         },
         # The logical index of cell (r, c) of a slice is lead + [rows[r]] + [cols[c]], leaving out
@@ -217,12 +220,15 @@ def _entries(
         # what it reads there.
         key = (memory, layout.dtype, layout.unit)
         groups.setdefault(key, []).append(order)
+        label = str(name)[:_MAX_NAME]
         entries.append(
             {
-                "name": str(name)[:_MAX_NAME],
+                "name": label,
                 "obj": obj,
                 "layout": layout,
-                "logical": logical_window(layout, edge_items, threshold, max_dim_items, max_slices),
+                "logical": logical_window(
+                    layout, edge_items, threshold, max_dim_items, max_slices, label
+                ),
                 "arrows": stride_arrows(layout),
             }
         )

@@ -1,12 +1,15 @@
 """Which logical indices a scene shows: each dim elided like ``torch``'s print (``edge_items`` at
 each end), the 2-D slices of the last two dims listed in index order with gap markers for the
-leading-dim slices left out (at most ``max_slices``), and the panel grid they are laid out in.
+leading-dim slices left out (at most ``max_slices`` listed; each marker names its slices as index
+ranges, so the listed slices and the markers' ranges are every slice exactly once), and the panel
+grid they are laid out in.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..layout.layout import Layout
@@ -22,8 +25,21 @@ def _shown_indices(size: int, elide: bool, edge_items: int) -> list[int | None]:
 
 
 def logical_window(
-    layout: Layout, edge_items: int, threshold: int, max_dim_items: int, max_slices: int
+    layout: Layout,
+    edge_items: int,
+    threshold: int,
+    max_dim_items: int,
+    max_slices: int,
+    name: str = "x",
 ) -> dict[str, Any]:
+    """Which indices of ``layout`` a picture shows (see the module doc); ``name`` names the
+    tensor in the gap markers' text (``x[1:5, :, :]``).
+
+    >>> from stridewidget import Layout
+    >>> window = logical_window(Layout((10, 2, 2), (4, 2, 1)), 3, 256, 32, 8, name="x")
+    >>> [s["text"] for s in window["slices"] if s["kind"] == "gap"]
+    ['x[7:9, :, :]']
+    """
     shape = layout.shape
     ndim = layout.ndim
     summarize = layout.numel > threshold
@@ -37,7 +53,10 @@ def logical_window(
 
     slices: list[dict[str, Any]] = []
     if layout.numel > 0:
-        for lead in _lead_indices(per_dim[:lead_dims], max_slices):
+        leads = _lead_indices(
+            per_dim[:lead_dims], shape[:lead_dims], max_slices, name, ndim - lead_dims
+        )
+        for lead in leads:
             if isinstance(lead, dict):
                 slices.append(lead)
                 continue
@@ -68,42 +87,102 @@ def _panels(ndim: int) -> dict[str, Any]:
 
 
 def _lead_indices(
-    lead_per_dim: Sequence[list[int | None]], max_slices: int
+    lead_per_dim: Sequence[list[int | None]],
+    shape: Sequence[int],
+    max_slices: int,
+    name: str,
+    trailing: int,
 ) -> list[list[int] | dict[str, Any]]:
-    """Leading-dim index tuples in order, with gap markers where a dim was elided.
+    """Leading-dim index tuples in index order, with a gap marker wherever slices were left out.
 
-    A marker ``{"kind": "gap", "dim": d, "count": n}`` says ``n`` slices along dim ``d`` were left
-    out.  When there are still more than ``max_slices`` slices, the first ``max_slices - 1`` and the
-    last one are kept and a marker with ``dim: null`` counts the rest.
+    The listed tuples are the product of each dim's shown indices, thinned to the first
+    ``max_slices - 1`` and the last when there are more.  Between two listed tuples (and before
+    the first, after the last) the slices left out are a few boxes of the leading index space
+    (:func:`_left_out`); one marker ``{"kind": "gap", "count": n, "ranges": [...], "text": ...}``
+    names them, so the listed slices and the markers' ranges are every slice exactly once.
     """
-    items: list[list[int] | dict[str, Any]] = [[]]
-    for dim, shown in enumerate(lead_per_dim):
-        skipped = sum(1 for _ in shown if _ is None)
-        size_known = [i for i in shown if i is not None]
-        count = (size_known[-1] + 1 - len(size_known)) if skipped else 0
-        grown: list[list[int] | dict[str, Any]] = []
-        for prefix in items:
-            if isinstance(prefix, dict):
-                grown.append(prefix)
-                continue
-            for i in shown:
-                if i is None:
-                    grown.append({"kind": "gap", "dim": dim, "count": count, "lead": prefix})
-                else:
-                    grown.append([*prefix, i])
-            if len(grown) > 4 * max_slices:  # stop growing early: only the ends survive anyway
-                break
-        items = grown
-    real = [i for i, item in enumerate(items) if not isinstance(item, dict)]
-    if len(real) <= max_slices:
-        return items
-    total = math.prod(len([i for i in shown if i is not None]) for shown in lead_per_dim)
-    keep_first = real[: max_slices - 1]
-    tail = [next(i for i in reversed(shown) if i is not None) for shown in lead_per_dim]
-    trimmed = items[: keep_first[-1] + 1]
-    trimmed.append({"kind": "gap", "dim": None, "count": total - max_slices, "lead": None})
-    trimmed.append(tail)
-    return trimmed
+    listed = _listed(lead_per_dim, max_slices)
+    items: list[list[int] | dict[str, Any]] = []
+    boxes: list[list[list[int]]] = []
+    for item in _left_out(listed, shape):
+        if isinstance(item, tuple):
+            if boxes:
+                items.append(_gap(boxes, shape, name, trailing))
+                boxes = []
+            items.append(list(item))
+        else:
+            boxes.append(item)
+    if boxes:
+        items.append(_gap(boxes, shape, name, trailing))
+    return items
+
+
+def _listed(lead_per_dim: Sequence[list[int | None]], max_slices: int) -> list[tuple[int, ...]]:
+    """The leading tuples a scene draws: the product of the shown indices, thinned to the first
+    ``max_slices - 1`` and the last (never more than ``max_slices``)."""
+    shown = [[i for i in dim if i is not None] for dim in lead_per_dim]
+    total = math.prod(len(dim) for dim in shown)
+    first = list(itertools.islice(itertools.product(*shown), max_slices))
+    if total <= max_slices:
+        return first
+    return [*first[: max_slices - 1], tuple(dim[-1] for dim in shown)]
+
+
+def _left_out(listed: list[tuple[int, ...]], shape: Sequence[int]) -> Iterator[Any]:
+    """The listed tuples (sorted, distinct) and, in index order between them, the boxes of the
+    leading index space of ``shape`` that hold none: each box is ``[[start, stop], ...]`` per
+    leading dim (stop exclusive).  Work is O(listed × dims), whatever the sizes."""
+
+    def walk(prefix: list[list[int]], dim: int, group: list[tuple[int, ...]]) -> Iterator[Any]:
+        if dim == len(shape):
+            yield group[0]
+            return
+        full = [[0, n] for n in shape[dim + 1 :]]
+        start = 0
+        for value, members in itertools.groupby(group, key=lambda t: t[dim]):
+            if value > start:
+                yield [*prefix, [start, value], *full]
+            yield from walk([*prefix, [value, value + 1]], dim + 1, list(members))
+            start = value + 1
+        if start < shape[dim]:
+            yield [*prefix, [start, shape[dim]], *full]
+
+    if not listed:
+        return
+    yield from walk([], 0, sorted(set(listed)))
+
+
+def _gap(
+    boxes: list[list[list[int]]], shape: Sequence[int], name: str, trailing: int
+) -> dict[str, Any]:
+    """A marker for the slices of ``boxes``: how many, which (``ranges``, and as index text)."""
+    count = sum(math.prod(stop - start for start, stop in box) for box in boxes)
+    dim = lead = None
+    if len(boxes) == 1:  # one run: along its first ranged dim (the last one for a single slice)
+        ranged = [d for d, (start, stop) in enumerate(boxes[0]) if stop - start > 1]
+        dim = ranged[0] if ranged else len(shape) - 1
+        lead = [start for start, _ in boxes[0][:dim]]
+    texts = [f"{name}{_box_text(box, shape, trailing)}" for box in boxes]
+    return {
+        "kind": "gap",
+        "dim": dim,
+        "count": count,
+        "lead": lead,
+        "ranges": boxes,
+        "text": ", ".join(texts),
+    }
+
+
+def _box_text(box: list[list[int]], shape: Sequence[int], trailing: int) -> str:
+    """``[1:5, :, :, :, :]``: a box of leading indices as Python indexing, then ``trailing``
+    ``:`` for the slice's own dims."""
+    parts = []
+    for (start, stop), size in zip(box, shape):
+        if stop - start == 1:
+            parts.append(str(start))
+        else:
+            parts.append(f"{start if start else ''}:{stop if stop != size else ''}")
+    return "[" + ", ".join([*parts, *[":"] * trailing]) + "]"
 
 
 def _slice(

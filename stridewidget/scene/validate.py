@@ -106,6 +106,11 @@ an int, got '"><script>'; build scenes with stridewidget.scene.build.build_scene
                 _int(slice_.get("count"), f"{here}.count")
                 if slice_.get("lead") is not None:
                     _ints(slice_["lead"], f"{here}.lead")
+                for b, box in enumerate(_list(slice_.get("ranges", []), f"{here}.ranges")):
+                    for d, pair in enumerate(_list(box, f"{here}.ranges[{b}]")):
+                        _ints(pair, f"{here}.ranges[{b}][{d}]")
+                if "text" in slice_:
+                    _str(slice_["text"], f"{here}.text")
                 continue
             _ints(slice_.get("lead"), f"{here}.lead")
             for key in ("rows", "cols"):

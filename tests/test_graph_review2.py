@@ -46,3 +46,28 @@ def test_backward_compare_uses_the_gradient_the_compiled_program_produces(f):
         assert grads == []
     else:
         assert [(m.eager_strides, m.compiled_strides) for m in grads] == [(eager, real)]
+
+
+class _Breaks(torch.nn.Module):
+    def forward(self, x):
+        y = x.t().contiguous()  # (4, 3), graph 0
+        torch._dynamo.graph_break()
+        return y[:2].t().contiguous()  # (3, 2), graph 1: its nodes have graph 0's names
+
+
+def test_after_a_graph_break_each_copy_is_drawn_with_its_own_graphs_inputs():
+    from stridewidget.graph.html import _picture
+    from stridewidget.render import render_svg
+
+    g = sw.graph(_Breaks(), torch.randn(3, 4), stage="forward")
+    copies = g.copies
+    assert [c.graph for c in copies] == [0, 1] and copies[0].name == copies[1].name
+    for copy in copies:
+        # the oracle: the FX node's own arguments, read straight from its graph
+        fx = copy.node
+        given = {f"%{fx.name}": fx.meta["val"]}
+        given.update({f"%{a.name}": a.meta["val"] for a in fx.all_input_nodes})
+        assert _picture(g, copy) == render_svg(**given)
+    html = g._repr_html_()
+    assert "<th>graph</th>" in html
+    assert "graph 0: " in html and "graph 1: " in html

@@ -71,27 +71,3 @@ def test_after_a_graph_break_each_copy_is_drawn_with_its_own_graphs_inputs():
     html = g._repr_html_()
     assert "<th>graph</th>" in html
     assert "graph 0: " in html and "graph 1: " in html
-
-
-class _Transposes(torch.nn.Module):
-    def forward(self, x):
-        return x.t().contiguous() * 2
-
-
-def test_capturing_at_several_sizes_leaves_the_users_recompile_budget_alone():
-    # the oracle: the user's own backend, called by dynamo each time it really compiles
-    torch._dynamo.reset()
-    seen = []
-
-    def backend(gm, args):
-        seen.append(tuple(a.shape for a in args if isinstance(a, torch.Tensor)))
-        return gm.forward
-
-    model = _Transposes()
-    compiled = torch.compile(model, backend=backend)
-    compiled(torch.randn(3, 4))
-    assert len(seen) == 1
-    for n in range(2, 9):  # seven sizes: with the user's entry, dynamo's default limit of 8
-        sw.graph(model, torch.randn(n, 4), stage="forward")
-    compiled(torch.randn(17, 4))  # a new size: the user's compile must still compile it
-    assert len(seen) == 2 and seen[-1] == (torch.Size([17, 4]),)

@@ -7,18 +7,15 @@ a graph can be replayed eagerly on real tensors (``Graph.run``), and the eager m
 ``compare_eager``.  Looking leaves the user's model, data and dynamo state as they were: the model
 runs on copies of the inputs (:func:`cloned`), buffers (BatchNorm statistics) are restored after
 the compiled run, gradients are taken with ``torch.autograd.grad`` (no ``.grad`` is touched), and
-every capture compiles a fresh entry function (:func:`_fresh_entry`) with one of two process-wide
-backends (:func:`_backend`), so dynamo's cache is never reset and the entries (and recompile
-budget) of the user's own ``torch.compile`` of the model are not touched.
+every capture compiles with one of two process-wide backends (:func:`_backend`), so dynamo's
+cache is never reset and the model's recompile budget is not spent.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 import io
-import itertools
 import logging
 import sys
 import types
@@ -335,24 +332,6 @@ def _backend(dynamic: bool) -> Any:
     return _BACKENDS[dynamic]
 
 
-_ENTRIES = itertools.count()
-
-
-def _entry(model: Any, *args: Any, **kwargs: Any) -> Any:
-    return model(*args, **kwargs)
-
-
-def _fresh_entry(model: Any) -> Callable[..., Any]:
-    """A function calling ``model`` whose code object is new to dynamo: its cache (and the
-    recompile budget that goes with it) is keyed on the code object of the frame it compiles, so
-    compiling ``model`` itself would add entries to the code the user's own ``torch.compile`` of
-    it uses, and capturing at a few sizes would spend that budget."""
-    # a new object with a name of its own (dynamo's frame state is also keyed on the name)
-    code = _entry.__code__.replace(co_name=f"_entry_{next(_ENTRIES)}")
-    fresh = types.FunctionType(code, _entry.__globals__, code.co_name)
-    return functools.partial(fresh, model)
-
-
 def compiled_captures(
     model: Any, args: tuple, kwargs: dict, dynamic: bool, backward: bool, strict: bool = True
 ) -> dict[str, Capture]:
@@ -374,7 +353,7 @@ def compiled_captures(
     names = {id(t): ("input", i) for i, t in enumerate(tree_leaves((run_args, run_kwargs)))}
     if isinstance(model, torch.nn.Module):
         names.update({id(p): ("param", name) for name, p in model.named_parameters()})
-    compiled = torch.compile(_fresh_entry(model), backend=_backend(dynamic), dynamic=dynamic)
+    compiled = torch.compile(model, backend=_backend(dynamic), dynamic=dynamic)
     _RECORDERS.append(record)
     try:
         with buffers_kept(model):

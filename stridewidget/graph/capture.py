@@ -156,8 +156,8 @@ class Capture:
     #: ``("input", i)`` (the i-th tensor leaf of the arguments) or ``None``
     grad_of: list[list[Any]] = field(default_factory=list)
     grad_enabled: bool = True  # the grad mode the graphs were traced under (eager reruns use it)
-    #: the gradients the compiled run really produced, by source (``("input", i)``...): an output
-    #: that is an input or a view of one adds its gradient outside the backward graph
+    #: the gradients the compiled run really produced, by source (``("input", i)``...), of the
+    #: inputs an output aliases: its gradient is added outside the backward graph
     compiled_grads: dict[Any, Any] = field(default_factory=dict)
 
 
@@ -398,7 +398,14 @@ def _backward(
             )
         grads = [torch.ones_like(t) for t in differentiable]
         found = torch.autograd.grad(differentiable, wanted, grads, allow_unused=True)
-        return {id(t): g for t, g in zip(wanted, found) if g is not None}
+        # only where an output shares an input's storage (is it, or a view of it) does a
+        # gradient reach that input outside the backward graph
+        shared = {t.untyped_storage().data_ptr() for t in tensors if t.layout == torch.strided}
+        return {
+            id(t): g
+            for t, g in zip(wanted, found)
+            if g is not None and t.untyped_storage().data_ptr() in shared
+        }
     return {}
 
 

@@ -180,23 +180,20 @@ def _mismatch(node: Any, what: str, eager: tuple[int, ...], bound: dict) -> list
 
 
 def _gradient_mismatches(captured: Capture, grads: dict, bound: dict) -> list[Mismatch]:
-    """Each gradient the compiled run really produced against eager's.  Not the backward graph's
-    output alone: an output that is an input or a view of one adds its gradient outside the
-    graph, so the graph's output can be a partial sum with other strides than the whole."""
-    nodes: dict[Any, Any] = {}
+    """Each gradient against eager's: the backward graph's output, except where an output is an
+    input or a view of one: its gradient is added outside the graph, so the graph's output is a
+    partial sum, and the gradient the compiled run really produced is compared instead."""
+    found = []
     for module, sources in zip(captured.modules, captured.grad_of):
         for node, source in zip(_graph_outputs(module), sources):
-            if node is not None and source is not None:
-                nodes.setdefault(source, node)
-    found = []
-    for source, eager in grads.items():
-        compiled = captured.compiled_grads.get(source)
-        if eager is None or compiled is None:
-            continue
-        node = nodes.get(source)
-        name = node.name if node is not None else f"{source[0]} {source[1]}"
-        if _differ(tuple(compiled.shape), eager.stride(), compiled.stride(), bound):
-            what = f"gradient of {source[0]} {source[1]}"
+            eager = grads.get(source)
+            if node is not None and eager is not None and source not in captured.compiled_grads:
+                what = f"gradient of {source[0]} {source[1]}"
+                found.extend(_mismatch(node, what, eager.stride(), bound))
+    for source, compiled in captured.compiled_grads.items():
+        eager = grads.get(source)
+        if eager is not None and _differ(compiled.shape, eager.stride(), compiled.stride(), bound):
+            name, what = f"{source[0]} {source[1]}", f"gradient of {source[0]} {source[1]}"
             shape = tuple(compiled.shape)
             found.append(Mismatch(name, what, shape, eager.stride(), compiled.stride()))
     return found

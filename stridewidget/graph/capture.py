@@ -156,6 +156,9 @@ class Capture:
     #: ``("input", i)`` (the i-th tensor leaf of the arguments) or ``None``
     grad_of: list[list[Any]] = field(default_factory=list)
     grad_enabled: bool = True  # the grad mode the graphs were traced under (eager reruns use it)
+    #: the gradients the compiled run really produced, by source (``("input", i)``...), of the
+    #: inputs an output aliases: its gradient is added outside the backward graph
+    compiled_grads: dict[Any, Any] = field(default_factory=dict)
 
 
 class _Function(torch.nn.Module):
@@ -355,7 +358,7 @@ def compiled_captures(
     try:
         with buffers_kept(model):
             outputs = compiled(*run_args, **run_kwargs)
-            _backward(model, run_args, run_kwargs, outputs, backward, strict)
+            real_grads = _backward(model, run_args, run_kwargs, outputs, backward, strict)
     finally:
         _RECORDERS.remove(record)
     if not recorded:
@@ -374,12 +377,16 @@ def compiled_captures(
             captures[stage].grad_enabled = torch.is_grad_enabled()
     if "backward" in captures:  # backward graphs run in the reverse order of the forward ones
         captures["backward"].grad_of = sources[::-1]
+        captures["backward"].compiled_grads = {
+            names[key]: grad for key, grad in real_grads.items() if key in names
+        }
     return captures
 
 
 def _backward(
     model: Any, args: tuple, kwargs: dict, outputs: Any, backward: bool, strict: bool
-) -> None:
+) -> dict[int, Any]:
+    """Differentiate the compiled outputs (when ``backward``): each gradient by its tensor's id."""
     tensors = [t for t in tree_leaves(outputs) if isinstance(t, torch.Tensor)]
     wanted = _differentiable(model, args, kwargs)
     differentiable = [t for t in tensors if t.requires_grad]
@@ -390,7 +397,16 @@ def _backward(
                 "(give it parameters or inputs with requires_grad=True)"
             )
         grads = [torch.ones_like(t) for t in differentiable]
-        torch.autograd.grad(differentiable, wanted, grads, allow_unused=True)
+        found = torch.autograd.grad(differentiable, wanted, grads, allow_unused=True)
+        # only where an output shares an input's storage (is it, or a view of it) does a
+        # gradient reach that input outside the backward graph
+        shared = {t.untyped_storage().data_ptr() for t in tensors if t.layout == torch.strided}
+        return {
+            id(t): g
+            for t, g in zip(wanted, found)
+            if g is not None and t.untyped_storage().data_ptr() in shared
+        }
+    return {}
 
 
 def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) -> Capture:

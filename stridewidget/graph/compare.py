@@ -180,14 +180,22 @@ def _mismatch(node: Any, what: str, eager: tuple[int, ...], bound: dict) -> list
 
 
 def _gradient_mismatches(captured: Capture, grads: dict, bound: dict) -> list[Mismatch]:
-    """Each backward graph output (the gradient of one forward argument) against eager's."""
+    """Each gradient against eager's: the backward graph's output, except where an output is an
+    input or a view of one: its gradient is added outside the graph, so the graph's output is a
+    partial sum, and the gradient the compiled run really produced is compared instead."""
     found = []
     for module, sources in zip(captured.modules, captured.grad_of):
         for node, source in zip(_graph_outputs(module), sources):
             eager = grads.get(source)
-            if node is not None and eager is not None:
+            if node is not None and eager is not None and source not in captured.compiled_grads:
                 what = f"gradient of {source[0]} {source[1]}"
                 found.extend(_mismatch(node, what, eager.stride(), bound))
+    for source, compiled in captured.compiled_grads.items():
+        eager = grads.get(source)
+        if eager is not None and _differ(compiled.shape, eager.stride(), compiled.stride(), bound):
+            name, what = f"{source[0]} {source[1]}", f"gradient of {source[0]} {source[1]}"
+            shape = tuple(compiled.shape)
+            found.append(Mismatch(name, what, shape, eager.stride(), compiled.stride()))
     return found
 
 

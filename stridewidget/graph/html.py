@@ -30,7 +30,8 @@ def _drawable(tensor: Any) -> bool:
 
 
 def _picture(graph: Any, node: Any) -> str:
-    by_name = {n.name: n for n in graph.nodes}
+    # the node's inputs are in its own graph: after a graph break a name can be in several
+    by_name = {n.name: n for n in graph.nodes if n.graph == node.graph}
     tensors = {}
     for name in (node.name, *node.inputs):
         values = tensor_values(by_name[name].node.meta.get("val")) if name in by_name else []
@@ -43,9 +44,10 @@ def _picture(graph: Any, node: Any) -> str:
     return f"<pre>{escape(chr(10).join(lines))}</pre>" if lines else ""
 
 
-def _row(node: Any) -> str:
+def _row(node: Any, several: bool) -> str:
     moved = str(node.bytes) if node.moves else ""
-    cells = [node.name, node.kind, node.target, "" if node.layout is None else str(node.layout)]
+    cells = [str(node.graph)] if several else []
+    cells += [node.name, node.kind, node.target, "" if node.layout is None else str(node.layout)]
     cells += [moved, node.where, node.reason]
     colours = KIND_COLOURS.get(node.kind)
     style = f' style="background:{colours[0]};color:{colours[1]}"' if colours else ""
@@ -54,11 +56,14 @@ def _row(node: Any) -> str:
 
 def graph_html(graph: Any) -> str:
     """The table (and the copies' pictures) as one HTML fragment, no JavaScript."""
+    several = len({node.graph for node in graph.nodes}) > 1  # a graph break: say which graph
     head = ("node", "kind", "op", "layout", "bytes moved", "where", "why it copies")
-    rows = [_row(node) for node in graph.nodes]
+    head = ("graph", *head) if several else head
+    rows = [_row(node, several) for node in graph.nodes]
     pictures = []
     for node in graph.copies[:MAX_PICTURES]:
         title = f"{node.name} ({node.reason}) beside its inputs"
+        title = f"graph {node.graph}: {title}" if several else title
         pictures.append(
             f"<figure><figcaption>{escape(title)}</figcaption>{_picture(graph, node)}</figure>"
         )

@@ -8,7 +8,9 @@ a graph can be replayed eagerly on real tensors (``Graph.run``), and the eager m
 runs on copies of the inputs (:func:`cloned`), buffers (BatchNorm statistics) are restored after
 the compiled run, gradients are taken with ``torch.autograd.grad`` (no ``.grad`` is touched), and
 every capture compiles with one of two process-wide backends (:func:`_backend`), so dynamo's
-cache is never reset and the model's recompile budget is not spent.
+cache is never reset and a second capture at the same sizes reuses the first one's entry.  Each
+new input size still adds an entry for the model's ``forward``, which counts against dynamo's
+recompile limit for that code (the user's own ``torch.compile`` of it shares the limit).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import types
 
 import pytest
 import torch
+from torch.profiler import ProfilerActivity, profile
 
 
 def import_torchvision() -> types.ModuleType:
@@ -167,3 +168,18 @@ def t5() -> tuple[torch.nn.Module, tuple, dict[str, torch.Tensor]]:
         pad_token_id=0,
     )
     return transformers.T5ForConditionalGeneration(config), (), tokens()
+
+
+def profiled_op_list(step) -> list[str]:
+    """The ATen ops a ``torch.profiler`` saw, in order; an op inside an op of the same name (a
+    dispatch mode running the op it was handed) once."""
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+    names = []
+    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
+        parent = event.cpu_parent
+        while parent is not None and parent.name != event.name:
+            parent = parent.cpu_parent
+        if event.name.startswith("aten::") and parent is None:
+            names.append(event.name)
+    return names

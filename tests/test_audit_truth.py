@@ -9,6 +9,7 @@ from collections import Counter
 import pytest
 import torch
 import torch.nn.functional as F
+from models import profiled_op_list
 from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
@@ -88,21 +89,6 @@ class _CompositeKernels(torch.nn.Module):
         return F.channel_shuffle(h, 2)
 
 
-def _op_list(step) -> list[str]:
-    """The ATen ops the profiler saw, in order; an op inside an op of the same name (a dispatch
-    mode running the op it was handed) once."""
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        step()
-    names = []
-    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
-        parent = event.cpu_parent
-        while parent is not None and parent.name != event.name:
-            parent = parent.cpu_parent
-        if event.name.startswith("aten::") and parent is None:
-            names.append(event.name)
-    return names
-
-
 def test_the_tracked_step_runs_the_kernels_of_the_plain_step():
     model, x = _CompositeKernels(), torch.randn(2, 4, 3, 3)
 
@@ -115,12 +101,12 @@ def test_the_tracked_step_runs_the_kernels_of_the_plain_step():
             step()
 
     tracked()  # the tracker decides once per op what it does (on meta tensors): not the step's
-    plain = _op_list(step)
+    plain = profiled_op_list(step)
     assert {"aten::silu_backward", "aten::mish_backward", "aten::native_channel_shuffle"} <= set(
         plain
     )
-    assert Counter(_op_list(tracked)) == Counter(plain)
-    assert _op_list(tracked) == plain
+    assert Counter(profiled_op_list(tracked)) == Counter(plain)
+    assert profiled_op_list(tracked) == plain
     report = sw.audit(model, x)
     assert not [c for c in report.copies if c.ops == ("aten._to_copy",)]  # no phantom copies
 

@@ -141,21 +141,6 @@ def test_the_report_agrees_with_the_profiler(name):
     assert report.total_bytes > 0
 
 
-def _op_list(step) -> list[str]:
-    """The ATen ops a ``torch.profiler`` saw, in order; an op inside an op of the same name (a
-    dispatch mode running the op it was handed) once."""
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        step()
-    names = []
-    for event in sorted(prof.events(), key=lambda e: e.time_range.start):
-        parent = event.cpu_parent
-        while parent is not None and parent.name != event.name:
-            parent = parent.cpu_parent
-        if event.name.startswith("aten::") and parent is None:
-            names.append(event.name)
-    return names
-
-
 @pytest.mark.parametrize("name", sorted(ZOO))
 def test_the_audited_step_runs_the_plain_steps_ops(name):
     """The profiler's op list of the audited step is the plain step's, but for the one rule the
@@ -170,8 +155,8 @@ def test_the_audited_step_runs_the_plain_steps_ops(name):
     model, inputs, kwargs = ZOO[name]()
     loss_fn = _LOSS.get(name)
     audited_step(model, inputs, True, loss_fn, kwargs)  # the tracker decides each op once
-    plain = _op_list(lambda: run_step(model, inputs, True, loss_fn, kwargs))
-    audited = _op_list(lambda: audited_step(model, inputs, True, loss_fn, kwargs))
+    plain = models.profiled_op_list(lambda: run_step(model, inputs, True, loss_fn, kwargs))
+    audited = models.profiled_op_list(lambda: audited_step(model, inputs, True, loss_fn, kwargs))
     replaced, added = UNDER_A_MODE["replaced"], UNDER_A_MODE["added"]
     matcher = difflib.SequenceMatcher(None, plain, audited, autojunk=False)
     unexplained = []

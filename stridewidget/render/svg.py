@@ -64,6 +64,8 @@ class _Writer:
         self.markers: dict[str, str] = {}
         self.styles: dict[tuple, str] = {}
         self.escaped: dict[str, str] = {}
+        #: coordinate → its text (a number and the equal int share one: both write the same)
+        self.numbers: dict[float, str] = {}
         self.parts: list[str] = []
 
     def escape(self, value: str) -> str:
@@ -117,24 +119,34 @@ class _Writer:
             attributes += f' marker-end="url(#{marker})"'
         return f'<path d="{d}"{attributes}/>'
 
+    def number(self, value: float) -> str:
+        """:func:`_number` of a coordinate, each distinct one formatted once."""
+        found = self.numbers[value] = _number(value)
+        return found
+
     def write(self, items: list) -> None:
-        parts = self.parts
+        parts, numbers, number = self.parts, self.numbers, self.number
         for item in items:
             kind = type(item)
             if kind is Rect:
+                x, y, w, h = item.x, item.y, item.w, item.h
                 parts.append(
-                    f'<rect x="{_number(item.x)}" y="{_number(item.y)}" width="{_number(item.w)}" '
-                    f'height="{_number(item.h)}"{self.rect_style(item)}/>'
+                    f'<rect x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}" '
+                    f'width="{numbers.get(w) or number(w)}" height="{numbers.get(h) or number(h)}"'
+                    f"{self.rect_style(item)}/>"
                 )
             elif kind is Text:
+                x, y = item.x, item.y
                 parts.append(
-                    f'<text x="{_number(item.x)}" y="{_number(item.y)}"{self.text_style(item)}>'
-                    f"{self.escape(item.text)}</text>"
+                    f'<text x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}"'
+                    f"{self.text_style(item)}>{self.escape(item.text)}</text>"
                 )
             elif kind is Group:
                 parts.append(f'<g class="{self.escape(item.cls)}"')
                 for key, value in item.data.items():
-                    if value is not None:
+                    if type(value) is int:
+                        parts.append(f' data-{key}="{value}"')
+                    elif value is not None:
                         parts.append(f' data-{key}="{self.escape(_number(value))}"')
                 parts.append(f"><title>{_text(item.title)}</title>" if item.title else ">")
                 self.write(item.children)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -287,7 +288,12 @@ def main() -> int:
     print_bundles(bundles, args.repeats)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        stored = {"torch_version": torch.__version__, "repeats": args.repeats, "bundle": bundles}
+        stored = {
+            "torch_version": torch.__version__,
+            "repeats": args.repeats,
+            "load_average_1min": os.getloadavg()[0],  # a shared machine: how busy it was
+            "bundle": bundles,
+        }
         args.json.write_text(json.dumps(stored, indent=1) + "\n")
     if args.bundle_only:
         return 0

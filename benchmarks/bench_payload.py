@@ -1,7 +1,7 @@
 """Scene payload: build time and size for a huge vs a tiny tensor, and browser render/hover time.
 
 Run:  .venv/bin/python benchmarks/bench_payload.py [--repeats 15] [--no-browser] [--screenshots DIR]
-          [--baseline DIR]
+          [--baseline DIR] [--bundle-only] [--json benchmarks/results/bench_payload.json]
 
 1. Scene build time of a 10**8-element CPU tensor vs a 100-element one, interleaved in one run
    (the machine is noisy: medians of alternating repeats), their ratio (target <= 3) and the JSON
@@ -11,6 +11,11 @@ Run:  .venv/bin/python benchmarks/bench_payload.py [--repeats 15] [--no-browser]
    storage cell the defaults allow) from a fake model; first render time (target <= 150 ms) and
    hover-response time, median over logical and storage cells (target <= 16 ms).  Times are
    script + style + layout (a forced layout ends each measurement); paint is not included.
+0. What ``display(x)`` costs after ``sw.enable()`` (issue 22 §5): the whole mime bundle (widget
+   state + ``text/plain`` + the static fallback) vs ``repr(x)`` alone, timed side by side
+   (alternating, medians; target bundle <= 3 ms), and the fallback's bytes (targets 24 kB for a
+   default view of <= 2 dims, 48 kB for 4 dims), at 10, 10**3, 10**4 (100x100), 10**6 and 10**8
+   (meta) elements and for a 2x3x4x5 tensor.  ``--json`` stores them.
 ``--baseline DIR`` (another build's widget.js + widget.css) times that build's first render in the
 same run, page loads alternating, and prints this build / baseline.
 ``--screenshots DIR`` also saves PNGs of a few demo scenes (for looking at the widget).
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import statistics
 import sys
@@ -29,7 +35,7 @@ import time
 import numpy as np
 import torch
 
-import stridewidget as sw  # noqa: F401  (the lazy namespace must import cleanly)
+import stridewidget as sw
 from stridewidget.scene.build import build_scene
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -56,6 +62,65 @@ def time_builds(tensors: dict[str, dict[str, object]], repeats: int) -> dict[str
             build_scene(case)
             times[name].append(time.perf_counter() - start)
     return times
+
+
+def bundle_cases() -> dict[str, object]:
+    """The sizes issue 22 §5 names, each a default view (random values: the widest texts)."""
+    gen = torch.Generator().manual_seed(0)
+    return {
+        "10": torch.randn(10, generator=gen),
+        "10**3 (10x100)": torch.randn(10, 100, generator=gen),
+        "10**4 (100x100)": torch.randn(100, 100, generator=gen),
+        "10**6 (1000x1000)": torch.randn(1000, 1000, generator=gen),
+        "10**8 meta (10**4x10**4)": torch.empty(10**4, 10**4, device="meta"),
+        "2x3x4x5": torch.randn(2, 3, 4, 5, generator=gen),
+    }
+
+
+def time_bundles(repeats: int) -> dict[str, dict[str, float]]:
+    """Per case: median ms of the mime bundle ``display(x)`` makes after ``sw.enable()`` and of
+    ``repr(x)``, timed alternately in one run, and the bytes of the fallback (``text/html``)."""
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    sw.enable(ip)
+    results = {}
+    try:
+        for name, x in bundle_cases().items():
+            data, _ = ip.display_formatter.format(x)  # warm-up, and the sizes
+            bundle_s, repr_s = [], []
+            for _ in range(repeats):
+                start = time.perf_counter()
+                ip.display_formatter.format(x)
+                bundle_s.append(time.perf_counter() - start)
+                start = time.perf_counter()
+                repr(x)
+                repr_s.append(time.perf_counter() - start)
+            bundle_ms, repr_ms = statistics.median(bundle_s) * 1e3, statistics.median(repr_s) * 1e3
+            results[name] = {
+                "bundle_ms": bundle_ms,
+                "repr_ms": repr_ms,
+                "ratio": bundle_ms / repr_ms,
+                "fallback_bytes": len(data["text/html"].encode()),
+                "state_bytes": len(json.dumps(build_scene({"tensor": x}))),
+            }
+    finally:
+        sw.disable(ip)
+    return results
+
+
+def print_bundles(results: dict[str, dict[str, float]], repeats: int) -> None:
+    print(f"display(x) after sw.enable(): mime bundle vs repr(x), medians of {repeats} alternating")
+    print(
+        f"  {'case':26s} {'bundle':>9s} {'repr':>9s} {'ratio':>7s} {'fallback':>10s} {'state':>9s}"
+    )
+    for name, r in results.items():
+        print(
+            f"  {name:26s} {r['bundle_ms']:7.2f}ms {r['repr_ms']:7.2f}ms {r['ratio']:6.1f}x "
+            f"{r['fallback_bytes'] / 1000:8.1f}kB {r['state_bytes'] / 1000:7.1f}kB"
+        )
+    worst = max(r["bundle_ms"] for r in results.values())
+    print(f"  slowest bundle {worst:.2f} ms (target <= 3 ms: {'ok' if worst <= 3 else 'OVER'})")
 
 
 def page_html(scene: dict[str, object], dark: bool = False, bundle: pathlib.Path = STATIC) -> str:
@@ -215,7 +280,23 @@ def main() -> int:
         help="a folder with another build's widget.js + widget.css (e.g. from `git show "
         "REV:stridewidget/notebook/static/widget.js`): its first render is timed in the same run",
     )
+    parser.add_argument("--bundle-only", action="store_true", help="only part 0 (display(x))")
+    parser.add_argument("--json", type=pathlib.Path, help="write part 0's results here")
     args = parser.parse_args()
+
+    bundles = time_bundles(args.repeats)
+    print_bundles(bundles, args.repeats)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        stored = {
+            "torch_version": torch.__version__,
+            "repeats": args.repeats,
+            "load_average_1min": os.getloadavg()[0],  # a shared machine: how busy it was
+            "bundle": bundles,
+        }
+        args.json.write_text(json.dumps(stored, indent=1) + "\n")
+    if args.bundle_only:
+        return 0
 
     huge = torch.zeros(10**8)
     cases = {

@@ -8,6 +8,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 import pytest
 import torch
+from svg_resolve import colour, drawn
 
 import stridewidget as sw
 from stridewidget.render.picture import scene_of
@@ -391,9 +392,11 @@ def test_themes_draw_with_their_own_colours(theme):
     colours = STYLE["themes"][theme]
     root = parse(sw.render_svg(x=torch.arange(4.0), theme=theme))
     assert root.find(f"{SVG}rect").get("fill") == colours["background"]
-    fills = {e.get("fill") for e in root.iter(f"{SVG}text")}
-    assert colours["text"] in fills and fills <= {
-        colours[key] for key in ("text", "text_muted", "untouched_text", "strip_text")
+    # the fill each text is painted with, inherited ones included (svg_resolve: as a browser does)
+    svg = sw.render_svg(x=torch.arange(4.0), theme=theme)
+    fills = {shape["fill"] for shape in drawn(svg) if shape["tag"] == "text"}
+    assert colour(colours["text"]) in fills and fills <= {
+        colour(colours[key]) for key in ("text", "text_muted", "untouched_text", "strip_text")
     }
     with pytest.raises(ValueError, match="theme"):
         sw.render_svg(x=torch.arange(4.0), theme="sepia")

@@ -275,3 +275,30 @@ def test_page_holds_each_view_with_its_own_state():
     assert [p["state"]["scene"] for p in payloads] == [first.scene, second.scene]
     assert [p["state"]["wrap"] for p in payloads] == [None, 2]
     assert page.count(first.get_state()["_css"]) == 1  # one stylesheet for two views
+
+
+def test_a_new_widget_opens_its_comm_with_the_scene_and_sends_no_update(monkeypatch):
+    """The front end gets the whole state in the comm's open message (issue 22 §5: one
+    serialisation of the scene per display, not one more for each trait set after it)."""
+    import ipywidgets
+
+    sent = []
+    monkeypatch.setattr(
+        ipywidgets.Widget,
+        "send_state",
+        lambda self, key=None: sent.append([key] if isinstance(key, str) else key),
+    )
+    opened = []
+    original = ipywidgets.Widget.open
+
+    def open_(self):
+        original(self)
+        opened.append(self.get_state().get("scene"))
+
+    monkeypatch.setattr(ipywidgets.Widget, "open", open_)
+    x = torch.arange(6.0).reshape(2, 3)
+    w = sw.StrideWidget(x=x, wrap=2)
+    assert opened[-1] == w.scene and w.scene["tensors"][0]["name"] == "x"
+    # (anywidget itself sends its _esm / _css / _anywidget_id after opening)
+    assert [key for key in sent if key is None or set(key) & {"scene", "wrap"}] == []
+    w.close()

@@ -289,11 +289,10 @@ class StrideWidget(StaticFallbackWidget):
             "threshold": as_option(threshold, "threshold", minimum=0),
         }
         wrap = as_wrap(wrap)
-        super().__init__()
         self._build_options = options
         self._held = held
-        self.wrap = wrap
-        self.refresh()
+        # the comm opens with the whole state: one message, not one per trait set after it
+        super().__init__(scene=self._read(), wrap=wrap)
         self._serial = next(_SERIALS)
         register(self)
         # In IPython, re-read after every cell, so an in-place write in a later cell shows here
@@ -326,6 +325,10 @@ class StrideWidget(StaticFallbackWidget):
 
     def refresh(self) -> None:
         """Re-read every live tensor (layout and shown values) and redraw."""
+        self.scene = self._read()
+
+    def _read(self) -> dict[str, Any]:
+        """The scene of the tensors now; remembers what each one is and which cells it shows."""
         live = {}
         released = []
         for held in self._held:
@@ -338,8 +341,7 @@ class StrideWidget(StaticFallbackWidget):
             scene = dict(self.scene) if self.scene else {"storages": [], "tensors": []}
             scene["released"] = released
             self._shown = ShownCells({}, {})
-            self.scene = scene
-            return
+            return scene
         scene = build_scene(live, **self._build_options)
         scene["released"] = released
         for held in self._held:
@@ -347,7 +349,7 @@ class StrideWidget(StaticFallbackWidget):
             if obj is not None:
                 held.remember(obj)
         self._shown = ShownCells(live, scene)
-        self.scene = scene
+        return scene
 
     def refresh_if_changed(self) -> bool:
         """Refresh if a tensor changed since the last refresh; True if it did.

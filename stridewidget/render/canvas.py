@@ -66,8 +66,10 @@ class Canvas:
         size = size or G["font_size"]
         colour = fill or (self.colours["text_muted"] if muted else self.colours["text"])
         item = Text(x, y, text, size, colour, **kwargs)
-        left = x - (text_width(text, size) if item.anchor == "end" else 0)
+        width = text_width(text, size)
+        left = x - (width if item.anchor == "end" else 0)
         if item.anchor == "middle":
-            left = x - text_width(text, size) / 2
-        self.width = max(self.width, left + text_width(text, size))
+            left = x - width / 2
+        if left + width > self.width:
+            self.width = left + width
         return item

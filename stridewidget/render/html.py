@@ -15,7 +15,7 @@ from ..style import STYLE
 from .facts import NOTATION, layout_summary
 from .labels import group_digits
 from .picture import scene_of
-from .svg import render_svg
+from .svg import svg_of_scene
 
 __all__ = ["render_html"]
 
@@ -78,7 +78,7 @@ def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **
     (False, True)
     """
     scene = scene_of(*tensors, wrap=wrap, **named)
-    picture = render_svg(scene, theme=theme)  # first: it refuses an unknown theme
+    picture = svg_of_scene(scene, theme)  # first: it refuses an unknown theme
     colours = STYLE["themes"][theme]
     style = (
         f"background:{colours['background']};color:{colours['text']};padding:6px;"

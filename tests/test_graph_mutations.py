@@ -1,0 +1,162 @@
+"""#26, third round: what sw.graph says about mutations and multi-output ops, each checked
+against an oracle the package does not compute: the graph run eagerly on real tensors (their
+storages, their values), the eager model, torch's own FakeTensor storages and graph signature."""
+
+from __future__ import annotations
+
+import torch
+
+import stridewidget as sw
+from stridewidget.graph.nodes import describe
+
+
+@torch.library.custom_op("swmut::scale_", mutates_args=("x",))
+def scale_(x: torch.Tensor, s: float) -> None:
+    x.mul_(s)
+
+
+@scale_.register_fake
+def _(x, s):
+    return None
+
+
+def _scales_a_temporary(x):
+    y = x * 2
+    scale_(y, 3.0)
+    return y + 1
+
+
+def _scales_a_slice(x):
+    y = x * 2
+    scale_(y[1:], 3.0)  # the op writes a view: the base (all of y) is what a clone copies
+    return y + 1
+
+
+def _scales_its_input(x):
+    scale_(x, 3.0)
+    return x + 1
+
+
+def _ptrs(value):
+    if isinstance(value, torch.Tensor):
+        return {value.untyped_storage().data_ptr()}
+    if isinstance(value, (tuple, list)):
+        return {p for v in value for p in _ptrs(v)}
+    return set()
+
+
+def _functionalized(g):
+    found = [n for n in g.nodes if n.target.startswith("auto_functionalized")]
+    assert found, "no auto_functionalized node: torch no longer functionalizes this op"
+    return found
+
+
+def _written_by_hand(fn, x):
+    """(the base as the graph hands it over, the base after the op wrote it), in eager torch."""
+    if fn is _scales_its_input:
+        return x, x * 3
+    y = x * 2
+    after = y.clone()
+    (after[1:] if fn is _scales_a_slice else after).mul_(3)
+    return y, after
+
+
+def _check_against_the_eager_run(g, fn, x):
+    for node in _functionalized(g):
+        real = g.run()
+        given = {p for a in node.node.all_input_nodes for p in _ptrs(real[a.name])}
+        made = [t for t in real[node.name] if isinstance(t, torch.Tensor)]
+        # the truth of the graph as it runs: the new values sit in storages of their own (a
+        # clone), the tensors it was handed keep their values, the clone holds the op's result
+        assert made and not _ptrs(made) & given
+        (base,) = [a for a in node.node.all_input_nodes]
+        before, after = _written_by_hand(fn, x)
+        assert torch.equal(real[base.name], before) and torch.equal(made[0], after)
+        assert node.kind == "copy" and node in g.copies and node.moves
+        # what the clone copies: torch's own allocation for it
+        assert node.bytes == sum(t.untyped_storage().nbytes() for t in made)
+        assert "swmut::scale_" in node.reason and "in place" in node.reason
+        assert f"clones {base.name}" in node.reason
+
+
+def test_auto_functionalized_is_the_copy_it_makes_when_run():
+    x = torch.randn(3, 4)
+    for fn in (_scales_a_temporary, _scales_a_slice, _scales_its_input):
+        for stage in ("aten", "forward"):
+            _check_against_the_eager_run(sw.graph(fn, x, stage=stage), fn, x)
+
+
+def test_auto_functionalized_v1_is_the_copy_it_makes_when_run(monkeypatch):
+    import torch._inductor.config as inductor_config
+
+    monkeypatch.setattr(inductor_config, "enable_auto_functionalized_v2", False)
+    x = torch.randn(5, 4)  # a size of its own: a fresh dynamo entry, traced with v1
+    g = sw.graph(_scales_a_temporary, x, stage="forward")
+    assert [n.target for n in _functionalized(g)] == ["auto_functionalized"]
+    _check_against_the_eager_run(g, _scales_a_temporary, x)
+
+
+def test_auto_functionalized_told_not_to_clone_writes_in_place():
+    # Inductor's reinplacing leaves bases out of `_only_clone_these_bases`: the node then writes
+    # them in place.  The oracle: a copy of the graph with that argument, run on real tensors.
+    x = torch.randn(3, 4)
+    g = sw.graph(_scales_a_temporary, x, stage="aten")
+    gm = g.program.graph_module
+    copied = torch.fx.Graph()
+    out = copied.graph_copy(gm.graph, {})
+    copied.output(out)
+    (node,) = [n for n in copied.nodes if str(n.target).endswith("auto_functionalized_v2")]
+    node.kwargs = {**node.kwargs, "_only_clone_these_bases": ()}
+    module = torch.fx.GraphModule(gm, copied)
+    real = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            real[n.name] = super().run_node(n)
+            return real[n.name]
+
+    x_real = x.clone()
+    Recorder(module).run(*[p for p in [x_real]])
+    (base,) = node.all_input_nodes
+    assert _ptrs(real[node.name]) & _ptrs(real[base.name])  # written where it was
+    assert torch.equal(real[base.name], x * 6)
+    described = describe(node, "aten")
+    assert described.kind == "in-place" and described.moves
+    assert described.bytes == x.numel() * x.element_size()
+    assert f"writes {base.name} in place" in described.reason
+
+
+class _MultiOutput(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.pool = torch.nn.MaxPool2d(2, return_indices=True)
+        self.ln = torch.nn.LayerNorm(3)
+
+    def forward(self, x):
+        y, idx = self.pool(self.bn(self.conv(x)))
+        a, b = y.split(2, dim=1)
+        c = torch.unbind(b, 1)[0]
+        d = y.chunk(2, dim=1)[1]
+        return self.ln(a[..., :3]), idx, c, d
+
+
+def test_an_item_of_a_tuple_is_the_output_itself_and_of_a_split_a_view():
+    x = torch.randn(2, 3, 8, 8, requires_grad=True)
+    producers = {"aten": set(), "forward": set(), "backward": set()}
+    for stage in producers:
+        g = sw.graph(_MultiOutput(), x, stage=stage)
+        real = g.run()
+        for node in g.nodes:
+            if node.op != "call_function" or node.target != "getitem":
+                continue
+            producer = node.node.args[0]
+            producers[stage].add(str(producer.target).split(".")[-2])
+            # the oracle: the real item against the real inputs of the op that made it
+            given = {p for a in producer.all_input_nodes for p in _ptrs(real[a.name])}
+            expected = "view" if _ptrs(real[node.name]) & given else "compute"
+            assert node.kind == expected, (stage, node.name, producer.target)
+    assert {"_native_batch_norm_legit_functional", "max_pool2d_with_indices"} <= producers["aten"]
+    assert {"split", "unbind", "native_layer_norm"} <= producers["forward"]
+    assert {"convolution_backward", "native_batch_norm_backward"} <= producers["backward"]

@@ -158,6 +158,11 @@ def test_recording_backend_without_aot_autograd(monkeypatch):
 def test_user_output_window_without_tracing_context(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch._guards", None)
     assert _compat.compiled._user_output_window() is None
+    assert _compat.compiled._mutated_inputs() is None
+
+
+def test_mutated_inputs_outside_a_compile_is_unknown():
+    assert _compat.compiled._mutated_inputs() is None  # no TracingContext: nothing to read
 
 
 def test_export_user_error_without_dynamo_exc(monkeypatch):

@@ -4,6 +4,8 @@ storages, their values), the eager model, torch's own FakeTensor storages and gr
 
 from __future__ import annotations
 
+import copy
+
 import torch
 
 import stridewidget as sw
@@ -67,11 +69,14 @@ def _check_against_the_eager_run(g, fn, x):
         given = {p for a in node.node.all_input_nodes for p in _ptrs(real[a.name])}
         made = [t for t in real[node.name] if isinstance(t, torch.Tensor)]
         # the truth of the graph as it runs: the new values sit in storages of their own (a
-        # clone), the tensors it was handed keep their values, the clone holds the op's result
+        # clone) and the clone holds the op's result
         assert made and not _ptrs(made) & given
         (base,) = [a for a in node.node.all_input_nodes]
         before, after = _written_by_hand(fn, x)
-        assert torch.equal(real[base.name], before) and torch.equal(made[0], after)
+        assert torch.equal(made[0], after)
+        # a temporary keeps its values; an input is written back after the graph, as eager does
+        kept = after if base.op == "placeholder" else before
+        assert torch.equal(real[base.name], kept)
         assert node.kind == "copy" and node in g.copies and node.moves
         # what the clone copies: torch's own allocation for it
         assert node.bytes == sum(t.untyped_storage().nbytes() for t in made)
@@ -160,3 +165,72 @@ def test_an_item_of_a_tuple_is_the_output_itself_and_of_a_split_a_view():
     assert {"_native_batch_norm_legit_functional", "max_pool2d_with_indices"} <= producers["aten"]
     assert {"split", "unbind", "native_layer_norm"} <= producers["forward"]
     assert {"convolution_backward", "native_batch_norm_backward"} <= producers["backward"]
+
+
+def _bn():
+    bn = torch.nn.BatchNorm2d(3).train()
+    with torch.no_grad():  # statistics of their own, so each buffer's new value is its own
+        bn.running_mean.copy_(torch.randn(3))
+        bn.running_var.copy_(torch.rand(3) + 0.5)
+        bn.num_batches_tracked.fill_(7)
+    return bn
+
+
+def _eager_writes(model, *args):
+    """Each buffer's value after one eager step: torch's own answer (the model is left alone)."""
+    twin = copy.deepcopy(model)
+    twin(*args)
+    return dict(twin.named_buffers())
+
+
+def _check_writebacks(g, expected, expect_in_place_ptr=True):
+    real = g.run()
+    written = [n for n in g.nodes if n.kind == "in-place" and n.target == "aten.copy_"]
+    matched = set()
+    for node in written:
+        dest, source = node.inputs
+        value = real[node.name]
+        # in place: the written tensor is the destination's storage, the new value another's
+        assert _ptrs(value) == _ptrs(real[dest]) and not _ptrs(value) & _ptrs(real[source])
+        found = [k for k, v in expected.items() if v.dtype == value.dtype and torch.equal(v, value)]
+        assert len(found) == 1, (node.name, found)
+        matched.add(found[0])
+        assert node.bytes == value.numel() * value.element_size() and node.moves
+        assert "writeback" in node.reason and source in node.reason
+    assert matched == set(expected)
+    # the writebacks run after the graph: just before its output
+    names = [n.name for n in g.nodes]
+    assert names[-1 - len(written) : -1] == [n.name for n in written]
+
+
+def test_batchnorm_training_writes_its_running_statistics_in_place():
+    x = torch.randn(2, 3, 4, 4)
+    bn = _bn()
+    expected = _eager_writes(bn, x)
+    before = {k: v.clone() for k, v in bn.named_buffers()}
+    for stage in ("aten", "forward"):
+        g = sw.graph(bn, x, stage=stage)
+        _check_writebacks(g, expected)
+        if stage == "forward":
+            assert all(f"(buffer {k})" in " ".join(n.reason for n in g.nodes) for k in expected)
+        else:  # torch's own unlifted module copies into the same buffers
+            copied = {
+                n.args[0].target
+                for n in g.program.module().graph.nodes
+                if n.target is torch.ops.aten.copy_.default
+            }
+            assert copied == set(expected)
+    # the compiled program itself (aot_eager: AOTAutograd, no Inductor) writes them in place
+    ptrs = {k: v.data_ptr() for k, v in bn.named_buffers()}
+    torch.compile(bn, backend="aot_eager")(x)
+    for name, buffer in bn.named_buffers():
+        assert buffer.data_ptr() == ptrs[name] and torch.equal(buffer, expected[name])
+        assert not torch.equal(buffer, before[name])
+
+
+def test_a_custom_op_that_writes_its_input_is_written_back_in_place():
+    x = torch.randn(3, 4)
+    eager = x.clone()
+    _scales_its_input(eager)
+    for stage in ("aten", "forward"):
+        _check_writebacks(sw.graph(_scales_its_input, x, stage=stage), {"x": eager})

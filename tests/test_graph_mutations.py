@@ -234,3 +234,30 @@ def test_a_custom_op_that_writes_its_input_is_written_back_in_place():
     _scales_its_input(eager)
     for stage in ("aten", "forward"):
         _check_writebacks(sw.graph(_scales_its_input, x, stage=stage), {"x": eager})
+
+
+@torch.library.custom_op("swmut::turned", mutates_args=())
+def turned(x: torch.Tensor) -> torch.Tensor:
+    return x.t().contiguous()
+
+
+@turned.register_fake
+def _(x):
+    return x.new_empty(x.shape)  # the lie: the real op returns the other shape
+
+
+def test_compare_eager_says_a_shape_differs_rather_than_its_strides():
+    x = torch.randn(3, 4)
+    eager = turned(x)  # torch's own answer: (4, 3)
+    for stage in ("export", "forward"):
+        g = sw.graph(turned, x, stage=stage)
+        found = g.compare_eager()
+        fake = next(n.node.meta["val"] for n in g.nodes if n.target == "swmut.turned")
+        assert [m.what for m in found] == [
+            "output 0 (shape differs)",
+            "output 0 of swmut::turned (shape differs)",
+        ]
+        assert all(m.shape_differs for m in found)
+        for m in found:
+            assert m.eager_shape == tuple(eager.shape) and m.shape == tuple(fake.shape)
+            assert m.eager_strides == eager.stride()

@@ -47,6 +47,19 @@ def _ptrs(value):
     return set()
 
 
+def _run_recorded(module, *args):
+    """Every node's real value, by name, of ``module`` run eagerly on ``args``."""
+    real = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            real[n.name] = super().run_node(n)
+            return real[n.name]
+
+    Recorder(module).run(*args)
+    return real
+
+
 def _functionalized(g):
     found = [n for n in g.nodes if n.target.startswith("auto_functionalized")]
     assert found, "no auto_functionalized node: torch no longer functionalizes this op"
@@ -112,16 +125,7 @@ def test_auto_functionalized_told_not_to_clone_writes_in_place():
     copied.output(out)
     (node,) = [n for n in copied.nodes if str(n.target).endswith("auto_functionalized_v2")]
     node.kwargs = {**node.kwargs, "_only_clone_these_bases": ()}
-    module = torch.fx.GraphModule(gm, copied)
-    real = {}
-
-    class Recorder(torch.fx.Interpreter):
-        def run_node(self, n):
-            real[n.name] = super().run_node(n)
-            return real[n.name]
-
-    x_real = x.clone()
-    Recorder(module).run(*[p for p in [x_real]])
+    real = _run_recorded(torch.fx.GraphModule(gm, copied), x.clone())
     (base,) = node.all_input_nodes
     assert _ptrs(real[node.name]) & _ptrs(real[base.name])  # written where it was
     assert torch.equal(real[base.name], x * 6)
@@ -261,3 +265,36 @@ def test_compare_eager_says_a_shape_differs_rather_than_its_strides():
         for m in found:
             assert m.eager_shape == tuple(eager.shape) and m.shape == tuple(fake.shape)
             assert m.eager_strides == eager.stride()
+
+
+class _Merges(torch.nn.Module):
+    def forward(self, x):
+        b, t, c = x.shape
+        y = x[:, 1:].transpose(1, 2)  # t - 1 rows: a clone whose strides carry Max(1, t - 1)
+        return y.reshape(b, -1), x.view(b, t, 2, c // 2).transpose(1, 2).contiguous()
+
+
+def test_symbolic_storage_text_is_simplified_without_a_guard():
+    import sympy
+    from torch.export import Dim
+
+    x = torch.randn(4, 5, 8)
+    shapes = {"x": {0: Dim("b"), 1: Dim("t", min=3)}}
+    g = sw.graph(_Merges(), x, dynamic_shapes=shapes, stage="aten")
+    fakes = {n.name: n.node.meta["val"] for n in g.nodes if n.layout is not None}
+    shape_env = fakes["x"].fake_mode.shape_env
+    guards = list(shape_env.guards)
+    texts = {name: str(g[name].layout).split(" · storage ")[1].split(" · ")[0] for name in fakes}
+    assert list(shape_env.guards) == guards  # printing decided nothing
+    # the oracle: the program run for real at other sizes; each storage's size in elements
+    # against the printed expression at those sizes (symbols bound from the real input)
+    (b, t) = (str(s.node.expr) for s in fakes["x"].shape[:2])
+    for sizes in ((3, 7), (6, 3)):
+        ran = _run_recorded(g.program.graph_module, torch.randn(*sizes, 8))
+        for name, text in texts.items():
+            value = ran[name]
+            size = value.untyped_storage().nbytes() // value.element_size()
+            expr = sympy.sympify(text, locals={"Max": sympy.Max})
+            assert int(expr.subs({b: sizes[0], t: sizes[1]})) == size, (name, text)
+            # simplified: as short as its own expansion, and no Max that t >= 3 decides
+            assert len(text) <= len(str(sympy.expand(expr))) and "Max" not in text, text

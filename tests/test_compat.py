@@ -158,6 +158,11 @@ def test_recording_backend_without_aot_autograd(monkeypatch):
 def test_user_output_window_without_tracing_context(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch._guards", None)
     assert _compat.compiled._user_output_window() is None
+    assert _compat.compiled._mutated_inputs() is None
+
+
+def test_mutated_inputs_outside_a_compile_is_unknown():
+    assert _compat.compiled._mutated_inputs() is None  # no TracingContext: nothing to read
 
 
 def test_export_user_error_without_dynamo_exc(monkeypatch):
@@ -416,3 +421,22 @@ def test_symbol_values_without_ranges_or_with_an_unbounded_one(monkeypatch):
     value = sym(u0 + u1 + u2, backed_var_to_val={}, var_to_range=ranges)
     assert symbols.symbol_values(value, 2) == {"u0": 2, "u1": 5, "u2": 2}
     assert symbols.symbol_values(sym(u0 * u1, var_to_val={u1: 7}), 2) == {"u0": 2, "u1": 7}
+
+
+def test_simplified_text_with_and_without_the_shape_env_s_simplify(monkeypatch):
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+
+    env = ShapeEnv()
+    u0, u1 = env.create_unbacked_symint(), env.create_unbacked_symint()
+    value = u0 * (u1 - 1) + u0  # sympy keeps it unexpanded
+    names = sorted(str(s) for s in value.node.expr.free_symbols)
+    assert str(value.node.expr) != f"{names[0]}*{names[1]}"
+    assert _compat.simplified_text(value) == f"{names[0]}*{names[1]}"
+    monkeypatch.delattr(ShapeEnv, "simplify")  # gone: sympy's expand says the same
+    assert _compat.simplified_text(value) == f"{names[0]}*{names[1]}"
+
+    def fails(self, expr):
+        raise RuntimeError("cannot")
+
+    monkeypatch.setattr(ShapeEnv, "simplify", fails, raising=False)
+    assert _compat.simplified_text(value) == str(value.node.expr)  # the expression as it is

@@ -140,12 +140,16 @@ def _check_graph(g):
         if node.op != "call_function" or not isinstance(real.get(node.name), torch.Tensor):
             continue
         out = set(_storages(real[node.name]))
-        given = {p for a in node.node.all_input_nodes for p in _storages(real.get(a.name))}
+        # an item of a tuple is checked against the inputs of the op that made the tuple
+        made_by = node.node
+        if node.target == "getitem" and made_by.args[0].op == "call_function":
+            made_by = made_by.args[0]
+        given = {p for a in made_by.all_input_nodes for p in _storages(real.get(a.name))}
         if node.kind == "copy":
             assert not out & given, f"{node.name} is called a copy but shares an input's storage"
             assert node.bytes == real[node.name].numel() * real[node.name].element_size()
             assert node.reason
-        elif node.kind == "view" and node.target != "getitem":
+        elif node.kind == "view":
             assert out & given, f"{node.name} is called a view but has its own storage"
         elif node.kind == "compute":
             assert not out & given, f"{node.name} is called compute but aliases an input"

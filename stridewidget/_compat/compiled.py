@@ -52,10 +52,14 @@ def recording_backend(record: Any) -> Any:
     every forward and backward graph with the real arguments of each call, and runs the graphs
     as they are (eagerly: no Inductor).  A forward graph's ``gm.meta["user_outputs"]`` is the
     ``(start, count)`` of the user's outputs among the graph's outputs (AOTAutograd returns the
-    mutated inputs first and the saved activations last), or ``None`` where unknown.
+    mutated inputs first and the saved activations last), or ``None`` where unknown; its
+    ``gm.meta["mutated_inputs"]`` lists, for each of those first outputs in order, the index of
+    the input whose data AOTAutograd's runtime copies it into after the graph (``-1``: a
+    metadata-only mutation, set by ``as_strided_``, no data written), or is ``None``.
 
     ``torch._dynamo.backends.common.aot_autograd`` and ``TracingContext.fw_metadata`` (a
-    ``ViewAndMutationMeta``; torch 2.1 to 2.13).  Without ``aot_autograd`` (or on torch < 2.1) a
+    ``ViewAndMutationMeta``: ``num_mutated_inp_runtime_indices``, ``mutated_inp_runtime_indices``,
+    ``input_info[i].mutates_data``; torch 2.1 to 2.13).  Without ``aot_autograd`` (or on torch < 2.1) a
     ``RuntimeError`` that says so; without ``fw_metadata`` the window is ``None`` and the outputs
     are matched by their shapes.
     """
@@ -73,6 +77,7 @@ def recording_backend(record: Any) -> Any:
         def compile_graph(gm: Any, example_inputs: Any) -> Any:
             if stage == "forward":
                 gm.meta["user_outputs"] = _user_output_window()
+                gm.meta["mutated_inputs"] = _mutated_inputs()
 
             def run(args: list[Any]) -> Any:
                 record(stage, gm, list(args))
@@ -96,6 +101,21 @@ def _user_output_window() -> tuple[int, int] | None:
     try:
         return int(meta.num_mutated_inp_runtime_indices), len(meta.output_info)
     except AttributeError:  # moved: compare_eager falls back to the outputs' shapes
+        return None
+
+
+def _mutated_inputs() -> list[int] | None:
+    """Per mutated-input output of the forward graph being compiled, the input its data is
+    copied into (``-1`` where only its metadata changes); ``None`` where unknown."""
+    try:
+        from torch._guards import TracingContext
+    except ImportError:  # moved: no writeback is shown
+        return None
+    meta = getattr(TracingContext.try_get(), "fw_metadata", None)
+    try:
+        info = meta.input_info
+        return [i if info[i].mutates_data else -1 for i in meta.mutated_inp_runtime_indices]
+    except (AttributeError, IndexError, TypeError):  # moved: no writeback is shown
         return None
 
 

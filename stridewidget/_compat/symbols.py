@@ -11,6 +11,7 @@ __all__ = [
     "is_symbolic",
     "known_false",
     "known_true",
+    "simplified_text",
     "symbol_example",
     "symbol_names",
     "symbol_values",
@@ -25,6 +26,28 @@ def is_symbolic(value: Any) -> bool:
     if torch is None or not isinstance(value, torch.SymInt):
         return False
     return value.node.maybe_as_int() is None
+
+
+def simplified_text(value: Any) -> str:
+    """A SymInt expression as text, simplified without a guard: the shape environment's own
+    ``ShapeEnv.simplify`` (it expands, applies the environment's replacements and drops
+    ``Max(1, x)`` where ``x >= 1`` is proven, deciding only what is statically known; reached
+    through the public ``SymInt.node.shape_env``, checked on torch 2.13); where that is gone,
+    ``sympy.expand``; the text of the expression as it is where neither works.  An int is its
+    text.
+
+    >>> simplified_text(12)
+    '12'
+    """
+    if not is_symbolic(value):
+        return str(value)
+    expr = value.node.expr
+    simplify = getattr(getattr(value.node, "shape_env", None), "simplify", None)
+    try:
+        simpler = simplify(expr) if simplify is not None else expr.expand()
+    except Exception:  # a simplification torch cannot do here: the expression as it is
+        return str(expr)
+    return str(simpler)
 
 
 def known_true(condition: Any) -> bool:

@@ -22,6 +22,7 @@ from .._compat import (
     is_symbolic,
     known_false,
     known_true,
+    simplified_text,
     symbol_example,
     symbol_names,
     symbol_values,
@@ -314,7 +315,7 @@ class SymbolicLayout(Layout):
             return "(" + ",".join(_text(v) for v in values) + ")"
 
         text = f"{self.dtype} {tup(self.shape)}:{tup(self.strides)} +{_text(self.offset)}"
-        text += f" · storage {_text(self.storage_size)}"
+        text += f" · storage {simplified_text(self.storage_size)}"
         if self.device != "cpu":
             text += f" · {self.device}"
         return text + " · " + ", ".join(self.flags or ("strided",))

@@ -158,6 +158,9 @@ class Capture:
     #: ``("input", i)`` (the i-th tensor leaf of the arguments) or ``None``
     grad_of: list[list[Any]] = field(default_factory=list)
     grad_enabled: bool = True  # the grad mode the graphs were traced under (eager reruns use it)
+    #: per forward graph, what each argument is: ``("param", name)``, ``("buffer", name)``,
+    #: ``("input", i)`` or ``None`` (the writebacks name the buffer they write)
+    input_sources: list[list[Any]] = field(default_factory=list)
     #: the gradients the compiled run really produced, by source (``("input", i)``...), of the
     #: inputs an output aliases: its gradient is added outside the backward graph
     compiled_grads: dict[Any, Any] = field(default_factory=dict)
@@ -355,6 +358,7 @@ def compiled_captures(
     names = {id(t): ("input", i) for i, t in enumerate(tree_leaves((run_args, run_kwargs)))}
     if isinstance(model, torch.nn.Module):
         names.update({id(p): ("param", name) for name, p in model.named_parameters()})
+        names.update({id(b): ("buffer", name) for name, b in model.named_buffers()})
     compiled = torch.compile(model, backend=_backend(dynamic), dynamic=dynamic)
     _RECORDERS.append(record)
     try:
@@ -377,6 +381,8 @@ def compiled_captures(
             modules, inputs = [gm for gm, _ in chosen], [real for _, real in chosen]
             captures[stage] = Capture(stage, modules, inputs, model, args, kwargs)
             captures[stage].grad_enabled = torch.is_grad_enabled()
+    if "forward" in captures:
+        captures["forward"].input_sources = sources
     if "backward" in captures:  # backward graphs run in the reverse order of the forward ones
         captures["backward"].grad_of = sources[::-1]
         captures["backward"].compiled_grads = {

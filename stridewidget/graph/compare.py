@@ -26,14 +26,28 @@ __all__ = ["Mismatch", "compare_eager"]
 
 @dataclass(frozen=True)
 class Mismatch:
-    """One tensor whose compiled strides differ from eager's: ``node`` is the graph node's name,
-    ``what`` says which tensor (``output 0``, ``input 1 of mylib::op``, ``gradient of x``)."""
+    """One tensor whose compiled strides (or shape) differ from eager's: ``node`` is the graph
+    node's name, ``what`` says which tensor (``output 0``, ``input 1 of mylib::op``, ``gradient
+    of x``), followed by ``(shape differs)`` when the sizes differ: ``shape`` is the graph's,
+    ``eager_shape`` eager's (the strides of two shapes are not compared).
+
+    >>> import torch, stridewidget as sw
+    >>> m = sw.graph.Mismatch("op", "output 0 (shape differs)", (4, 3), (4, 1), (3, 1), (3, 4))
+    >>> m.shape_differs, m.eager_shape
+    (True, (3, 4))
+    """
 
     node: str
     what: str
     shape: tuple[Any, ...]
     eager_strides: tuple[int, ...]
     compiled_strides: tuple[Any, ...]
+    eager_shape: tuple[int, ...] | None = None  # None: not recorded (taken as ``shape``)
+
+    @property
+    def shape_differs(self) -> bool:
+        """True when eager's tensor has other sizes than the graph's."""
+        return self.what.endswith("(shape differs)")
 
 
 class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
@@ -41,7 +55,7 @@ class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
 
     def __init__(self) -> None:
         super().__init__()
-        self.calls: dict[str, list[list[tuple[int, ...]]]] = defaultdict(list)
+        self.calls: dict[str, list[Any]] = defaultdict(list)  # (shape, strides) per tensor
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
         result = func(*args, **(kwargs or {}))
@@ -49,7 +63,7 @@ class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
             tensors = [t for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)]
             outputs = [t for t in tree_leaves(result) if isinstance(t, torch.Tensor)]
             self.calls[f"{func.namespace}::{op_name(func)}"].append(
-                ([t.stride() for t in tensors], [t.stride() for t in outputs])
+                ([(t.shape, t.stride()) for t in tensors], [(t.shape, t.stride()) for t in outputs])
             )
         return result
 
@@ -81,6 +95,21 @@ def _differ(shape: Any, eager: tuple[int, ...], compiled: tuple[Any, ...], bound
     return any(
         n != 1 and e != symbol_example(c, 2, bound) for n, e, c in zip(sizes, eager, compiled)
     )
+
+
+def _compared(
+    name: str, what: str, fake: Any, eager_shape: Any, eager_strides: Any, bound: dict
+) -> list[Mismatch]:
+    """``fake`` (the graph's tensor) against eager's: a shape difference is said as one, and
+    only tensors of one shape have their strides compared."""
+    sizes = tuple(symbol_example(n, 2, bound) for n in fake.shape)
+    eager_shape, eager_strides = tuple(eager_shape), tuple(eager_strides)
+    if sizes != eager_shape:
+        what = f"{what} (shape differs)"
+    elif not _differ(fake.shape, eager_strides, fake.stride(), bound):
+        return []
+    shape, strides = _text(fake.shape), _text(fake.stride())
+    return [Mismatch(name, what, shape, eager_strides, strides, eager_shape)]
 
 
 def _text(strides: Any) -> tuple[Any, ...]:
@@ -164,19 +193,18 @@ def compare_eager(captured: Capture) -> list[Mismatch]:
         for node, eager in zip(nodes, eager_outputs):
             _bind(bound, (tensor_values(node.meta.get("val")) or [None])[0], eager)
         for i, (node, eager) in enumerate(zip(nodes, eager_outputs)):
-            mismatches.extend(_mismatch(node, f"output {i}", eager.stride(), bound))
+            mismatches.extend(_mismatch(node, f"output {i}", eager, bound))
     else:
         mismatches.extend(_gradient_mismatches(captured, grads, bound))
     mismatches.extend(_custom_op_mismatches(captured, eager_calls, bound))
     return mismatches
 
 
-def _mismatch(node: Any, what: str, eager: tuple[int, ...], bound: dict) -> list[Mismatch]:
+def _mismatch(node: Any, what: str, eager: Any, bound: dict) -> list[Mismatch]:
     values = tensor_values(getattr(node, "meta", {}).get("val"))
-    if values and _differ(values[0].shape, eager, values[0].stride(), bound):
-        shape, strides = _text(values[0].shape), _text(values[0].stride())
-        return [Mismatch(node.name, what, shape, eager, strides)]
-    return []
+    if not values:
+        return []
+    return _compared(node.name, what, values[0], eager.shape, eager.stride(), bound)
 
 
 def _gradient_mismatches(captured: Capture, grads: dict, bound: dict) -> list[Mismatch]:
@@ -189,13 +217,12 @@ def _gradient_mismatches(captured: Capture, grads: dict, bound: dict) -> list[Mi
             eager = grads.get(source)
             if node is not None and eager is not None and source not in captured.compiled_grads:
                 what = f"gradient of {source[0]} {source[1]}"
-                found.extend(_mismatch(node, what, eager.stride(), bound))
+                found.extend(_mismatch(node, what, eager, bound))
     for source, compiled in captured.compiled_grads.items():
         eager = grads.get(source)
-        if eager is not None and _differ(compiled.shape, eager.stride(), compiled.stride(), bound):
+        if eager is not None:
             name, what = f"{source[0]} {source[1]}", f"gradient of {source[0]} {source[1]}"
-            shape = tuple(compiled.shape)
-            found.append(Mismatch(name, what, shape, eager.stride(), compiled.stride()))
+            found.extend(_compared(name, what, compiled, eager.shape, eager.stride(), bound))
     return found
 
 
@@ -226,15 +253,8 @@ def _custom_op_mismatches(captured: Capture, eager_calls: dict, bound: dict) -> 
                 ("input", inputs, eager_inputs),
                 ("output", outputs, eager_outputs),
             ):
-                for i, (fake, eager) in enumerate(zip(fakes, eagers)):
-                    if _differ(fake.shape, eager, fake.stride(), bound):
-                        found.append(
-                            Mismatch(
-                                node.name,
-                                f"{what} {i} of {name}",
-                                _text(fake.shape),
-                                eager,
-                                _text(fake.stride()),
-                            )
-                        )
+                for i, (fake, (shape, strides)) in enumerate(zip(fakes, eagers)):
+                    found.extend(
+                        _compared(node.name, f"{what} {i} of {name}", fake, shape, strides, bound)
+                    )
     return found

@@ -83,7 +83,12 @@ class GraphNode:
         ...                                      stage="export").nodes if n.moves]
         [('in-place', 24)]
         """
-        return self.kind == "copy" or self.target.endswith(".copy_")
+        known_none = isinstance(self.bytes, int) and self.bytes == 0  # a SymInt is never 0 here
+        return (
+            self.kind == "copy"
+            or self.target.endswith(".copy_")
+            or (self.kind == "in-place" and not known_none)
+        )
 
     def __repr__(self) -> str:
         moved = f" · {self.bytes} B" if self.moves else ""
@@ -131,7 +136,9 @@ def classify(node: Any) -> str:
         return "output"
     target = node.target
     if target is operator.getitem:
-        return "view" if tensor_values(node.meta.get("val")) else "compute"
+        return _item_kind(node)
+    if _is_functionalized(node):
+        return _functionalized_kind(node)
     if not isinstance(target, _OP_OVERLOAD):
         return "compute"
     name = op_name(target)
@@ -146,6 +153,107 @@ def classify(node: Any) -> str:
         return "copy" if aliases is False else "view"
     # ops that return a view without saying so in their schema (`_unsafe_view`)
     return "view" if aliases else "compute"
+
+
+def _item_kind(node: Any) -> str:
+    """A ``getitem`` of a node's tuple or list: the item is the producer's output itself, so it
+    is a view where that output aliases one of the producer's inputs (``split``, ``unbind``,
+    ``chunk``: views of their input) and compute where it has its own storage (the outputs of
+    ``native_layer_norm``, ``max_pool2d_with_indices``, ``convolution_backward``...)."""
+    values = tensor_values(node.meta.get("val"))
+    if not values:
+        return "compute"
+    producer = node.args[0] if node.args else None
+    if getattr(producer, "op", None) != "call_function":
+        return "view"  # an item of a list the graph was given: that tensor itself
+    inputs = _input_values(producer)
+    aliased = any(same_storage(value, given) for value in values for given in inputs)
+    return "view" if aliased else "compute"
+
+
+#: The higher-order ops that stand for a mutating custom op in a functionalized graph.
+_FUNCTIONALIZED = frozenset({"auto_functionalized", "auto_functionalized_v2"})
+
+
+def _is_functionalized(node: Any) -> bool:
+    """``auto_functionalized`` / ``auto_functionalized_v2``: the functional form of an op that
+    writes its arguments in place (a ``torch.library.custom_op`` with ``mutates_args``)."""
+    target = getattr(node, "target", None)
+    return getattr(target, "namespace", None) == "higher_order" and (
+        getattr(target, "__name__", "") in _FUNCTIONALIZED
+    )
+
+
+def _writes(argument: Any) -> bool:
+    return argument.alias_info is not None and argument.alias_info.is_write
+
+
+def _cloned(node: Any) -> tuple[list[Any], list[Any]]:
+    """(cloned, written in place): the nodes of the tensors an ``auto_functionalized(_v2)`` node hands its
+    op, as the graph gives them (v2: the bases of the mutated arguments; v1: the arguments).  Run
+    as it is, the node clones each one named in ``_only_clone_these_bases`` (v1:
+    ``_only_clone_these_tensors``; absent: every one) and the op writes into the clones; it
+    writes the others in place (torch's ``auto_functionalized_v2_dense``, checked on 2.13)."""
+    if "_all_bases" in node.kwargs:  # v2
+        bases = list(node.kwargs["_all_bases"])
+        only = node.kwargs.get("_only_clone_these_bases")
+        chosen = range(len(bases)) if only is None else set(only)
+        given = [(i in chosen, b) for i, b in enumerate(bases)]
+    else:  # v1: each mutated argument by its name
+        names = [a.name for a in op_arguments(node.args[0]) if _writes(a)]
+        only = node.kwargs.get("_only_clone_these_tensors")
+        given = [(only is None or n in only, node.kwargs.get(n)) for n in names]
+    cloned = [n for clone, arg in given if clone for n in _flat_nodes(arg)]
+    return cloned, [n for clone, arg in given if not clone for n in _flat_nodes(arg)]
+
+
+def _functionalized_kind(node: Any) -> str:
+    cloned, in_place = _cloned(node)
+    return "copy" if cloned else "in-place" if in_place else "compute"
+
+
+def _functionalized_bytes(node: Any) -> Any:
+    """A functionalized node's clones: each clone's whole storage (``clone_preserve_strides``
+    copies the storage span the base reaches); with no clone, the written bases' bytes."""
+    cloned, in_place = (_node_tensors(nodes) for nodes in _cloned(node))
+    if cloned:
+        return sum((_reach(t) * t.element_size() for t in cloned), 0)
+    return sum((t.numel() * t.element_size() for t in in_place), 0)
+
+
+def _reach(tensor: Any) -> Any:
+    """The storage elements a strided tensor reaches: what ``clone_preserve_strides`` copies
+    (no guard: only a size that is the int 0 is tested)."""
+    if any(isinstance(n, int) and n == 0 for n in tensor.shape):
+        return 0
+    steps = [(n - 1) * s for n, s in zip(tensor.shape, tensor.stride())]
+    return tensor.storage_offset() + sum(steps, 0) + 1
+
+
+def _functionalized_reason(node: Any) -> str:
+    mutable = node.args[0] if node.args else None
+    schema = op_schema(mutable) if isinstance(mutable, _OP_OVERLOAD) else None
+    op = schema.name if schema is not None else getattr(mutable, "__name__", str(mutable))
+    names = [a.name for a in op_arguments(mutable) if _writes(a)] if schema is not None else []
+    written = ", ".join(names) or "its arguments"
+    head = f"{node.target.__name__}, the functional form of {op} (which writes {written} in place)"
+    cloned, in_place = (", ".join(n.name for n in nodes) for nodes in _cloned(node))
+    if cloned:
+        kept = f"; it writes {in_place} in place" if in_place else ""
+        return f"{head}: this graph clones {cloned} and the op writes into the clone{kept}"
+    if in_place:
+        return f"{head}: the op writes {in_place} in place"
+    return f"{head}: here it writes new tensors"
+
+
+def _flat_nodes(arg: Any) -> list[Any]:
+    if isinstance(arg, (list, tuple)):
+        return [n for a in arg for n in _flat_nodes(a)]
+    return [arg] if hasattr(arg, "meta") else []
+
+
+def _node_tensors(arg: Any) -> list[Any]:
+    return [t for n in _flat_nodes(arg) for t in tensor_values(n.meta.get("val"))]
 
 
 def _is_torch(filename: str) -> bool:
@@ -239,7 +347,9 @@ def copy_reason(node: Any) -> str:
 
 def _bytes(node: Any, kind: str) -> Any:
     """Bytes a copy writes: its result's (a ``copy_``'s destination: a broadcast source is
-    smaller than what is written)."""
+    smaller than what is written); a functionalized op's: what it clones or writes."""
+    if _is_functionalized(node):
+        return _functionalized_bytes(node)
     if kind != "copy" and op_name(node.target) != "copy_":
         return 0
     return sum((t.numel() * t.element_size() for t in tensor_values(node.meta.get("val"))), 0)
@@ -258,12 +368,18 @@ def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:
         kind=kind,
         bytes=_bytes(node, kind),
         where=where(node),
-        reason=copy_reason(node) if kind == "copy" or _is_copy_into(node) else "",
+        reason=_reason(node, kind),
         inputs=tuple(a.name for a in node.all_input_nodes),
         stage=stage,
         node=node,
         graph=graph,
     )
+
+
+def _reason(node: Any, kind: str) -> str:
+    if _is_functionalized(node):
+        return _functionalized_reason(node)
+    return copy_reason(node) if kind == "copy" or _is_copy_into(node) else ""
 
 
 def _is_copy_into(node: Any) -> bool:

@@ -11,6 +11,7 @@ from .capture import Capture, cloned
 from .compare import Mismatch, compare_eager
 from .html import graph_html
 from .nodes import GraphNode, describe
+from .writeback import writebacks
 
 __all__ = ["Graph"]
 
@@ -21,6 +22,9 @@ class Graph:
     ``nodes``: every FX node as a :class:`GraphNode`; ``copies``: the copy nodes, each with its
     ``reason``.  With several graphs (a ``torch.compile`` graph break) the nodes of all of them
     follow one another (``graphs`` lists the FX graphs, each node's ``.graph`` is its index).
+    Before each graph's output come its writebacks: the ``copy_`` into each input the program
+    mutates (BatchNorm's running statistics), which runs after a functionalized graph
+    (:mod:`~stridewidget.graph.writeback`).
 
     >>> import torch, stridewidget as sw
     >>> class Merge(torch.nn.Module):
@@ -38,11 +42,15 @@ class Graph:
         self.stage = captured.stage
         self._captured = captured
         self.graphs = [module.graph for module in captured.modules]
-        self.nodes: list[GraphNode] = [
-            describe(node, captured.stage, index)
-            for index, graph in enumerate(self.graphs)
-            for node in graph.nodes
+        self._writebacks = [
+            writebacks(captured, index, captured.stage) for index in range(len(self.graphs))
         ]
+        self.nodes: list[GraphNode] = []
+        for index, graph in enumerate(self.graphs):
+            for node in graph.nodes:
+                if node.op == "output":
+                    self.nodes.extend(self._writebacks[index])
+                self.nodes.append(describe(node, captured.stage, index))
 
     @property
     def copies(self) -> list[GraphNode]:
@@ -84,13 +92,17 @@ class Graph:
         """Replay one graph (``graph``: its index, for the nodes whose ``.graph`` it is) eagerly
         on copies of the real arguments it was captured with (the user's tensors and buffers are
         not written): every node's real value by name (the oracle the tests check copies
-        against)."""
+        against).  The writebacks run after the graph, as they do when the program runs: a
+        writeback's value is its destination, written."""
         if not 0 <= graph < len(self.graphs):
             raise IndexError(f"graph {graph}: this capture has {len(self.graphs)} graph(s)")
         values: dict[str, Any] = {}
         module = self._captured.modules[graph]
         with torch.no_grad():
             _Recorder(module, values).run(*cloned(self._captured.real_inputs[graph]))
+            for written in self._writebacks[graph]:
+                dest, source = written.inputs
+                values[written.name] = values[dest].copy_(values[source])
         return values
 
     def __repr__(self) -> str:

@@ -416,3 +416,14 @@ def test_symbol_values_without_ranges_or_with_an_unbounded_one(monkeypatch):
     value = sym(u0 + u1 + u2, backed_var_to_val={}, var_to_range=ranges)
     assert symbols.symbol_values(value, 2) == {"u0": 2, "u1": 5, "u2": 2}
     assert symbols.symbol_values(sym(u0 * u1, var_to_val={u1: 7}), 2) == {"u0": 2, "u1": 7}
+
+
+def test_compiled_dynamic_without_the_context(monkeypatch):
+    model = torch.nn.Linear(2, 2)
+    compiled = torch.compile(model, dynamic=True)
+    assert _compat.compiled_dynamic(compiled) is True
+    assert _compat.compiled_dynamic(torch.compile(model)) is None  # torch's default
+    monkeypatch.delattr(type(compiled.dynamo_ctx), "_dynamic", raising=False)
+    monkeypatch.delattr(compiled.dynamo_ctx, "_dynamic")
+    assert _compat.compiled_dynamic(compiled) is None  # captured static, as torch starts
+    assert _compat.compiled_dynamic(lambda x: x) is None

@@ -440,3 +440,14 @@ def test_simplified_text_with_and_without_the_shape_env_s_simplify(monkeypatch):
 
     monkeypatch.setattr(ShapeEnv, "simplify", fails, raising=False)
     assert _compat.simplified_text(value) == str(value.node.expr)  # the expression as it is
+
+
+def test_compiled_dynamic_without_the_context(monkeypatch):
+    model = torch.nn.Linear(2, 2)
+    compiled = torch.compile(model, dynamic=True)
+    assert _compat.compiled_dynamic(compiled) is True
+    assert _compat.compiled_dynamic(torch.compile(model)) is None  # torch's default
+    monkeypatch.delattr(type(compiled.dynamo_ctx), "_dynamic", raising=False)
+    monkeypatch.delattr(compiled.dynamo_ctx, "_dynamic")
+    assert _compat.compiled_dynamic(compiled) is None  # captured static, as torch starts
+    assert _compat.compiled_dynamic(lambda x: x) is None

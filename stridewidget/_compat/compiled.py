@@ -6,7 +6,13 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-__all__ = ["compiled_in_place", "compiled_original", "export_user_error", "recording_backend"]
+__all__ = [
+    "compiled_dynamic",
+    "compiled_in_place",
+    "compiled_original",
+    "export_user_error",
+    "recording_backend",
+]
 
 
 def _torch_version() -> tuple[int, int]:
@@ -32,6 +38,29 @@ def compiled_original(obj: Any) -> Any:
     return getattr(obj, "_torchdynamo_orig_callable", None)
 
 
+def compiled_dynamic(obj: Any) -> bool | None:
+    """The ``dynamic=`` a ``torch.compile`` wrapper was made with (``True``, ``False``, or
+    ``None``: torch's default, static first), else ``None``.
+
+    The wrapper's ``OptimizeContext._dynamic``: an ``OptimizedModule`` keeps it as
+    ``dynamo_ctx``, a compiled function in its closure cell ``self`` (torch 2.1 to 2.13).  Where
+    it is gone, ``None``: the program is captured static, as torch compiles it first.
+
+    >>> import torch
+    >>> compiled_dynamic(torch.compile(torch.nn.Linear(2, 2), dynamic=True))
+    True
+    >>> compiled_dynamic(torch.compile(lambda x: x, dynamic=True)), compiled_dynamic(abs)
+    (True, None)
+    """
+    context = getattr(obj, "dynamo_ctx", None)
+    code = getattr(obj, "__code__", None)
+    if context is None and code is not None and "self" in code.co_freevars:
+        cell = obj.__closure__[code.co_freevars.index("self")]
+        context = cell.cell_contents
+    dynamic = getattr(context, "_dynamic", None)
+    return dynamic if isinstance(dynamic, bool) else None
+
+
 def compiled_in_place(module: Any) -> bool:
     """Was ``module`` compiled in place (``module.compile()``, which sets
     ``Module._compiled_call_impl``, torch 2.2 to 2.13)?  Where the attribute is gone, ``False``.
@@ -52,9 +81,11 @@ def recording_backend(record: Any) -> Any:
     every forward and backward graph with the real arguments of each call, and runs the graphs
     as they are (eagerly: no Inductor).  A forward graph's ``gm.meta["user_outputs"]`` is the
     ``(start, count)`` of the user's outputs among the graph's outputs (AOTAutograd returns the
-    mutated inputs first and the saved activations last), or ``None`` where unknown; its
-    ``gm.meta["mutated_inputs"]`` lists, for each of those first outputs in order, the index of
-    the input whose data AOTAutograd's runtime copies it into after the graph (``-1``: a
+    effect tokens first, then the mutated inputs, and the saved activations last), or ``None``
+    where unknown; ``gm.meta["effect_tokens"]`` is how many effect tokens (ops such as
+    ``linalg.inv`` that check for errors thread one) come first among its inputs and outputs; its
+    ``gm.meta["mutated_inputs"]`` lists, for each of the mutated inputs' outputs in order, the
+    index of the input whose data AOTAutograd's runtime copies it into after the graph (``-1``: a
     metadata-only mutation, set by ``as_strided_``, no data written), or is ``None``.
 
     ``torch._dynamo.backends.common.aot_autograd`` and ``TracingContext.fw_metadata`` (a
@@ -78,6 +109,7 @@ def recording_backend(record: Any) -> Any:
             if stage == "forward":
                 gm.meta["user_outputs"] = _user_output_window()
                 gm.meta["mutated_inputs"] = _mutated_inputs()
+                gm.meta["effect_tokens"] = _effect_tokens()
 
             def run(args: list[Any]) -> Any:
                 record(stage, gm, list(args))
@@ -91,15 +123,25 @@ def recording_backend(record: Any) -> Any:
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"))
 
 
-def _user_output_window() -> tuple[int, int] | None:
+def _forward_metadata() -> Any:
     try:
         from torch._guards import TracingContext
     except ImportError:  # moved: compare_eager falls back to the outputs' shapes
         return None
-    context = TracingContext.try_get()
-    meta = getattr(context, "fw_metadata", None)
+    return getattr(TracingContext.try_get(), "fw_metadata", None)
+
+
+def _effect_tokens() -> int:
+    """How many effect tokens the forward graph takes first and returns first
+    (``ViewAndMutationMeta.tokens``, torch 2.3 to 2.13; none before, or where it moved)."""
+    return len(getattr(_forward_metadata(), "tokens", None) or ())
+
+
+def _user_output_window() -> tuple[int, int] | None:
+    meta = _forward_metadata()
     try:
-        return int(meta.num_mutated_inp_runtime_indices), len(meta.output_info)
+        mutated = int(meta.num_mutated_inp_runtime_indices)
+        return _effect_tokens() + mutated, len(meta.output_info)
     except AttributeError:  # moved: compare_eager falls back to the outputs' shapes
         return None
 

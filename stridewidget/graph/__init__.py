@@ -59,7 +59,13 @@ def graph(
     ``torch.export.ExportedProgram``.  ``stage``: ``"export"`` (the graph as traced), ``"aten"``
     (after ``run_decompositions()``), ``"forward"`` / ``"backward"`` (the AOTAutograd graphs
     ``torch.compile`` hands its backend; captured without Inductor).  ``dynamic_shapes`` is
-    ``torch.export``'s; for the compiled stages any value compiles with ``dynamic=True``.
+    ``torch.export``'s; for the compiled stages any value compiles with ``dynamic=True``, as does
+    a ``torch.compile(..., dynamic=True)`` wrapper (the program the user compiled).
+
+    ``.where`` is the user's line: at the export stages ``torch.export``'s default tracer keeps
+    only the frames of functions named ``forward``, so a node made inside a helper that
+    ``forward`` calls names the ``forward`` line that called it; ``stage="forward"`` names the
+    helper's own line.  ``model_kwargs`` must be a dict (else ``TypeError``, one line).
 
     Looking never changes the program: symbolic sizes stay symbols and nothing guards.  A model
     that cannot be captured (data-dependent control flow at the export stages, refused

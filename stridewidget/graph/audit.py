@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from .._compat import compiled_original
+from .._compat import compiled_dynamic, compiled_original
 from .capture import Capture, compiled_captures
 from .nodes import GraphNode
 from .program import Graph
@@ -132,8 +132,11 @@ class CompiledAudit:
 
 def audit_compiled(compiled: Any, inputs: tuple[Any, ...], backward: bool) -> CompiledAudit:
     """Capture and report the compiled program of ``compiled`` (a ``torch.compile`` wrapper)."""
+    # dynamic=True as the user compiled it: symbolic sizes and bytes, as their program has
+    dynamic = compiled_dynamic(compiled) is True
+    model = compiled_original(compiled)
     captures: dict[str, Capture] = compiled_captures(
-        compiled_original(compiled), tuple(inputs), {}, False, backward, strict=False
+        model, tuple(inputs), {}, dynamic, backward, strict=False, caller="sw.audit"
     )
     missing = {}
     if not backward:

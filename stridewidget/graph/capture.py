@@ -28,6 +28,7 @@ from typing import Any
 import torch
 
 from .._compat import (
+    compiled_dynamic,
     compiled_original,
     export_user_error,
     recording_backend,
@@ -74,13 +75,44 @@ _HINTS = {
 }
 
 
-def _capture_error(model: Any, stage: str, tool: str, error: BaseException) -> CaptureError:
-    first = next((line.strip() for line in str(error).splitlines() if line.strip()), "")
-    hint = _HINTS.get(type(error).__name__)
+def _first_line(error: BaseException) -> str:
+    """The first line of an error's message; a line that only announces the next one
+    (``backend='compiler_fn' raised:``) is joined to it."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    if len(lines) > 1 and lines[0].endswith(":"):
+        return f"{lines[0]} {lines[1]}"
+    return lines[0] if lines else ""
+
+
+def _chain(error: BaseException) -> list[BaseException]:
+    """The error and what caused it, outermost first: ``__cause__``, dynamo's
+    ``inner_exception``, or the exception being handled (even one torch's own error hides with
+    ``from None``: dynamo rewraps the real error so)."""
+    chain = [error]
+    while len(chain) < 20:
+        last = chain[-1]
+        hidden = last.__suppress_context__ and not type(last).__module__.startswith("torch")
+        context = None if hidden else last.__context__
+        cause = last.__cause__ or getattr(last, "inner_exception", None) or context
+        if not isinstance(cause, BaseException) or cause in chain:
+            break
+        chain.append(cause)
+    return chain
+
+
+def _capture_error(
+    model: Any, stage: str, tool: str, error: BaseException, caller: str = "sw.graph"
+) -> CaptureError:
+    chain = _chain(error)
+    said = f"{type(error).__name__}: {_first_line(error)}"
+    inner = next((e for e in reversed(chain[1:]) if _first_line(e)), None)
+    if inner is not None and _first_line(inner) not in said:
+        said += f", caused by {type(inner).__name__}: {_first_line(inner)}"
+    hint = next((_HINTS[type(e).__name__] for e in chain if type(e).__name__ in _HINTS), "")
     hint = f" ({hint})" if hint else ""
     return CaptureError(
-        f"sw.graph could not capture {_model_name(model)} at stage {stage!r}: {tool} failed"
-        f"{hint}: {type(error).__name__}: {first} (torch's full error is this one's __cause__)"
+        f"{caller} could not capture {_model_name(model)} at stage {stage!r}: {tool} failed"
+        f"{hint}: {said} (torch's full error is this one's __cause__)"
     )
 
 
@@ -211,6 +243,11 @@ def capture(
     """The graphs of ``target`` (a model, a function, a ``torch.compile`` wrapper of either, or
     an ``ExportedProgram``) at ``stage``."""
     _check_stage(stage)
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise TypeError(
+            f"sw.graph: model_kwargs must be a dict of keyword inputs, got "
+            f"{type(kwargs).__name__}; pass model_kwargs={{'mask': ...}}"
+        )
     # a copy taken now: what the eager reruns start from, whatever the user does to theirs later
     args, kwargs = cloned((tuple(args), dict(kwargs or {})))
     if isinstance(target, torch.export.ExportedProgram):
@@ -235,7 +272,9 @@ def capture(
         except Exception as error:
             raise _capture_error(model, stage, "torch.export", error) from error
         return _exported(program, model, args, kwargs, stage)
-    return _compiled(model, tuple(args), kwargs, dynamic_shapes is not None, stage)
+    # the compiled stages capture the program the user compiled: dynamic=True as theirs was
+    dynamic = dynamic_shapes is not None or compiled_dynamic(target) is True
+    return _compiled(model, tuple(args), kwargs, dynamic, stage)
 
 
 def _export(module: Any, args: tuple, kwargs: dict, dynamic_shapes: Any) -> Any:
@@ -337,12 +376,25 @@ def _backend(dynamic: bool) -> Any:
     return _BACKENDS[dynamic]
 
 
+class NothingToDifferentiate(ValueError):
+    """No backward graph: nothing the model computes requires grad."""
+
+
 def compiled_captures(
-    model: Any, args: tuple, kwargs: dict, dynamic: bool, backward: bool, strict: bool = True
+    model: Any,
+    args: tuple,
+    kwargs: dict,
+    dynamic: bool,
+    backward: bool,
+    strict: bool = True,
+    caller: str = "sw.graph",
+    stage: str | None = None,
 ) -> dict[str, Capture]:
     """One compiled run (and its backward when ``backward``) on copies of the inputs: a capture
     per recorded stage.  Without ``strict``, a model that has nothing to differentiate just has no
-    backward graph."""
+    backward graph.  What the run prints is held (and dropped if it fails); a run torch cannot
+    compile raises :class:`CaptureError`, one line from ``caller`` naming ``stage`` (else the
+    graph that failed: ``forward`` or ``backward``)."""
     recorded: list[tuple[str, Any, list[Any]]] = []
     seen: set[int] = set()
 
@@ -350,8 +402,9 @@ def compiled_captures(
         if id(gm) not in seen:  # the first call of each graph (a graph can run in a loop)
             seen.add(id(gm))
             recorded.append((graph_stage, gm, cloned(real)))  # before the run writes to them
-            if graph_stage == "forward":
-                sources.append([names.get(id(t)) for t in real])
+            if graph_stage == "forward":  # its effect tokens have no gradient: skipped
+                tokens = gm.meta.get("effect_tokens") or 0
+                sources.append([names.get(id(t)) for t in real[tokens:]])
 
     run_args, run_kwargs = cloned((tuple(args), kwargs))
     sources: list[list[Any]] = []  # per forward graph, what each argument is (see grad_of)
@@ -361,19 +414,21 @@ def compiled_captures(
         names.update({id(b): ("buffer", name) for name, b in model.named_buffers()})
     compiled = torch.compile(model, backend=_backend(dynamic), dynamic=dynamic)
     _RECORDERS.append(record)
+    phase = "forward"
     try:
-        with buffers_kept(model):
+        with buffers_kept(model), _quiet():
             outputs = compiled(*run_args, **run_kwargs)
+            phase = "backward"
             real_grads = _backward(model, run_args, run_kwargs, outputs, backward, strict)
+    except NothingToDifferentiate:
+        raise
+    except Exception as error:
+        failed = _capture_error(model, stage or phase, "torch.compile", error, caller)
+        raise failed from error
     finally:
         _RECORDERS.remove(record)
     if not recorded:
-        raise ValueError(
-            "torch.compile made no graph for this model and these inputs: dynamo ran it "
-            "eagerly (it skips some modules, such as nn.LSTM; or the model's recompile limit, "
-            "torch._dynamo.config.recompile_limit, is used up: raise it, or call "
-            "torch._dynamo.reset() yourself, and capture again)"
-        )
+        raise ValueError(_no_graph(run_args, run_kwargs))
     captures = {}
     for stage in ("forward", "backward"):
         chosen = [(gm, real) for s, gm, real in recorded if s == stage]
@@ -391,6 +446,24 @@ def compiled_captures(
     return captures
 
 
+def _no_graph(args: tuple, kwargs: dict) -> str:
+    """Why dynamo made no graph: a sparse (non-strided) input, else what it skips."""
+    tensors = [t for t in tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+    unstrided = next((t.layout for t in tensors if t.layout != torch.strided), None)
+    if unstrided is not None:
+        return (
+            f"torch.compile made no graph for these inputs: an input is {unstrided}, and "
+            "torch.compile runs a model with a non-strided input eagerly; pass a dense tensor "
+            "(t.to_dense())"
+        )
+    return (
+        "torch.compile made no graph for this model and these inputs: dynamo ran it "
+        "eagerly (it skips some modules, such as nn.LSTM; or the model's recompile limit, "
+        "torch._dynamo.config.recompile_limit, is used up: raise it, or call "
+        "torch._dynamo.reset() yourself, and capture again)"
+    )
+
+
 def _backward(
     model: Any, args: tuple, kwargs: dict, outputs: Any, backward: bool, strict: bool
 ) -> dict[int, Any]:
@@ -400,7 +473,7 @@ def _backward(
     differentiable = [t for t in tensors if t.requires_grad]
     if backward and (strict or (wanted and differentiable)):
         if not wanted or not differentiable:
-            raise ValueError(
+            raise NothingToDifferentiate(
                 "no backward graph: nothing the model computes requires grad "
                 "(give it parameters or inputs with requires_grad=True)"
             )
@@ -418,13 +491,8 @@ def _backward(
 
 
 def _compiled(model: Any, args: tuple, kwargs: dict, dynamic: bool, stage: str) -> Capture:
-    try:
-        with _quiet():
-            captures = compiled_captures(model, args, kwargs, dynamic, stage == "backward")
-    except Exception as error:
-        if not type(error).__module__.startswith("torch"):
-            raise  # the model's own error, or ours (no backward graph): already one line
-        raise _capture_error(model, stage, "torch.compile", error) from error
+    backward = stage == "backward"
+    captures = compiled_captures(model, args, kwargs, dynamic, backward, stage=stage)
     if stage not in captures:
         raise ValueError(f"torch.compile made no {stage} graph for this model and these inputs")
     return captures[stage]

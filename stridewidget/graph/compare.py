@@ -29,7 +29,9 @@ class Mismatch:
     """One tensor whose compiled strides (or shape) differ from eager's: ``node`` is the graph
     node's name, ``what`` says which tensor (``output 0``, ``input 1 of mylib::op``, ``gradient
     of x``), followed by ``(shape differs)`` when the sizes differ: ``shape`` is the graph's,
-    ``eager_shape`` eager's (the strides of two shapes are not compared).
+    ``eager_shape`` eager's (the strides of two shapes are not compared).  ``output i`` is the
+    i-th of the user's outputs, flattened, non-tensors counted: in ``return x.shape[0], y`` the
+    tensor ``y`` is ``output 1``.
 
     >>> import torch, stridewidget as sw
     >>> m = sw.graph.Mismatch("op", "output 0 (shape differs)", (4, 3), (4, 1), (3, 1), (3, 4))
@@ -121,29 +123,37 @@ def _graph_outputs(module: Any) -> list[Any]:
     return list(tree_leaves(output.args))
 
 
-def _output_nodes(captured: Capture, eager: list[Any], bound: dict) -> list[Any]:
-    """The graph's nodes for the user's outputs, in order.
+def _output_nodes(captured: Capture, eager: list[Any], bound: dict) -> list[tuple[int, Any]]:
+    """``(position, node)`` for each of the user's tensor outputs: its position among the
+    user's outputs (non-tensors, such as ``x.shape[0]`` or ``3``, counted) and its graph node.
 
     An exported program's signature says which outputs are the user's (the others are mutated
-    buffers).  The user's outputs come from the last compiled graph (after a graph break the
-    earlier graphs hand values to Python, not to the user); AOTAutograd's output metadata says
-    where among its outputs they are (the mutated inputs come first, saved activations last).
+    buffers); they are the user's outputs one for one, non-tensors included.  The user's outputs
+    come from the last compiled graph (after a graph break the earlier graphs hand values to
+    Python, not to the user); AOTAutograd's output metadata says where among its outputs they
+    are (its effect tokens and the mutated inputs come first, saved activations last), and dynamo
+    may return fewer (a constant) or other values: those are matched by their shapes.
     """
     flat = _graph_outputs(captured.modules[-1])
+    positions = [i for i, value in enumerate(eager) if isinstance(value, torch.Tensor)]
+    tensors = [eager[i] for i in positions]
     if captured.program is not None:
         specs = captured.program.graph_signature.output_specs
-        return [a for a, spec in zip(flat, specs) if spec.kind.name == "USER_OUTPUT"]
+        user = [a for a, spec in zip(flat, specs) if spec.kind.name == "USER_OUTPUT"]
+        if len(user) == len(eager):
+            return [(i, user[i]) for i in positions if hasattr(user[i], "meta")]
+        flat = [a for a in user if hasattr(a, "meta")]
     window = captured.modules[-1].meta.get("user_outputs")
     if window is not None:
         start, count = window
-        if count == len(eager):
-            return flat[start : start + count]
+        if count == len(tensors):
+            return list(zip(positions, flat[start : start + count]))
         flat = flat[start : start + count]
-    wanted = [tuple(t.shape) for t in eager]  # dynamo returned other values than the user's
+    wanted = [tuple(t.shape) for t in tensors]  # dynamo returned other values than the user's
     for start in range(len(flat) - len(wanted) + 1):
         chosen = flat[start : start + len(wanted)]
         if [_example_shape(node, bound) for node in chosen] == wanted:
-            return chosen
+            return list(zip(positions, chosen))
     return []
 
 
@@ -159,14 +169,14 @@ def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list], dict[Any,
     grads: dict[Any, Any] = {}
     with buffers_kept(captured.eager), torch.set_grad_enabled(captured.grad_enabled), recorder:
         outputs = captured.eager(*args, **kwargs)
-        leaves = [t for t in tree_leaves(outputs) if isinstance(t, torch.Tensor)]
+        leaves = tree_leaves(outputs)  # every output: a non-tensor one keeps its place
         if captured.stage == "backward":
             named = {("input", i): t for i, t in enumerate(tree_leaves((args, kwargs)))}
             if isinstance(captured.eager, torch.nn.Module):
                 named.update({("param", n): p for n, p in captured.eager.named_parameters()})
             named = {k: t for k, t in named.items() if isinstance(t, torch.Tensor)}
             named = {k: t for k, t in named.items() if t.requires_grad}
-            wanted = [t for t in leaves if t.requires_grad]
+            wanted = [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
             # the backward graphs' custom-op calls are the ones the backward makes
             before = {name: len(calls) for name, calls in recorder.calls.items()}
             found = torch.autograd.grad(
@@ -189,11 +199,11 @@ def compare_eager(captured: Capture) -> list[Mismatch]:
     bound = _input_bindings(captured)
     mismatches = []
     if captured.stage != "backward":
-        nodes = _output_nodes(captured, eager_outputs, bound)
-        for node, eager in zip(nodes, eager_outputs):
-            _bind(bound, (tensor_values(node.meta.get("val")) or [None])[0], eager)
-        for i, (node, eager) in enumerate(zip(nodes, eager_outputs)):
-            mismatches.extend(_mismatch(node, f"output {i}", eager, bound))
+        pairs = _output_nodes(captured, eager_outputs, bound)
+        for i, node in pairs:
+            _bind(bound, (tensor_values(node.meta.get("val")) or [None])[0], eager_outputs[i])
+        for i, node in pairs:
+            mismatches.extend(_mismatch(node, f"output {i}", eager_outputs[i], bound))
     else:
         mismatches.extend(_gradient_mismatches(captured, grads, bound))
     mismatches.extend(_custom_op_mismatches(captured, eager_calls, bound))

@@ -109,12 +109,14 @@ class Graph:
         lines = [
             f"sw.graph · stage {self.stage} · {len(self.nodes)} nodes, {len(self.copies)} copies"
         ]
+        several = len(self.graphs) > 1
+        if several:  # a graph break: each name is GRAPH/name, as g["1/clone"] takes it
+            lines[0] += f" · {len(self.graphs)} graphs (a graph break): nodes named GRAPH/name"
         for node in self.nodes:
             layout = "" if node.layout is None else str(node.layout)
             moved = f" · {node.bytes} B" if node.moves else ""
-            lines.append(
-                f"  {node.kind:8} {node.name} = {node.target} {layout}{moved} {node.where}"
-            )
+            name = f"{node.graph}/{node.name}" if several else node.name
+            lines.append(f"  {node.kind:8} {name} = {node.target} {layout}{moved} {node.where}")
             if node.reason:
                 lines.append(f"           ↳ {node.reason}")
         return "\n".join(line.rstrip() for line in lines)

@@ -188,7 +188,8 @@ class _NoSession:
 
 
 @contextlib.contextmanager
-def _no_profiler(devices: set):
+def _no_profiler(devices: set, marked):
+    marked.searching = False  # as under a user's profiler: no op marked, no collection switched
     yield _NoSession()
 
 

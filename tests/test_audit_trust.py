@@ -157,6 +157,39 @@ def test_parameters_written_in_forward_buffers_and_rng_are_left_bit_for_bit():
     assert after["norm.running_mean"] != before["norm.running_mean"]
 
 
+class _FlipsSigns(torch.nn.Module):
+    """Negates its zeros in forward (weight and buffer): equal as numbers (-0.0 == 0.0), not as
+    bits; leaves its NaNs alone (unequal as numbers, equal as bits)."""
+
+    def __init__(self, dtype: torch.dtype) -> None:
+        super().__init__()
+        self.register_buffer("zeros", torch.zeros(8, dtype=dtype))
+        self.register_buffer("nans", torch.full((8,), float("nan"), dtype=dtype))
+        self.weight = torch.nn.Parameter(torch.zeros(8, dtype=dtype))
+
+    def forward(self, x):
+        with torch.no_grad():
+            self.zeros.mul_(-1)
+            self.weight.mul_(-1)
+        return x + (self.weight + self.nans.isnan()).abs().sum().to(x.dtype)
+
+
+@pytest.mark.parametrize(
+    "dtype",
+    [torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex128],
+    ids=str,
+)
+def test_values_equal_as_numbers_but_not_as_bits_are_put_back(dtype):
+    model = _FlipsSigns(dtype)
+    before, version = _raw(model), model.nans._version
+    sw.audit(model, torch.randn(8))
+    assert _raw(model) == before
+    assert model.nans._version == version  # left alone: not written back
+    model(torch.randn(8))  # the oracle: a plain step changes the bits, not the numbers
+    assert _raw(model)["zeros"] != before["zeros"] and _raw(model)["weight"] != before["weight"]
+    assert torch.equal(model.zeros, torch.zeros(8, dtype=dtype))
+
+
 _FRESH = {
     "index_copy_": lambda a, i: torch.zeros(len(a), 8).index_copy_(0, i, a),
     "index_put_": lambda a, i: torch.empty(len(a), 8).index_put_((i,), a),

@@ -386,6 +386,24 @@ def test_restore_buffer_without_the_buffer_dict(monkeypatch):
     assert norm.running_mean is saved  # the documented promise
 
 
+def test_own_tensors_without_the_module_dicts():
+    import types
+
+    module = torch.nn.BatchNorm1d(2)
+    module.register_parameter("absent", None)  # a name registered as None: left out
+    module.register_buffer("empty", None)
+    public = (
+        list(module.named_parameters(recurse=False, remove_duplicate=False)),
+        list(module.named_buffers(recurse=False, remove_duplicate=False)),
+    )
+    assert _compat.own_tensors(module) == public  # the private dicts, read directly
+    # a module-like object without them: the public iteration
+    bare = types.SimpleNamespace(
+        named_parameters=lambda **_: iter(public[0]), named_buffers=lambda **_: iter(public[1])
+    )
+    assert _compat.own_tensors(bare) == public
+
+
 def test_diophantine_solver_without_numpys_test_module(monkeypatch):
     import numpy
 

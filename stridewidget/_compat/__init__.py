@@ -47,6 +47,7 @@ from .profiler import (
 from .pytree import tree_flatten, tree_leaves, tree_map
 from .storage import (
     neg_view,
+    own_tensors,
     restore_buffer,
     restore_parameter,
     storage_id,
@@ -105,6 +106,7 @@ __all__ = [
     "op_returns",
     "op_schema",
     "overload_name",
+    "own_tensors",
     "post_accumulate_grad_hooked",
     "profiler_running",
     "record_function_fast",

@@ -7,6 +7,7 @@ from typing import Any
 
 __all__ = [
     "neg_view",
+    "own_tensors",
     "restore_buffer",
     "storage_id",
     "storage_identity",
@@ -106,6 +107,31 @@ def version_counter(t: Any) -> int | None:
         return t._version
     except (AttributeError, RuntimeError):  # gone / inference tensors track no version
         return None
+
+
+def own_tensors(module: Any) -> tuple[Any, Any]:
+    """``module``'s own parameters and buffers, each as ``(name, tensor)`` pairs (not its
+    submodules'; a name registered as ``None`` left out): ``Module._parameters`` and
+    ``Module._buffers``'s items (checked on torch 2.13 (the floor)), read directly, without the
+    generator machinery ``named_parameters(recurse=False)`` runs per module; without those dicts,
+    that public iteration.
+
+    >>> import torch
+    >>> params, buffers = own_tensors(torch.nn.BatchNorm1d(2))
+    >>> [name for name, _ in params], [name for name, _ in buffers]
+    (['weight', 'bias'], ['running_mean', 'running_var', 'num_batches_tracked'])
+    """
+    parameters = getattr(module, "_parameters", None)
+    buffers = getattr(module, "_buffers", None)
+    if isinstance(parameters, dict) and isinstance(buffers, dict):
+        return (
+            [(name, t) for name, t in parameters.items() if t is not None],
+            [(name, t) for name, t in buffers.items() if t is not None],
+        )
+    return (
+        list(module.named_parameters(recurse=False, remove_duplicate=False)),
+        list(module.named_buffers(recurse=False, remove_duplicate=False)),
+    )
 
 
 def restore_buffer(module: Any, name: str, buffer: Any) -> None:

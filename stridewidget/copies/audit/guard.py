@@ -11,7 +11,13 @@ from typing import Any
 
 import torch
 
-from ..._compat import compiled_in_place, compiled_original, restore_buffer, restore_parameter
+from ..._compat import (
+    compiled_in_place,
+    compiled_original,
+    own_tensors,
+    restore_buffer,
+    restore_parameter,
+)
 from ...errors import LayoutError
 
 COMPILED_NOTE = (
@@ -75,35 +81,52 @@ def state_kept(model: torch.nn.Module) -> Iterator[None]:
     """The model's parameters and buffers (BatchNorm's running statistics,
     ``num_batches_tracked``, a weight normalised in place in ``forward``) and torch's RNG states
     bit for bit as they were before the block, after it: a training-mode step updates buffers,
-    a forward may write its parameters, and dropout draws from the RNG."""
-    saved: list[tuple[Any, str, torch.Tensor, torch.Tensor, bool]] = []
+    a forward may write its parameters, and dropout draws from the RNG.  Each name is given back
+    its very tensor; each tensor's values are saved once (a weight tied under two names too),
+    and written back only where its bits changed (one left alone keeps its version counter)."""
+    # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
+    named: list[tuple[Any, str, torch.Tensor, bool]] = []
+    saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
     with torch.no_grad():
         for module in model.modules():
-            for name, buffer in module.named_buffers(recurse=False, remove_duplicate=False):
-                if isinstance(buffer, torch.Tensor):
-                    saved.append((module, name, buffer, buffer.clone(), False))
-            for name, param in module.named_parameters(recurse=False, remove_duplicate=False):
-                saved.append((module, name, param, param.detach().clone(), True))
-    devices = sorted({t.device.index or 0 for t in model_tensors(model) if t.device.type == "cuda"})
+            params, buffers = own_tensors(module)
+            for name, tensor in buffers:
+                if isinstance(tensor, torch.Tensor):
+                    named.append((module, name, tensor, False))
+            for name, tensor in params:
+                named.append((module, name, tensor, True))
+        for _, _, tensor, _ in named:
+            if id(tensor) not in saved:
+                saved[id(tensor)] = (tensor, tensor.detach().clone())
+    devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
         with torch.no_grad():
-            for module, name, tensor, values, is_parameter in saved:
+            for module, name, tensor, is_parameter in named:
                 (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
+            for tensor, values in saved.values():
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not _same_bits(tensor, values):
                     tensor.copy_(values)
 
 
+#: The integer type a tensor's elements are compared as, by element size: integer equality is
+#: equality of bits (NaN as NaN, -0.0 apart from 0.0), and comparing whole words is several
+#: times faster than comparing bytes (a ResNet18's 45 MB: ~50 ms as bytes, ~14 ms as words).
+#: A 16-byte element (complex128) is two words.
+_WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}
+
+
 def _same_bits(tensor: torch.Tensor, values: torch.Tensor) -> bool:
-    """Do ``tensor`` and ``values`` (same shape and dtype) hold the same bytes?  NaN as NaN; a
+    """Do ``tensor`` and ``values`` (same shape and dtype) hold the same bits?  NaN as NaN; a
     tensor left alone is not written (its version counter stays)."""
+    words = _WORDS.get(tensor.element_size(), torch.uint8)
     try:
-        return bool(
-            torch.equal(tensor.reshape(-1).view(torch.uint8), values.reshape(-1).view(torch.uint8))
-        )
+        if words.itemsize == tensor.element_size():  # a view of any strides
+            return bool(torch.equal(tensor.view(words), values.view(words)))
+        return bool(torch.equal(tensor.reshape(-1).view(words), values.reshape(-1).view(words)))
     except RuntimeError:  # a view that cannot be reinterpreted, or a quantized tensor
         return bool(torch.equal(tensor, values))
 

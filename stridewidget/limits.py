@@ -104,6 +104,12 @@ MAX_AUDIT_PICTURE_CHARS = 150_000
 TIMING_ROUNDS = 7
 #: Medians this far apart (relative), and IQRs apart, make a "faster" / "slower" verdict.
 TIMING_MIN_CHANGE = 0.05
+#: An IQR wider than this fraction of its median makes a timing too noisy to call "no measurable
+#: change": the spread could hide a change as big as the 5 % a verdict needs, many times over.
+TIMING_MAX_SPREAD = 0.5
+#: Seconds an audit report's page (``to_html``) spends measuring suggestions not yet measured: it
+#: starts no new candidate after this and names those it left unmeasured on the page.
+AUDIT_PAGE_MEASURE_SECONDS = 10.0
 
 # --- the checks -------------------------------------------------------------------------------
 

@@ -384,4 +384,4 @@ def test_a_patch_embedding_gets_an_unapplied_suggestion_that_agrees_with_the_mea
     assert edit.fix.startswith("edit ") and not edit.outputs_match and "after" not in edit.measured
     (channels_last,) = [s for s in report.suggestions if s.applied]
     # the edit offers channels-last exactly when channels-last was measured to help
-    assert ("measured to help" in edit.fix) == channels_last.helps
+    assert ("run the patch convolution channels-last" in edit.fix) == channels_last.helps

@@ -101,21 +101,30 @@ def input_stored_for(
 
 
 class _ContiguousInput(torch.nn.Module):
-    """The model, with one input made contiguous inside the step (so that the fix's own copy is
-    audited and timed with it)."""
+    """The model, with one input (a position, or a keyword's name) made contiguous inside the
+    step (so that the fix's own copy is audited and timed with it)."""
 
-    def __init__(self, model: torch.nn.Module, position: int) -> None:
+    def __init__(self, model: torch.nn.Module, key: int | str) -> None:
         super().__init__()
         self.model = model
-        self.position = position
+        self.key = key
 
-    def forward(self, *inputs: Any) -> Any:
-        return self.model(
-            *(x.contiguous() if i == self.position else x for i, x in enumerate(inputs))
-        )
+    def forward(self, *inputs: Any, **kwargs: Any) -> Any:
+        if isinstance(self.key, str):
+            kwargs = {**kwargs, self.key: kwargs[self.key].contiguous()}
+        else:
+            inputs = tuple(x.contiguous() if i == self.key else x for i, x in enumerate(inputs))
+        return self.model(*inputs, **kwargs)
 
 
 def contiguous_input(
-    position: int, model: torch.nn.Module, inputs: tuple[Any, ...]
+    key: int | str, model: torch.nn.Module, inputs: tuple[Any, ...]
 ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-    return _ContiguousInput(model, position), inputs
+    """``model`` wrapped so that input ``key`` (a position, or a keyword's name) is made
+    contiguous inside the step.
+
+    >>> model, inputs = contiguous_input(0, torch.nn.Identity(), ())
+    >>> model(torch.ones(2, 3).t()).is_contiguous()
+    True
+    """
+    return _ContiguousInput(model, key), inputs

@@ -20,6 +20,7 @@ from .found import SCALARS_ROW, TOP, op_names
 if TYPE_CHECKING:
     from .found import AuditCopy, Row
     from .report import AuditReport
+    from .suggest import Suggestion
 
 
 _STYLE = """
@@ -138,16 +139,23 @@ def _copies_table(report: AuditReport) -> str:
     )
 
 
-def _suggestions_section(report: AuditReport) -> str:
+def _suggestions_section(suggestions: list[Suggestion], unmeasured: list[str]) -> str:
     items = "".join(
         f"<li><pre>{html.escape(str(suggestion))}\nhelps: {suggestion.helps}</pre></li>"
-        for suggestion in report.suggestions
+        for suggestion in suggestions
     )
-    return (
+    section = (
         f"<p>Suggestions (each applied to copies and measured):</p><ul>{items}</ul>"
         if items
         else ""
     )
+    if unmeasured:
+        left = "".join(f"<li>{html.escape(text)}</li>" for text in unmeasured)
+        section += (
+            f"<p>Not measured: {len(unmeasured)} more candidate fixes, past the page's time "
+            f"budget (read <code>report.suggestions</code> to measure them all):</p><ul>{left}</ul>"
+        )
+    return section
 
 
 def _summary_table(title: str, rows: list[Row]) -> str:
@@ -169,8 +177,14 @@ def _summary_table(title: str, rows: list[Row]) -> str:
     )
 
 
-def report_html(report: AuditReport, standalone: bool) -> str:
-    """The report as an HTML fragment (Jupyter) or a whole page (``to_html``)."""
+def report_html(
+    report: AuditReport,
+    standalone: bool,
+    suggestions: list[Suggestion] | None = None,
+    unmeasured: list[str] | None = None,
+) -> str:
+    """The report as an HTML fragment (Jupyter) or a whole page (``to_html``), with
+    ``suggestions`` (none when ``None``) and the candidates ``unmeasured`` named."""
     parts = [f"<p><b>{html.escape(report.summary())}</b></p>"]
     if report.copies:
         parts.append(
@@ -179,9 +193,8 @@ def report_html(report: AuditReport, standalone: bool) -> str:
         parts.append(_copies_table(report))
         parts.append("<p>By source line:</p>" + _summary_table("line", report.by_line()))
         parts.append("<p>By module:</p>" + _summary_table("module", report.by_module()))
-    # the page always measures them; a notebook cell shows them once they were asked for
-    if standalone or "suggestions" in report.__dict__:
-        parts.append(_suggestions_section(report))
+    if suggestions is not None:
+        parts.append(_suggestions_section(suggestions, unmeasured or []))
     # The sort script finds its tables by this id: derived from the content (same report, same
     # id; reports on one page differ) so that saved notebooks stay byte-stable.
     root_id = "swa-" + hashlib.blake2b("".join(parts).encode(), digest_size=5).hexdigest()

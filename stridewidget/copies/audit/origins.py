@@ -9,7 +9,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -19,7 +19,14 @@ from ..log import CopyEvent, CopyLog
 from ..ops import MISSING
 from .guard import output_tensors
 
-__all__ = ["NodeOrigins", "Timeline", "line_text", "modules_followed", "recompute_line"]
+__all__ = [
+    "NodeOrigins",
+    "Recomputed",
+    "Timeline",
+    "line_text",
+    "modules_followed",
+    "recompute_line",
+]
 
 
 class Timeline:
@@ -199,17 +206,52 @@ class NodeOrigins:
 _CHECKPOINT_FILE = os.path.join(os.path.dirname(torch.__file__), "utils", "checkpoint.py")
 
 
-def recompute_line() -> tuple[str, int] | None:
-    """During backward: when ``torch.utils.checkpoint`` is re-running a forward, the user's line
-    being re-run (the innermost frame outside torch and this package), else ``None``.  Backward
-    has no Python frames of its own, so the stack is short."""
+class Recomputed(NamedTuple):
+    """What an activation-checkpoint recompute is re-running: the user's line (``filename``,
+    ``line``), the innermost module whose ``forward`` is on the stack (``module``; ``None`` when
+    none is: a call the checkpointed function makes itself), and that ``forward``'s line when it
+    is torch's, below the user's line (``library``: ``torch/nn/modules/dropout.py:73`` for a
+    ``Dropout``, as the forward's :meth:`NodeOrigins.detail` says it; else ``None``)."""
+
+    filename: str
+    line: int
+    library: tuple[str, int] | None = None
+    module: torch.nn.Module | None = None
+
+
+def recompute_line() -> Recomputed | None:
+    """During backward: when ``torch.utils.checkpoint`` is re-running a forward, what it re-runs
+    (:class:`Recomputed`), else ``None``.  Backward has no Python frames of its own, so the stack
+    is short."""
     frame = sys._getframe(1)
-    user = None
+    frames = []
     while frame is not None:
-        filename = frame.f_code.co_filename
-        if filename == _CHECKPOINT_FILE:
-            return user or ("<unknown>", 0)
-        if user is None and not filename.startswith((TORCH_DIR, PACKAGE_DIR)):
-            user = (filename, frame.f_lineno)
+        if frame.f_code.co_filename == _CHECKPOINT_FILE:
+            return _recomputed(frames)
+        frames.append(frame)
         frame = frame.f_back
     return None
+
+
+def _recomputed(frames: list[Any]) -> Recomputed:
+    """The :class:`Recomputed` of the stack below the checkpoint's frame, innermost first.  The
+    ops a recompute runs reach the audit's dispatch mode through torch's own wrappers and the
+    Python torch function that ran them (``F.dropout``), so the library line is taken from the
+    module's ``forward``, the frame the forward's call was made in."""
+    user = library = module = None
+    for frame in frames:
+        filename = frame.f_code.co_filename
+        if filename.startswith(PACKAGE_DIR):
+            continue
+        if module is None and frame.f_code.co_name == "forward":
+            owner = frame.f_locals.get("self")
+            if isinstance(owner, torch.nn.Module):
+                module = owner
+                if user is None and filename.startswith(TORCH_DIR):
+                    library = (filename, frame.f_lineno)
+        if user is None and not filename.startswith(TORCH_DIR):
+            user = (filename, frame.f_lineno)
+        if user is not None and module is not None:
+            break
+    filename, line = user or ("<unknown>", 0)
+    return Recomputed(filename, line, library, module)

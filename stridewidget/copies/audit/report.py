@@ -4,6 +4,7 @@ tables, text, HTML and measured suggestions (:mod:`stridewidget.copies.audit.sug
 
 from __future__ import annotations
 
+import time
 import warnings
 from collections.abc import Callable
 from functools import cached_property
@@ -12,6 +13,7 @@ from typing import Any
 import torch
 
 from ..._compat import compiled_original, profiler_running
+from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
 from ..format import format_bytes, ops_text
 from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_ops
 from .guard import eager_model, state_kept
@@ -149,12 +151,42 @@ class AuditReport:
         return self.to_text()
 
     def _repr_html_(self) -> str:
-        return report_html(self, standalone=False)
+        # a notebook cell shows the suggestions once they were asked for: it never measures
+        return report_html(self, False, self.__dict__.get("suggestions"), [])
 
-    def to_html(self, path: str) -> None:
-        """Write the report as one standalone page (inline SVG, CSS and a small sort script)."""
+    def to_html(self, path: str, budget_s: float | None = MEASURE_SECONDS) -> None:
+        """Write the report as one standalone page (inline SVG, CSS and a small sort script).
+
+        The page lists the suggestions.  Those already read (``report.suggestions``) cost
+        nothing more; else they are measured now, each candidate fix two audited steps, two
+        float64 steps and at least 14 interleaved timed rounds of about 20 ms each (seconds per
+        candidate for a small CNN, and some models have several candidates).  No candidate is
+        started after ``budget_s`` seconds (:data:`~stridewidget.limits.AUDIT_PAGE_MEASURE_SECONDS`;
+        ``None``: no bound, ``0``: measure none): the page names those left unmeasured, and
+        ``report.suggestions`` still measures them all when read.
+        """
+        suggestions, unmeasured = self._suggestions_within(budget_s)
         with open(path, "w", encoding="utf-8") as file:
-            file.write(report_html(self, standalone=True))
+            file.write(report_html(self, True, suggestions, unmeasured))
+
+    def _suggestions_within(self, budget_s: float | None) -> tuple[list[Suggestion], list[str]]:
+        if "suggestions" in self.__dict__ or budget_s is None:
+            return self.suggestions, []
+        unmeasured: list[str] = []
+        with state_kept(self._model):
+            found = measured_suggestions(
+                self._model,
+                self._inputs,
+                self.backward,
+                self._loss_fn,
+                self.copies,
+                self._kwargs,
+                deadline=time.perf_counter() + budget_s,
+                unmeasured=unmeasured,
+            )
+        if not unmeasured:  # all of them: the same as report.suggestions, kept as it
+            self.__dict__["suggestions"] = found
+        return found, unmeasured
 
 
 def audit(

@@ -296,6 +296,7 @@ def _backward_copies(
     """The backward events that copied or hid copies, each at the forward call whose gradient
     made it (else its autograd node), or at the line an activation checkpoint re-ran."""
     names = {p: name for name, p in model.named_parameters()}
+    modules = {m: name for name, m in model.named_modules()}
     # the forward event first made at each source line: a recomputed line's module
     forward_at_line: dict[tuple[str, int] | None, int] = {}
     for index, location in origins.location.items():
@@ -318,12 +319,13 @@ def _backward_copies(
             call, detail = where, ""
         recomputed = backward_recorder.recomputed.get(event.index)
         if recomputed is not None:  # a forward line re-run by activation checkpointing
-            where, call = f"{line_text(*recomputed)} (recompute)", f"recompute: {event.call}"
-            module = (
-                forward_modules[forward_at_line[recomputed]]
-                if recomputed in forward_at_line
-                else module
-            )
+            user = (recomputed.filename, recomputed.line)
+            where, call = f"{line_text(*user)} (recompute)", f"recompute: {event.call}"
+            if recomputed.module is not None:  # the module re-run, as in forward
+                module = modules.get(recomputed.module, module)
+            elif user in forward_at_line:
+                module = forward_modules[forward_at_line[user]]
+            detail = line_text(*recomputed.library) if recomputed.library else ""
         in_place = event.wrote_input and event.index not in backward_recorder.into_blank
         scalar = event.index in backward_recorder.wrapped_scalars
         found = _copies_of("backward", module, where, event, inside, call, in_place, scalar)

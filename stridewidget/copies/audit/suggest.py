@@ -16,6 +16,7 @@ embedding), can only be fixed by editing the model's source, so they are reporte
 from __future__ import annotations
 
 import copy
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
@@ -23,6 +24,7 @@ from typing import Any
 
 import torch
 
+from ..._compat import tree_map
 from ...layout.layout import Layout
 from ..format import format_bytes
 from .fixes import (
@@ -36,7 +38,7 @@ from .fixes import (
 from .found import AuditCopy
 from .guard import model_tensors, output_tensors
 from .step import audited_step, run_step
-from .timing import Timing, interleaved, verdict
+from .timing import Timing, interleaved, noisy, verdict
 
 __all__ = ["Measured", "Suggestion", "measure", "measured_suggestions"]
 
@@ -85,10 +87,30 @@ class Suggestion:
     @property
     def speed(self) -> str:
         """``"faster"``, ``"slower"`` or ``"no measurable change"`` (see
-        :func:`stridewidget.copies.audit.timing.verdict`); ``""`` when not applied."""
+        :func:`stridewidget.copies.audit.timing.verdict`), and ``"too noisy to judge"`` instead of
+        no measurable change when an IQR is wider than half its median (:func:`noisy`: such a
+        spread could hide a real change); ``""`` when not applied."""
         if not self.applied:
             return ""
-        return verdict(self.measured["before"].timing, self.measured["after"].timing)
+        before, after = self.measured["before"].timing, self.measured["after"].timing
+        said = verdict(before, after)
+        if said == "no measurable change" and (noisy(before) or noisy(after)):
+            return "too noisy to judge"
+        return said
+
+    @property
+    def result(self) -> str:
+        """What was measured, in words: ``"fewer bytes, no measurable change in time"``; ``""``
+        when not applied."""
+        if not self.applied:
+            return ""
+        before, after = self.measured["before"].bytes, self.measured["after"].bytes
+        size = "fewer" if after < before else "more" if after > before else "the same"
+        time = {
+            "no measurable change": "no measurable change in time",
+            "too noisy to judge": "the timing too noisy to judge",
+        }.get(self.speed, self.speed)
+        return f"{size} bytes copied, {time}"
 
     @property
     def helps(self) -> bool:
@@ -101,7 +123,7 @@ class Suggestion:
     def __str__(self) -> str:
         text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
         if self.applied:
-            text += f"\n  after:  {self.measured['after']} — {self.speed}"
+            text += f"\n  after:  {self.measured['after']} — {self.result}"
         return text
 
 
@@ -112,7 +134,13 @@ def measured_suggestions(
     loss_fn: Callable[[Any], torch.Tensor] | None,
     copies: list[AuditCopy],
     kwargs: dict[str, Any] | None = None,
+    deadline: float | None = None,
+    unmeasured: list[str] | None = None,
 ) -> list[Suggestion]:
+    """The candidate fixes for a step that made ``copies``, each measured (:func:`measure`).
+    With a ``deadline`` (a ``time.perf_counter()`` value) no candidate is started after it: each
+    one left is named (``where: fix``) in ``unmeasured``."""
+    kwargs = kwargs or {}
     candidates = []
     if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
         t.dim() == 4 for value in inputs for t in output_tensors(value)
@@ -126,44 +154,86 @@ def measured_suggestions(
                 to_channels_last,
             )
         )
-    for position, value in enumerate(inputs):
-        if isinstance(value, torch.Tensor) and not value.is_contiguous():
-            candidates.append(
-                (
-                    f"input {position} {tuple(value.shape)} with strides {value.stride()}",
-                    "make the reused non-contiguous input contiguous once, before the model",
-                    f"inputs[{position}] = inputs[{position}].contiguous()",
-                    partial(contiguous_input, position),
-                )
-            )
+    candidates.extend(_contiguous_input_candidates(inputs, kwargs, copies))
     candidates.extend(_transposed_weight_candidates(model, copies))
     unapplied = []
-    for where, what, fix, order, position in _permute_reshape_candidates(inputs, copies):
+    for where, what, fix, order, position in _permute_reshape_candidates(inputs, kwargs, copies):
         if position is None:
             unapplied.append((where, what, fix))
         else:
             candidates.append((where, what, fix, partial(input_stored_for, position, order)))
-    found = [
-        measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs)
-        for where, what, fix, apply in candidates
-    ]
+    found = []
+    for where, what, fix, apply in candidates:
+        if deadline is not None and time.perf_counter() > deadline:
+            if unmeasured is not None:
+                unmeasured.append(f"{where}: {fix}")
+            continue
+        found.append(measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs))
     # An edit that builds on channels-last is proposed only when channels-last measured helps:
     # never a fix that needs another fix which was measured not to pay.
-    channels_last = any(s.helps for s in found if s.fix.startswith("model = model.to("))
-    unapplied.extend(_made_non_contiguous_candidates(model, inputs, copies, channels_last))
+    channels_last = next((s for s in found if s.fix.startswith("model = model.to(")), None)
+    unapplied.extend(_made_non_contiguous_candidates(model, inputs, kwargs, copies, channels_last))
     if unapplied:
-        unchanged = copy.deepcopy((model, inputs, kwargs))
-        timing = interleaved(
-            {"before": lambda: run_step(*unchanged[:2], backward, loss_fn, unchanged[2])}
-        )
-        as_audited = Measured(
-            len(copies), sum(c.bytes for c in copies), *_timing_fields(timing["before"])
-        )
-        found.extend(
-            Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
-            for where, what, fix in unapplied
-        )
+        as_audited = _as_audited(model, inputs, backward, loss_fn, copies, kwargs, found, deadline)
+        if as_audited is None:
+            if unmeasured is not None:
+                unmeasured.extend(f"{where}: {fix}" for where, _, fix in unapplied)
+        else:
+            found.extend(
+                Suggestion(where, what, fix, {"before": as_audited}, False, applied=False)
+                for where, what, fix in unapplied
+            )
     return found
+
+
+def _as_audited(
+    model: torch.nn.Module,
+    inputs: tuple[Any, ...],
+    backward: bool,
+    loss_fn: Callable[[Any], torch.Tensor] | None,
+    copies: list[AuditCopy],
+    kwargs: dict[str, Any],
+    found: list[Suggestion],
+    deadline: float | None,
+) -> Measured | None:
+    """The unchanged step as an unapplied suggestion shows it: the "before" a measured fix
+    already timed (one measurement of the same step, not a second one that a burst of load can
+    make read differently), else timed now; ``None`` when past the ``deadline``."""
+    if found:
+        return found[0].measured["before"]
+    if deadline is not None and time.perf_counter() > deadline:
+        return None
+    unchanged = copy.deepcopy((model, inputs, kwargs))
+    timing = interleaved(
+        {"before": lambda: run_step(*unchanged[:2], backward, loss_fn, unchanged[2])}
+    )
+    return Measured(len(copies), sum(c.bytes for c in copies), *_timing_fields(timing["before"]))
+
+
+def _contiguous_input_candidates(
+    inputs: tuple[Any, ...], kwargs: dict[str, Any], copies: list[AuditCopy]
+) -> list[tuple[str, str, str, Callable[..., tuple[torch.nn.Module, tuple[Any, ...]]]]]:
+    """A non-contiguous input, positional or keyword, that a copy of the step reads: made
+    contiguous once, before the model.  An input no copy reads is left alone (``Linear`` reads a
+    transposed batch as it is: there is no copy to remove)."""
+    read = {s.storage_address for item in copies for s in item.source if s is not None}
+    candidates = []
+    for key, value in (*enumerate(inputs), *kwargs.items()):
+        if not isinstance(value, torch.Tensor) or value.is_contiguous() or not value.numel():
+            continue
+        if value.untyped_storage().data_ptr() not in read:
+            continue
+        name = f"inputs[{key}]" if isinstance(key, int) else f'model_kwargs["{key}"]'
+        label = f"input {key}" if isinstance(key, int) else f"keyword input {key}"
+        candidates.append(
+            (
+                f"{label} {tuple(value.shape)} with strides {value.stride()}",
+                "make the reused non-contiguous input contiguous once, before the model",
+                f"{name} = {name}.contiguous()",
+                partial(contiguous_input, key),
+            )
+        )
+    return candidates
 
 
 def _forward_copies_from(
@@ -223,15 +293,18 @@ _NEEDS_CONTIGUOUS = ("F.linear", "F.layer_norm")
 def _made_non_contiguous_candidates(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],
+    kwargs: dict[str, Any],
     copies: list[AuditCopy],
-    channels_last_helps: bool,
+    channels_last: Suggestion | None,
 ) -> list[tuple[str, str, str]]:
     """A non-contiguous tensor made inside the model (``flatten(2).transpose(1, 2)`` of a patch
     embedding) that ``Linear`` / ``LayerNorm`` copy inside their kernels each step.  Only the
     model's source can change where it is made: ``(where, what, fix)``, reported unapplied.
-    The channels-last route is offered only when channels-last was measured to help."""
+    The channels-last route is offered only when channels-last (``channels_last``: its measured
+    suggestion, ``None`` when it was not tried) was measured to help; the text says what was
+    measured, and names channels-last only when it was tried."""
     outside = {t.untyped_storage().data_ptr() for t in model_tensors(model)}
-    outside.update(t.untyped_storage().data_ptr() for t in output_tensors(inputs))
+    outside.update(t.untyped_storage().data_ptr() for t in output_tensors((inputs, kwargs)))
     found, seen = [], set()
     for item in copies:
         if item.phase != "forward" or not item.hidden_in or item.call not in _NEEDS_CONTIGUOUS:
@@ -244,27 +317,35 @@ def _made_non_contiguous_candidates(
         if item.where in seen:
             continue
         seen.add(item.where)
+        if channels_last is not None and channels_last.helps:
+            edit = (
+                f"run the patch convolution channels-last (measured above: "
+                f"{channels_last.result}), so that flatten(2).transpose(1, 2) is already contiguous"
+            )
+        else:
+            edit = ".contiguous() once where the tensor is made, if several layers read it"
+            if channels_last is not None:
+                edit += (
+                    f" (channels-last was measured above and did not help: {_why(channels_last)})"
+                )
         found.append(
             (
                 f"{item.call} at {item.where} of {source.shape} with strides {source.strides}",
                 f"not applied automatically: a non-contiguous tensor made inside the model is fed "
                 f"to {item.call}, whose kernel copies it (and its gradient in backward) every "
                 "step; make its producer write the layout the consumer reads",
-                f"edit {item.where}: "
-                + (
-                    "run the patch convolution channels-last (measured to help above), so that "
-                    "flatten(2).transpose(1, 2) is already contiguous"
-                    if channels_last_helps
-                    else ".contiguous() once where the tensor is made, if several layers read "
-                    "it (channels-last, which would make it contiguous, did not help here)"
-                ),
+                f"edit {item.where}: {edit}",
             )
         )
     return found
 
 
+def _why(suggestion: Suggestion) -> str:
+    return suggestion.result if suggestion.outputs_match else "its outputs differed"
+
+
 def _permute_reshape_candidates(
-    inputs: tuple[Any, ...], copies: list[AuditCopy]
+    inputs: tuple[Any, ...], kwargs: dict[str, Any], copies: list[AuditCopy]
 ) -> list[tuple[str, str, str, tuple[int, ...], int | None]]:
     """A ``reshape`` / ``flatten`` that copied because its source is a permuted dense tensor.
 
@@ -280,10 +361,12 @@ def _permute_reshape_candidates(
         for position, value in enumerate(inputs)
         if isinstance(value, torch.Tensor) and value.numel()
     }
+    # a keyword input is not made inside the model; storing it permuted is not applied (yet)
+    keywords = {t.untyped_storage().data_ptr() for t in output_tensors(kwargs)}
     found = []
     seen = set()
     for item, source in _forward_copies_from(copies):
-        if item.call not in _RESHAPES or not source.is_dense:
+        if item.call not in _RESHAPES or not source.is_dense or source.storage_address in keywords:
             continue
         position, value = by_storage.get(source.storage_address, (None, None))
         order = None
@@ -354,15 +437,16 @@ def measure(
     # rounding into percent-size differences that would hide or fake a real one.
     results = {}
     double_model = copy.deepcopy(model).double()
-    double_inputs = tuple(
-        value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
-        for value in inputs
+    double_inputs, double_kwargs = (
+        tree_map(_double, part) for part in (inputs, copy.deepcopy(kwargs))
     )
     for label, (variant_model, variant_inputs) in _variants(
         double_model, double_inputs, apply
     ).items():
         torch.manual_seed(0)
-        results[label] = run_step(variant_model, variant_inputs, backward, loss_fn, kwargs)
+        results[label] = run_step(
+            variant_model, variant_inputs, backward, loss_fn, copy.deepcopy(double_kwargs)
+        )
     return Suggestion(where, what, fix, measured, _same(results["before"], results["after"]))
 
 
@@ -376,6 +460,12 @@ def _variants(
         "before": (copy.deepcopy(model), copy.deepcopy(inputs)),
         "after": apply(copy.deepcopy(model), copy.deepcopy(inputs)),
     }
+
+
+def _double(value: Any) -> Any:
+    return (
+        value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
+    )
 
 
 def _scale(tensors: list[torch.Tensor]) -> float:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from ...limits import TIMING_MAX_SPREAD as MAX_SPREAD
 from ...limits import TIMING_MIN_CHANGE as MIN_CHANGE
 from ...limits import TIMING_ROUNDS as ROUNDS
 
@@ -84,3 +85,13 @@ def verdict(before: Timing, after: Timing) -> str:
     if after.q1 > before.q3 and after.median >= before.median * (1 + MIN_CHANGE):
         return "slower"
     return "no measurable change"
+
+
+def noisy(timing: Timing) -> bool:
+    """The IQR is wider than :data:`MAX_SPREAD` of the median: too wide to tell "no measurable
+    change" from a change the spread hides.
+
+    >>> noisy(Timing(1.1e-3, 0.97e-3, 1.27e-3)), noisy(Timing(5.0e-3, 0.85e-3, 5.21e-3))
+    (False, True)
+    """
+    return timing.q3 - timing.q1 > MAX_SPREAD * timing.median

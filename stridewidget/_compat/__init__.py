@@ -9,7 +9,13 @@ never imports torch.  The rest of the package imports them from here: ``from .._
 
 from __future__ import annotations
 
-from .compiled import compiled_in_place, compiled_original, export_user_error, recording_backend
+from .compiled import (
+    compiled_in_place,
+    compiled_original,
+    export_user_error,
+    mode_skipped_compiles,
+    recording_backend,
+)
 from .dispatch import (
     composite_implicit_key,
     decomposition_table,
@@ -43,6 +49,7 @@ from .storage import (
     neg_view,
     restore_buffer,
     restore_parameter,
+    sparse_parts,
     storage_id,
     storage_identity,
     version_counter,
@@ -91,6 +98,7 @@ __all__ = [
     "known_false",
     "known_true",
     "legacy_profiler_available",
+    "mode_skipped_compiles",
     "neg_view",
     "op_arguments",
     "op_overload_class",
@@ -106,6 +114,7 @@ __all__ = [
     "restore_parameter",
     "run_composite_implicit",
     "schema_name",
+    "sparse_parts",
     "storage_id",
     "storage_identity",
     "symbol_example",

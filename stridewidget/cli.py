@@ -36,6 +36,7 @@ import importlib.metadata
 import os
 import pathlib
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -160,6 +161,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ...
     0
     """
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words[:1] == ["audit"]:  # python -m stridewidget audit ...: the audit is its own module
+        raise SystemExit(
+            "stridewidget: the audit is its own command: python -m stridewidget.audit MODEL "
+            "--input EXPR ... (python -m stridewidget EXPR shows a tensor's layout)"
+        )
     args = _show_parser().parse_args(argv)
     # every option is checked before EXPR runs and anything is printed
     try:
@@ -236,6 +243,7 @@ def _import_failure(name: str, error: RuntimeError) -> str:
     # may be one the imported package imports (transformers and timm import torchvision)
     at_fault = re.search(r"operator (\w+)::", str(error))
     culprit = at_fault.group(1) if at_fault else name
+    name = name or culprit
     via = f"{name} imports {culprit}, and " if culprit != name else ""
     imported, name = name, culprit
     try:
@@ -265,8 +273,41 @@ def _evaluate(expression: str, what: str) -> Any:
     try:
         return eval(expression, {"__builtins__": __builtins__}, namespace)
     except Exception as error:
+        missing = _missing_operator(error)
+        if missing is not None:  # a lazy import (transformers.BertModel) that failed in torch
+            imported = [name for name, value in namespace.items() if name not in _GIVEN]
+            raise SystemExit(_import_failure(imported[-1] if imported else "", missing)) from error
         message = f"stridewidget.audit: could not evaluate {what} {expression!r}: {error}"
         raise SystemExit(message) from error
+
+
+#: The names the audit's evaluation namespace starts with.
+_GIVEN = frozenset({"torch", "np", "numpy", "sw"})
+
+
+def _missing_operator(error: BaseException) -> RuntimeError | None:
+    """The ``operator X::y does not exist`` error in ``error``'s cause chain, if any: what a
+    package that imports lazily (``transformers``) hides behind its own ``ImportError``.
+
+    >>> try:
+    ...     try:
+    ...         raise RuntimeError("operator torchvision::nms does not exist")
+    ...     except RuntimeError as cause:
+    ...         raise ModuleNotFoundError("Could not import module 'BertModel'") from cause
+    ... except ImportError as error:
+    ...     str(_missing_operator(error))
+    'operator torchvision::nms does not exist'
+    """
+    seen: set[int] = set()
+    link: BaseException | None = error
+    while link is not None and id(link) not in seen:
+        seen.add(id(link))
+        if isinstance(link, RuntimeError) and re.search(
+            r"operator \w+::\w+ does not exist", str(link)
+        ):
+            return link
+        link = link.__cause__ or link.__context__
+    return None
 
 
 def _audit_parser() -> argparse.ArgumentParser:

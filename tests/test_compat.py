@@ -469,3 +469,49 @@ def test_compiled_dynamic_without_the_context(monkeypatch):
     monkeypatch.delattr(compiled.dynamo_ctx, "_dynamic")
     assert _compat.compiled_dynamic(compiled) is None  # captured static, as torch starts
     assert _compat.compiled_dynamic(lambda x: x) is None
+
+
+# --- compiled functions run under a dispatch mode; sparse tensors' data ---------------------
+
+
+def _mode_skipped_call():
+    """A compiled function called under a dispatch mode (dynamo skips it) inside the block."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Passing(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    # a new code object each call: dynamo marks a code it skipped, for good when not reset
+    compiled = torch.compile(eval("lambda t: t * 2"), backend="eager")
+    with _compat.mode_skipped_compiles() as skipped, Passing():
+        compiled(torch.ones(2))
+    return skipped
+
+
+def test_mode_skipped_compiles_sees_the_skipped_function():
+    skipped = _mode_skipped_call()
+    assert skipped and skipped[0].startswith("<lambda> (")  # torch's own answer: it was skipped
+
+
+def test_mode_skipped_compiles_without_dynamo_tls(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "torch._dynamo.eval_frame", types.ModuleType("moved"))
+    assert _mode_skipped_call() == []  # the fallback: nothing seen, nothing reset
+
+
+def test_mode_skipped_compiles_without_reset_code(monkeypatch):
+    import torch._C._dynamo.eval_frame as c_eval_frame
+    import torch._dynamo  # noqa: F401  (imported before the patch: dynamo imports reset_code)
+
+    monkeypatch.delattr(c_eval_frame, "reset_code")
+    assert _mode_skipped_call()  # still seen; the codes stay skipped
+
+
+def test_sparse_parts_without_private_indices(monkeypatch):
+    sparse = torch.eye(3).to_sparse()  # coalesced: its indices() and values() are the same data
+    found = sum(p.nbytes for p in _compat.sparse_parts(sparse))
+    monkeypatch.setattr(torch.Tensor, "_indices", property(_gone))
+    assert sum(p.nbytes for p in _compat.sparse_parts(sparse)) == found
+    assert found == sparse.indices().nbytes + sparse.values().nbytes

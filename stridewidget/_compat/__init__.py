@@ -14,6 +14,7 @@ from .compiled import (
     compiled_in_place,
     compiled_original,
     export_user_error,
+    mode_skipped_compiles,
     recording_backend,
 )
 from .dispatch import (
@@ -50,6 +51,7 @@ from .storage import (
     own_tensors,
     restore_buffer,
     restore_parameter,
+    sparse_parts,
     storage_id,
     storage_identity,
     version_counter,
@@ -100,6 +102,7 @@ __all__ = [
     "known_false",
     "known_true",
     "legacy_profiler_available",
+    "mode_skipped_compiles",
     "neg_view",
     "op_arguments",
     "op_overload_class",
@@ -117,6 +120,7 @@ __all__ = [
     "run_composite_implicit",
     "schema_name",
     "simplified_text",
+    "sparse_parts",
     "storage_id",
     "storage_identity",
     "symbol_example",

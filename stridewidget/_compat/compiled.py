@@ -1,9 +1,12 @@
 """``torch.compile`` and ``torch.export``: the model behind a compiled wrapper, a backend that
-records AOTAutograd's graphs, and export's user-error class."""
+records AOTAutograd's graphs, export's user-error class, and the compiled functions dynamo ran
+eagerly while a dispatch mode was on."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
@@ -11,6 +14,7 @@ __all__ = [
     "compiled_in_place",
     "compiled_original",
     "export_user_error",
+    "mode_skipped_compiles",
     "recording_backend",
 ]
 
@@ -170,3 +174,63 @@ def export_user_error() -> type:
     except ImportError:  # moved: every export error falls back to strict
         return type("NeverRaised", (Exception,), {})
     return UserError
+
+
+#: The words of dynamo's reason for a frame it skips because a dispatch mode is on (torch 2.13:
+#: "non-infra torch dispatch mode present, this is not supported today in torch.compile").
+_MODE_SKIP = "dispatch mode"
+
+
+@contextmanager
+def mode_skipped_compiles() -> Iterator[list[str]]:
+    """The frames ``torch.compile`` was asked to run while the block ran and ran eagerly because
+    a dispatch mode was on, as ``"name (file:line)"``, each compiled function before the frames it
+    called: dynamo skips every frame it sees under a dispatch mode.  Dynamo also marks each
+    skipped code to be skipped in every later call (a compiled function first called under the
+    audit would run eagerly for good, one compiled before would never recompile): on exit, those
+    codes are reset (a function compiled before is compiled again on its next call).
+
+    ``torch._dynamo.eval_frame.dynamo_tls.skip_reasons`` (dynamo's list of skipped frames, kept
+    while it is a list), ``torch._dynamo.convert_frame.input_codes`` and
+    ``torch._C._dynamo.eval_frame.reset_code`` (checked on torch 2.13).  Where dynamo was never
+    imported, ``skip_reasons`` is gone or in use (a ``fullgraph=True`` compile running), the list
+    stays empty; without the others, nothing is reset.
+
+    >>> with mode_skipped_compiles() as skipped:
+    ...     pass
+    >>> skipped
+    []
+    """
+    found: list[str] = []
+    eval_frame = sys.modules.get("torch._dynamo.eval_frame")
+    tls = getattr(eval_frame, "dynamo_tls", None)
+    if tls is None or getattr(tls, "skip_reasons", ()) is not None:
+        yield found
+        return
+    tls.skip_reasons = reasons = []
+    try:
+        yield found
+    finally:
+        if tls.skip_reasons is reasons:
+            tls.skip_reasons = None
+        skipped = [r.partition("): ")[0] + ")" for r in reasons if _MODE_SKIP in r]
+        found.extend(dict.fromkeys(skipped))
+        if found:
+            _reset_codes(set(found))
+
+
+def _reset_codes(names: set[str]) -> None:
+    """Reset dynamo's state of each code it saw whose ``"name (file:line)"`` is in ``names``."""
+    convert_frame = sys.modules.get("torch._dynamo.convert_frame")
+    seen = getattr(getattr(convert_frame, "input_codes", None), "seen", ())
+    try:
+        from torch._C._dynamo.eval_frame import reset_code
+    except ImportError:  # moved: the codes stay skipped
+        return
+    for ref in list(seen):
+        code = ref()
+        if (
+            code is not None
+            and f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})" in names
+        ):
+            reset_code(code)

@@ -9,6 +9,7 @@ __all__ = [
     "neg_view",
     "own_tensors",
     "restore_buffer",
+    "sparse_parts",
     "storage_id",
     "storage_identity",
     "version_counter",
@@ -88,6 +89,36 @@ def view_base(t: Any) -> Any | None:
         return t._base
     except AttributeError:
         return None
+
+
+def sparse_parts(t: Any) -> tuple[Any, ...]:
+    """The dense tensors holding a sparse tensor's data (what its copy copies): a COO tensor's
+    indices and values (``Tensor._indices`` / ``_values``, torch 1.x to 2.13: unlike
+    ``indices()`` / ``values()`` they read an uncoalesced one too; where gone, those of its
+    coalesced copy), a compressed one's (CSR, CSC, BSR, BSC) index arrays and values; ``()`` for
+    a strided tensor.
+
+    >>> import torch
+    >>> s = torch.eye(3).to_sparse()
+    >>> sum(part.nbytes for part in sparse_parts(s))   # 3 x 2 int64 indices + 3 float32 values
+    60
+    """
+    import torch
+
+    layout = t.layout
+    if layout == torch.strided:
+        return ()
+    if layout == torch.sparse_coo:
+        try:
+            return t._indices(), t._values()
+        except AttributeError:  # gone: the coalesced copy's, the same for a coalesced tensor
+            coalesced = t.coalesce()
+            return coalesced.indices(), coalesced.values()
+    if layout in (torch.sparse_csr, torch.sparse_bsr):
+        return t.crow_indices(), t.col_indices(), t.values()
+    if layout in (torch.sparse_csc, torch.sparse_bsc):
+        return t.ccol_indices(), t.row_indices(), t.values()
+    return ()  # another layout (jagged, mkldnn): counted as its elements
 
 
 def version_counter(t: Any) -> int | None:

@@ -14,7 +14,7 @@ from typing import Any, NamedTuple
 import numpy
 import torch
 
-from .._compat import functorch_unwrapped, storage_id, wrapped_tensors
+from .._compat import functorch_unwrapped, sparse_parts, storage_id, wrapped_tensors
 from ..adapters.inspect import inspect
 from ..adapters.torch import device_name, dtype_name, torch_layout_fields
 from ..errors import LayoutError
@@ -262,12 +262,15 @@ def has_array(value: Any) -> bool:
 
 
 def data_nbytes(tensors: Any) -> int:
-    """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps."""
+    """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps,
+    a sparse tensor its indices and values (not the dense size)."""
     total = 0
     for t in arrays_in(tensors, []):
         inner = wrapped_tensors(t)
         if inner is not None:
             total += data_nbytes(list(inner))
+        elif isinstance(t, torch.Tensor) and t.layout is not torch.strided and sparse_parts(t):
+            total += data_nbytes(list(sparse_parts(t)))
         else:
             total += t.numel() * t.element_size()
     return total

@@ -17,6 +17,7 @@ from ..._compat import (
     own_tensors,
     restore_buffer,
     restore_parameter,
+    version_counter,
 )
 from ...errors import LayoutError
 
@@ -26,10 +27,15 @@ COMPILED_NOTE = (
     "copies the compiler removes or adds are not in this report"
 )
 COMPILED_PARTS_NOTE = (
-    "{parts} torch.compile'd (compiled in place with .compile(), or a compiled submodule); the "
-    "eager code was audited (the audit follows the model's Python op by op), so copies the "
-    "compiler removes or adds are not in this report; sw.audit(torch.compile(model), ...) "
-    "audits a compiled program"
+    "{parts} torch.compile'd (compiled in place with .compile(), a compiled submodule, forward "
+    "or function attribute); the eager code was audited (the audit follows the model's Python op "
+    "by op), so copies the compiler removes or adds are not in this report; "
+    "sw.audit(torch.compile(model), ...) audits a compiled program"
+)
+COMPILED_CALLED_NOTE = (
+    "the step called torch.compile'd code ({functions}, first), which ran eagerly (torch.compile runs "
+    "no compiled code under the audit's dispatch modes), and the eager code was audited, so "
+    "copies the compiler removes or adds are not in this report"
 )
 
 
@@ -43,11 +49,7 @@ def eager_model(model: torch.nn.Module) -> tuple[torch.nn.Module, str]:
     if original is not None:
         warnings.warn(f"sw.audit: {COMPILED_NOTE}", UserWarning, stacklevel=3)
         return original, COMPILED_NOTE
-    parts = [
-        name
-        for name, module in model.named_modules()
-        if compiled_in_place(module) or compiled_original(module) is not None
-    ]
+    parts = [name for name, module in model.named_modules() if _holds_compiled(module)]
     if not parts:
         return model, ""
     shown = ", ".join(repr(name) if name else "the model" for name in parts[:3])
@@ -58,15 +60,59 @@ def eager_model(model: torch.nn.Module) -> tuple[torch.nn.Module, str]:
     return model, note
 
 
+def _holds_compiled(module: torch.nn.Module) -> bool:
+    """Is ``module`` compiled (in place, or a compiled wrapper), its class's ``forward`` a
+    ``@torch.compile``d method, or one of its plain attributes a compiled function?"""
+    if compiled_in_place(module) or compiled_original(module) is not None:
+        return True
+    if compiled_original(getattr(type(module), "forward", None)) is not None:
+        return True
+    return any(
+        callable(value) and compiled_original(value) is not None
+        for value in vars(module).values()
+        if not isinstance(value, (dict, torch.nn.Module))
+    )
+
+
+def compiled_calls_note(skipped: list[str], said: bool) -> str:
+    """The note (also warned) for torch.compile'd code the step called and ran eagerly
+    (``skipped``: :func:`~stridewidget._compat.mode_skipped_compiles`, the first compiled
+    function first), unless the note already ``said`` that eager code was audited; else ``""``.
+
+    >>> compiled_calls_note([], said=False)
+    ''
+    """
+    if not skipped or said:
+        return ""
+    called = COMPILED_CALLED_NOTE.format(functions=skipped[0])
+    warnings.warn(f"sw.audit: {called}", UserWarning, stacklevel=3)
+    return called
+
+
 def check_model(model: torch.nn.Module, backward: bool) -> None:
     """Clear errors for a model the step cannot run backward through."""
     if backward and not any(p.requires_grad for p in model.parameters()):
+        if _quantized(model):
+            raise ValueError(
+                "sw.audit: the model is quantized (its weights are packed, not parameters: "
+                "nothing to train), so backward computes no gradient; audit its forward with "
+                "backward=False"
+            )
         state = "has no parameters" if next(model.parameters(), None) is None else "is frozen"
         raise ValueError(
             f"sw.audit: the model {state} (no parameter requires grad), so backward computes "
             "no gradient; pass backward=False to audit the forward only, or unfreeze the "
             "parameters to train (model.requires_grad_(True))"
         )
+
+
+def _quantized(model: torch.nn.Module) -> bool:
+    """Does ``model`` hold a quantized module (``torch.ao.nn.quantized``, dynamic or static, or
+    its older ``torch.nn.quantized`` name) or a quantized tensor?"""
+    for module in model.modules():
+        if ".quantized" in type(module).__module__:
+            return True
+    return any(t.is_quantized for t in model_tensors(model))
 
 
 def model_tensors(model: torch.nn.Module) -> Iterator[torch.Tensor]:
@@ -77,13 +123,18 @@ def model_tensors(model: torch.nn.Module) -> Iterator[torch.Tensor]:
 
 
 @contextmanager
-def state_kept(model: torch.nn.Module) -> Iterator[None]:
+def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     """The model's parameters and buffers (BatchNorm's running statistics,
-    ``num_batches_tracked``, a weight normalised in place in ``forward``) and torch's RNG states
+    ``num_batches_tracked``, a weight normalised in place in ``forward``), each module's plain
+    attributes (a call counter, a cache the step rebinds), the tensors in ``inputs`` (nested in
+    tuples, lists and dicts: the positional inputs and ``model_kwargs``) and torch's RNG states
     bit for bit as they were before the block, after it: a training-mode step updates buffers,
-    a forward may write its parameters, and dropout draws from the RNG.  Each name is given back
-    its very tensor; each tensor's values are saved once (a weight tied under two names too),
-    and written back only where its bits changed (one left alone keeps its version counter)."""
+    a forward may write its parameters or its input (``x.mul_(2)``), and dropout draws from the
+    RNG.  Each name is given back its very tensor; each tensor's values are saved once (a weight
+    tied under two names too), and written back only where its bits changed (one left alone keeps
+    its version counter).  Costs one copy of the parameters, buffers and inputs (an input is
+    written back only where its version counter moved; a leaf that requires grad, which no step
+    can write, is not copied) and one shallow copy of each module's ``__dict__``."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -98,18 +149,50 @@ def state_kept(model: torch.nn.Module) -> Iterator[None]:
         for _, _, tensor, _ in named:
             if id(tensor) not in saved:
                 saved[id(tensor)] = (tensor, tensor.detach().clone())
+        kept_inputs = [
+            (t, version_counter(t), t.detach().clone())
+            for t in dict.fromkeys(output_tensors(inputs))
+            if not (t.is_leaf and t.requires_grad) and not t.is_inference()
+        ]
+    attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
     devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
+        _attributes_restored(attributes)
         with torch.no_grad():
+            for tensor, version, values in kept_inputs:
+                if version is not None and version_counter(tensor) == version:
+                    continue  # not written: the common case
+                if version is not None or not _same_bits(tensor, values):
+                    tensor.copy_(values)
             for module, name, tensor, is_parameter in named:
                 (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
             for tensor, values in saved.values():
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not _same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+def _attributes_restored(attributes: list[tuple[torch.nn.Module, type, dict[str, Any]]]) -> None:
+    """Each module's ``__dict__`` entries the step rebound, added or deleted, put back (by
+    identity: an attribute mutated in place, a list appended to, stays as it is).  A module whose
+    class the step changed (a lazy module materialised by its first call) is left as it is."""
+    for module, cls, found in attributes:
+        now = vars(module)
+        if type(module) is not cls or (
+            len(now) == len(found) and all(now.get(k, _MISSING) is v for k, v in found.items())
+        ):
+            continue  # nothing rebound: the common case
+        for name in [name for name in now if name not in found]:
+            del now[name]
+        for name, value in found.items():
+            if now.get(name, _MISSING) is not value:
+                now[name] = value
+
+
+_MISSING = object()
 
 
 #: The integer type a tensor's elements are compared as, by element size: integer equality is
@@ -121,7 +204,10 @@ _WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: to
 
 def _same_bits(tensor: torch.Tensor, values: torch.Tensor) -> bool:
     """Do ``tensor`` and ``values`` (same shape and dtype) hold the same bits?  NaN as NaN; a
-    tensor left alone is not written (its version counter stays)."""
+    tensor left alone is not written (its version counter stays).  A meta tensor has no bits:
+    the same shape and dtype are the same."""
+    if tensor.device.type == "meta":
+        return True
     words = _WORDS.get(tensor.element_size(), torch.uint8)
     try:
         if words.itemsize == tensor.element_size():  # a view of any strides
@@ -149,7 +235,13 @@ def differentiable(
     """What backward starts from: ``loss_fn(output)``, a ``loss`` entry, or every output tensor
     that requires grad."""
     if loss_fn is not None:
-        loss = loss_fn(output)
+        try:
+            loss = loss_fn(output)
+        except Exception as error:
+            raise RuntimeError(
+                f"sw.audit: loss_fn(output) raised {type(error).__name__}: {error} — the model "
+                f"returned {type(output).__name__}; call loss_fn(model(*inputs)) directly to debug it"
+            ) from error
         if not isinstance(loss, torch.Tensor):
             raise TypeError(f"sw.audit: loss_fn returned {type(loss).__name__}, expected a tensor")
         return [loss]

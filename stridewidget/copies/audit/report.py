@@ -12,11 +12,11 @@ from typing import Any
 
 import torch
 
-from ..._compat import compiled_original, profiler_running
+from ..._compat import compiled_original, mode_skipped_compiles, profiler_running
 from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
 from ..format import format_bytes, ops_text
 from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_ops
-from .guard import eager_model, state_kept
+from .guard import compiled_calls_note, eager_model, state_kept
 from .html import report_html
 from .profiler import USER_PROFILER_NOTE
 from .step import audited_step
@@ -97,7 +97,7 @@ class AuditReport:
     @cached_property
     def suggestions(self) -> list[Suggestion]:
         """Candidate fixes that apply to this model, each applied to copies and measured."""
-        with state_kept(self._model):
+        with state_kept(self._model, (self._inputs, self._kwargs)):
             return measured_suggestions(
                 self._model, self._inputs, self.backward, self._loss_fn, self.copies, self._kwargs
             )
@@ -202,12 +202,14 @@ def audit(
     Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
     model returns one, else from every output tensor that requires grad (as the backward of
     their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
-    statistics) and torch's RNG states are put back as they were.  A ``torch.compile``d model
+    statistics), inputs the step wrote in place, attributes it rebound (a call counter) and
+    torch's RNG states are put back as they were.  A ``torch.compile``d model
     is audited as its compiled program: the copies of the AOTAutograd forward and backward
     graphs torch.compile hands its backend (a :class:`~stridewidget.graph.CompiledAudit`, read
     like this report); with ``loss_fn`` or ``model_kwargs`` it is audited as the eager model it
     wraps, which a warning and ``report.note`` say; so is one compiled in place
-    (``model.compile()``) or with compiled submodules.  Under a
+    (``model.compile()``), with compiled submodules, a compiled ``forward`` or compiled
+    functions the step calls (torch.compile runs none under the audit's modes).  Under a
     ``torch.profiler`` session of the user's, the audit starts none of its own (that would end
     the user's): copies inside kernels are not searched for, which a warning and the note say.
 
@@ -237,9 +239,12 @@ def audit(
             f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
         )
     model, note = eager_model(model)
+    notes = [note] if note else []
     if profiler_running():  # the user's own: the audit starts no session of its own
         warnings.warn(f"sw.audit: {USER_PROFILER_NOTE}", UserWarning, stacklevel=2)
-        note = f"{note}; {USER_PROFILER_NOTE}" if note else USER_PROFILER_NOTE
-    with state_kept(model):
+        notes.append(USER_PROFILER_NOTE)
+    with state_kept(model, (example_inputs, model_kwargs)), mode_skipped_compiles() as skipped:
         copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
+    notes.append(compiled_calls_note(skipped, said=bool(note)))
+    note = "; ".join(n for n in notes if n)
     return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)

@@ -47,6 +47,8 @@ subclass-safe branches (:data:`UNDER_A_MODE`): the autograd engine sums two grad
 tensor out of place (``add`` for ``add_``), ``reshape`` of a viewable tensor is a ``view``
 (not ``_reshape_alias``), and autograd saves an op's own output for backward (``sigmoid``,
 ``tanh``, an LSTM layer) with a ``detach`` and unpacks it with another.  None moves data.
+One does: ``AccumulateGrad`` clones a sparse gradient under the modes that the plain step
+shares, a copy not reported (:data:`SPARSE_ACCUMULATED`).
 A user's ``torch.profiler`` open around ``sw.audit`` is left running: the step then runs under
 no session of the audit's (torch keeps one per process), and copies inside kernels are not
 searched for (:func:`.profiler.profiled`).
@@ -78,7 +80,14 @@ from .origins import NodeOrigins, Timeline, line_text, modules_followed
 from .profiler import BACKWARD, Marked
 from .recorders import AuditCalls, AuditOps, AuditRecorder, BackwardRecorder
 
-__all__ = ["REENTRANT_CHECKPOINT", "UNDER_A_MODE", "audited_step", "gradients", "run_step"]
+__all__ = [
+    "REENTRANT_CHECKPOINT",
+    "SPARSE_ACCUMULATED",
+    "UNDER_A_MODE",
+    "audited_step",
+    "gradients",
+    "run_step",
+]
 
 #: How the audited step's ATen ops differ from the plain step's (see the module docstring):
 #: the plain op -> the one run instead, and the op only the audited step adds.
@@ -230,13 +239,34 @@ def _backward(
         disable_torch_function(),
     ):
         try:
-            gradients(roots, params)
-        except RuntimeError:
-            if _reentrant_checkpoint(roots):
+            grads = gradients(roots, params)
+        except Exception as error:
+            if isinstance(error, RuntimeError) and _reentrant_checkpoint(roots):
                 raise RuntimeError(REENTRANT_CHECKPOINT) from None
-            raise
+            if str(error).startswith("sw.audit"):  # the audit's own words
+                raise
+            raise RuntimeError(
+                f"sw.audit: backward raised {type(error).__name__}: {error} — the audit has "
+                "nothing to report; call loss.backward() on model(*inputs)'s output directly to "
+                "debug it"
+            ) from error
+    backward_recorder.shared_sparse = {  # type: ignore[attr-defined]
+        id(p)
+        for p, grad in zip(params, grads)
+        if grad is not None and grad.layout == torch.sparse_coo
+    }
     return backward_recorder
 
+
+#: Why a sparse gradient's ``AccumulateGrad`` clone is not reported: into a ``.grad`` that is
+#: ``None``, the plain step's ``AccumulateGrad`` makes a new COO tensor over the gradient's own
+#: indices and values (no copy; torch's "stealable sparse new_grad", when nothing else holds
+#: them, as for every sparse gradient torch's backward makes), while under the audit's modes it
+#: clones them: the copy is the audit's, not the step's.
+SPARSE_ACCUMULATED = (
+    "AccumulateGrad of a sparse COO gradient into a .grad that is None shares its indices and "
+    "values in the plain step, and clones them only under the audit's modes: not reported"
+)
 
 #: The error for a model that uses reentrant activation checkpointing.
 REENTRANT_CHECKPOINT = (
@@ -297,6 +327,7 @@ def _backward_copies(
     made it (else its autograd node), or at the line an activation checkpoint re-ran."""
     names = {p: name for name, p in model.named_parameters()}
     modules = {m: name for name, m in model.named_modules()}
+    shared_sparse = getattr(backward_recorder, "shared_sparse", set())
     # the forward event first made at each source line: a recomputed line's module
     forward_at_line: dict[tuple[str, int] | None, int] = {}
     for index, location in origins.location.items():
@@ -306,6 +337,12 @@ def _backward_copies(
         inside = hidden.get(BACKWARD + event.index, ())
         if event.kind != "copy" and not inside:
             continue
+        if (
+            shared_sparse
+            and event.ops == ("aten.clone",)
+            and id(getattr(node, "variable", None)) in shared_sparse
+        ):
+            continue  # SPARSE_ACCUMULATED: the plain step makes no such copy
         origin = origins.of_node.get(node) if node is not None else None
         if origin is not None:
             forward_event = forward_log.events[origin]

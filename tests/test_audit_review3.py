@@ -278,3 +278,18 @@ def test_audit_as_a_subcommand_points_to_its_own_command():
         cli.main(["audit", "torch.nn.Linear(2, 2)", "--input", "torch.randn(2, 2)"])
     message = str(raised.value.code)
     assert "python -m stridewidget.audit" in message and "\n" not in message
+
+
+def test_a_single_copy_is_one_copy_in_the_summary():
+    class OneCopy(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lin = torch.nn.Linear(4, 4)
+
+        def forward(self, x):
+            return self.lin(x.t().contiguous())
+
+    report = sw.audit(OneCopy(), torch.randn(4, 4), backward=False)
+    forward = [c for c in report.copies if c.phase == "forward"]
+    assert len(forward) == 1  # the .contiguous() of the transposed input
+    assert "forward: 1 copy," in report.summary() and "1 copies" not in report.summary()

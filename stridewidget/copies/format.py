@@ -6,7 +6,16 @@ from typing import Any
 
 from ..layout.layout import Layout
 
-__all__ = ["clip", "format_bytes", "layout_text", "ops_text", "short_call"]
+__all__ = ["clip", "counted", "format_bytes", "layout_text", "ops_text", "short_call"]
+
+
+def counted(count: int, word: str = "copy", plural: str = "copies") -> str:
+    """``1 copy``, ``3 copies``: a count with its noun in the right number.
+
+    >>> counted(1), counted(0), counted(2, "event", "events")
+    ('1 copy', '0 copies', '2 events')
+    """
+    return f"{count} {word if count == 1 else plural}"
 
 
 def short_call(call: str) -> str:

@@ -14,7 +14,7 @@ import torch
 
 from ..._compat import compiled_original, mode_skipped_compiles, profiler_running
 from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
-from ..format import format_bytes, ops_text
+from ..format import counted, format_bytes, ops_text
 from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_ops
 from .guard import compiled_calls_note, eager_model, state_kept
 from .html import report_html
@@ -112,13 +112,13 @@ class AuditReport:
             items = [c for c in self.copies if c.phase == phase]
             if items:
                 size = format_bytes(sum(c.bytes for c in items))
-                parts.append(f"{phase}: {len(items)} copies, {size}")
+                parts.append(f"{phase}: {counted(len(items))}, {size}")
         scalars = [c for c in self.copies if c.wrapped_scalar]
         if scalars:
             size = format_bytes(sum(c.bytes for c in scalars))
             parts.append(f"of all, {len(scalars)} Python scalars wrapped as tensors, {size}")
         return (
-            f"sw.audit: {len(self.copies)} copies, {format_bytes(self.total_bytes)} "
+            f"sw.audit: {counted(len(self.copies))}, {format_bytes(self.total_bytes)} "
             f"({'; '.join(parts)}){note}"
         )
 

@@ -26,7 +26,7 @@ import torch
 
 from ..._compat import tree_map
 from ...layout.layout import Layout
-from ..format import format_bytes
+from ..format import counted, format_bytes
 from .fixes import (
     contiguous_input,
     input_stored_for,
@@ -60,9 +60,7 @@ class Measured:
 
     def __str__(self) -> str:
         spread = f" (IQR {self.q1 * 1e3:.2f}-{self.q3 * 1e3:.2f})" if self.q3 else ""
-        return (
-            f"{self.copies} copies, {format_bytes(self.bytes)}, {self.seconds * 1e3:.2f} ms{spread}"
-        )
+        return f"{counted(self.copies)}, {format_bytes(self.bytes)}, {self.seconds * 1e3:.2f} ms{spread}"
 
 
 @dataclass(frozen=True)

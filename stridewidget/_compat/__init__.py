@@ -9,7 +9,13 @@ never imports torch.  The rest of the package imports them from here: ``from .._
 
 from __future__ import annotations
 
-from .compiled import compiled_in_place, compiled_original, export_user_error, recording_backend
+from .compiled import (
+    compiled_backend,
+    compiled_in_place,
+    compiled_original,
+    export_user_error,
+    recording_backend,
+)
 from .dispatch import (
     composite_implicit_key,
     decomposition_table,
@@ -68,6 +74,7 @@ from .wrappers import (
 )
 
 __all__ = [
+    "compiled_backend",
     "compiled_in_place",
     "compiled_original",
     "composite_implicit_key",

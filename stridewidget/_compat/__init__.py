@@ -10,6 +10,7 @@ never imports torch.  The rest of the package imports them from here: ``from .._
 from __future__ import annotations
 
 from .compiled import (
+    compiled_backend,
     compiled_dynamic,
     compiled_in_place,
     compiled_original,
@@ -77,6 +78,7 @@ from .wrappers import (
 )
 
 __all__ = [
+    "compiled_backend",
     "compiled_dynamic",
     "compiled_in_place",
     "compiled_original",

@@ -10,6 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 __all__ = [
+    "compiled_backend",
     "compiled_dynamic",
     "compiled_in_place",
     "compiled_original",
@@ -63,6 +64,37 @@ def compiled_dynamic(obj: Any) -> bool | None:
         context = cell.cell_contents
     dynamic = getattr(context, "_dynamic", None)
     return dynamic if isinstance(dynamic, bool) else None
+
+
+def compiled_backend(obj: Any) -> str | None:
+    """The name of the backend a ``torch.compile`` wrapper compiles with (``"inductor"``,
+    ``"aot_eager"``, ``"eager"``, a function's ``__name__``), else ``None``.
+
+    Read from the wrapper's ``OptimizeContext`` (``OptimizedModule.dynamo_ctx``, or a compiled
+    function's closure): its ``callback`` wraps the backend in ``_torchdynamo_orig_backend``
+    attributes, innermost last (torch 2.13); where that is gone, ``None``.
+
+    >>> import torch
+    >>> compiled_backend(torch.compile(torch.nn.Linear(2, 2), backend="aot_eager"))
+    'aot_eager'
+    >>> compiled_backend(torch.compile(lambda x: x)), compiled_backend(torch.nn.Linear(2, 2))
+    ('inductor', None)
+    """
+    context = getattr(obj, "dynamo_ctx", None)
+    if context is None:
+        cells = getattr(obj, "__closure__", None) or ()
+        found = [c.cell_contents for c in cells if hasattr(c.cell_contents, "callback")]
+        context = found[0] if found else None
+    backend = getattr(context, "callback", None)
+    for _ in range(8):
+        inner = getattr(backend, "_torchdynamo_orig_backend", None)
+        if inner is None:
+            break
+        backend = inner
+    if backend is None or compiled_original(obj) is None:
+        return None
+    name = getattr(backend, "compiler_name", None) or getattr(backend, "__name__", None)
+    return name if isinstance(name, str) else type(backend).__name__
 
 
 def compiled_in_place(module: Any) -> bool:

@@ -2,26 +2,26 @@
 
 Decided once per op from its schema and tags (:class:`OpInfo`, kept in an :class:`OpCache`),
 and, for an op that is neither a primitive data movement (:data:`COPY_OPS`) nor a view, by
-following its reference decomposition on meta tensors (:func:`moves_data`).  :func:`note_op` adds
+following its reference decomposition on meta tensors (:func:`moves_data`): those verdicts live in
+``adapters/aten.py`` (shared with ``sw.graph``) and are re-exported here.  :func:`note_op` adds
 what one op call did to the :class:`Pending` record of the user-level call in progress.
 """
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-import torch
-
-from .._compat import (
-    composite_implicit_key,
-    decomposition_table,
-    disable_current_modes,
-    dispatch_mode_base,
-    has_kernel,
-    op_arguments,
-    run_composite_implicit,
-    storage_id,
-    tree_map,
+from ..adapters.aten import (
+    COMPOSITE_IMPLICIT,
+    COPY_OPS,
+    MISSING,
+    SCATTERS_INTO,
+    OpCache,
+    OpInfo,
+    argument_value,
+    moves_data,
+    op_info,
+    undecomposed,
 )
 from .snapshot import Extent, Snapshot, arrays_in, data_nbytes, storage_extents
 
@@ -39,186 +39,6 @@ __all__ = [
     "note_op",
     "op_info",
 ]
-
-#: The primitive data-movement ATen ops: their output is existing values moved (and maybe
-#: converted), selected or surrounded by constants, without arithmetic.  Ops tagged
-#: ``torch.Tag.view_copy`` (``permute_copy``, ``expand_copy`` ...) count too; ``index_put`` with
-#: ``accumulate=True`` and ``scatter`` with a ``reduce`` add, so they do not.  Any other op moves
-#: data when its reference decomposition does (see :func:`moves_data`): ``F.pad`` (reflect,
-#: replicate), ``pixel_shuffle``, ``F.unfold`` (``im2col``), ``diag_embed``, ``tril`` ...
-COPY_OPS = frozenset(
-    {
-        "clone",
-        "copy_",
-        "_to_copy",
-        "_copy_from",
-        "_copy_from_and_resize",
-        "lift_fresh_copy",
-        "_reshape_copy",
-        "narrow_copy",
-        "repeat",
-        "flip",
-        "roll",
-        "cat",
-        "stack",
-        "index",
-        "index_select",
-        "gather",
-        "take",
-        "masked_select",
-        "constant_pad_nd",
-        "where",
-        "masked_fill",
-        "masked_scatter",
-        "index_put",
-        "_index_put_impl",
-        "index_copy",
-        "scatter",
-        "slice_scatter",
-        "select_scatter",
-        "diagonal_scatter",
-        "as_strided_scatter",
-    }
-)
-
-
-#: The in-place ops that move a source tensor's values into ``self`` (``buf.index_copy_(0, i, a)``,
-#: ``buf[i] = a``), and the argument holding that source.  A 0- or 1-element source (``x[mask] =
-#: 0``) is a fill, not data moved; ``scatter_`` with a scalar ``value`` or a ``reduce`` adds none.
-SCATTERS_INTO = {
-    "index_put_": "values",
-    "_index_put_impl_": "values",
-    "index_copy_": "source",
-    "scatter_": "src",
-    "masked_scatter_": "source",
-}
-
-
-class OpInfo(NamedTuple):
-    """What an ATen op's schema and registrations say about it, read once (:func:`op_info`)."""
-
-    name: str
-    is_copy: bool
-    # (position, name) of every argument the op writes to (``self`` of ``add_``, ``out=``).
-    written: tuple[tuple[int, str], ...]
-    # a CompositeImplicitAutograd op: defined as other ATen ops (see OpMode)
-    decomposes: bool
-    # (position, name) of ``accumulate`` / ``reduce`` arguments, which turn a move into arithmetic
-    combining: tuple[tuple[int, str], ...]
-    # device types whose own kernel the dispatcher runs instead of the decomposition
-    # (``silu_backward``, ``native_channel_shuffle`` on the CPU); ``None``: every device's
-    kernel_devices: frozenset[str] | None = frozenset()
-    # (position, name) of the source of an in-place op of :data:`SCATTERS_INTO`, else None
-    source: tuple[int, str] | None = None
-
-    def runs_decomposition(self, args: tuple[Any, ...], kwargs: dict) -> bool:
-        """Does a plain run of this call execute the op's decomposition (not a kernel of its own)?"""
-        if not self.decomposes or self.kernel_devices is None:
-            return False
-        if not self.kernel_devices:
-            return True
-        tensors = arrays_in((args, kwargs), [])
-        return not tensors or tensors[0].device.type not in self.kernel_devices
-
-    def moves(self, args: tuple[Any, ...], kwargs: dict) -> bool:
-        """Is this call of the op a primitive data movement (see :data:`COPY_OPS`)?"""
-        if not self.is_copy or any(
-            argument_value(args, kwargs, position, name) not in (None, False)
-            for position, name in self.combining
-        ):
-            return False
-        if self.source is None:
-            return True
-        source = argument_value(args, kwargs, *self.source)
-        return isinstance(source, torch.Tensor) and source.numel() > 1
-
-    def moved_bytes(self, args: tuple[Any, ...], kwargs: dict, written: Any) -> int:
-        """Bytes this call of a moving op wrote into ``written``: all of it, or for an op of
-        :data:`SCATTERS_INTO` at most its source's."""
-        size = data_nbytes(written)
-        if self.source is None:
-            return size
-        return min(size, data_nbytes(argument_value(args, kwargs, *self.source)))
-
-
-def argument_value(args: tuple[Any, ...], kwargs: dict, position: int, name: str) -> Any:
-    """The argument at ``position`` of a call, or its keyword ``name`` (``None`` if absent)."""
-    return args[position] if position < len(args) else kwargs.get(name)
-
-
-class OpCache(dict):
-    """ATen op -> a value decided once for it, keyed by ``id(op)`` with the op kept in the entry
-    (so the id stays its own): an OpOverload's ``__hash__`` is Python code, and these caches are
-    read for every op a mode sees."""
-
-    def lookup(self, func: Any) -> Any:
-        """The value stored for ``func``, else :data:`MISSING`."""
-        entry = self.get(id(func))
-        return entry[1] if entry is not None and entry[0] is func else MISSING
-
-    def store(self, func: Any, value: Any) -> Any:
-        """Keep ``value`` for ``func`` and return it."""
-        self[id(func)] = (func, value)
-        return value
-
-
-#: What :meth:`OpCache.lookup` returns for an op it holds no value for (``None`` may be one).
-MISSING = object()
-_OP_INFO = OpCache()
-#: The dispatch key of an op's decomposition into other ATen ops (``run_composite_implicit`` runs it).
-COMPOSITE_IMPLICIT = composite_implicit_key()
-
-
-def op_info(func: Any) -> OpInfo:
-    """The :class:`OpInfo` of an ATen op (``torch.ops.aten.add_.Tensor``), cached per op."""
-    info = _OP_INFO.lookup(func)
-    if info is not MISSING:
-        return info
-    packet = func.overloadpacket.__name__
-    arguments = list(enumerate(op_arguments(func)))
-    source_name = SCATTERS_INTO.get(packet)
-    source = next(((position, a.name) for position, a in arguments if a.name == source_name), None)
-    is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags or source is not None
-    written = tuple(
-        (position, argument.name)
-        for position, argument in arguments
-        if argument.alias_info is not None and argument.alias_info.is_write
-    )
-    combining = tuple(
-        (position, argument.name)
-        for position, argument in arguments
-        if argument.name in ("accumulate", "reduce")
-    )
-    # the C++ kernel only: Python ones (torch._decomp's py_impl) serve tracing, not eager runs
-    try:
-        decomposes = has_kernel(func, COMPOSITE_IMPLICIT)
-    except RuntimeError:  # not in the dispatcher: prim::device, which FakeTensorMode sends
-        decomposes = False
-    kernel_devices = _kernel_devices(func) if decomposes else frozenset()
-    return _OP_INFO.store(
-        func,
-        OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining, kernel_devices, source),
-    )
-
-
-# A kernel registered for one of these keys wins over CompositeImplicitAutograd on its device;
-# a CompositeExplicitAutograd one on every device.
-_BACKEND_KEYS = {
-    "CPU": "cpu",
-    "CUDA": "cuda",
-    "MPS": "mps",
-    "XPU": "xpu",
-    "PrivateUse1": "privateuseone",
-}
-_EVERY_DEVICE_KEYS = ("CompositeExplicitAutograd", "CompositeExplicitAutogradNonFunctional")
-
-
-def _kernel_devices(func: Any) -> frozenset[str] | None:
-    """The device types on which ``func`` runs a kernel of its own rather than its
-    CompositeImplicitAutograd decomposition; ``None`` for every device."""
-    if any(has_kernel(func, key) for key in _EVERY_DEVICE_KEYS):
-        return None
-    return frozenset(device for key, device in _BACKEND_KEYS.items() if has_kernel(func, key))
 
 
 class Pending:
@@ -265,130 +85,13 @@ def note_op(
     elif info.moves(args, kwargs) or (not func.is_view and moves_data(func, args, kwargs)):
         pending.fresh_copy = True
         pending.bytes_copied += data_nbytes(result)
-    elif not info.is_copy and (func.is_view or id(func) in _UNDECOMPOSED):
+    elif not info.is_copy and (func.is_view or undecomposed(func)):
         # never moves data, whatever its arguments (a view, or an op with no decomposition to
         # branch on dtypes): noted by name from now on
         PLAIN_OPS.add(id(func))
 
 
-#: ids of ops (kept alive by _OP_INFO) that write no argument and never move data: views and
+#: ids of ops (kept alive by op_info's cache) that write no argument and never move data: views and
 #: compute ops whose decomposition was followed once (:func:`moves_data`).  The op mode notes such
 #: an op by its name only, without calling :func:`note_op`.
 PLAIN_OPS: set[int] = set()
-
-
-# --- which composite ops move data: their reference decompositions, followed on meta tensors --------
-
-_MOVES_DATA = OpCache()
-# ids of ops (kept alive by _MOVES_DATA) whose verdict was reached without a decomposition: it
-# holds for every dtype
-_UNDECOMPOSED: set[int] = set()
-
-
-def _storage_id(t: torch.Tensor) -> int:
-    return storage_id(t.untyped_storage())
-
-
-class _DataFlow(dispatch_mode_base()):
-    """Follows the inputs' data through an op's decomposition: which ops read it, which moved it.
-
-    Data is tracked per storage, so views of it are data too.  An op that reads the data is
-    decomposed further (CompositeImplicitAutograd kernel, else ``torch._decomp``'s reference) until
-    it is a primitive move (:data:`COPY_OPS`: its results and what it wrote become data), a view
-    (every result aliases the data), an allocation shaped like it (``*_like``, ``new_*``), a
-    constant fill, or arithmetic (anything else that returns or writes a tensor).
-    """
-
-    def __init__(self, data: set[int]) -> None:
-        super().__init__()
-        self.decompositions = decomposition_table()  # imported at first use: it is large
-        self.data = data
-        self.moved = False
-        self.computed = False
-        self.decomposed = False
-
-    def __torch_dispatch__(
-        self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
-    ) -> Any:
-        kwargs = kwargs or {}
-        info = op_info(func)
-        packet = func.overloadpacket.__name__
-        reads = any(_storage_id(t) in self.data for t in arrays_in((args, kwargs), []))
-        if not reads or packet.endswith("_like") or packet.startswith("new_"):
-            return func(*args, **kwargs)
-        if info.moves(args, kwargs):
-            result = func(*args, **kwargs)
-            self.moved = True
-            written = [
-                argument_value(args, kwargs, position, name) for position, name in info.written
-            ]
-            self.data.update(_storage_id(t) for t in arrays_in((result, written), []))
-            return result
-        if packet in ("fill_", "zero_"):
-            return func(*args, **kwargs)
-        if info.decomposes:
-            self.decomposed = True
-            with self:
-                return run_composite_implicit(func, *args, **kwargs)
-        decomposition = None if func.is_view else self.decompositions.get(func)
-        if decomposition is not None:
-            self.decomposed = True
-            with self:
-                return decomposition(*args, **kwargs)
-        result = func(*args, **kwargs)
-        results = arrays_in(result, [])
-        if info.written or not all(_storage_id(t) in self.data for t in results):
-            self.computed = True
-        return result
-
-
-def moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
-    """Does ``func`` only move its inputs' data into new storage (no arithmetic on it)?
-
-    Decided once per op and input dtypes, from its definition: its decomposition is run on meta
-    tensors shaped like this call's (no data, no device) and followed by :class:`_DataFlow`.  Yes
-    when the data reached every result through primitive moves and views only.  An op without a
-    decomposition, or one whose decomposition fails on meta tensors, counts as compute.  The
-    dtypes are part of the key because a decomposition may branch on them (``tril`` of a bool mask
-    runs a logical op where a float one is moved): the answer must not depend on which call came
-    first.
-    """
-    by_dtypes = _MOVES_DATA.lookup(func)
-    if by_dtypes is MISSING:
-        by_dtypes = _MOVES_DATA.store(func, {})
-    dtypes = tuple(getattr(t, "dtype", None) for t in arrays_in((args, kwargs), []))
-    answer = by_dtypes.get(dtypes)
-    if answer is None:
-        answer, decomposed = _follow_data(func, args, kwargs)
-        by_dtypes[dtypes] = answer
-        if not decomposed:
-            _UNDECOMPOSED.add(id(func))
-    return answer
-
-
-def _follow_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> tuple[bool, bool]:
-    """Whether ``func`` moved data only, and whether a decomposition was followed to say so."""
-
-    def on_meta(value: Any) -> Any:
-        if isinstance(value, torch.Tensor):
-            return torch.empty_strided(
-                value.shape, value.stride(), dtype=value.dtype, device="meta"
-            )
-        return value
-
-    with disable_current_modes(), torch.no_grad():
-        try:
-            meta_args, meta_kwargs = tree_map(on_meta, (args, kwargs))
-            flow = _DataFlow({_storage_id(t) for t in arrays_in((meta_args, meta_kwargs), [])})
-            with flow:
-                result = func(*meta_args, **meta_kwargs)
-        except Exception:  # sparse inputs, data-dependent shapes ...: not decidable on meta
-            return False, True
-    results = arrays_in(result, [])
-    moved = (
-        flow.moved
-        and not flow.computed
-        and bool(results)
-        and all(_storage_id(t) in flow.data for t in results)
-    )
-    return moved, flow.decomposed

@@ -11,10 +11,10 @@ from __future__ import annotations
 import weakref
 from typing import Any, NamedTuple
 
-import numpy
 import torch
 
-from .._compat import functorch_unwrapped, sparse_parts, storage_id, wrapped_tensors
+from .._compat import functorch_unwrapped, storage_id, wrapped_tensors
+from ..adapters.aten import ARRAY_TYPES, arrays_in, data_nbytes
 from ..adapters.inspect import inspect
 from ..adapters.torch import device_name, dtype_name, torch_layout_fields
 from ..errors import LayoutError
@@ -55,8 +55,6 @@ class Extent(NamedTuple):
 
 
 _CPU = torch.device("cpu")
-_ARRAY_TYPES = (torch.Tensor, numpy.ndarray)
-_CONTAINERS = frozenset({tuple, list, dict})
 
 
 def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
@@ -228,27 +226,6 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
     )
 
 
-def arrays_in(value: Any, found: list[Any], depth: int = 0) -> list[Any]:
-    """Tensors and NumPy arrays in ``value``, looking into tuples, lists and dicts (3 levels).
-
-    Runs for every recorded call, so scalars are skipped without a call per item.  An object
-    passed twice is listed twice (see :func:`distinct`).
-    """
-    if isinstance(value, _ARRAY_TYPES):
-        items: Any = (value,)
-    else:
-        container = type(value)
-        if container not in _CONTAINERS:  # not torch.Size, not a named tuple
-            return found
-        items = value.values() if container is dict else value
-    for item in items:
-        if isinstance(item, _ARRAY_TYPES):
-            found.append(item)
-        elif depth < 3 and type(item) in _CONTAINERS:
-            arrays_in(item, found, depth + 1)
-    return found
-
-
 def distinct(objects: list[Any]) -> list[Any]:
     """Each object once: ``F.multi_head_attention_forward(x, x, x, ...)`` has one input."""
     return list({id(obj): obj for obj in objects}.values()) if len(objects) > 1 else objects
@@ -256,24 +233,9 @@ def distinct(objects: list[Any]) -> list[Any]:
 
 def has_array(value: Any) -> bool:
     """Is ``value`` a tensor or array, or a tuple or list holding one (at any depth)?"""
-    if isinstance(value, _ARRAY_TYPES):
+    if isinstance(value, ARRAY_TYPES):
         return True
     return type(value) in (tuple, list) and any(has_array(item) for item in value)
-
-
-def data_nbytes(tensors: Any) -> int:
-    """Bytes of the data in ``tensors``; a wrapper subclass holds the data of the tensors it wraps,
-    a sparse tensor its indices and values (not the dense size)."""
-    total = 0
-    for t in arrays_in(tensors, []):
-        inner = wrapped_tensors(t)
-        if inner is not None:
-            total += data_nbytes(list(inner))
-        elif isinstance(t, torch.Tensor) and t.layout is not torch.strided and sparse_parts(t):
-            total += data_nbytes(list(sparse_parts(t)))
-        else:
-            total += t.numel() * t.element_size()
-    return total
 
 
 def snapshots_of(

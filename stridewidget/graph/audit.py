@@ -10,15 +10,30 @@ from dataclasses import dataclass
 from html import escape
 from typing import Any
 
-from .._compat import compiled_dynamic, compiled_original
+from .._compat import compiled_backend, compiled_dynamic, compiled_original
 from .capture import Capture, compiled_captures
 from .nodes import GraphNode
 from .program import Graph
 
-__all__ = ["CompiledAudit", "CompiledRow", "audit_compiled"]
+__all__ = ["CompiledAudit", "CompiledRow", "audit_compiled", "backend_note"]
 
 #: What every compiled audit is about (and is not), said with it.
-NOTE = "the compiled program's AOTAutograd graphs, as torch.compile hands them to Inductor"
+NOTE = (
+    "the AOTAutograd graphs torch.compile would hand an AOT backend such as Inductor "
+    "(Inductor's own further choices not included)"
+)
+
+
+def backend_note(backend: str | None) -> str:
+    """:data:`NOTE`, with the backend the model was compiled with.
+
+    >>> backend_note("eager")  # doctest: +ELLIPSIS
+    "compiled with backend='eager', which runs neither AOTAutograd nor Inductor; audited: the ..."
+    """
+    if backend is None:
+        return f"compiled with a backend not known here; audited: {NOTE}"
+    runs = ", which runs neither AOTAutograd nor Inductor" if backend == "eager" else ""
+    return f"compiled with backend={backend!r}{runs}; audited: {NOTE}"
 
 
 @dataclass(frozen=True)
@@ -47,7 +62,7 @@ class CompiledAudit:
     >>> [(c.stage, c.name, c.bytes) for c in report.copies], report.total_bytes
     ([('forward', 'clone', 96)], 96)
     >>> print(report.summary())  # doctest: +ELLIPSIS
-    sw.audit of the compiled program: 1 copies, 96 B (forward: 1 copies, 96 B; backward: 0 copies, 0 B) (the compiled ...)
+    sw.audit of the compiled program: 1 copies, 96 B (forward: 1 copies, 96 B; backward: 0 copies, 0 B) (compiled with backend='inductor'; ...)
     >>> print(sw.audit(torch.compile(Merge()), x.detach()).summary())  # doctest: +ELLIPSIS
     sw.audit of the compiled program: 1 copies, 96 B (forward: 1 copies, 96 B; backward: no graph (nothing ...)) ...
     """
@@ -143,4 +158,6 @@ def audit_compiled(compiled: Any, inputs: tuple[Any, ...], backward: bool) -> Co
         missing["backward"] = "not run (backward=False)"
     elif "backward" not in captures:
         missing["backward"] = "no graph (nothing the model computes requires grad)"
-    return CompiledAudit({stage: Graph(c) for stage, c in captures.items()}, missing)
+    report = CompiledAudit({stage: Graph(c) for stage, c in captures.items()}, missing)
+    report.note = backend_note(compiled_backend(compiled))
+    return report

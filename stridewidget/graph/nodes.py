@@ -12,25 +12,36 @@ from __future__ import annotations
 import operator
 import os
 import re
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from .._compat import op_arguments, op_overload_class, op_schema
+from ..adapters.aten import moves_data, op_info
 from ..adapters.inspect import inspect, same_storage
 from ..frames import PACKAGE_DIR, TORCH_DIR, describe_location
 from ..layout.layout import Layout
+from ..layout.strides import is_channels_last, is_contiguous, view_strides
 
 __all__ = ["KINDS", "GraphNode", "classify"]
 
 KINDS = ("view", "copy", "in-place", "compute", "input", "output")
 
-#: Ops whose whole job is to make a copy (``*_copy`` functional variants too).
+#: Ops whose whole job is to make a copy (``*_copy`` functional variants too; ``copy`` is the
+#: functional form of ``copy_``).  Every other op that moves data without arithmetic (``cat``,
+#: ``roll``, ``repeat``, ``index``, ``pad`` ...) is found by the eager tracker's own verdict
+#: (:func:`~stridewidget.adapters.aten.op_info`, :func:`~stridewidget.adapters.aten.moves_data`).
 #: (``copy_`` is not one: it writes into a tensor that exists, an in-place op that moves bytes.)
-_COPY_OPS = frozenset({"clone", "_to_copy", "copy", "contiguous", "lift_fresh_copy"})
+_COPY_OPS = frozenset({"clone", "_to_copy", "copy", "lift_fresh_copy"})
 #: Ops that view when they can and copy when they must, as a reshape does.
 _RESHAPING = frozenset({"reshape", "flatten", "unflatten", "reshape_as", "view_as"})
+#: The ops whose ``Tensor(a)`` return only "may alias": every other aliasing return is a view.
+_MAY_ALIAS = _RESHAPING | {"contiguous", "to"}
+#: In-place ops that change only a tensor's metadata (``torch.Tag.inplace_view``) and never
+#: allocate: views, writing no data (``resize_`` may allocate, so it stays in-place).
+_RESIZES = frozenset({"resize_", "resize_as_", "set_"})
 #: Ops that move nothing after a reshape's clone: the clone was the reshape.
 _RESHAPE_VIEWS = frozenset({"_unsafe_view", "view", "reshape", "_reshape_alias"})
 #: Op namespaces that are torch's own (anything else is a custom op).
@@ -144,15 +155,130 @@ def classify(node: Any) -> str:
     name = op_name(target)
     if name in _COPY_OPS or name.endswith("_copy"):
         return "copy"
+    if torch.Tag.inplace_view in target.tags and name not in _RESIZES:
+        return "view"  # detach_, t_, squeeze_ ...: new metadata, no data written
     if any(a.alias_info is not None and a.alias_info.is_write for a in op_arguments(target)):
         return "in-place"
-    aliases = _aliases_an_input(node)
+    if _running_stats(node):
+        return "in-place"
     returns = getattr(op_schema(target), "returns", ())
     if any(r.alias_info is not None for r in returns):
-        # "may alias" (reshape, contiguous, to): the graph's FakeTensors say what happened
-        return "copy" if aliases is False else "view"
+        # a plain alias return is a view; only "may alias" ops need the graph's own answer
+        return _may_alias_kind(node, name) if name in _MAY_ALIAS else "view"
+    if _moves_data(node, target):
+        return "copy"
     # ops that return a view without saying so in their schema (`_unsafe_view`)
-    return "view" if aliases else "compute"
+    return "view" if _aliases_an_input(node) else "compute"
+
+
+def _value(arg: Any) -> Any:
+    """An FX argument as the graph's own values (each node replaced by its ``meta["val"]``)."""
+    if hasattr(arg, "meta"):
+        return arg.meta.get("val")
+    if isinstance(arg, (list, tuple)):
+        return type(arg)(_value(a) for a in arg)
+    if isinstance(arg, dict):
+        return {k: _value(v) for k, v in arg.items()}
+    return arg
+
+
+def _concrete(value: Any) -> bool:
+    """No symbol anywhere (a SymInt's value is never read here: that would guard)."""
+    if isinstance(value, torch.Tensor):
+        return _concrete([*value.shape, *value.stride()])
+    if isinstance(value, (list, tuple)):
+        return all(_concrete(v) for v in value)
+    if isinstance(value, dict):
+        return all(_concrete(v) for v in value.values())
+    return not isinstance(value, (torch.SymInt, torch.SymFloat, torch.SymBool))
+
+
+def _moves_data(node: Any, target: Any) -> bool:
+    """Does the op move its inputs' data into a new tensor without arithmetic (``cat``,
+    ``roll``, ``repeat``, ``index_select``, ``pad`` ...)?  The eager copy tracker's verdict: its
+    list of primitive moves, else the op's reference decomposition followed on meta tensors
+    (only for concrete sizes: with symbols the op counts as compute, as nothing guards)."""
+    if target.is_view or _namespace(target) != "aten":
+        return False
+    args, kwargs = _value(node.args), _value(node.kwargs)
+    info = op_info(target)
+    if info.is_copy:
+        return info.moves(args, kwargs)
+    if not _concrete((args, kwargs)) or any(
+        a is None for a in tensor_values(args) + tensor_values(list(kwargs.values()))
+    ):
+        return False
+    return moves_data(target, tuple(args), dict(kwargs))
+
+
+#: Per FX graph: do its FakeTensors share storages as real tensors would?
+_TRUSTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _storages_trusted(graph: Any) -> bool:
+    """False when no view of the graph shares its input's storage: the FakeTensors of a program
+    from ``torch.export.load`` each have a storage of their own."""
+    if graph not in _TRUSTED:
+        answers = [
+            _aliases_an_input(n)
+            for n in graph.nodes
+            if n.op == "call_function"
+            and getattr(n.target, "is_view", False)
+            and op_name(n.target) not in _MAY_ALIAS
+        ]
+        answers = [a for a in answers if a is not None]
+        _TRUSTED[graph] = not answers or any(answers)
+    return _TRUSTED[graph]
+
+
+def _may_alias_kind(node: Any, name: str) -> str:
+    """``reshape`` / ``contiguous`` / ``to``: a view where the output shares the input's storage;
+    where the graph's storages cannot say (a loaded program), the layouts decide: a reshape views
+    when the input's layout allows it (:func:`~stridewidget.layout.strides.view_strides`)."""
+    aliases = _aliases_an_input(node)
+    if aliases or _storages_trusted(node.graph) or not _concrete(node.meta.get("val")):
+        return "copy" if aliases is False else "view"
+    outputs, inputs = tensor_values(node.meta.get("val")), _input_values(node)
+    if not outputs or not inputs or not _concrete(inputs[0]):
+        return "copy" if aliases is False else "view"
+    given, made = inputs[0], outputs[0]
+    shape, strides = tuple(given.shape), tuple(given.stride())
+    if name in _RESHAPING:
+        viewable = view_strides(shape, strides, tuple(made.shape)) is not None
+    elif name == "contiguous":
+        test = is_channels_last if _memory_format(node) == torch.channels_last else is_contiguous
+        viewable = test(shape, strides)
+    else:  # to: a view when nothing changes
+        viewable = (given.dtype, given.device, shape, strides) == (
+            made.dtype,
+            made.device,
+            tuple(made.shape),
+            tuple(made.stride()),
+        ) and not node.kwargs.get("copy")
+    return "view" if viewable else "copy"
+
+
+#: Ops that update BatchNorm's running statistics in place in training without saying so in
+#: their schema (no ``(a!)``): (training argument, the statistics written).
+_STATS_WRITTEN = ("running_mean", "running_var")
+
+
+def _running_stats(node: Any) -> list[Any]:
+    """The running statistics a ``batch_norm`` in training writes (its schema does not say)."""
+    target = node.target
+    if not isinstance(target, _OP_OVERLOAD) or _namespace(target) != "aten":
+        return []
+    names = [a.name for a in op_arguments(target)]
+    if "training" not in names or not set(_STATS_WRITTEN) <= set(names):
+        return []
+
+    def given(name: str) -> Any:
+        position = names.index(name)
+        return node.args[position] if position < len(node.args) else node.kwargs.get(name)
+
+    if given("training") is not True:
+        return []
+    return [arg for arg in map(given, _STATS_WRITTEN) if hasattr(arg, "meta")]
 
 
 def _item_kind(node: Any) -> str:
@@ -311,17 +437,35 @@ def _memory_format(node: Any) -> Any:
     return None if fmt in (None, torch.contiguous_format, torch.preserve_format) else fmt
 
 
-def copy_reason(node: Any) -> str:
+def copy_reason(node: Any, stage: str = "") -> str:
     """What forced a copy node (in words).  The user-level call it came from decides first
     (a decomposed ``.contiguous()`` is a ``clone`` followed by views); the users being views
     only says "a reshape" when nothing more explicit asked for the copy."""
     name = op_name(node.target)
-    origin = _source(node) or name
+    recorded = _source(node)
+    origin = recorded or name
     inside = f" (inside {origin})" if origin not in (name, "contiguous", "reshape") else ""
     users = list(node.users)
     custom = [u for u in users if _namespace(u.target) not in ("", *_TORCH_NAMESPACES)]
-    if {name, origin} & {"copy_", "copy"}:
+    if name == "copy":
+        return (
+            "copy, the functional form of copy_: a new tensor holding the source's values "
+            "in the destination's layout (what a functionalized graph makes of a write)"
+        )
+    if {name, origin} & {"copy_"}:
         return "copy_: another tensor's values written into an existing tensor"
+    if name not in _COPY_OPS | _MAY_ALIAS and not name.endswith("_copy"):
+        return (
+            f"{name}(), an op that moves data: its result is its inputs' values moved, "
+            f"selected or repeated into a new tensor, without arithmetic{inside}"
+        )
+    if name == "clone" and not recorded and _copy_slices(node):
+        return (
+            "a clone autograd's backward makes: CopySlices, the backward of an in-place op on "
+            "a view, clones the view's gradient before the op's own backward runs on it"
+        )
+    if name == "clone" and not recorded and stage == "backward":
+        return "a clone autograd's backward makes (no user call of clone() recorded for it)"
     if "lift_fresh_copy" in (name, origin):
         return "a constant materialised as a tensor (torch.tensor(...), or a value written in)"
     if custom:
@@ -330,7 +474,7 @@ def copy_reason(node: Any) -> str:
         return f"a memory-format change to {str(_memory_format(node)).removeprefix('torch.')}"
     if origin == "contiguous":
         return f"a .contiguous() of a non-contiguous input ({_strides(node)})"
-    if origin == "clone":
+    if origin == "clone" and (recorded or stage != "backward"):
         return "an explicit clone()"
     if name in _RESHAPING and name != "reshape":
         return f"a reshape of a non-viewable input ({_strides(node)}) (inside {name})"
@@ -345,11 +489,47 @@ def copy_reason(node: Any) -> str:
     return f"an explicit {name}()"
 
 
+def _copy_slices(node: Any) -> bool:
+    """Is this backward ``clone`` the one autograd's ``CopySlices`` makes?  It runs, for the
+    backward of an in-place op on a view: ``result = grad.new_empty_strided(base); result.copy_(
+    grad); grad_slice = result.as_strided(view); fn(grad_slice.clone())`` (torch's
+    ``autograd/functions/tensor.cpp``): the clone is of a view of a ``copy`` into a
+    ``new_empty_strided``, all of one forward op (the same ``seq_nr``)."""
+    seq = node.meta.get("seq_nr")
+    source = node.args[0] if node.args else None
+    while hasattr(source, "meta") and getattr(source.target, "is_view", False):
+        source = source.args[0] if source.args else None
+    if not hasattr(source, "meta") or op_name(source.target) != "copy" or not source.args:
+        return False
+    into = source.args[0]
+    same = {getattr(n, "meta", {}).get("seq_nr") for n in (source, into)} == {seq}
+    return (
+        same and seq is not None and op_name(getattr(into, "target", None)) == "new_empty_strided"
+    )
+
+
+def _written(node: Any) -> list[Any]:
+    """The FX nodes of the tensors an in-place node writes: its ``(a!)`` arguments, and the
+    running statistics of a ``batch_norm`` in training."""
+    target = node.target
+    found = list(_running_stats(node))
+    for position, argument in enumerate(op_arguments(target)):
+        if _writes(argument):
+            given = node.args[position] if position < len(node.args) else None
+            found += _flat_nodes(node.kwargs.get(argument.name, given))
+    return found
+
+
 def _bytes(node: Any, kind: str) -> Any:
     """Bytes a copy writes: its result's (a ``copy_``'s destination: a broadcast source is
-    smaller than what is written); a functionalized op's: what it clones or writes."""
+    smaller than what is written); an in-place op's: the tensors it writes; a functionalized
+    op's: what it clones or writes."""
     if _is_functionalized(node):
         return _functionalized_bytes(node)
+    if kind == "in-place" and isinstance(node.target, _OP_OVERLOAD):
+        written = _node_tensors(_written(node))
+        if written and op_name(node.target) != "copy_":
+            return sum((t.numel() * t.element_size() for t in written), 0)
     if kind != "copy" and op_name(node.target) != "copy_":
         return 0
     return sum((t.numel() * t.element_size() for t in tensor_values(node.meta.get("val"))), 0)
@@ -368,7 +548,7 @@ def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:
         kind=kind,
         bytes=_bytes(node, kind),
         where=where(node),
-        reason=_reason(node, kind),
+        reason=_reason(node, kind, stage),
         inputs=tuple(a.name for a in node.all_input_nodes),
         stage=stage,
         node=node,
@@ -376,10 +556,17 @@ def describe(node: Any, stage: str, graph: int = 0) -> GraphNode:
     )
 
 
-def _reason(node: Any, kind: str) -> str:
+def _reason(node: Any, kind: str, stage: str = "") -> str:
     if _is_functionalized(node):
         return _functionalized_reason(node)
-    return copy_reason(node) if kind == "copy" or _is_copy_into(node) else ""
+    stats = _running_stats(node) if kind == "in-place" else []
+    if stats:
+        names = " and ".join(n.name for n in stats)
+        return (
+            f"{op_name(node.target)} in training also writes {names} in place (the running "
+            "statistics; its schema does not mark them written)"
+        )
+    return copy_reason(node, stage) if kind == "copy" or _is_copy_into(node) else ""
 
 
 def _is_copy_into(node: Any) -> bool:

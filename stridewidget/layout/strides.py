@@ -28,6 +28,7 @@ __all__ = [
     "is_f_contiguous",
     "is_non_overlapping_and_dense",
     "span",
+    "view_strides",
 ]
 
 
@@ -184,6 +185,45 @@ def flat_stride(shape: Sequence[int], strides: Sequence[int]) -> int | None:
             return None
         expected *= n
     return step
+
+
+def view_strides(
+    shape: Sequence[int], strides: Sequence[int], new_shape: Sequence[int]
+) -> tuple[int, ...] | None:
+    """The strides of ``x.view(new_shape)`` for ``x`` of ``shape`` and ``strides``; ``None`` when
+    no view can have that shape (``reshape`` then copies).  ``new_shape`` may hold one ``-1``.
+    The rule of torch's ``computeStride``: each run of dims that is contiguous in memory may be
+    split or merged, never crossed.
+
+    >>> view_strides((3, 4), (4, 1), (12,)), view_strides((3, 4), (1, 3), (12,))
+    ((1,), None)
+    >>> view_strides((2, 3, 4), (12, 4, 1), (2, -1, 2))
+    (12, 2, 1)
+    """
+    shape, strides, new = tuple(shape), tuple(strides), list(new_shape)
+    numel = math.prod(shape)
+    if -1 in new:
+        known = math.prod(n for n in new if n != -1)
+        new[new.index(-1)] = numel // known if known else 0
+    if math.prod(new) != numel:
+        return None
+    if numel == 0 or not shape:
+        return strides if tuple(new) == shape else contiguous_strides([max(n, 1) for n in new])
+    result = [0] * len(new)
+    view_d = len(new) - 1
+    base, tensor_numel, view_numel = strides[-1], 1, 1
+    for d in range(len(shape) - 1, -1, -1):
+        tensor_numel *= shape[d]
+        if d == 0 or (shape[d - 1] != 1 and strides[d - 1] != tensor_numel * base):
+            while view_d >= 0 and (view_numel < tensor_numel or new[view_d] == 1):
+                result[view_d] = view_numel * base
+                view_numel *= new[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if d > 0:
+                base, tensor_numel, view_numel = strides[d - 1], 1, 1
+    return tuple(result) if view_d == -1 else None
 
 
 def first_out_of_bounds(

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._compat import compiled_backend, compiled_dynamic, compiled_original
 from .capture import Capture, compiled_captures
+from .html import copies_text
 from .nodes import GraphNode
 from .program import Graph
 
@@ -108,12 +109,12 @@ class CompiledAudit:
     def summary(self) -> str:
         """One line: copies and bytes, per graph (or why a graph is missing), and the note."""
         parts = [
-            f"{stage}: {len(g.copies)} copies, {sum((n.bytes for n in g.copies), 0)} B"
+            f"{stage}: {copies_text(len(g.copies))}, {sum((n.bytes for n in g.copies), 0)} B"
             for stage, g in self.graphs.items()
         ]
         parts += [f"{stage}: {why}" for stage, why in self.missing.items()]
         return (
-            f"sw.audit of the compiled program: {len(self.copies)} copies, {self.total_bytes} B"
+            f"sw.audit of the compiled program: {copies_text(len(self.copies))}, {self.total_bytes} B"
             f" ({'; '.join(parts)}) ({self.note})"
         )
 

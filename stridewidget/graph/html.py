@@ -13,7 +13,7 @@ from ..limits import MAX_GRAPH_PICTURES as MAX_PICTURES
 from ..render import render_svg
 from .nodes import tensor_values
 
-__all__ = ["KIND_COLOURS", "graph_html"]
+__all__ = ["KIND_COLOURS", "copies_text", "graph_html"]
 
 #: (background, text) of the rows of each kind: the text colour is set with the pale background,
 #: so a dark theme's light text never lands on it (each pair reads at >= 4.5:1, WCAG AA).
@@ -22,6 +22,15 @@ KIND_COLOURS = {
     "in-place": ("#fff1c2", "#4a3500"),
     "view": ("#e3f1e4", "#173d1b"),
 }
+
+
+def copies_text(count: int) -> str:
+    """``1 copy``, ``3 copies``.
+
+    >>> copies_text(1), copies_text(2)
+    ('1 copy', '2 copies')
+    """
+    return f"{count} {'copy' if count == 1 else 'copies'}"
 
 
 def _drawable(tensor: Any) -> bool:
@@ -74,9 +83,7 @@ def graph_html(graph: Any) -> str:
         pictures.append(
             f"<p>{escape(f'The first {MAX_PICTURES} copies are drawn ({drawn}); {more} listed in the table, not drawn.')}</p>"
         )
-    summary = (
-        f"sw.graph · stage {graph.stage} · {len(graph.nodes)} nodes, {len(graph.copies)} copies"
-    )
+    summary = f"sw.graph · stage {graph.stage} · {len(graph.nodes)} nodes, {copies_text(len(graph.copies))}"
     return (
         '<div class="stridewidget-graph">'
         f"<p><b>{escape(summary)}</b></p>"

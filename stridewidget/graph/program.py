@@ -9,7 +9,7 @@ import torch
 
 from .capture import Capture, cloned
 from .compare import Mismatch, compare_eager
-from .html import graph_html
+from .html import copies_text, graph_html
 from .nodes import GraphNode, describe
 from .writeback import writebacks
 
@@ -107,7 +107,7 @@ class Graph:
 
     def __repr__(self) -> str:
         lines = [
-            f"sw.graph · stage {self.stage} · {len(self.nodes)} nodes, {len(self.copies)} copies"
+            f"sw.graph · stage {self.stage} · {len(self.nodes)} nodes, {copies_text(len(self.copies))}"
         ]
         several = len(self.graphs) > 1
         if several:  # a graph break: each name is GRAPH/name, as g["1/clone"] takes it

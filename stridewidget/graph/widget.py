@@ -20,7 +20,7 @@ from ..limits import MAX_GRAPH_TENSORS_DRAWN as MAX_TENSORS_DRAWN
 from ..notebook.static import read_static
 from ..notebook.widget import StaticFallbackWidget
 from ..scene.build import build_scene
-from .html import graph_html
+from .html import copies_text, graph_html
 from .nodes import tensor_values
 
 __all__ = ["MAX_TENSORS_DRAWN", "GraphWidget", "selection_tensors"]
@@ -119,9 +119,7 @@ class GraphWidget(StaticFallbackWidget):
             )
         super().__init__()
         self._graph = graph
-        self.title = (
-            f"sw.graph · stage {graph.stage} · {len(graph.nodes)} nodes, {len(graph.copies)} copies"
-        )
+        self.title = f"sw.graph · stage {graph.stage} · {len(graph.nodes)} nodes, {copies_text(len(graph.copies))}"
         self.rows = [_row(node) for node in graph.nodes]
         self.selected = _first_selection(graph)
         if self.selected is None:

@@ -138,6 +138,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+    where: dict[int, tuple[Any, ...] | None] = {}  # each tensor's storage, offset, sizes, strides
     with torch.no_grad():
         for module in model.modules():
             params, buffers = own_tensors(module)
@@ -149,6 +150,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
         for _, _, tensor, _ in named:
             if id(tensor) not in saved:
                 saved[id(tensor)] = (tensor, tensor.detach().clone())
+                where[id(tensor)] = _placement(tensor)
         kept_inputs = [
             (t, version_counter(t), t.detach().clone())
             for t in dict.fromkeys(output_tensors(inputs))
@@ -170,9 +172,45 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             for module, name, tensor, is_parameter in named:
                 (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
             for tensor, values in saved.values():
+                _placed_back(tensor, where[id(tensor)])  # set_, resize_, .data = ...double()
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not _same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+def _placement(tensor: torch.Tensor) -> tuple[Any, ...] | None:
+    """Where ``tensor``'s elements are: its storage, offset, sizes, strides and dtype (``None``
+    for a tensor without a storage of its own to read, such as a wrapper subclass)."""
+    try:
+        storage = tensor.untyped_storage()
+    except (RuntimeError, NotImplementedError, TypeError):
+        return None
+    return storage, tensor.storage_offset(), tensor.size(), tensor.stride(), tensor.dtype
+
+
+def _placed_back(tensor: torch.Tensor, placement: tuple[Any, ...] | None) -> None:
+    """``tensor`` made to look at its elements again where :func:`_placement` found them, after a
+    step that re-pointed it (``buffer.set_(other)``, ``buffer.resize_(2)``, ``p.data = p.data.
+    double()``); its values are then compared and written back as for any tensor."""
+    now = _placement(tensor)
+    if placement is None or now is None:
+        return
+    storage, offset, size, stride, dtype = placement
+    if (now[0].data_ptr(), now[0].nbytes(), *now[1:]) == (
+        storage.data_ptr(),
+        storage.nbytes(),
+        offset,
+        size,
+        stride,
+        dtype,
+    ):
+        return
+    if tensor.dtype == dtype:
+        tensor.set_(storage, offset, size, stride)
+    else:  # .data = a tensor of another dtype: give it one of the old dtype
+        tensor.data = torch.empty(0, dtype=dtype, device=tensor.device).set_(
+            storage, offset, size, stride
+        )
 
 
 def _attributes_restored(attributes: list[tuple[torch.nn.Module, type, dict[str, Any]]]) -> None:

@@ -116,7 +116,7 @@ def test_bad_input():
 # A spread of the lint corpus: wrapped strips, panels, many views, huge indices, presets.
 PLOTTED = [
     "transpose", "unfold-step-1", "checkerboard-and-source", "nchw-wrap-20", "5d", "six-views",
-    "meta-1e12", "random-values", "numpy-negative-strides", "long-name", "preset-seed-checkerboard",
+    "crowded-readers", "meta-1e12", "random-values", "numpy-negative-strides", "long-name", "preset-seed-checkerboard",
 ]  # fmt: skip
 
 

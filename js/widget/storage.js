@@ -217,17 +217,18 @@ export function cellsCaption(plan, flow = false) {
 }
 
 /**
- * The marks of the readers that read a cell more than once ("D×2", "B×2 D×3"), as many as fit in
- * `width` px; "…" says some were left out.  Pure.
+ * A crowded cell's readers as one text that fits `width` px: their marks run together ("AB×2C?D":
+ * a mark is a letter, its digits and its count), or the first marks that fit plus how many are
+ * left ("ABC+3"), or at worst "+N": never nothing.  The static picture's `compact_marks`
+ * (stridewidget/render/labels.py) follows the same rule.  Pure.
  */
-export function repeatedReads(readers, width, charW = STORAGE_GEOMETRY.boldCharW) {
-  const marks = readers.filter((r) => (r.count ?? 0) > 1).map((r) => `${r.tensor.mark}×${r.count}`);
-  let text = marks[0];
-  for (const mark of marks.slice(1)) {
-    if ((text.length + mark.length + 2) * charW + 2 > width) return `${text}…`;
-    text += ` ${mark}`;
+export function compactMarks(marks, width, charW = STORAGE_GEOMETRY.boldCharW) {
+  const fits = (text) => text.length * charW + 2 <= width;
+  for (let k = marks.length; k > 0; k--) {
+    const text = marks.slice(0, k).join("") + (k < marks.length ? `+${marks.length - k}` : "");
+    if (fits(text)) return text;
   }
-  return text;
+  return `+${marks.length}`;
 }
 
 /**
@@ -339,10 +340,12 @@ export function drawStorage(storage, tensors, wrap, uid, { mode = "both", geomet
         const cls = reader.count > 1 ? "sw-strip-label sw-count" : "sw-strip-label";
         labelLayer.appendChild(svgEl("text", { x: x + pieceW / 2, y: item.y + g.stripH - 1.5, class: cls, "text-anchor": "middle" }, marks[k]));
       });
-      // too narrow for every mark: the tensors that read it more than once still show, with
-      // their counts ("D×2": a bare "×2" would not say whose)
-      if (!marksFit && maxCount > 1) {
-        labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + g.stripH - 1.5, class: "sw-strip-label sw-count", "text-anchor": "middle" }, repeatedReads(readers, item.w)));
+      // too narrow for every mark: all of them as one centred text ("AB×2CD", "ABC+3"); hovering
+      // the cell still lights every reader's cells.  A big view labels only the cells read more than once
+      // (one text each stays cheap).
+      if (!marksFit && (labelStrips || maxCount > 1)) {
+        const cls = maxCount > 1 ? "sw-strip-label sw-compact sw-count" : "sw-strip-label sw-compact";
+        labelLayer.appendChild(svgEl("text", { x: item.x + item.w / 2, y: item.y + g.stripH - 1.5, class: cls, "text-anchor": "middle" }, compactMarks(marks, item.w, g.boldCharW)));
       }
     }
     const textY = item.y + g.stripH + (item.h - g.stripH) / 2 + 4;

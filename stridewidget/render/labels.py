@@ -6,12 +6,20 @@ The text picture (:mod:`.text`) uses the same digit grouping and marks as the dr
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from ..style import STYLE
 
-__all__ = ["gap_note", "group_digits", "reader_mark", "signed", "tensor_colour", "viridis"]
+__all__ = [
+    "compact_marks",
+    "gap_note",
+    "group_digits",
+    "reader_mark",
+    "signed",
+    "tensor_colour",
+    "viridis",
+]
 
 
 def group_digits(n: int) -> str:
@@ -51,6 +59,27 @@ def reader_mark(tensor: Mapping[str, Any], count: int | None) -> str:
     ['A', 'A×2', 'A?']
     """
     return tensor["mark"] + ("?" if count is None else f"×{count}" if count > 1 else "")
+
+
+def compact_marks(marks: Sequence[str], fits: Callable[[str], bool]) -> str:
+    """A crowded cell's readers as one text: their marks run together (``AB×2C?D``: a mark is a
+    letter, its digits and its count), or the first marks that ``fits`` allows plus how many
+    are left (``ABC+3``), or at worst ``+N``: never nothing.  The widget's ``compactMarks``
+    (js/widget/storage.js) follows the same rule.
+
+    >>> compact_marks(["A", "B×2", "C?", "D"], lambda t: len(t) <= 8)
+    'AB×2C?D'
+    >>> compact_marks(list("ABCDEF"), lambda t: len(t) <= 5)
+    'ABC+3'
+    >>> compact_marks(list("ABCDEF"), lambda t: False)
+    '+6'
+    """
+    n = len(marks)
+    for k in range(n, 0, -1):
+        text = "".join(marks[:k]) + (f"+{n - k}" if k < n else "")
+        if fits(text):
+            return text
+    return f"+{n}"
 
 
 def viridis(value: float | None, value_range: Any) -> tuple[str, str] | None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
 from .canvas import Canvas
-from .labels import group_digits, reader_mark, viridis
+from .labels import compact_marks, group_digits, reader_mark, viridis
 from .primitives import LIMITS, MAX_WIDTH, PAD, G, Group, Rect, Text, text_width
 
 __all__ = ["draw_strip", "no_values_reason"]
@@ -221,11 +221,21 @@ def _storage_cell_width(storage: Mapping[str, Any], members: Sequence[Mapping[st
     letters_w = 0.0
     for i in range(len(storage["cells"]["index"])):
         marks = [reader_mark(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
-        widest = max((text_width(m, G["strip_letter_min_px"]) + 4 for m in marks), default=0)
-        letters_w = max(letters_w, len(marks) * widest)  # the strip splits the cell evenly
+        letters_w = max(letters_w, _letters_width(marks))
     natural = max(G["cell_w"] - 10, index_w + 6, letters_w + 2)
     # values wider than this are drawn as colour (viridis) instead of text
     return max(natural, min(value_w + 8, 2 * G["cell_w"]))
+
+
+def _letters_width(marks: list[str]) -> float:
+    """What a cell's readers' marks claim of its width: a piece each, the strip splitting the
+    cell evenly; past two cells' width, the marks run together in one text (:func:`_reader_strip`),
+    and past that too, the first of them plus "+N"."""
+    size, cap = G["strip_letter_min_px"], 2 * G["cell_w"]
+    widest = max((text_width(m, size) + 4 for m in marks), default=0)
+    if len(marks) * widest <= cap:
+        return len(marks) * widest
+    return min(text_width("".join(marks), size) + 4, cap)
 
 
 def _gap_label(segment: Mapping[str, Any], room: float) -> str:
@@ -296,6 +306,24 @@ def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers
     return " ".join(tip)
 
 
+def _reader_strip(readers: list, x: float, y: float, w: float, colours: Mapping) -> list:
+    """A storage cell's strip of readers: one piece per tensor, each with its mark when every
+    mark fits its piece; else all the marks as one centred text (:func:`compact_marks`)."""
+    piece, strip_h, size = w / len(readers), G["strip_h"], G["strip_letter_min_px"]
+    marks = [reader_mark(tensor, count) for tensor, count in readers]
+    drawn: list = [
+        Rect(x + k * piece, y, piece, strip_h, ("pattern", tensor["order"]))
+        for k, (tensor, _) in enumerate(readers)
+    ]
+    if all(text_width(mark, size) <= piece for mark in marks):
+        spots = [(x + k * piece + piece / 2, mark) for k, mark in enumerate(marks)]
+    else:
+        spots = [(x + w / 2, compact_marks(marks, lambda t: text_width(t, size) <= w))]
+    ink, halo = colours["strip_text"], colours["strip_halo"]
+    drawn += [Text(cx, y + strip_h - 2, m, size, ink, "middle", True, halo) for cx, m in spots]
+    return drawn
+
+
 def _row_of(rows: list[list[dict[str, Any]]]) -> dict[int, int]:
     return {item["cell"]: r for r, row in enumerate(rows) for item in row if item["kind"] == "cell"}
 
@@ -351,23 +379,7 @@ def _storage_cell(
     body: list = [Rect(x, y, w, h, fill, stroke, 2.0 if max_count > 1 else 1.0, dash, rx=3)]
     strip_h = G["strip_h"]
     if readers:
-        piece = w / len(readers)
-        for k, (tensor, count) in enumerate(readers):
-            body.append(Rect(x + k * piece, y, piece, strip_h, ("pattern", tensor["order"])))
-            mark = reader_mark(tensor, count)
-            if text_width(mark, G["strip_letter_min_px"]) <= piece:
-                body.append(
-                    Text(
-                        x + k * piece + piece / 2,
-                        y + strip_h - 2,
-                        mark,
-                        G["strip_letter_min_px"],
-                        c["strip_text"],
-                        "middle",
-                        True,
-                        c["strip_halo"],
-                    )
-                )
+        body.extend(_reader_strip(readers, x, y, w, c))
     if show_text and text is not None:
         ink = c["text"] if readers else c["untouched_text"]
         body.append(

@@ -62,6 +62,11 @@ _SIX_VIEWS = (
     "(lambda x: {'x': x, 'xt': x.t(), 'even': x[:, ::2], 'row': x[1], 'col': x[:, 2], "
     "'flat': x.view(-1)[3:9]})(torch.arange(24.0).reshape(4, 6))"
 )
+# Six tensors read storage[4], one of them twice: the marks do not fit their pieces (issue 22 §4).
+_CROWDED = (
+    "(lambda x: {'a': x, 'b': x.expand(2, 32), 'c': x[1::3], 'd': x.view(4, 8).t(), "
+    "'e': x[2:8], 'f': x.view(2, 16)[:, 1:]})(torch.arange(32.0))"
+)
 
 # name, expression, height limit
 _TENSOR_TABLE = [
@@ -80,6 +85,7 @@ _TENSOR_TABLE = [
     ("3d", "{'x': torch.arange(24.0).reshape(2, 3, 4)}", HEIGHT_ND),
     ("5d", "{'x': torch.arange(96.0).reshape(2, 2, 3, 2, 4)}", HEIGHT_ND),
     ("six-views", _SIX_VIEWS, HEIGHT_ND),
+    ("crowded-readers", _CROWDED, HEIGHT_2D),
     ("meta-1e8", "(lambda x: {'big': x, 'tail': x[-3:, 9995:]})(torch.empty(10**4, 10**4, device='meta'))", HEIGHT_2D),
     ("meta-1e12", "{'huge': torch.empty(10**6, 10**6, device='meta').t()}", HEIGHT_2D),
     ("random-values", "(torch.manual_seed(0), {'r': torch.randn(5, 7)})[1]", HEIGHT_2D),

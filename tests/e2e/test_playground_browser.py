@@ -62,7 +62,7 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     assert _logical_values(root) == [str(6 * (i // 6)) for i in range(24)]
     assert "storage[0] is read by (0, 0), (0, 1)" in root.locator(".pg-overlap").inner_text()
     assert (
-        root.locator(".sw-storage .sw-count").all_text_contents() == ["V×6"] * 4
+        root.locator(".sw-storage .sw-count").all_text_contents() == ["xV×6"] * 4
     )  # whose reads, not a bare count
     _shot(page, "playground_static_broadcast")
 

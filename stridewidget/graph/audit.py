@@ -21,7 +21,9 @@ __all__ = ["CompiledAudit", "CompiledRow", "audit_compiled", "backend_note"]
 #: What every compiled audit is about (and is not), said with it.
 NOTE = (
     "the AOTAutograd graphs torch.compile would hand an AOT backend such as Inductor "
-    "(Inductor's own further choices not included)"
+    "(Inductor's own further choices not included); copies made outside the graphs are not "
+    "counted: AccumulateGrad's copy of a gradient into its parameter's layout, and copies a "
+    "kernel makes inside itself (the eager sw.audit counts both)"
 )
 
 
@@ -63,9 +65,9 @@ class CompiledAudit:
     >>> [(c.stage, c.name, c.bytes) for c in report.copies], report.total_bytes
     ([('forward', 'clone', 96)], 96)
     >>> print(report.summary())  # doctest: +ELLIPSIS
-    sw.audit of the compiled program: 1 copies, 96 B (forward: 1 copies, 96 B; backward: 0 copies, 0 B) (compiled with backend='inductor'; ...)
+    sw.audit of the compiled program: 1 copy, 96 B (forward: 1 copy, 96 B; backward: 0 copies, 0 B) (compiled with backend='inductor'; ...)
     >>> print(sw.audit(torch.compile(Merge()), x.detach()).summary())  # doctest: +ELLIPSIS
-    sw.audit of the compiled program: 1 copies, 96 B (forward: 1 copies, 96 B; backward: no graph (nothing ...)) ...
+    sw.audit of the compiled program: 1 copy, 96 B (forward: 1 copy, 96 B; backward: no graph (nothing ...)) ...
     """
 
     def __init__(self, graphs: dict[str, Graph], missing: dict[str, str] | None = None) -> None:

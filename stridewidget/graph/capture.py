@@ -256,7 +256,12 @@ def capture(
                 f"an ExportedProgram has no {stage!r} graph: pass the model itself for "
                 "stage='forward'/'backward' (the graphs torch.compile hands its backend)"
             )
-        if not args:
+        if dynamic_shapes is not None:
+            raise ValueError(
+                "an ExportedProgram's dynamic shapes were fixed when it was exported: pass "
+                "dynamic_shapes to torch.export.export, or pass the model to sw.graph"
+            )
+        if not args:  # else the inputs given are the ones compare_eager and run() use
             args, kwargs = target.example_inputs or ((), {})
         return _exported(target, target.module(), tuple(args), dict(kwargs), stage)
     model = compiled_original(target) or target

@@ -195,7 +195,14 @@ def compare_eager(captured: Capture) -> list[Mismatch]:
     differ."""
     if captured.eager is None:
         raise ValueError("compare_eager needs the eager model: pass it to sw.graph")
-    eager_outputs, eager_calls, grads = _eager_run(captured)
+    try:
+        eager_outputs, eager_calls, grads = _eager_run(captured)
+    except Exception as error:  # the model itself fails in eager on these inputs
+        raise RuntimeError(
+            f"compare_eager: the eager model raised {type(error).__name__}: "
+            f"{str(error).splitlines()[0] if str(error) else ''} — on copies of the example "
+            "inputs, so there is no eager run to compare the compiled strides with"
+        ) from error
     bound = _input_bindings(captured)
     mismatches = []
     if captured.stage != "backward":

@@ -22,7 +22,7 @@ class Resolves(nn.Module):
             z.conj().imag.resolve_neg(),  # negative bit set: a copy
             z.imag.resolve_neg(),  # no bit: the tensor itself
             torch.ravel(z.real.t()),  # not viewable: a copy
-            torch.ravel(z.real),  # strided but viewable as one dimension? no: a copy too
+            torch.ravel(z.real),  # strides (4, 2) of floats: not viewable as 1-D, a copy too
             z.conj().resolve_conj(),
             z.resolve_conj(),
         )

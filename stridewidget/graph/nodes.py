@@ -10,7 +10,6 @@ storage than every input was a copy.  Nothing here reads a symbol's value (no gu
 from __future__ import annotations
 
 import operator
-import os
 import re
 import weakref
 from dataclasses import dataclass
@@ -18,14 +17,16 @@ from typing import Any
 
 import torch
 
-from .._compat import op_arguments, op_overload_class, op_schema
+from .._compat import op_arguments, op_overload_class, op_schema, symbol_example
 from ..adapters.aten import moves_data, op_info
 from ..adapters.inspect import inspect, same_storage
-from ..frames import PACKAGE_DIR, TORCH_DIR, describe_location
 from ..layout.layout import Layout
 from ..layout.strides import is_channels_last, is_contiguous, view_strides
+from .source import where
+from .writes import fx_value as _value
+from .writes import index_write
 
-__all__ = ["KINDS", "GraphNode", "classify"]
+__all__ = ["KINDS", "GraphNode", "classify", "where"]
 
 KINDS = ("view", "copy", "in-place", "compute", "input", "output")
 
@@ -36,9 +37,11 @@ KINDS = ("view", "copy", "in-place", "compute", "input", "output")
 #: (``copy_`` is not one: it writes into a tensor that exists, an in-place op that moves bytes.)
 _COPY_OPS = frozenset({"clone", "_to_copy", "copy", "lift_fresh_copy"})
 #: Ops that view when they can and copy when they must, as a reshape does.
-_RESHAPING = frozenset({"reshape", "flatten", "unflatten", "reshape_as", "view_as"})
+_RESHAPING = frozenset({"reshape", "flatten", "unflatten", "reshape_as", "view_as", "ravel"})
+#: Ops that copy only when the input's conjugate / negative bit is set (the FakeTensor's too).
+_RESOLVES = {"resolve_conj": "is_conj", "resolve_neg": "is_neg"}
 #: The ops whose ``Tensor(a)`` return only "may alias": every other aliasing return is a view.
-_MAY_ALIAS = _RESHAPING | {"contiguous", "to"}
+_MAY_ALIAS = _RESHAPING | {"contiguous", "to", *_RESOLVES}
 #: In-place ops that change only a tensor's metadata (``torch.Tag.inplace_view``) and never
 #: allocate: views, writing no data (``resize_`` may allocate, so it stays in-place).
 _RESIZES = frozenset({"resize_", "resize_as_", "set_"})
@@ -48,7 +51,6 @@ _RESHAPE_VIEWS = frozenset({"_unsafe_view", "view", "reshape", "_reshape_alias"}
 _TORCH_NAMESPACES = frozenset({"aten", "prims", "higher_order", "_c10d_functional", "quantized"})
 _OP_OVERLOAD = op_overload_class()
 _LINE = re.compile(r"(?::|, line )(\d+)(?: \(torch\))?$")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+), in')
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,17 +173,6 @@ def classify(node: Any) -> str:
     return "view" if _aliases_an_input(node) else "compute"
 
 
-def _value(arg: Any) -> Any:
-    """An FX argument as the graph's own values (each node replaced by its ``meta["val"]``)."""
-    if hasattr(arg, "meta"):
-        return arg.meta.get("val")
-    if isinstance(arg, (list, tuple)):
-        return type(arg)(_value(a) for a in arg)
-    if isinstance(arg, dict):
-        return {k: _value(v) for k, v in arg.items()}
-    return arg
-
-
 def _concrete(value: Any) -> bool:
     """No symbol anywhere (a SymInt's value is never read here: that would guard)."""
     if isinstance(value, torch.Tensor):
@@ -197,18 +188,35 @@ def _moves_data(node: Any, target: Any) -> bool:
     """Does the op move its inputs' data into a new tensor without arithmetic (``cat``,
     ``roll``, ``repeat``, ``index_select``, ``pad`` ...)?  The eager copy tracker's verdict: its
     list of primitive moves, else the op's reference decomposition followed on meta tensors
-    (only for concrete sizes: with symbols the op counts as compute, as nothing guards)."""
+    (with symbols: on stand-ins sized by the symbols' example values, so nothing guards)."""
     if target.is_view or _namespace(target) != "aten":
         return False
     args, kwargs = _value(node.args), _value(node.kwargs)
     info = op_info(target)
     if info.is_copy:
         return info.moves(args, kwargs)
-    if not _concrete((args, kwargs)) or any(
-        a is None for a in tensor_values(args) + tensor_values(list(kwargs.values()))
-    ):
+    if any(a is None for a in tensor_values(args) + tensor_values(list(kwargs.values()))):
         return False
+    if not _concrete((args, kwargs)):
+        args, kwargs = _stand_in(args), _stand_in(kwargs)
     return moves_data(target, tuple(args), dict(kwargs))
+
+
+def _stand_in(value: Any) -> Any:
+    """``value`` with each symbol replaced by its example value (read off the expression, never
+    compared: no guard) and each tensor by a meta tensor of those sizes and strides."""
+    if isinstance(value, torch.Tensor):
+        if _concrete(value):
+            return value
+        sizes, strides = _stand_in(list(value.shape)), _stand_in(list(value.stride()))
+        return torch.empty_strided(sizes, strides, dtype=value.dtype, device="meta")
+    if isinstance(value, (list, tuple)):
+        return type(value)(_stand_in(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _stand_in(v) for k, v in value.items()}
+    if isinstance(value, torch.SymInt):
+        return symbol_example(value, 2)
+    return value
 
 
 #: Per FX graph: do its FakeTensors share storages as real tensors would?
@@ -236,6 +244,8 @@ def _may_alias_kind(node: Any, name: str) -> str:
     where the graph's storages cannot say (a loaded program), the layouts decide: a reshape views
     when the input's layout allows it (:func:`~stridewidget.layout.strides.view_strides`)."""
     aliases = _aliases_an_input(node)
+    if name in _RESOLVES and _input_values(node):  # the bit the FakeTensor carries decides
+        return "copy" if getattr(_input_values(node)[0], _RESOLVES[name])() else "view"
     if aliases or _storages_trusted(node.graph) or not _concrete(node.meta.get("val")):
         return "copy" if aliases is False else "view"
     outputs, inputs = tensor_values(node.meta.get("val")), _input_values(node)
@@ -382,39 +392,6 @@ def _node_tensors(arg: Any) -> list[Any]:
     return [t for n in _flat_nodes(arg) for t in tensor_values(n.meta.get("val"))]
 
 
-def _is_torch(filename: str) -> bool:
-    # torch as imported, or as installed (a stack trace may name the other path of a symlink),
-    # or relative to torch's parent folder, as torch writes the frames of the nodes its own
-    # passes insert (``torch/fx/passes/runtime_assert.py``)
-    path = filename.replace(os.sep, "/")
-    return (
-        filename.startswith(TORCH_DIR)
-        or "-packages/torch/" in path
-        or (path.startswith("torch/") and not os.path.isabs(filename))
-    )
-
-
-def _torch_relative(filename: str) -> str:
-    path = filename.replace(os.sep, "/")
-    return path if path.startswith("torch/") else f"torch/{path.rsplit('/torch/', 1)[-1]}"
-
-
-def where(node: Any) -> str:
-    """``file.py:LINE`` of the innermost frame of the node's stack trace that is the user's
-    (not torch's, not this package's); for a torch module called directly, torch's own line,
-    marked ``(torch)``; ``""`` when the graph kept no trace."""
-    trace = node.meta.get("stack_trace") or ""
-    frames = [(f, int(line)) for f, line in _FRAME.findall(trace)]
-    frames = [(f, line) for f, line in frames if not f.startswith(PACKAGE_DIR)]
-    for filename, line in reversed(frames):
-        if not _is_torch(filename):
-            return describe_location(filename, line)
-    if frames:
-        filename, line = frames[-1]
-        return f"{_torch_relative(filename)}:{line} (torch)"
-    return ""
-
-
 def _source(node: Any) -> str:
     """The user-level call a node was traced from (``linear``, ``contiguous``), if recorded."""
     for key, prefix in (("source_fn_stack", ""), ("fwd_source_fn_stack", "the backward of ")):
@@ -459,6 +436,9 @@ def copy_reason(node: Any, stage: str = "") -> str:
             f"{name}(), an op that moves data: its result is its inputs' values moved, "
             f"selected or repeated into a new tensor, without arithmetic{inside}"
         )
+    if name in _RESOLVES:
+        bit = "conjugate" if name == "resolve_conj" else "negative"
+        return f"{name}() of a tensor whose {bit} bit is set: the values are written out"
     if name == "clone" and not recorded and _copy_slices(node):
         return (
             "a clone autograd's backward makes: CopySlices, the backward of an in-place op on "
@@ -527,6 +507,9 @@ def _bytes(node: Any, kind: str) -> Any:
     if _is_functionalized(node):
         return _functionalized_bytes(node)
     if kind == "in-place" and isinstance(node.target, _OP_OVERLOAD):
+        partial = index_write(node)
+        if partial is not None:
+            return partial[0]
         written = _node_tensors(_written(node))
         if written and op_name(node.target) != "copy_":
             return sum((t.numel() * t.element_size() for t in written), 0)
@@ -566,6 +549,8 @@ def _reason(node: Any, kind: str, stage: str = "") -> str:
             f"{op_name(node.target)} in training also writes {names} in place (the running "
             "statistics; its schema does not mark them written)"
         )
+    if kind == "in-place" and isinstance(node.target, _OP_OVERLOAD) and index_write(node):
+        return index_write(node)[1]
     return copy_reason(node, stage) if kind == "copy" or _is_copy_into(node) else ""
 
 

@@ -64,7 +64,9 @@ class Graph:
 
     def __getitem__(self, name: str) -> GraphNode:
         """The node named ``name``; after a graph break, where two graphs have a node of that
-        name, ``"GRAPH/name"`` (``g["1/clone"]``: the ``clone`` of graph 1)."""
+        name, ``"GRAPH/name"`` (``g["1/clone"]``: the ``clone`` of graph 1).  Graphs are
+        numbered in the order they ran: at ``stage="backward"`` that is backward order, so
+        backward graph 0 is the backward of the *last* forward graph."""
         graph, _, bare = name.rpartition("/") if isinstance(name, str) else ("", "", name)
         found = [
             node

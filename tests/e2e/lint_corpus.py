@@ -85,7 +85,7 @@ _TENSOR_TABLE = [
     ("3d", "{'x': torch.arange(24.0).reshape(2, 3, 4)}", HEIGHT_ND),
     ("5d", "{'x': torch.arange(96.0).reshape(2, 2, 3, 2, 4)}", HEIGHT_ND),
     ("six-views", _SIX_VIEWS, HEIGHT_ND),
-    ("crowded-readers", _CROWDED, HEIGHT_2D),
+    ("crowded-readers", _CROWDED, HEIGHT_ND),  # six tensors drawn, as six-views
     ("meta-1e8", "(lambda x: {'big': x, 'tail': x[-3:, 9995:]})(torch.empty(10**4, 10**4, device='meta'))", HEIGHT_2D),
     ("meta-1e12", "{'huge': torch.empty(10**6, 10**6, device='meta').t()}", HEIGHT_2D),
     ("random-values", "(torch.manual_seed(0), {'r': torch.randn(5, 7)})[1]", HEIGHT_2D),

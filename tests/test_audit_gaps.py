@@ -12,7 +12,7 @@ from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
 from stridewidget.copies.audit import timing
-from stridewidget.copies.audit.found import IN_PLACE_MARK, SCALARS_ROW
+from stridewidget.copies.audit.found import IN_PLACE_MARK, SCALARS_ROW, op_names
 
 
 def _line_of(cls: type, text: str) -> str:
@@ -154,6 +154,24 @@ def test_a_row_lists_each_op_once_when_some_of_its_copies_were_in_place():
     assert 0 < in_place < total
     assert clones == [f"aten.clone ({in_place} of {total} in-place calls)"]
     assert f"aten.clone{IN_PLACE_MARK} aten.clone" not in report.to_text()
+
+
+def test_the_text_table_shows_every_op_kind_of_a_row_with_its_count_uncut():
+    # issue 40: self_attn's backward row was cut at 60 characters, after the kernel's clone, and
+    # hid the 7 view-backward clones and 3 select_backwards; the oracle is the copies themselves
+    layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+    report = sw.audit(layer, torch.randn(5, 2, 8), backward=True)
+    text = report.to_text()
+    for row in report.by_module() + report.by_line():
+        ran: dict[str, int] = {}
+        for copy in report.copies:
+            if copy.phase == row.phase and row.key in (copy.module, copy.where):
+                for op in op_names(copy):
+                    ran[op] = ran.get(op, 0) + 1
+        assert dict(zip(row.ops, row.op_counts)) == ran, row
+        for op, n in ran.items():
+            assert (op if n == 1 else f"{op}×{n}") in text, op
+    assert "aten.select_backward×3" in text and "aten.clone×7" in text
 
 
 class _Clock:

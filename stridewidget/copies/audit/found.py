@@ -4,12 +4,22 @@ report and its HTML."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...layout.layout import Layout
 from ..log import CopyEvent
 
-__all__ = ["IN_PLACE_MARK", "SCALARS_ROW", "TOP", "AuditCopy", "Row", "op_names", "row_ops"]
+__all__ = [
+    "IN_PLACE_MARK",
+    "SCALARS_ROW",
+    "TOP",
+    "AuditCopy",
+    "Row",
+    "op_names",
+    "row_op_counts",
+    "row_ops",
+    "row_ops_parts",
+]
 
 #: How the root module (named ``""`` by ``named_modules()``) is shown.
 TOP = "(model)"
@@ -95,16 +105,21 @@ def _names(item: AuditCopy) -> tuple[str, ...]:
     return tuple(f"{op} in {item.hidden_in}" for op in item.ops) if item.hidden_in else item.ops
 
 
-def row_ops(items: list[AuditCopy]) -> tuple[str, ...]:
-    """The ATen ops of a table row's copies, each once: with :data:`IN_PLACE_MARK` when every
-    copy of it came from a call that also wrote in place, ``(2 of 3 in-place calls)`` when some
-    did, bare when none did."""
+def _tally(items: list[AuditCopy]) -> dict[str, list[int]]:
+    # each op name of the row's copies -> [how many times it ran, how many of those wrote in place]
     seen: dict[str, list[int]] = {}
     for item in items:
         for name in _names(item):
             counts = seen.setdefault(name, [0, 0])
             counts[0] += 1
             counts[1] += item.in_place
+    return seen
+
+
+def row_ops(items: list[AuditCopy]) -> tuple[str, ...]:
+    """The ATen ops of a table row's copies, each once: with :data:`IN_PLACE_MARK` when every
+    copy of it came from a call that also wrote in place, ``(2 of 3 in-place calls)`` when some
+    did, bare when none did."""
     return tuple(
         name
         + (
@@ -114,8 +129,26 @@ def row_ops(items: list[AuditCopy]) -> tuple[str, ...]:
             if in_place
             else ""
         )
-        for name, (total, in_place) in seen.items()
+        for name, (total, in_place) in _tally(items).items()
     )
+
+
+def row_op_counts(items: list[AuditCopy]) -> tuple[int, ...]:
+    """How many times each op of :func:`row_ops` ran in the row's copies, in the same order."""
+    return tuple(total for total, _ in _tally(items).values())
+
+
+def row_ops_parts(row: Row) -> list[str]:
+    """A row's op kinds as the tables show them, each with its count: ``aten.clone×6``
+    (bare when it ran once, or when its in-place note already says how many times).
+
+    >>> row_ops_parts(Row("x", "backward", 4, 64, ("aten.clone", "aten.select_backward"), (3, 1)))
+    ['aten.clone×3', 'aten.select_backward']
+    """
+    counts = row.op_counts or (1,) * len(row.ops)
+    return [
+        op if n == 1 or "in-place calls)" in op else f"{op}×{n}" for op, n in zip(row.ops, counts)
+    ]
 
 
 @dataclass(frozen=True)
@@ -127,3 +160,5 @@ class Row:
     count: int
     bytes: int
     ops: tuple[str, ...]
+    #: how many times each of ``ops`` ran in the row's copies (``ops`` names each kind once)
+    op_counts: tuple[int, ...] = field(default=(), repr=False, compare=False)

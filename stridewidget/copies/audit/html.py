@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ...limits import MAX_AUDIT_PICTURE_CHARS as MAX_PICTURE_CHARS
 from ...limits import MAX_AUDIT_PICTURES as MAX_PICTURES
 from ..format import format_bytes, layout_text, ops_text
-from .found import SCALARS_ROW, TOP, op_names
+from .found import SCALARS_ROW, TOP, op_names, row_ops_parts
 
 if TYPE_CHECKING:
     from .found import AuditCopy, Row
@@ -168,7 +168,7 @@ def _summary_table(title: str, rows: list[Row]) -> str:
         + _cell(row.phase)
         + _cell(str(row.count), row.count)
         + _cell(format_bytes(row.bytes), row.bytes)
-        + _cell(ops_text(row.ops))
+        + _cell(" ".join(row_ops_parts(row)))
         + "</tr>"
         for row in rows
     )

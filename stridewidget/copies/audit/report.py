@@ -14,8 +14,8 @@ import torch
 
 from ..._compat import compiled_original, mode_skipped_compiles, profiler_running
 from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
-from ..format import counted, format_bytes, ops_text
-from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_ops
+from ..format import counted, format_bytes
+from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_op_counts, row_ops, row_ops_parts
 from .guard import compiled_calls_note, eager_model, state_kept
 from .html import report_html
 from .profiler import USER_PROFILER_NOTE
@@ -23,6 +23,26 @@ from .step import audited_step
 from .suggest import Suggestion, measured_suggestions
 
 __all__ = ["AuditReport", "audit"]
+
+OPS_WIDTH = 60  # a text table's ATen-ops column wraps past this, between op kinds
+
+
+def _wrapped(parts: list[str], width: int) -> list[str]:
+    """``parts`` joined by spaces into lines of ``width`` characters at most (a longer part has a
+    line of its own, whole).
+
+    >>> _wrapped(["aten.clone×6", "aten.select_backward×3", "aten.clone in aten.addmm"], 40)
+    ['aten.clone×6 aten.select_backward×3', 'aten.clone in aten.addmm']
+    >>> _wrapped([], 40)
+    ['(no op)']
+    """
+    lines: list[str] = []
+    for part in parts:
+        if lines and len(lines[-1]) + 1 + len(part) <= width:
+            lines[-1] += " " + part
+        else:
+            lines.append(part)
+    return lines or ["(no op)"]
 
 
 class AuditReport:
@@ -83,7 +103,8 @@ class AuditReport:
             groups.setdefault((name, item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
-            rows.append(Row(name, phase, len(items), sum(i.bytes for i in items), row_ops(items)))
+            total = sum(i.bytes for i in items)
+            rows.append(Row(name, phase, len(items), total, row_ops(items), row_op_counts(items)))
         return sorted(rows, key=lambda row: (-row.bytes, -row.count, row.key))
 
     def by_line(self) -> list[Row]:
@@ -130,19 +151,16 @@ class AuditReport:
                 continue
             lines.append(f"\n{title}:")
             table = [(title.split()[1], "phase", "count", "bytes", "ATen ops")]
+            ops = [["ATen ops"]]  # each row's op kinds, with their counts: never cut
             for row in rows[:max_rows]:
-                table.append(
-                    (
-                        row.key,
-                        row.phase,
-                        str(row.count),
-                        format_bytes(row.bytes),
-                        ops_text(row.ops),
-                    )
-                )
-            widths = [min(60, max(len(r[c]) for r in table)) for c in range(5)]
-            for row in table:
-                lines.append("  ".join(cell[:w].ljust(w) for cell, w in zip(row, widths)).rstrip())
+                table.append((row.key, row.phase, str(row.count), format_bytes(row.bytes), ""))
+                ops.append(_wrapped(row_ops_parts(row), OPS_WIDTH))
+            widths = [min(60, max(len(r[c]) for r in table)) for c in range(4)]
+            for row, op_lines in zip(table, ops):
+                cells = [cell[:w].ljust(w) for cell, w in zip(row, widths)]
+                lines.append("  ".join([*cells, op_lines[0]]).rstrip())
+                indent = " " * (sum(widths) + 2 * len(widths))
+                lines.extend(indent + more for more in op_lines[1:])
             if len(rows) > max_rows:
                 lines.append(f"... {len(rows) - max_rows} more rows")
         return "\n".join(lines)

@@ -32,6 +32,7 @@
 # does without any ATen op (oneDNN's, inside a CPU convolution) are invisible to both.
 
 # %%
+import copy
 import sys
 import types
 
@@ -70,9 +71,16 @@ display(report)
 # %% [markdown]
 # The table sorts on a header click, and a row's ▸ draws the copy's source and result.  The same
 # in a terminal is `print(report)`, or `python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(8, 2, 16)" --input "torch.randn(2, 5, 8).transpose(0, 1)"`.
-# Most copies sit inside `self_attn`, in the one call `F.multi_head_attention_forward`
-# (`activation.py`), which runs `aten.clone`s and whose attention kernel's backward makes its
-# inputs contiguous; a layer norm copies the transposed input inside its kernel (which of the
+# The ATen-ops column counts each kind of op in a row (`aten.clone×7`) and wraps between kinds.
+# Most copies sit inside `self_attn`, on the line of its one call `F.multi_head_attention_forward`
+# (`activation.py`), and most of those are in its backward.  Only one of the backward copies is
+# the attention kernel's (`aten.clone in aten._scaled_dot_product_flash_attention_for_cpu_backward`);
+# the others are autograd's backward of the function's own views: a `view`'s backward reshapes
+# the gradient to the view's input shape, and that copies when the gradient is not laid out for
+# it — the head split (`q.view(...)`, `k.view(...)`, `v.view(...)`) and the `unflatten` of the
+# packed q/k/v projection — and `select_backward` writes the gradient of each of `proj[0]`,
+# `proj[1]`, `proj[2]` into a zero buffer the size of the whole projection.  The cells after the
+# report count them by autograd node.  A layer norm copies the transposed input inside its kernel (which of the
 # layer's norms is printed below the report).
 
 # %%
@@ -90,6 +98,43 @@ print(
     "of",
     ", ".join(name for name, m in modules.items() if isinstance(m, torch.nn.LayerNorm)),
 )
+
+
+# %%
+# where a backward copy of self_attn comes from: its autograd node, and the view it undoes
+def origin(c):
+    node = c.call.split(" of ")[0]  # "ViewBackward0 of F.multi_head_attention_forward"
+    if c.hidden_in:
+        return f"inside the attention kernel's backward, {c.hidden_in}"
+    if node == "SelectBackward0":
+        return f"{node}: select_backward of proj[0], proj[1], proj[2]"
+    packed = (3, layer.self_attn.embed_dim)  # proj.unflatten(-1, (3, E))
+    return f"{node}: the view backward of the {'unflatten' if c.source[0].shape[-2:] == packed else 'head split'}"
+
+
+# %%
+# [attention-backward] self_attn's copies: most are backward ones; only one is the kernel's
+in_attention = [c for c in report.copies if c.module == "self_attn"]
+backward = [c for c in in_attention if c.phase == "backward"]
+total = sum(c.bytes for c in backward)
+origins = {}
+for c in backward:
+    count, moved = origins.get(origin(c), (0, 0))
+    origins[origin(c)] = (count + 1, moved + c.bytes)
+for name, (count, moved) in origins.items():
+    print(
+        f"{count:2} {'copy  ' if count == 1 else 'copies'} {moved:5} B ({moved / total:3.0%})  {name}"
+    )
+print(f"{len(backward):2} copies {total:5} B  self_attn's backward, in all")
+assert 2 * len(in_attention) > len(report.copies) and 2 * len(backward) > len(in_attention)
+views = [c for c in backward if origin(c).startswith(("ViewBackward0", "SelectBackward0"))]
+assert sum(bool(c.hidden_in) for c in backward) == 1 and len(views) == len(backward) - 1
+for c in views:  # a view's backward copies a gradient not laid out for it; a select's fills proj
+    if c.call.startswith("ViewBackward0"):
+        assert not c.source[0].is_contiguous and c.result[0].is_contiguous
+    else:
+        assert c.result[0].shape == (3, *c.source[0].shape)
+
 
 # %% [markdown]
 # The biggest forward copy, drawn: the source is a strided view of the input, the result a fresh
@@ -148,7 +193,8 @@ assert x.stride() in sources  # one clone's source is the transposed input itsel
 assert sum(c.bytes for c in attention_forward(contiguous_report)) < sum(
     c.bytes for c in attention_forward(report)
 )
-#
+
+# %% [markdown]
 # ## A vision transformer (torchvision, random weights)
 
 # %%
@@ -162,7 +208,68 @@ assert all(c.module in dict(vit.named_modules()) for c in vit_report.copies)
 
 # %% [markdown]
 # The class token is joined to the patch embeddings with `torch.cat` in `vision_transformer.py`:
-# a copy of the whole sequence per step.  The rest is attention, as in the layer above.
+# a copy of the whole sequence per step.  Most of the other copies are attention, as in the layer
+# above, but not all: the layer norms copy too, and so do autograd's backward of the class-token
+# `select` (`x[:, 0]` before the head) and the patch convolution's backward.  By part of the model:
+
+
+# %%
+# [vit-parts] the ViT's copies by part of the model: attention, layer norms, and three others
+def part(c):
+    name = c.module.rsplit(".", 1)[-1]
+    if name in ("self_attention", "ln", "ln_1", "ln_2"):
+        return "attention" if name == "self_attention" else "layer norms"
+    return f"{c.module or '(model)'}: {c.ops[0]}" + (f" in {c.hidden_in}" if c.hidden_in else "")
+
+
+parts = {}
+for c in vit_report.copies:
+    count, moved = parts.get(part(c), (0, 0))
+    parts[part(c)] = (count + 1, moved + c.bytes)
+for name, (count, moved) in sorted(parts.items(), key=lambda item: -item[1][0]):
+    print(f"{count:2} {'copy  ' if count == 1 else 'copies'} {moved:6} B  {name}")
+assert set(parts) == {
+    "attention",
+    "layer norms",
+    "(model): aten.cat",
+    "(model): aten.select_backward",
+    "conv_proj: aten.clone in aten.convolution_backward",
+}
+
+# %% [markdown]
+# Why the layer norms copy: torchvision's `EncoderBlock` runs a batch-first
+# `nn.MultiheadAttention`, which works in `(seq, batch, features)` order and hands its output back
+# transposed; the residual `x + input` keeps those strides, so the next layer norm reads a
+# transposed input (its kernel copies it in forward, and the saved input again in backward), and
+# the gradient that reaches a layer norm can be transposed too.  Recorded with hooks on a copy of
+# the model, norm by norm, that accounts for every one of their copies:
+
+# %%
+# [vit-norms] a layer norm copies each transposed input (forward, backward) and transposed gradient
+probe, seen = copy.deepcopy(vit), {}
+for name, m in probe.named_modules():
+    if isinstance(m, torch.nn.LayerNorm):
+        m.register_forward_pre_hook(
+            lambda m, args, name=name: seen.update({(name, "input"): args[0]})
+        )
+        m.register_full_backward_pre_hook(
+            lambda m, g, name=name: seen.update({(name, "grad"): g[0]})
+        )
+    if isinstance(m, torch.nn.MultiheadAttention):
+        m.register_forward_hook(
+            lambda m, args, out, name=name: seen.update({(name, "out"): out[0]})
+        )
+probe(images).sum().backward()
+attention_out = seen["encoder.layers.encoder_layer_0.self_attention", "out"]
+print("attention output", tuple(attention_out.shape), attention_out.stride())
+for name in sorted({name for name, what in seen if what != "out"}):
+    x_in, grad = seen[name, "input"], seen[name, "grad"]
+    made = [c.phase for c in vit_report.copies if c.module == name]
+    print(f"{name:36} input {x_in.stride()}, gradient {grad.stride()}: copies {made}")
+    transposed = [not t.is_contiguous() for t in (x_in, x_in, grad)]  # forward; backward twice
+    assert made.count("forward") == transposed[0] and made.count("backward") == sum(transposed[1:])
+    assert all(t.stride() == attention_out.stride() for t in (x_in, grad) if not t.is_contiguous())
+assert not attention_out.is_contiguous()
 
 # %% [markdown]
 # ## A ResNet (torchvision, random weights)

@@ -13,12 +13,17 @@
 # %% [markdown]
 # # 8. Layouts inside compiled and exported programs: `sw.graph`
 #
-# `torch.compile` and `torch.export` run a model as a graph of ATen ops, and the layouts in that
-# graph are not the ones you see in eager mode: the compiler decomposes `reshape` into a `clone`
-# plus an `_unsafe_view`, turns `.contiguous()` into a `clone`, and gives every intermediate the
-# strides its FakeTensor says.  `sw.graph(model, *inputs, stage=...)` lists the nodes of such a
-# graph with their layouts, says which are views and which copy (and why), and points at the
-# line of your code each one came from.
+# `torch.compile` and `torch.export` run a model as a graph of ATen ops.  They are the ops eager
+# mode dispatches too — a `reshape` that cannot be a view is a `clone` plus an `_unsafe_view` in
+# both, `.contiguous()` a `clone` — and for the model below the graph's layouts are eager's: clone
+# by clone, and `g.compare_eager()` finds no output whose strides differ (both asserted below).
+# What the graph adds is that every op is a node you can list, with the strides its FakeTensor
+# says, where eager hides them inside one Python call.  Layouts differ where the graph runs
+# another kernel than eager: a decomposition in place of a fused kernel, as for the attention at
+# the end of the backward section, which `g.compare_eager()` finds.
+# `sw.graph(model, *inputs, stage=...)` lists the nodes of such a graph with their layouts, says
+# which are views and which copy (and why), and points at the line of your code each one came
+# from.
 #
 # * `stage="export"`: the graph `torch.export` traced; `"aten"`: after `run_decompositions()`;
 # * `stage="forward"` / `"backward"`: the AOTAutograd graphs `torch.compile` hands its backend
@@ -32,6 +37,7 @@ import warnings
 import torch
 from IPython.display import SVG, display
 from torch.export import Dim
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import stridewidget as sw
 
@@ -39,6 +45,59 @@ torch.manual_seed(0)
 torch.set_num_threads(1)
 # torch 2.13's own run_decompositions() warns about its pytree internals: not ours to fix
 warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+
+
+# %% [markdown]
+# ## The ATen ops eager mode runs, and each graph's
+#
+# A dispatch mode sees the ATen ops eager mode dispatches.  On a `reshape` that cannot be a view and a
+# `.contiguous()`, eager runs the ops the compiled forward graph lists; only `torch.export`'s own
+# graph still has `reshape` and `contiguous`, until `run_decompositions()` (`stage="aten"`) makes
+# them `clone` + `view` (and `t` a `permute`).
+
+
+# %%
+class AtenOps(TorchDispatchMode):
+    """Records every ATen op eager mode dispatches, and each clone's source and result layouts."""
+
+    def __init__(self):
+        super().__init__()
+        self.names, self.clones = [], []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        self.names.append(f"aten.{func.overloadpacket.__name__}")
+        if func.overloadpacket is torch.ops.aten.clone:
+            self.clones.append((tuple(args[0].shape), args[0].stride(), out.stride()))
+        return out
+
+
+class TwoCopies(torch.nn.Module):
+    def forward(self, x):
+        return x.t().reshape(-1), x.t().contiguous()
+
+
+# %%
+# [same-ops] eager dispatches the compiled graph's ops; export keeps reshape/contiguous until aten
+small = torch.randn(3, 4)
+with AtenOps() as eager_ops:
+    TwoCopies()(small)
+staged = {
+    stage: [
+        n.target
+        for n in sw.graph(TwoCopies(), small, stage=stage).nodes
+        if n.inputs and n.kind != "output"
+    ]
+    for stage in ("forward", "export", "aten")
+}
+print("eager   ", eager_ops.names)
+for stage, targets in staged.items():
+    print(f"{stage:8}", targets)
+assert eager_ops.names == staged["forward"]
+assert {"aten.reshape", "aten.contiguous"} <= set(staged["export"])
+assert not {"aten.reshape", "aten.contiguous", "aten._unsafe_view"} & set(staged["aten"])
+assert staged["aten"].count("aten.clone") == eager_ops.names.count("aten.clone")
+assert "aten.permute" in staged["aten"] and "aten.t" not in staged["aten"]
 
 
 # %% [markdown]
@@ -113,20 +172,53 @@ for node in g.copies:
     print(f"{node.name:10} {node.bytes:5} bytes  {node.where:14}  {node.reason}")
 
 # %% [markdown]
-# Every copy the table names is a real one: replaying the graph eagerly on real tensors
-# (`g.run()`, a `torch.fx.Interpreter`) gives each copy node its own storage, and each view
-# node its input's storage (a `getitem` picks one tensor of a tuple: it has no tensor input).
+# Eager mode makes the same copies, of the same layouts: each `clone` it dispatches, with its
+# source's shape and strides and its result's strides, beside the graph's copies (its
+# FakeTensors'):
 
 # %%
+# [same-layouts] eager's clones of this model are the graph's copies, layout for layout
+with AtenOps() as eager_ops:
+    model(x)
+nodes = {n.name: n for n in g.nodes}
+graph_clones = [
+    (nodes[n.inputs[0]].layout.shape, nodes[n.inputs[0]].layout.strides, n.layout.strides)
+    for n in g.copies
+]
+for eager_clone, graph_clone in zip(eager_ops.clones, graph_clones):
+    print("eager", eager_clone, " graph", graph_clone)
+assert eager_ops.clones == graph_clones
+
+# %% [markdown]
+# Every copy the table names is a real one: replaying the graph eagerly on real tensors
+# (`g.run()`, a `torch.fx.Interpreter`) gives each copy node its own storage, and each view
+# node its input's storage.  A `split` returns a tuple of views and a `getitem` picks one of
+# them, so a tuple counts as a view when every tensor in it shares an input's storage.
+
+
+# %%
+# [all-checked] every view shares an input's storage when replayed, every copy has its own
+def tensors(value):
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if isinstance(v, torch.Tensor)]
+    return [value] if isinstance(value, torch.Tensor) else []
+
+
 real = g.run()
+checked = {"copy": 0, "view": 0}
 for node in g.nodes:
-    value = real.get(node.name)
-    if node.target == "getitem" or not isinstance(value, torch.Tensor) or not node.inputs:
+    results = tensors(real.get(node.name))
+    given = [t for name in node.inputs for t in tensors(real.get(name))]
+    if node.kind in ("input", "output") or not results or not given:
         continue
-    inputs = [real[name] for name in node.inputs if isinstance(real.get(name), torch.Tensor)]
-    shared = any(sw.same_storage(value, given) for given in inputs)
+    shared = all(any(sw.same_storage(r, t) for t in given) for r in results)
     assert shared == (node.kind == "view"), node.name
-print(len(g.copies), "copies and", sum(n.kind == "view" for n in g.nodes), "views, all checked")
+    if node.kind in checked:  # compute nodes pass the assert too; only these two are counted
+        checked[node.kind] += 1
+in_graph = {"copy": len(g.copies), "view": sum(n.kind == "view" for n in g.nodes)}
+for kind in in_graph:
+    print(f"{in_graph[kind]} {kind} nodes, {checked[kind]} checked")
+assert checked == in_graph
 
 # %% [markdown]
 # Line by line, what eager mode copied (`sw.track_copies`) beside what the compiled forward graph
@@ -171,6 +263,33 @@ backward = sw.graph(model, x, stage="backward")
 for node in backward.copies:
     print(f"{node.name:10} {node.bytes:5} bytes  {node.reason}")
 assert g.compare_eager() == [] and sw.graph(model, x, stage="aten").compare_eager() == []
+
+# %% [markdown]
+# Where a graph runs another kernel than eager, its layouts can differ.  Eager mode's
+# `scaled_dot_product_attention` on the CPU is a fused kernel; `run_decompositions()` replaces it
+# with its math decomposition, whose output has other strides, and `compare_eager()` says so:
+
+
+# %%
+# [differs] the decomposed attention's output strides are not eager's fused kernel's
+class FusedAttention(torch.nn.Module):
+    def forward(self, x):
+        b, t, c = x.shape
+        q = x.view(b, t, 2, c // 2).transpose(1, 2)
+        return torch.nn.functional.scaled_dot_product_attention(q, q, q)
+
+
+fused = FusedAttention()
+with AtenOps() as eager_ops:
+    fused(x)
+print("eager runs", [name for name in eager_ops.names if "attention" in name])
+for stage in ("export", "forward", "aten"):
+    print(f"{stage:8}", sw.graph(fused, x, stage=stage).compare_eager())
+decomposed = sw.graph(fused, x, stage="aten")
+assert "aten._scaled_dot_product_flash_attention_for_cpu" in eager_ops.names  # the fused kernel
+assert not any("attention" in n.target for n in decomposed.nodes)  # bmm, _softmax, ... instead
+(mismatch,) = decomposed.compare_eager()
+assert mismatch.eager_strides == fused(x).stride() != mismatch.compiled_strides
 
 # %% [markdown]
 # ## Dynamic shapes: symbols, and no guards

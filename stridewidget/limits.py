@@ -70,6 +70,9 @@ MIN_WRAP = 8
 #: tensor reads collapse into one marked cell ("⋯ 36 cells") instead of rows of them; shorter runs
 #: are drawn (a marker is as wide), and so is every cell of a short storage.
 COLLAPSE_RUN = 4
+#: A storage gap of at most this many cells has its read cells counted exactly (touch counts),
+#: so a gap that holds read cells says so; a longer one is said "not shown", never "untouched".
+GAP_COUNT_LIMIT = 4096
 
 # --- pictures and pages -----------------------------------------------------------------------
 

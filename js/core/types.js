@@ -52,6 +52,7 @@
  * @property {number} start
  * @property {number} stop
  * @property {boolean} [in_span]
+ * @property {number | null} [read] how many of a gap's cells a shown tensor reads (null: not counted)
  */
 
 /**

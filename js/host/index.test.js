@@ -1,6 +1,6 @@
 // The page host: its model keeps anywidget's contract, and it draws the real widget with it.
 import { afterEach, describe, expect, it, vi } from "vitest";
-import aliases from "../fixtures/aliases.json";
+import aliases from "../fixtures/picture_aliases.json";
 import widget from "../widget/widget.js";
 import { mountAll, mountWidget, PageModel } from "./index.js";
 
@@ -46,15 +46,17 @@ describe("PageModel", () => {
 });
 
 describe("mountWidget", () => {
-  it("draws the widget and its controls change the page's model", async () => {
+  it("paints the widget; a control that needs Python says it needs a kernel", async () => {
     const el = document.createElement("div");
     document.body.appendChild(el);
-    const { model, cleanup } = await mountWidget(el, widget, { scene: aliases, wrap: null, hovered: null });
-    expect(el.querySelectorAll(".sw-scell").length).toBe(aliases.storages[0].cells.index.length);
+    const { model, cleanup } = await mountWidget(el, widget, { picture: aliases, wrap: null, hovered: null });
+    const listed = JSON.stringify(aliases.items).match(/"sws-scell[^"]*"/g).length;
+    expect(el.querySelectorAll("g.sws-scell").length).toBe(listed);
     const input = el.querySelector("input.sw-wrap");
-    input.value = "5";
-    input.dispatchEvent(new Event("change"));
-    expect(model.get("wrap")).toBe(5);
+    expect(input.disabled).toBe(true);
+    expect(el.querySelector(".sw-needs-kernel").textContent).toMatch(/needs a kernel/);
+    el.querySelector('.sw-mode-button[data-mode="index"]').click(); // the toggle needs no kernel
+    expect(el.querySelector(".sw-root").classList.contains("sw-mode-index")).toBe(true);
     cleanup();
     expect(model.listenerCount()).toBe(0);
     expect(el.querySelector(".sw-root")).toBeNull();

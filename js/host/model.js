@@ -9,6 +9,8 @@ export class PageModel {
   constructor(state) {
     this.state = { ...state };
     this.handlers = new Map();
+    /** No kernel behind this model: a view that needs Python to lay out again says so. */
+    this.kernelFree = true;
   }
 
   get(name) {

@@ -3,6 +3,7 @@
 //   storage cell -> every shown logical cell (of every tensor over that storage) that reads it.
 // The hovered item is written to the model's `hovered` trait so that it reaches Python.
 import { addressFormula, logicalIndex, storageFormula } from "../core/scene.js";
+import { hoveredValue } from "../paint/link.js";
 
 /** @typedef {import("../core/scene.js").IndexedScene} IndexedScene */
 
@@ -30,14 +31,8 @@ export function describeTarget(node, indexed) {
   return null;
 }
 
-/** The synced `hovered` value for a target (plain JSON). */
-export function hoveredValue(target) {
-  if (!target) return null;
-  if (target.kind === "logical") {
-    return { tensor: target.tensor.id, name: target.tensor.name, index: target.index, storage: target.storage, cell: target.cell };
-  }
-  return { storage: target.storage, cell: target.cell };
-}
+// The synced `hovered` value for a target: the linker's, one rule for the widget and the playground.
+export { hoveredValue };
 
 function sameHovered(a, b) {
   return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

@@ -1,275 +1,175 @@
-// stridewidget front end (anywidget ESM): storage grid(s), logical grid(s), stride arrows, facts,
-// hover linking both ways.  Bundled by esbuild into stridewidget/notebook/static/widget.js (npm run build).
+// stridewidget front end (anywidget ESM): paints the picture Python laid out and links it.
 //
-// Stable DOM for tests and for the static export (browser tests select on these):
-//   .sw-root                      one per rendered widget
-//   .sw-status                    hover formula line
-//   .sw-storage[data-storage=s0]  one per storage; its cells: rect.sw-scell[data-storage][data-cell]
-//   .sw-tensor[data-tensor=t0]    one card per tensor; its cells:
-//                                 rect.sw-lcell[data-tensor][data-slice][data-r][data-c][data-addr]
-//   .sw-hl / .sw-hl-source        highlighted cells (source = the hovered one)
-//   .sw-untouched, .sw-count      cells no shown tensor reads; "×n" read counts
-//   .sw-arrow-label               "d0,d1 +1" stride legend; .sw-arrow[data-dim] arrows on the strip
-//   .sw-walk[data-hop]            the index walk of the hovered logical cell
-//   .sw-mode-button[data-mode]    cells show both / values / storage index
-//   .sw-panel, .sw-slice-select   panels of 3-D+ tensors; the outer-slice selector (5-D+: every index)
-//   .sw-panel-filled              a panel the scene did not list, drawn from the storage window
-//   .sw-left-out                  the scene's words for the slices it left out ("⋯ 40 slices not shown: x[…]")
-//   .sw-slice-index, .sw-picked   "show any slice" inputs (when the scene left slices out); its panel
-//   input.sw-wrap                 storage row width (sets the `wrap` trait; Enter applies)
+// Python decides every layout (stridewidget/render/, sent as the `picture` trait: a display list,
+// stridewidget/render/listing.py); this module paints it (js/paint/paint.js), links hover from its
+// keys (js/paint/link.js) and offers the controls that change it: the storage row width (the
+// `wrap` trait, Python lays out again) and what cells show (a class switch, nothing re-laid out).
+// It tells Python the px it has (the `width` trait, debounced); Python lays out again when that
+// changes by a cell or more.  Bundled by esbuild into stridewidget/notebook/static/widget.js.
+//
+// Stable DOM for tests (browser tests select on these):
+//   .sw-root                       one per rendered widget
+//   .sw-status                     the hovered cell's hover line (and its index walk)
+//   svg.sws-picture                the painted picture: the same groups as the static SVG —
+//     g.sws-scell[data-storage][data-cell], g.sws-lcell[data-tensor][data-slice][data-r][data-c]
+//     [data-addr][data-index], g.sws-arrow[data-tensor][data-dim], g.sws-gap, ...
+//   .sw-hl / .sw-hl-source / .sw-walk[data-hop]   lit cells (source = the hovered one; the walk)
+//   .sw-mode-button[data-mode]     cells show both / values / storage index
+//   input.sw-wrap                  storage row width (sets the `wrap` trait; Enter applies)
 import "./widget.css";
 import { htmlEl } from "./dom.js";
 import { followHostScheme } from "./theme.js";
-import { drawFacts } from "./facts.js";
-import { attachHover } from "./hover.js";
-import { drawLogical, panelGrid, swatch, tensorHeader } from "./logical.js";
-import { indexScene, withPickedSlices } from "../core/scene.js";
-import { drawArrows, drawWalk, walkText } from "./arrows.js";
-import { CELL_MODES, cellsCaption, drawStorage, fittedWrap, storageCellPlan } from "./storage.js";
+import { paintPicture } from "../paint/paint.js";
+import { linkPicture } from "../paint/link.js";
 
 let instances = 0;
 
-/** Px a strip needs beside its cells (row labels, the channel and lanes of cross-row arrows). */
-const STRIP_MARGIN = 90;
-/** Px a card needs beside its grid (border, padding, row indices, the panel group's frame). */
-const CARD_MARGIN = 44;
-/** A width change smaller than this does not re-lay the picture out. */
-const RELAYOUT_PX = 24;
-/** Without a laid-out page (a detached element, a test DOM) the picture assumes this width. */
-const DEFAULT_ROOM = 1200;
+/** Debounce of the width the widget reports to Python (ms). */
+const WIDTH_DEBOUNCE_MS = 150;
 
-/** The px the picture may use: the root's content width. */
-function availableWidth(root) {
-  const width = root.clientWidth;
-  if (!width) return DEFAULT_ROOM;
-  const style = getComputedStyle(root);
-  return Math.max(240, width - (parseFloat(style.paddingLeft) || 0) - (parseFloat(style.paddingRight) || 0));
-}
-
-const EMPTY_SCENE = { storages: [], tensors: [] };
-
-/**
- * The slices the browser adds to each tensor's list: the reader's picked one, and for 5-D and more
- * the empty positions of the shown panel grid (the selected outer index may be one the scene did
- * not list): tensorId -> {picked, filled} for withPickedSlices.
- */
-function addedSlices(scene, selected, picked) {
-  const added = new Map();
-  for (const tensor of scene.tensors ?? []) {
-    const outer = (tensor.logical.panels?.select_dims ?? []).length > 0 && tensor.logical.slices.length > 0;
-    const filled = outer ? panelGrid(tensor.logical, selected.get(tensor.id) ?? null).missing : [];
-    const lead = picked.get(tensor.id) ?? null;
-    if (filled.length || lead) added.set(tensor.id, { picked: lead, filled });
-  }
-  return added;
-}
-
+export const CELL_MODES = ["both", "values", "index"];
 const MODE_LABELS = { both: "both", values: "values", index: "storage index" };
 
+/** The px the picture may use: the root's content width (0 when not laid out). */
+function availableWidth(root) {
+  const width = root.clientWidth;
+  if (!width) return 0;
+  const style = getComputedStyle(root);
+  return Math.floor(width - (parseFloat(style.paddingLeft) || 0) - (parseFloat(style.paddingRight) || 0));
+}
+
 /** The segmented control "cells show: both | values | storage index". */
-function modeControl(mode, onChange) {
+function modeControl(root) {
   const group = htmlEl("div", "sw-mode");
   group.setAttribute("role", "radiogroup");
   group.setAttribute("aria-label", "what the cells show");
   group.appendChild(htmlEl("span", "sw-mode-title", "cells show "));
-  for (const option of CELL_MODES) {
-    const button = htmlEl("button", option === mode ? "sw-mode-button sw-mode-on" : "sw-mode-button", MODE_LABELS[option]);
+  const buttons = CELL_MODES.map((option) => {
+    const button = htmlEl("button", "sw-mode-button", MODE_LABELS[option]);
     button.type = "button";
     button.dataset.mode = option;
     button.setAttribute("role", "radio");
-    button.setAttribute("aria-checked", String(option === mode));
-    button.addEventListener("click", () => onChange(option));
     group.appendChild(button);
-  }
+    return button;
+  });
+  const choose = (mode) => {
+    for (const button of buttons) {
+      const on = button.dataset.mode === mode;
+      button.classList.toggle("sw-mode-on", on);
+      button.setAttribute("aria-checked", String(on));
+    }
+    for (const option of CELL_MODES) root.classList.toggle(`sw-mode-${option}`, option === mode);
+  };
+  for (const button of buttons) button.addEventListener("click", () => choose(button.dataset.mode));
+  choose("both");
   return group;
 }
 
+/** The storage row width input (the `wrap` trait: Python lays the strip out again). */
+function wrapControl(model) {
+  const label = htmlEl("label", "sw-wrap-label", "storage row width ");
+  const input = htmlEl("input", "sw-wrap");
+  input.type = "number";
+  input.min = "1";
+  input.max = "256";
+  input.placeholder = "auto";
+  input.setAttribute("aria-label", "storage cells per row (empty: automatic)");
+  if (model.kernelFree) {
+    // a page without a kernel (python -m stridewidget --html): Python lays the strip out, not this page
+    input.disabled = true;
+    input.title = "needs a running kernel: Python lays the picture out";
+    label.append(input, htmlEl("span", "sw-needs-kernel", " (needs a kernel)"));
+    input.value = model.get("wrap") ?? "";
+    return { label, show: () => {} };
+  }
+  const show = () => {
+    input.value = model.get("wrap") ?? "";
+  };
+  const apply = () => {
+    const n = Number.parseInt(input.value, 10);
+    const wrap = Number.isFinite(n) && n > 0 ? Math.min(n, 256) : null;
+    if (wrap === (model.get("wrap") ?? null)) return;
+    model.set("wrap", wrap);
+    model.save_changes();
+  };
+  input.addEventListener("change", apply);
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") apply();
+  });
+  label.appendChild(input);
+  show();
+  return { label, show };
+}
+
 function render({ model, el }) {
-  // Long on purpose: one closure owns the view state (cell mode, chosen and picked slices, active card, walk) that draw and the handlers share.
   instances += 1;
-  const uid = `sw${instances}`; // keeps SVG pattern/marker ids unique per widget on a page
+  const uid = `sw${instances}`; // keeps SVG pattern/marker ids unique per view on a page
   const root = htmlEl("div", "sw-root");
   const stopFollowingScheme = followHostScheme(root, el);
   el.appendChild(root);
 
-  // view state that stays in the browser (no trait): what cells show, the chosen outer slices
-  let mode = "both";
-  const selectedSlices = new Map();
-  const pickedSlices = new Map(); // tensor id -> leading index of a slice the scene left out
-  let current = { indexed: null, views: null, scene: EMPTY_SCENE, active: new Map() };
+  const toolbar = htmlEl("div", "sw-toolbar");
+  const wrap = wrapControl(model);
   const status = htmlEl("div", "sw-status");
   status.setAttribute("aria-live", "polite");
-  const idleStatus = "hover a cell: logical → storage address, storage → the elements that read it";
+  const idle = "hover a cell: logical → storage address, storage → the elements that read it";
   const setStatus = (text) => {
-    status.textContent = text ?? idleStatus;
+    status.textContent = text ?? idle;
   };
+  toolbar.append(modeControl(root), wrap.label, status);
+  const holder = htmlEl("div", "sw-picture");
+  root.append(toolbar, holder);
+  setStatus(null);
 
-  const redrawArrows = (storageId) => {
-    const view = current.views?.storages.get(storageId);
-    if (!view) return;
-    const tensor = current.indexed.tensors.get(current.active.get(storageId));
-    drawArrows(view.arrows, tensor, view.layout, { legend: view.arrowLegend });
+  let link = null;
+  const publish = (value) => {
+    if (JSON.stringify(model.get("hovered") ?? null) === JSON.stringify(value)) return;
+    model.set("hovered", value);
+    model.save_changes();
   };
-  const setActive = (tensorId) => {
-    const tensor = current.indexed?.tensors.get(tensorId);
-    if (!tensor || current.active.get(tensor.storage) === tensorId) return;
-    current.active.set(tensor.storage, tensorId);
-    redrawArrows(tensor.storage);
-    for (const card of root.querySelectorAll(`.sw-tensor[data-storage="${tensor.storage}"]`)) {
-      const on = card.dataset.tensor === tensorId;
-      card.classList.toggle("sw-active", on);
-      const hint = card.querySelector(".sw-click-hint");
-      if (hint) hint.textContent = on ? "its strides are drawn" : "click: show its strides";
+  const paint = () => {
+    link?.detach();
+    link = null;
+    holder.replaceChildren();
+    const list = model.get("picture");
+    if (!list || !list.v) return;
+    try {
+      const svg = paintPicture(list, uid);
+      holder.appendChild(svg);
+      link = linkPicture(root, svg, list, { onStatus: setStatus, onHovered: publish });
+    } catch (error) {
+      holder.appendChild(htmlEl("div", "sw-error", String(error.message ?? error)));
     }
-  };
-  // hovering a logical cell turns the arrows into its walk to the cell it reads (the active card,
-  // chosen by a click, keeps its arrows: a hover changes no layout, so nothing moves under the pointer)
-  let walking = null;
-  const onTarget = (target) => {
-    if (walking) redrawArrows(walking);
-    walking = null;
-    if (target?.kind !== "logical") return;
-    const view = current.views?.storages.get(target.storage);
-    if (!view) return;
-    drawWalk(view.arrows, target.tensor, target.index, view.layout);
-    status.append("\n", htmlEl("span", "sw-walk-text", `walk: ${walkText(target.tensor, target.index)}`));
-    walking = target.storage;
-  };
-
-  const draw = () => {
-    // Long on purpose: redraws the whole widget (toolbar, then per storage its strip, legend and cards) and rebuilds the views hover reads.
-    const scene = withPickedSlices(model.get("scene") ?? EMPTY_SCENE, addedSlices(model.get("scene") ?? EMPTY_SCENE, selectedSlices, pickedSlices));
-    const indexed = indexScene(scene);
-    const wrapOverride = model.get("wrap");
-    const views = { storages: new Map(), storageCells: new Map(), logicalCells: new Map() };
-    const active = new Map();
-    root.replaceChildren();
-
-    const toolbar = htmlEl("div", "sw-toolbar");
-    const label = htmlEl("label", "sw-wrap-label", "storage row width ");
-    const input = htmlEl("input", "sw-wrap");
-    input.type = "number";
-    input.min = "1";
-    input.max = "256";
-    input.value = wrapOverride ?? "";
-    input.placeholder = "auto";
-    input.setAttribute("aria-label", "storage cells per row (empty: automatic)");
-    const applyWrap = () => {
-      const n = Number.parseInt(input.value, 10);
-      const wrap = Number.isFinite(n) && n > 0 ? Math.min(n, 256) : null;
-      if (wrap === (model.get("wrap") ?? null)) return;
-      model.set("wrap", wrap);
-      model.save_changes();
-    };
-    input.addEventListener("change", applyWrap);
-    input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter") applyWrap();
-    });
-    label.appendChild(input);
-    toolbar.append(
-      modeControl(mode, (next) => {
-        mode = next;
-        draw();
-      }),
-      label,
-    );
-    toolbar.appendChild(status);
-    root.append(toolbar);
     setStatus(null);
-
-    // the page's room: strips and grids are laid out to fit it, nothing hides behind a scroll
-    const room = availableWidth(root);
-    drawnRoom = room;
-    for (const storage of scene.storages ?? []) {
-      const block = htmlEl("section", "sw-storage-block");
-      const members = (scene.tensors ?? []).filter((t) => t.storage === storage.id);
-      const wrap = wrapOverride ?? fittedWrap(storage.wrap, storageCellPlan(storage, mode).cellW, undefined, room - STRIP_MARGIN);
-      const drawn = drawStorage(storage, scene.tensors ?? [], wrap, uid, { mode, room: room - STRIP_MARGIN });
-      const legend = htmlEl("div", "sw-legend");
-      for (const tensor of members) {
-        const chip = htmlEl("span", "sw-chip");
-        chip.append(swatch(tensor, `${uid}-legend`), htmlEl("span", "sw-mark", tensor.mark), htmlEl("span", "sw-name", tensor.name));
-        legend.appendChild(chip);
-      }
-      // one line under the storage's name: who lives here, the arrows' legend, what the numbers are
-      legend.append(drawn.arrowLegend, htmlEl("span", "sw-caption", cellsCaption(drawn.plan, drawn.flow)));
-      drawn.node.children[0].appendChild(legend);
-      views.storages.set(storage.id, drawn);
-      views.storageCells.set(storage.id, drawn.cells);
-      block.appendChild(drawn.node);
-
-      const cards = htmlEl("div", "sw-tensors");
-      for (const tensor of members) {
-        const card = htmlEl("div", "sw-tensor");
-        card.dataset.tensor = tensor.id;
-        card.dataset.storage = storage.id;
-        const header = tensorHeader(tensor, uid);
-        card.addEventListener("click", () => setActive(tensor.id));
-        const body = htmlEl("div", "sw-tensor-body");
-        const logical = drawLogical(tensor, indexed, {
-          mode,
-          room: room - CARD_MARGIN,
-          selected: selectedSlices.get(tensor.id) ?? null,
-          onSelect: (outer) => {
-            selectedSlices.set(tensor.id, outer);
-            draw();
-          },
-          onPick: (lead) => {
-            pickedSlices.set(tensor.id, lead);
-            draw();
-          },
-        });
-        for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
-        const logicalWrap = htmlEl("div", "sw-logical-wrap");
-        logicalWrap.appendChild(logical.node);
-        body.append(logicalWrap, drawFacts(tensor));
-        // a conj/neg view or a quantized tensor reads other values than the strip shows: say so
-        const readNotes = (tensor.reads?.notes ?? []).map((note) => htmlEl("div", "sw-reads-note", note));
-        card.append(header, ...readNotes, body);
-        cards.appendChild(card);
-      }
-      block.appendChild(cards);
-      root.appendChild(block);
-      if (members.length) active.set(storage.id, members[0].id);
-    }
-    for (const name of scene.released ?? []) {
-      root.appendChild(htmlEl("div", "sw-released", `${name}: a snapshot — the tensor was a temporary and is gone; the widget holds no reference to it`));
-    }
-    current = { indexed, views, scene, active: new Map() };
-    walking = null;
-    hover.reset();
-    for (const tensorId of active.values()) setActive(tensorId);
   };
 
-  const hover = attachHover(root, model, () => current, { onStatus: setStatus, onTarget });
-  // a notebook column that grows or shrinks re-lays the picture out to its new width
-  let drawnRoom = null;
-  let pending = 0;
+  // tell Python the px the picture has; it lays the picture out again when that moved by a cell
+  let timer = 0;
+  const report = () => {
+    timer = 0;
+    const width = availableWidth(root);
+    if (width > 0 && width !== model.get("width")) {
+      model.set("width", width);
+      model.save_changes();
+    }
+  };
   const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
-    if (pending) return;
-    pending = requestAnimationFrame(() => {
-      pending = 0;
-      if (drawnRoom !== null && Math.abs(availableWidth(root) - drawnRoom) >= RELAYOUT_PX) draw();
-    });
+    clearTimeout(timer);
+    timer = setTimeout(report, WIDTH_DEBOUNCE_MS);
   });
   resized?.observe(root);
-  // a new scene may hold other tensors under the same ids: a picked index would not fit them
-  const onScene = () => {
-    pickedSlices.clear();
-    selectedSlices.clear();
-    draw();
-  };
-  model.on("change:scene", onScene);
-  model.on("change:wrap", draw);
-  draw();
+
+  model.on("change:picture", paint);
+  model.on("change:wrap", wrap.show);
+  paint();
 
   return () => {
     stopFollowingScheme();
     resized?.disconnect();
-    if (pending) cancelAnimationFrame(pending);
-    hover.detach();
-    model.off("change:scene", onScene);
-    model.off("change:wrap", draw);
+    clearTimeout(timer);
+    link?.detach();
+    model.off("change:picture", paint);
+    model.off("change:wrap", wrap.show);
     root.remove();
   };
 }

@@ -17,6 +17,7 @@ from typing import Any
 import traitlets
 
 from ..limits import MAX_GRAPH_TENSORS_DRAWN as MAX_TENSORS_DRAWN
+from ..notebook.picture import LaidOut
 from ..notebook.static import read_static
 from ..notebook.widget import StaticFallbackWidget
 from ..scene.build import build_scene
@@ -78,7 +79,7 @@ def _first_selection(graph: Any) -> int | None:
     return None
 
 
-class GraphWidget(StaticFallbackWidget):
+class GraphWidget(LaidOut, StaticFallbackWidget):
     """The nodes of a :class:`~stridewidget.graph.Graph` as a table; the selected node's layout is
     drawn beside its inputs' (with the tensor widget's picture: storage strips, logical grids,
     stride arrows).  ``g`` at the end of a Jupyter cell shows one; saved notebooks keep the
@@ -87,7 +88,7 @@ class GraphWidget(StaticFallbackWidget):
     Synced traits: ``rows`` (list, Python → JS: per node its name, kind, op, layout text, bytes
     moved, line and copy reason); ``selected`` (int or None, both ways: the node's position in
     ``graph.nodes``); ``drawn`` (Python → JS: the position whose ``scene`` is shown); ``scene``,
-    ``wrap``, ``hovered``: the tensor widget's.
+    ``wrap``, ``hovered``, ``picture``, ``width``: the tensor widget's.
 
     >>> import torch, stridewidget as sw
     >>> def f(x):

@@ -32,6 +32,7 @@ from ..layout.layout import Layout
 from ..limits import MAX_SOURCE_LABEL as _MAX_SOURCE_LABEL
 from ..scene.build import build_scene
 from .live import ensure_refresh_hook, forget, register
+from .picture import LaidOut
 from .static import read_static
 from .watch import ShownCells
 
@@ -210,7 +211,7 @@ class StaticFallbackWidget(anywidget.AnyWidget):
         return data, metadata
 
 
-class StrideWidget(StaticFallbackWidget):
+class StrideWidget(LaidOut, StaticFallbackWidget):
     """Storage grid, logical grid(s) and stride arrows of live tensors, with hover linking.
 
     ``StrideWidget(*tensors, **named_tensors)`` takes ``torch.Tensor``, ``numpy.ndarray`` or
@@ -229,6 +230,9 @@ class StrideWidget(StaticFallbackWidget):
       ``{"tensor": "t0", "name": "x", "index": [1, 2], "storage": "s0", "cell": 6}`` over a logical
       cell, ``{"storage": "s0", "cell": 6}`` over a storage cell.
     * ``wrap`` (int or None, both ways): storage row width; the widget's own control sets it too.
+    * ``picture`` (dict, Python → JS) and ``width`` (int or None, JS → Python): the scene's picture
+      laid out by Python for the px the front end has (:mod:`stridewidget.notebook.picture`); the
+      browser only paints and links it.
 
     Methods: :meth:`refresh` re-reads the tensors; :meth:`refresh_if_changed` does so only if one
     was modified in place (version counter), re-laid-out or freed, and says whether it did.
@@ -292,6 +296,7 @@ class StrideWidget(StaticFallbackWidget):
         self._build_options = options
         self._held = held
         # the comm opens with the whole state: one message, not one per trait set after it
+        # (setting scene lays the picture out before the comm opens: LaidOut observes it)
         super().__init__(scene=self._read(), wrap=wrap)
         self._serial = next(_SERIALS)
         register(self)

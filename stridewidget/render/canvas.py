@@ -12,7 +12,7 @@ from typing import Any
 
 from ..errors import safe_repr
 from ..style import STYLE
-from .primitives import G, Text, text_width
+from .primitives import MAX_WIDTH, G, Text, text_width
 
 __all__ = ["Canvas", "Lookup"]
 
@@ -46,16 +46,29 @@ class Lookup:
 
 class Canvas:
     """The primitives of one picture so far (``items``), how wide they reach (``width``), the
-    theme's colours and the scene's cells (``lookup``)."""
+    px they may take (``max_width``), the theme's colours and the scene's cells (``lookup``).
 
-    def __init__(self, scene: Mapping[str, Any], theme: str) -> None:
+    With ``roles`` the colours are the theme's role names as tokens (``"@text"``, ``"@cell_bg"``)
+    instead of their values: the picture is then laid out once for every theme, and whoever paints
+    it (:mod:`.svg`, the widget's painter) resolves each token in the theme it shows.
+    """
+
+    def __init__(
+        self,
+        scene: Mapping[str, Any],
+        theme: str,
+        max_width: float = MAX_WIDTH,
+        roles: bool = False,
+    ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
                 f"theme must be one of {sorted(STYLE['themes'])}, got {safe_repr(theme)}"
             )
         self.scene = scene
         self.theme = theme
-        self.colours = STYLE["themes"][theme]
+        self.max_width = float(max_width)
+        theme_colours = STYLE["themes"][theme]
+        self.colours = {k: "@" + k for k in theme_colours} if roles else theme_colours
         self.lookup = Lookup(scene)
         self.items: list = []
         self.width = 0.0

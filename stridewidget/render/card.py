@@ -14,7 +14,7 @@ from .canvas import Canvas
 from .facts import NOTATION, layout_summary
 from .grid import draw_slice, logical_cell_width
 from .labels import gap_note
-from .primitives import LIMITS, MAX_WIDTH, PAD, G, Group, Rect, text_width, translated
+from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated
 
 __all__ = ["draw_card"]
 
@@ -86,7 +86,7 @@ def _slices(
     """
     logical = tensor["logical"]
     ndim = logical["ndim"]
-    limit = MAX_WIDTH - PAD
+    limit = canvas.max_width - PAD
     line = _Line(PAD, y)
     groups: list[list[tuple[int, list, float, float]]] = []
     for s, slice_ in enumerate(logical["slices"]):

@@ -12,7 +12,7 @@ from typing import Any
 from ..scene.index import logical_index
 from .canvas import Canvas
 from .labels import group_digits, viridis
-from .primitives import MAX_WIDTH, PAD, G, Group, Rect, text_width
+from .primitives import PAD, G, Group, Rect, text_width
 
 __all__ = ["draw_slice", "logical_cell_width"]
 
@@ -46,12 +46,14 @@ def draw_slice(
     cell_w: float,
     show_values: bool,
     panel: bool,
-    room: float = MAX_WIDTH - 3 * PAD,
+    room: float | None = None,
 ) -> tuple[list, float, float]:
     """One 2-D slice (the ``s``-th of the tensor's slices) at (0, 0), framed as a panel when
     ``panel``; its items, height and width.  A slice wider than ``room`` px continues below in
     blocks of columns (as torch prints a wide matrix), never past the picture's width."""
     c = canvas.colours
+    if room is None:
+        room = canvas.max_width - 3 * PAD
     items: list = []
     saved, canvas.items = canvas.items, items
     saved_width, canvas.width = canvas.width, 0.0
@@ -240,6 +242,7 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
                     "?" if text is None else text,
                     fill=ink,
                     anchor="middle",
+                    role="v",
                 )
             )
         body.append(
@@ -250,12 +253,18 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
                 size=G["font_size_small"],
                 fill=muted_ink,
                 anchor="middle",
+                role="i",
             )
         )
     at = logical_index(slice_, r, k)
     index = ",".join(map(str, at))
     tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
-    if text is not None:
+    stored = canvas.lookup.cell(storage_id, address, "text")
+    if text is not None and tensor.get("reads") and stored != text:
+        # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
+        # line names storage only with what storage holds
+        tip = f"{tensor['name']}[{', '.join(map(str, at))}] = {text} · storage[{address}] holds {stored}"
+    elif text is not None:
         tip += f" = {text}"
     return Group(
         "sws-lcell",

@@ -14,6 +14,7 @@ from ..style import STYLE
 __all__ = [
     "compact_marks",
     "gap_note",
+    "gap_words",
     "group_digits",
     "reader_mark",
     "signed",
@@ -41,6 +42,24 @@ def gap_note(gap: Mapping[str, Any]) -> str:
     count = gap["count"]
     note = f"⋯ {group_digits(count)} slice{'' if count == 1 else 's'} not shown"
     return f"{note}: {gap['text']}" if gap.get("text") else note
+
+
+def gap_words(segment: Mapping[str, Any]) -> str:
+    """What a storage gap holds, as exactly as the scene counted it: read cells left out for room
+    are never said like cells no tensor reads.
+
+    >>> [gap_words({"start": 0, "stop": 76, "in_span": True, "read": r}) for r in (76, 5, 0, None)]
+    ['76 read cells not drawn', '76 cells not drawn, 5 of them read', '76 cells untouched', '76 cells not shown']
+    """
+    count = group_digits(segment["stop"] - segment["start"])
+    read = segment.get("read")
+    if read is None:
+        return f"{count} cells not shown" if segment["in_span"] else f"{count} cells untouched"
+    if read == 0:
+        return f"{count} cells untouched"
+    if read == segment["stop"] - segment["start"]:
+        return f"{count} read cells not drawn"
+    return f"{count} cells not drawn, {group_digits(read)} of them read"
 
 
 def signed(stride: int) -> str:

@@ -80,8 +80,16 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
     return build_scene(mapping, wrap=wrap)
 
 
-def draw(scene: Mapping[str, Any], theme: str = "light") -> Picture:
-    """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark").
+def draw(
+    scene: Mapping[str, Any],
+    theme: str = "light",
+    *,
+    width: float = MAX_WIDTH,
+    roles: bool = False,
+) -> Picture:
+    """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark"),
+    laid out for ``width`` px (the static fallback's default; the widget passes its column's).
+    With ``roles`` its colours are theme role tokens (``"@text"``), resolved by the painter.
 
     >>> import torch
     >>> from stridewidget.render.primitives import Group
@@ -91,7 +99,7 @@ def draw(scene: Mapping[str, Any], theme: str = "light") -> Picture:
     >>> picture.width <= MAX_WIDTH + PAD, [a.data["dim"] for a in arrows]
     (True, ['1', '0'])
     """
-    canvas = Canvas(scene, theme)
+    canvas = Canvas(scene, theme, max_width=width, roles=roles)
     tensors = list(scene.get("tensors", []))
     y = 4.0
     for storage in scene.get("storages", []):
@@ -100,7 +108,7 @@ def draw(scene: Mapping[str, Any], theme: str = "light") -> Picture:
     x, row_h = 0.0, 0.0
     for tensor in tensors:
         items, w, h = draw_card(canvas, tensor)
-        if x > 0 and x + w > MAX_WIDTH:
+        if x > 0 and x + w > canvas.max_width:
             x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
         canvas.items.extend(translated(items, x, y))
         canvas.width = max(canvas.width, x + w)

@@ -22,6 +22,8 @@ __all__ = [
     "Picture",
     "Rect",
     "Text",
+    "path_data",
+    "px",
     "text_width",
     "translated",
 ]
@@ -57,6 +59,7 @@ class Text:
     anchor: str = "start"  # start | middle | end
     bold: bool = False
     halo: str | None = None  # a stroke painted under the glyphs
+    role: str | None = None  # "v": a cell's value, "i": its storage index (the widget's toggle)
 
 
 @dataclass
@@ -87,6 +90,27 @@ class Picture:
     items: list
     title: str
     tensors: list[Mapping[str, Any]]
+
+
+def px(value: Any) -> str:
+    """A coordinate as every painter writes it: rounded to 0.1 px, no trailing ``.0``.
+
+    >>> px(3.25), px(4.0), px(7)
+    ('3.2', '4', '7')
+    """
+    if isinstance(value, float):
+        text = f"{value:.1f}"
+        return text[:-2] if text.endswith(".0") else text
+    return str(value)
+
+
+def path_data(commands: list[tuple]) -> str:
+    """A :class:`Path`'s commands as SVG path data (the same text for every painter).
+
+    >>> path_data([("M", 0, 1.25), ("L", 3.0, 4)])
+    'M 0 1.2 L 3 4'
+    """
+    return " ".join(f"{op} " + " ".join(px(float(v)) for v in values) for op, *values in commands)
 
 
 def text_width(text: str, size: float) -> float:

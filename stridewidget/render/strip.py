@@ -17,8 +17,8 @@ from typing import Any
 
 from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
 from .canvas import Canvas
-from .labels import compact_marks, group_digits, reader_mark, viridis
-from .primitives import LIMITS, MAX_WIDTH, PAD, G, Group, Rect, Text, text_width
+from .labels import compact_marks, gap_words, group_digits, reader_mark, viridis
+from .primitives import LIMITS, PAD, G, Group, Rect, Text, text_width
 
 __all__ = ["draw_strip", "no_values_reason"]
 
@@ -50,7 +50,12 @@ def draw_strip(
     y = top + G["font_size_title"] + 2
     canvas.items.append(canvas.text(PAD, y, header, size=G["font_size_title"], bold=True))
     y += G["line_h"]
-    plan = _plan(storage, members)
+    if storage.get("same_memory"):  # a float32 tensor and its .view(torch.int32): one memory
+        others = ", ".join(storage["same_memory"])
+        note = f"same memory as {others} (viewed as another dtype)"
+        canvas.items.append(canvas.text(PAD, y - 2, note, muted=True))
+        y += G["line_h"]
+    plan = _plan(storage, members, canvas.max_width)
     y = _legend(canvas, storage, members, plan.wrap, y)
     y, positions, row_tops, arc_items, label_items = _draw_rows(canvas, storage, members, plan, y)
     for k, arrow in enumerate(plan.cross):
@@ -88,7 +93,7 @@ class _Plan:
     bands: dict[int, float]  # each row's height of arc lanes
 
 
-def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]]) -> _Plan:
+def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_width: float) -> _Plan:
     cell_w = _storage_cell_width(storage, members)
     texts = storage["cells"]["text"]
     show_text = texts is not None and all(
@@ -96,7 +101,7 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]]) -> _Plan
     )
     arrows = strip_arrows(members)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
-    rows, wrap = _strip_rows(storage, cell_w, MAX_WIDTH - 2 * PAD)
+    rows, wrap = _strip_rows(storage, cell_w, max_width - 2 * PAD)
     labels = [_row_label(row) for row in rows] if wrap else []
     label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
     row_of = _row_of(rows)
@@ -107,7 +112,7 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]]) -> _Plan
     cross_label_w = max((text_width(a["label"], 10) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
-    rows, wrap = _strip_rows(storage, cell_w, MAX_WIDTH - PAD - left)
+    rows, wrap = _strip_rows(storage, cell_w, max_width - PAD - left)
     row_of = _row_of(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
@@ -131,7 +136,7 @@ def _legend(
     x = PAD
     for tensor in members:  # legend: swatch + letter = name
         label = f"{tensor['mark']} = {tensor['name']}"
-        if x > PAD and x + 17 + text_width(label, G["font_size"]) > MAX_WIDTH:
+        if x > PAD and x + 17 + text_width(label, G["font_size"]) > canvas.max_width:
             x, y = PAD, y + G["line_h"]
         canvas.items.append(Rect(x, y - 11, 13, 13, ("pattern", tensor["order"]), "#000000", rx=2))
         canvas.items.append(canvas.text(x + 17, y, label))
@@ -144,8 +149,12 @@ def _legend(
         else "the small number under each cell is its storage index"
     )
     what = f"cells show {shown_as}; {where}" if texts is not None else f"{shown_as}; {where}"
-    if x > PAD and x + 10 + text_width(what, G["font_size"]) > MAX_WIDTH:
+    if x > PAD and x + 10 + text_width(what, G["font_size"]) > canvas.max_width:
         x, y = PAD, y + G["line_h"]
+    if x == PAD and PAD + text_width(what, G["font_size"]) > canvas.max_width:
+        first, rest = what.split("; ", 1)  # too long for a line of its own: one per clause
+        canvas.items.append(canvas.text(x, y, first + ";", muted=True))
+        x, y, what = PAD, y + G["line_h"], rest
     canvas.items.append(canvas.text(x + (10 if x > PAD else 0), y, what, muted=True))
     y += 4
     y += 6
@@ -241,11 +250,11 @@ def _letters_width(marks: list[str]) -> float:
 def _gap_label(segment: Mapping[str, Any], room: float) -> str:
     """The elision marker's text: the count and the range when they fit in ``room`` px."""
     count = group_digits(segment["stop"] - segment["start"])
-    what = "cells not shown" if segment["in_span"] else "cells untouched"
-    full = (
-        f"⋯ {count} {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
-    )
-    return full if text_width(full, G["font_size"]) + 10 <= room else f"⋯ {count} cells"
+    what = gap_words(segment)
+    full = f"⋯ {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
+    if text_width(full, G["font_size"]) + 10 <= room:
+        return full
+    return f"⋯ {count} read" if segment.get("read") else f"⋯ {count} cells"
 
 
 def _strip_rows(
@@ -255,7 +264,8 @@ def _strip_rows(
     the wrap: ``None`` for one line, or a line that flows on (it has elisions) without columns.
 
     Shown cells with no elision that do not fit one line wrap at the storage's natural row width
-    (the scene's ``wrap``, or its largest divisor that fits), so that columns keep their meaning.
+    (the scene's ``wrap``, or its largest divisor that fits, so that columns keep their meaning; when
+    that divisor would leave a quarter of the width unused, as many cells as fit).
     """
     items: list[dict[str, Any]] = []
     position = 0
@@ -287,6 +297,8 @@ def _strip_rows(
         return [row for row in rows if row], None
     limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
     wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
+    if natural > limit and wrap < 0.75 * limit:  # a small divisor of a long natural row would
+        wrap = limit  # waste the width: rows of what fits (each row's label says where it starts)
     rows = []
     for item in items:
         col = item["cell"] % wrap
@@ -337,17 +349,18 @@ def _row_label(row: list[dict[str, Any]]) -> str:
 def _gap(
     canvas: Canvas, segment: Mapping[str, Any], label: str, x: float, y: float, w: float
 ) -> Group:
-    count = group_digits(segment["stop"] - segment["start"])
-    what = "cells not shown" if segment["in_span"] else "cells untouched"
     c = canvas.colours
     size = G["font_size"]
+    # read cells left out for room are boxed like cells (solid), never like an unread run
+    box = (
+        Rect(x, y, w, G["cell_h"] - 2, c["cell_bg"], c["cell_stroke"], 1.5, rx=4)
+        if segment.get("read")
+        else Rect(x, y, w, G["cell_h"] - 2, c["gap_bg"], c["gap_stroke"], dash="4 3", rx=4)
+    )
     return Group(
-        "sws-gap",
-        [
-            Rect(x, y, w, G["cell_h"] - 2, c["gap_bg"], c["gap_stroke"], dash="4 3", rx=4),
-            canvas.text(x + w / 2, y + G["cell_h"] / 2 + 3, label, size=size, anchor="middle"),
-        ],
-        title=f"{count} {what}: storage[{group_digits(segment['start'])}] … "
+        "sws-gap sws-gap-read" if segment.get("read") else "sws-gap",
+        [box, canvas.text(x + w / 2, y + G["cell_h"] / 2 + 3, label, size=size, anchor="middle")],
+        title=f"{gap_words(segment)}: storage[{group_digits(segment['start'])}] … "
         f"storage[{group_digits(segment['stop'] - 1)}]",
     )
 
@@ -384,7 +397,12 @@ def _storage_cell(
         ink = c["text"] if readers else c["untouched_text"]
         body.append(
             canvas.text(
-                x + w / 2, y + strip_h + (h - strip_h) / 2 + 4, text, fill=ink, anchor="middle"
+                x + w / 2,
+                y + strip_h + (h - strip_h) / 2 + 4,
+                text,
+                fill=ink,
+                anchor="middle",
+                role="v",
             )
         )
     if indexed:  # a wrapped strip gives the index by its row label and column header instead
@@ -392,7 +410,13 @@ def _storage_cell(
         size = G["font_size_small"]
         body.append(
             canvas.text(
-                x + w / 2, y + h + G["index_h"], index, size=size, muted=True, anchor="middle"
+                x + w / 2,
+                y + h + G["index_h"],
+                index,
+                size=size,
+                muted=True,
+                anchor="middle",
+                role="i",
             )
         )
     return Group(

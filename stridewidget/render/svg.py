@@ -21,21 +21,14 @@ from typing import Any
 
 from ..style import STYLE
 from .picture import draw, scene_of
-from .primitives import Group, Path, Picture, Rect, Text
+from .primitives import MAX_WIDTH, Group, Path, Picture, Rect, Text, path_data
+from .primitives import px as _number
 
 __all__ = ["render_svg", "svg_of", "svg_of_scene"]
 
 #: Stands for the picture's id prefix until the picture is written (U+0000 is not allowed in XML,
 #: so no escaped text holds it: :func:`_text` replaces it).
 _UID = "\x00"
-
-
-def _number(value: Any) -> str:
-    """``value`` rounded to 0.1 px, without a trailing ``.0`` (ints as they are)."""
-    if isinstance(value, float):
-        text = f"{value:.1f}"
-        return text[:-2] if text.endswith(".0") else text
-    return str(value)
 
 
 def _colour(value: str) -> str:
@@ -58,6 +51,8 @@ class _Writer:
 
     def __init__(self, picture: Picture) -> None:
         colours = STYLE["themes"][picture.theme]
+        #: a picture laid out with role tokens (``"@text"``) gets this theme's colours for them
+        self.roles = {"@" + role: value for role, value in colours.items()}
         #: what the group around the picture says for every text under it
         self.ink = colours["text"]
         self.size = STYLE["geometry"]["font_size"]
@@ -74,18 +69,25 @@ class _Writer:
             found = self.escaped[value] = _text(value)
         return found
 
+    def paint(self, value: Any) -> Any:
+        """A colour as written: a role token resolved in the picture's theme."""
+        if type(value) is str and value[:1] == "@":
+            return self.roles[value]
+        return value
+
     def rect_style(self, item: Rect) -> str:
         key = ("r", item.rx, item.fill, item.stroke, item.stroke_width, item.dash)
         found = self.styles.get(key)
         if found is None:
-            fill = item.fill
+            fill = self.paint(item.fill)
+            stroke = self.paint(item.stroke)
             if isinstance(fill, tuple):  # ("pattern", order)
                 paint = f"url(#{_UID}-p{fill[1]})"
             else:
                 paint = _colour(fill) if fill else "none"
             found = (f' rx="{_number(item.rx)}"' if item.rx else "") + f' fill="{paint}"'
-            if item.stroke:
-                found += f' stroke="{_colour(item.stroke)}"'
+            if stroke:
+                found += f' stroke="{_colour(stroke)}"'
                 if item.stroke_width != 1:  # 1 is SVG's initial stroke width
                     found += f' stroke-width="{_number(item.stroke_width)}"'
                 if item.dash:
@@ -98,24 +100,25 @@ class _Writer:
         found = self.styles.get(key)
         if found is None:
             found = "" if item.size == self.size else f' font-size="{_number(item.size)}"'
-            found += "" if item.fill == self.ink else f' fill="{_colour(item.fill)}"'
+            fill = self.paint(item.fill)
+            found += "" if fill == self.ink else f' fill="{_colour(fill)}"'
             found += "" if item.anchor == "middle" else f' text-anchor="{item.anchor}"'
             found += ' font-weight="bold"' if item.bold else ""
             if item.halo:
-                found += f' stroke="{_colour(item.halo)}" stroke-width="2.5" paint-order="stroke"'
+                halo = _colour(self.paint(item.halo))
+                found += f' stroke="{halo}" stroke-width="2.5" paint-order="stroke"'
             self.styles[key] = found
         return found
 
     def path(self, item: Path) -> str:
-        d = " ".join(
-            f"{op} " + " ".join(_number(float(v)) for v in values) for op, *values in item.commands
-        )
-        attributes = f' fill="{_colour(item.fill) if item.fill else "none"}"'
-        attributes += f' stroke="{_colour(item.stroke)}" stroke-width="{_number(item.width)}"'
+        d = path_data(item.commands)
+        fill, stroke = self.paint(item.fill), self.paint(item.stroke)
+        attributes = f' fill="{_colour(fill) if fill else "none"}"'
+        attributes += f' stroke="{_colour(stroke)}" stroke-width="{_number(item.width)}"'
         if item.dash:
             attributes += f' stroke-dasharray="{item.dash}"'
         if item.arrow:
-            marker = self.markers.setdefault(item.stroke, f"{_UID}-m{len(self.markers)}")
+            marker = self.markers.setdefault(stroke, f"{_UID}-m{len(self.markers)}")
             attributes += f' marker-end="url(#{marker})"'
         return f'<path d="{d}"{attributes}/>'
 
@@ -213,8 +216,11 @@ def svg_of(picture: Picture, uid: str) -> str:
     return _document(picture).replace(_UID, uid)
 
 
-def svg_of_scene(scene: Mapping[str, Any], theme: str = "light") -> str:
-    """The SVG of a checked scene (what :func:`render_svg` draws once it has the scene).
+def svg_of_scene(
+    scene: Mapping[str, Any], theme: str = "light", *, width: float = MAX_WIDTH
+) -> str:
+    """The SVG of a checked scene (what :func:`render_svg` draws once it has the scene), laid out
+    for ``width`` px.
 
     Its pattern and marker ids come from the document itself: the same picture gets the same
     ids (harmless on one page), any difference different ones.
@@ -225,7 +231,7 @@ def svg_of_scene(scene: Mapping[str, Any], theme: str = "light") -> str:
     >>> svg_of_scene(scene) == render_svg(x=torch.arange(3.0))
     True
     """
-    document = _document(draw(scene, theme))
+    document = _document(draw(scene, theme, width=width))
     digest = hashlib.blake2b(document.encode(), digest_size=5).hexdigest()
     return document.replace(_UID, "sw" + digest)
 

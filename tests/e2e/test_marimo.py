@@ -72,7 +72,7 @@ def test_marimo_renders_links_hover_refreshes_and_follows_its_theme(browser, pag
         page.goto(url)
         root = page.locator(".sw-root")  # Playwright's CSS locators pierce marimo's shadow root
         expect(root).to_have_count(1, timeout=90_000)
-        expect(root.locator(".sw-lcell")).to_have_count(24)
+        expect(root.locator(".sws-lcell")).to_have_count(24)
 
         # marimo's light theme wins over the OS: dark text
         status = root.locator(".sw-status")
@@ -80,8 +80,8 @@ def test_marimo_renders_links_hover_refreshes_and_follows_its_theme(browser, pag
         screenshot(page, "marimo_light_on_dark_os", full_page=True)
 
         # hover: logical -> storage in the page, and the value reaches Python (both sides)
-        root.locator('.sw-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
-        expect(root.locator('.sw-scell[data-cell="6"]')).to_have_class(HIGHLIGHTED)
+        root.locator('.sws-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
+        expect(root.locator('.sws-scell[data-cell="6"]')).to_have_class(HIGHLIGHTED)
         hovered = "{'tensor': 't0', 'name': 'base', 'index': [1, 2], 'storage': 's0', 'cell': 6}"
         expect(page.get_by_text("hovered:")).to_contain_text(
             f"hovered: {hovered} / w.hovered: {hovered}", timeout=20_000
@@ -91,7 +91,7 @@ def test_marimo_renders_links_hover_refreshes_and_follows_its_theme(browser, pag
         expect(root).not_to_contain_text("-5.")
         page.get_by_role("button", name="write in place").click()
         expect(root).to_contain_text("-5.", timeout=20_000)
-        root.locator('.sw-lcell[data-tensor="t1"][data-r="0"][data-c="1"]').hover()
+        root.locator('.sws-lcell[data-tensor="t1"][data-r="0"][data-c="1"]').hover()
         expect(root.locator(".sw-status")).to_contain_text("storage[4] = -5.")
 
         # marimo switches to its dark theme (what its theme setting does to <body>)

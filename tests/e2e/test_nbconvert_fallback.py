@@ -96,7 +96,7 @@ def test_nbconvert_with_widget_state_renders_the_interactive_widget(page, tmp_pa
     expect(roots).to_have_count(3, timeout=30_000)
     assert page.locator(".stridewidget-fallback").count() == 0  # the widget replaced it
     second = roots.nth(1)
-    second.locator('.sw-lcell[data-tensor="t1"][data-r="2"][data-c="1"]').hover()  # x.t()[2, 1]
+    second.locator('.sws-lcell[data-tensor="t1"][data-r="2"][data-c="1"]').hover()  # x.t()[2, 1]
     expect(second.locator(".sw-status")).to_contain_text("storage[6] = 6.")
     expect(second).to_contain_text(EVIL)
     assert page.evaluate("window.__pwned") is None

@@ -1,6 +1,6 @@
 """(2) ``python -m stridewidget EXPR --html`` page: the interactive widget with no kernel and no
-network — the same picture as the scene says, hover linking, the row-width control, escaped names,
-the page's theme."""
+network — the picture Python laid out, painted, hover linking, the values/index toggle (the row
+width says it needs a kernel), escaped names, the page's theme."""
 
 from __future__ import annotations
 
@@ -48,37 +48,32 @@ def test_static_page_renders_offline_and_links_hover(export, page):
     root = page.locator(".sw-root")
     expect(root).to_have_count(1, timeout=30_000)
     # the same picture as the scene: every shown storage cell and every logical cell
-    storage_cells = root.locator(".sw-scell")
+    storage_cells = root.locator(".sws-scell")
     expect(storage_cells).to_have_count(len(scene["storages"][0]["cells"]["index"]))
     shown = sorted(
         int(c) for c in storage_cells.evaluate_all("els => els.map(e => e.dataset.cell)")
     )
     assert shown == scene["storages"][0]["cells"]["index"]
-    expect(root.locator(".sw-lcell")).to_have_count(12 + 6)
+    expect(root.locator(".sws-lcell")).to_have_count(12 + 6)
     # hover cols[2, 1] -> storage[10] (offset 0 + 2·4 + 1·2), and a[2, 2] which aliases it
-    root.locator('.sw-lcell[data-tensor="t1"][data-r="2"][data-c="1"]').hover()
-    expect(root.locator('.sw-scell[data-cell="10"]')).to_have_class(HIGHLIGHTED)
-    expect(root.locator('.sw-lcell[data-tensor="t0"][data-r="2"][data-c="2"]')).to_have_class(
+    root.locator('.sws-lcell[data-tensor="t1"][data-r="2"][data-c="1"]').hover()
+    expect(root.locator('.sws-scell[data-cell="10"]')).to_have_class(HIGHLIGHTED)
+    expect(root.locator('.sws-lcell[data-tensor="t0"][data-r="2"][data-c="2"]')).to_have_class(
         HIGHLIGHTED
     )
-    expect(root.locator('.sw-scell[data-cell="11"]')).not_to_have_class(HIGHLIGHTED)
+    expect(root.locator('.sws-scell[data-cell="11"]')).not_to_have_class(HIGHLIGHTED)
     expect(root.locator(".sw-status")).to_contain_text("storage[10] = 10.")
     # storage -> logical: an untouched-by-cols cell lights up a only
-    root.locator('.sw-scell[data-cell="5"]').hover()
-    expect(root.locator(".sw-lcell.sw-hl")).to_have_count(1)
+    root.locator('.sws-scell[data-cell="5"]').hover()
+    expect(root.locator(".sws-lcell.sw-hl")).to_have_count(1)
     screenshot(page, "static_export_hover", full_page=True)
-    # the row-width control works without a kernel: the page's own model holds the new value
-    rows_before = root.locator(".sw-storage .sw-scell").evaluate_all(
-        "els => new Set(els.map(e => e.getAttribute('y'))).size"
-    )
-    root.locator("input.sw-wrap").fill("3")
-    root.locator("input.sw-wrap").dispatch_event("change")
-    expect(root.locator(".sw-scell")).to_have_count(len(scene["storages"][0]["cells"]["index"]))
-    assert page.evaluate("globalThis.stridewidgetViews[0].get('wrap')") == 3
-    rows_after = root.locator(".sw-storage .sw-scell").evaluate_all(
-        "els => new Set(els.map(e => e.getAttribute('y'))).size"
-    )
-    assert rows_after > rows_before
+    # the row width needs Python to lay the strip out again: without a kernel the page says so
+    expect(root.locator("input.sw-wrap")).to_be_disabled()
+    expect(root.locator(".sw-needs-kernel")).to_contain_text("needs a kernel")
+    # what cells show is a class switch: it works without a kernel, nothing is laid out again
+    root.locator('.sw-mode-button[data-mode="index"]').click()
+    expect(root.locator(".sws-role-v").first).to_be_hidden()
+    expect(root.locator(".sws-role-i").first).to_be_visible()
     assert page.external_requests == []  # nothing was fetched from the network
     assert not [line for line in page.console_log if line.startswith(("error", "pageerror"))]
 
@@ -87,6 +82,7 @@ LUMINANCE = """(el) => {
   const [r, g, b] = getComputedStyle(el).color.match(/[\\d.]+/g).map(Number);
   return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
 }"""
+FILL_LUMINANCE = LUMINANCE.replace(".color.", ".fill.")
 
 
 def test_static_page_follows_the_os_unless_the_page_names_its_theme(export, page):
@@ -96,8 +92,12 @@ def test_static_page_follows_the_os_unless_the_page_names_its_theme(export, page
     status = page.locator(".sw-root .sw-status")
     expect(status).to_have_count(1, timeout=30_000)
     assert status.evaluate(LUMINANCE) < 0.5  # dark text on a light page
+    # the painted picture follows too (its colours are light-dark() of the two palettes)
+    background = page.locator(".sw-root svg.sws-picture > rect").first
+    assert background.evaluate(FILL_LUMINANCE) > 0.5
     page.emulate_media(color_scheme="dark")
     assert status.evaluate(LUMINANCE) > 0.5
+    assert background.evaluate(FILL_LUMINANCE) < 0.5
     screenshot(page, "static_export_os_dark")
     # a host that marks its theme (marimo's .light / .dark, VS Code's body classes) beats the OS
     for host_class, text_is_light in (("light", False), ("vscode-light", False), ("dark", True)):

@@ -2,7 +2,8 @@
 
 Each case is drawn by the committed bundles (``stridewidget/notebook/static/widget.js``, and
 ``playground.js`` for the playground presets) in Chromium, with the model a plain object holding
-what Python would sync (the scene, or the playground's traits).  The visual lint counts
+what Python would sync (the picture Python laid out for the widget's width, or the playground's
+traits).  The visual lint counts
 overlapping, clipped and low-contrast texts and the height, then again while the last logical cell
 is hovered (outline, dimming, index walk), where the dimmed cells must stand apart from the linked
 ones (``MIN_DIMMING_RATIO``, measured from pixels); the table is printed, every screenshot saved under
@@ -19,6 +20,7 @@ import pathlib
 
 import pytest
 
+from stridewidget.notebook.picture import picture_of
 from stridewidget.scene.build import build_scene
 from stridewidget.style import contrast_ratio
 
@@ -43,8 +45,8 @@ _FILL_POINTS = """
     return [box.left + 5, box.top + box.height / 2];
   };
   return {
-    linked: point(document.querySelector("#pic .sw-lcell.sw-hl:not(.sw-hl-source):not([style])")),
-    dimmed: point(document.querySelector("#pic .sw-lcell:not(.sw-hl):not([style])")),
+    linked: point(document.querySelector("#pic .sws-lcell.sw-hl:not(.sw-hl-source) > rect")),
+    dimmed: point(document.querySelector("#pic .sws-lcell:not(.sw-hl) > rect")),
   };
 }
 """
@@ -93,35 +95,25 @@ _RENDER = """
 """
 
 
-# Cards that start a new row although they would have fitted after the previous row's last card
-# (gap included): a card row must wrap only when it has to.
-_NEEDLESS_WRAPS = """
-() => [...document.querySelectorAll("#pic .sw-tensors")].flatMap((row) => {
-  const right = row.getBoundingClientRect().right;
-  const gap = parseFloat(getComputedStyle(row).columnGap) || 0;
-  const cards = [...row.querySelectorAll(":scope > .sw-tensor")].map((c) => c.getBoundingClientRect());
-  return cards.slice(1).flatMap((card, i) =>
-    card.top > cards[i].top + 1 && cards[i].right + gap + card.width <= right + 0.5
-      ? [`card ${i + 1} (${Math.round(card.width)} px) wrapped with ${Math.round(right - cards[i].right - gap)} px free`]
-      : [],
-  );
-})
-"""
-
-
 def _data_url(path) -> str:
     return "data:text/javascript;base64," + base64.b64encode(path.read_bytes()).decode()
 
 
+#: The px the widget reports at 1,280 px (the page's 8 px margins, the root's 4 px padding):
+#: Python lays the picture out for it, as it does when the widget's `width` trait arrives.
+ROOM = WIDTH - 16 - 2 * 4
+
+
 def _model_state(case) -> tuple[str, dict]:
-    """What Python would sync for the case: the playground's traits, or the widget's scene."""
+    """What Python would sync for the case: the playground's traits, or the widget's picture."""
     if case.playground:
         widget = evaluate(case)
         state = {k: v for k, v in widget.get_state().items() if not k.startswith("_")}
         widget.close()
         return "playground", json.loads(json.dumps(state, default=list))
     scene = build_scene(tensors_of(case), wrap=case.wrap)
-    return "widget", {"scene": scene, "wrap": None, "hovered": None}
+    picture = picture_of(scene, ROOM, None)
+    return "widget", {"scene": scene, "picture": picture, "wrap": None, "hovered": None}
 
 
 @pytest.fixture(scope="module")
@@ -177,9 +169,8 @@ def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
         problems = [kind for kind in totals if found[kind]]
         if found["height"] > case.max_height:
             problems.append(f"height {found['height']} > {case.max_height}")
-        problems += page.evaluate(_NEEDLESS_WRAPS)
         # the same picture while a deep logical cell is hovered: outline, dimming, index walk
-        cells = page.locator("#pic .sw-lcell")
+        cells = page.locator("#pic .sws-lcell")
         if cells.count():
             cells.nth(cells.count() - 1).hover()
             hovered = lint(page, "#pic")

@@ -111,10 +111,10 @@ def test_page_from_the_installed_wheel_works_offline(wheel, page, tmp_path):
     page.goto(out.as_uri())
     root = page.locator(".sw-root")
     expect(root).to_have_count(1, timeout=30_000)
-    expect(root.locator(".sw-lcell")).to_have_count(12)
+    expect(root.locator(".sws-lcell")).to_have_count(12)
     # x = arange(12).reshape(3, 4).t(): x[2, 1] reads storage[1 * 4 + 2] = storage[6]
-    root.locator('.sw-lcell[data-r="2"][data-c="1"]').hover()
-    expect(root.locator('.sw-scell[data-cell="6"]')).to_have_class(HIGHLIGHTED)
+    root.locator('.sws-lcell[data-r="2"][data-c="1"]').hover()
+    expect(root.locator('.sws-scell[data-cell="6"]')).to_have_class(HIGHLIGHTED)
     expect(root.locator(".sw-status")).to_contain_text("storage[6] = 6.")
     screenshot(page, "wheel_page_hover", full_page=True)
     assert page.external_requests == []

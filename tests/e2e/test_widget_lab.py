@@ -35,17 +35,17 @@ def test_hover_reaches_kernel_and_in_place_write_refreshes(lab_server, page):
     expect(roots).to_have_count(2, timeout=90_000)
     shown_by_formatter, shown_by_show = roots.nth(0), roots.nth(1)
     # `%load_ext` + a bare tensor: the widget, not torch's text
-    expect(shown_by_formatter.locator(".sw-lcell")).to_have_count(12)
+    expect(shown_by_formatter.locator(".sws-lcell")).to_have_count(12)
 
     # logical -> storage: base[1, 2] lives at storage[6] (row-major, offset 0)
-    shown_by_show.locator('.sw-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
-    storage_cell = shown_by_show.locator('.sw-scell[data-storage="s0"][data-cell="6"]')
+    shown_by_show.locator('.sws-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
+    storage_cell = shown_by_show.locator('.sws-scell[data-storage="s0"][data-cell="6"]')
     expect(storage_cell).to_have_class(HIGHLIGHTED)
     # the same storage cell is bt[2, 1]: the aliasing logical cell lights up too
     expect(
-        shown_by_show.locator('.sw-lcell[data-tensor="t1"][data-r="2"][data-c="1"]')
+        shown_by_show.locator('.sws-lcell[data-tensor="t1"][data-r="2"][data-c="1"]')
     ).to_have_class(HIGHLIGHTED)
-    expect(shown_by_show.locator('.sw-scell[data-storage="s0"][data-cell="7"]')).not_to_have_class(
+    expect(shown_by_show.locator('.sws-scell[data-storage="s0"][data-cell="7"]')).not_to_have_class(
         HIGHLIGHTED
     )
     expect(shown_by_show.locator(".sw-status")).to_contain_text("storage[6]")
@@ -58,9 +58,9 @@ def test_hover_reaches_kernel_and_in_place_write_refreshes(lab_server, page):
     for root in (shown_by_formatter, shown_by_show):
         expect(root).to_contain_text("-5.", timeout=20_000)
     # the redrawn widget still links hover, now with the new value
-    shown_by_show.locator('.sw-lcell[data-tensor="t1"][data-r="0"][data-c="1"]').hover()
+    shown_by_show.locator('.sws-lcell[data-tensor="t1"][data-r="0"][data-c="1"]').hover()
     expect(shown_by_show.locator(".sw-status")).to_contain_text("storage[4] = -5.")
-    shown_by_formatter.locator('.sw-lcell[data-r="0"][data-c="0"]').hover()
+    shown_by_formatter.locator('.sws-lcell[data-r="0"][data-c="0"]').hover()
     expect(shown_by_formatter.locator(".sw-status")).to_contain_text("storage[0] = 0.")
     screenshot(page, "lab_after_inplace_write")
     assert kernel_eval(page, "print(w.scene['storages'][0]['cells']['text'][4:8])").strip() == (

@@ -38,13 +38,13 @@ def test_notebook7_hover_wrap_refresh_and_theme(notebook_server, page):
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     root = page.locator(".jp-OutputArea-output .sw-root")
     expect(root).to_have_count(1, timeout=90_000)
-    expect(root.locator(".sw-lcell")).to_have_count(24)
+    expect(root.locator(".sws-lcell")).to_have_count(24)
     assert root.locator(".sw-status").evaluate(LUMINANCE) < 0.5
 
     # hover: base[1, 2] is storage[6], which bt[2, 1] reads too; the kernel sees it
-    root.locator('.sw-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
-    expect(root.locator('.sw-scell[data-cell="6"]')).to_have_class(HIGHLIGHTED)
-    expect(root.locator('.sw-lcell[data-tensor="t1"][data-r="2"][data-c="1"]')).to_have_class(
+    root.locator('.sws-lcell[data-tensor="t0"][data-r="1"][data-c="2"]').hover()
+    expect(root.locator('.sws-scell[data-cell="6"]')).to_have_class(HIGHLIGHTED)
+    expect(root.locator('.sws-lcell[data-tensor="t1"][data-r="2"][data-c="1"]')).to_have_class(
         HIGHLIGHTED
     )
     expected = "{'tensor': 't0', 'name': 'base', 'index': [1, 2], 'storage': 's0', 'cell': 6}"

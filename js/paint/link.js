@@ -1,0 +1,146 @@
+// The linker: hover linking over a painted display list (js/paint/paint.js), from its keys alone.
+//
+//   a logical cell (g.sws-lcell: data-tensor, data-addr, data-index) lights its storage cell and
+//     every shown logical cell that reads the same storage cell, and draws its index walk: the
+//     storage cells offset, offset + i0·s0, … it visits (data-hop on each);
+//   a storage cell (g.sws-scell: data-storage, data-cell) lights every logical cell that reads it.
+// The status line says the hovered cell's hover line (its data-hover, written by Python).  The
+// hovered item goes to `onHovered` as plain JSON (the widget's `hovered` trait).
+
+/** The storage cells a logical index visits: [offset, offset + i0·s0, …]; null without a basis. */
+export function walkCells(walk, index) {
+  if (!walk || index.length !== walk.strides.length) return null;
+  const cells = [walk.offset];
+  let at = walk.offset;
+  index.forEach((i, d) => {
+    if (i === 0 || walk.strides[d] === 0) return;
+    at += i * walk.strides[d];
+    cells.push(at);
+  });
+  return cells;
+}
+
+/** "storage[0] → +2·4 → +1·2 = storage[10]": the walk in words. */
+export function walkText(walk, index) {
+  const cells = walkCells(walk, index);
+  if (!cells) return null;
+  const steps = index
+    .map((i, d) => [i, walk.strides[d]])
+    .filter(([i, s]) => i !== 0 && s !== 0)
+    .map(([i, s]) => `${s < 0 ? "−" : "+"}${i}·${Math.abs(s)}`);
+  return [`storage[${walk.offset}]`, ...steps].join(" → ") + ` = storage[${cells[cells.length - 1]}]`;
+}
+
+const parseIndex = (text) => (text ? text.split(",").map(Number) : []);
+
+/** An index of the painted cells by key, for the linker. */
+export function indexCells(svg, list) {
+  const tensors = new Map(list.tensors.map((t) => [t.id, t]));
+  const storageCells = new Map(); // "s0:12" -> g
+  const readers = new Map(); // "s0:12" -> [g, …] logical cells that read storage cell 12 of s0
+  for (const g of svg.querySelectorAll("g.sws-scell")) storageCells.set(`${g.dataset.storage}:${g.dataset.cell}`, g);
+  for (const g of svg.querySelectorAll("g.sws-lcell")) {
+    const tensor = tensors.get(g.dataset.tensor);
+    if (!tensor || g.dataset.addr === undefined) continue;
+    const key = `${tensor.storage}:${g.dataset.addr}`;
+    if (!readers.has(key)) readers.set(key, []);
+    readers.get(key).push(g);
+  }
+  return { tensors, storageCells, readers };
+}
+
+/** What a pointer target stands for, as the `hovered` trait says it; null off the cells. */
+export function describe(node, cells) {
+  const logical = node.closest?.("g.sws-lcell");
+  if (logical) {
+    const tensor = cells.tensors.get(logical.dataset.tensor);
+    if (!tensor) return null;
+    const cell = logical.dataset.addr === undefined ? null : Number(logical.dataset.addr);
+    return { kind: "logical", node: logical, tensor, index: parseIndex(logical.dataset.index), storage: tensor.storage, cell };
+  }
+  const storage = node.closest?.("g.sws-scell");
+  if (storage) return { kind: "storage", node: storage, storage: storage.dataset.storage, cell: Number(storage.dataset.cell) };
+  return null;
+}
+
+export function hoveredValue(target) {
+  if (!target) return null;
+  if (target.kind === "logical") {
+    return { tensor: target.tensor.id, name: target.tensor.name, index: target.index, storage: target.storage, cell: target.cell };
+  }
+  return { storage: target.storage, cell: target.cell };
+}
+
+/** Light `target`'s linked cells; returns the [node, class] pairs to clear and the status text. */
+export function highlight(target, cells) {
+  const lit = [];
+  const mark = (node, cls) => {
+    if (!node) return;
+    node.classList.add(cls);
+    lit.push([node, cls]);
+  };
+  const key = `${target.storage}:${target.cell}`;
+  for (const reader of cells.readers.get(key) ?? []) mark(reader, "sw-hl");
+  mark(cells.storageCells.get(key), "sw-hl");
+  mark(target.node, "sw-hl-source");
+  let status = target.node.dataset.hover ?? "";
+  if (target.kind === "logical") {
+    const hops = walkCells(target.tensor.walk, target.index) ?? [];
+    hops.forEach((cell, hop) => {
+      const node = cells.storageCells.get(`${target.storage}:${cell}`);
+      if (!node) return;
+      mark(node, "sw-walk");
+      node.dataset.hop = String(hop);
+      lit.push([node, null]);
+    });
+    const words = walkText(target.tensor.walk, target.index);
+    if (words) status += `\nwalk: ${words}`;
+  }
+  return { lit, status };
+}
+
+export function clear(lit) {
+  for (const [node, cls] of lit) {
+    if (cls) node.classList.remove(cls);
+    else delete node.dataset.hop;
+  }
+}
+
+/**
+ * Link the painted `svg` of `list` inside `root`: hover lights linked cells and reports.
+ * Returns {detach}.  `onStatus(text|null)`, `onHovered(value|null)`.
+ */
+export function linkPicture(root, svg, list, { onStatus = () => {}, onHovered = () => {} } = {}) {
+  const cells = indexCells(svg, list);
+  let lit = [];
+  let current = null;
+  const onOver = (event) => {
+    const target = describe(event.target, cells);
+    if (!target) return;
+    const value = hoveredValue(target);
+    if (current && JSON.stringify(current) === JSON.stringify(value)) return;
+    clear(lit);
+    const shown = highlight(target, cells);
+    lit = shown.lit;
+    current = value;
+    root.classList.add("sw-hovering");
+    onStatus(shown.status);
+    onHovered(value);
+  };
+  const onLeave = () => {
+    clear(lit);
+    lit = [];
+    current = null;
+    root.classList.remove("sw-hovering");
+    onStatus(null);
+    onHovered(null);
+  };
+  svg.addEventListener("mouseover", onOver);
+  svg.addEventListener("mouseleave", onLeave);
+  return {
+    detach() {
+      svg.removeEventListener("mouseover", onOver);
+      svg.removeEventListener("mouseleave", onLeave);
+    },
+  };
+}

@@ -1,0 +1,112 @@
+"""The picture as a display list: the JSON the widget's painter (``js/paint/``) paints.
+
+Python lays the picture out once (:func:`.picture.draw`); this writes its primitives as compact JSON
+(``listing.schema.json``) that the browser only paints and links: it decides no position, no
+word and no colour.  Each primitive is an array, its kind first:
+
+* ``["r", x, y, w, h, fill, stroke, stroke_width, dash, rx]`` — a rect (``fill`` ``"p3"``: the
+  pattern of the tensor of order 3; ``null``: none);
+* ``["t", x, y, text, size, fill, anchor, bold, halo, role]`` — a text at its baseline (``role``
+  ``"v"``: a cell's value, ``"i"``: its storage index: the values/index toggle hides one of them);
+* ``["p", d, stroke, width, dash, arrow, fill]`` — a path in SVG path data;
+* ``["g", cls, data, title, children]`` — a group with its class, its keys (``storage`` +
+  ``cell``; ``tensor`` + ``slice`` + ``r``/``c`` + ``addr`` + ``index``; an arrow's ``dim``) and
+  its hover line (``title``).
+
+Coordinates are rounded to 0.1 px as the SVG writer (:mod:`.svg`) writes them, so the painted DOM
+and the saved SVG draw the same numbers.  Colours are theme role tokens (``"@text"``) where the
+picture was laid out with ``roles=True``: the painter resolves them in the theme the page shows.
+``tensors`` gives the linker what a logical cell's index walk needs (offset and strides, in
+storage cells; ``null`` where a walk cannot be drawn cell by cell).  Its size is bounded by what
+the picture shows, as the scene is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .primitives import Group, Path, Picture, Rect, Text, path_data
+
+__all__ = ["VERSION", "display_list"]
+
+#: The display list's format version (``v``); the painter refuses another.
+VERSION = 1
+
+
+def _n(value: float) -> float | int:
+    """A coordinate rounded to 0.1 px (an int where it is whole), as the SVG writer rounds it."""
+    rounded = round(float(value), 1)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def _fill(fill: Any) -> str | None:
+    if isinstance(fill, tuple):  # ("pattern", order)
+        return f"p{fill[1]}"
+    return fill or None
+
+
+def _items(items: list) -> list:
+    out: list = []
+    for item in items:
+        kind = type(item)
+        if kind is Rect:
+            out.append(
+                ["r", _n(item.x), _n(item.y), _n(item.w), _n(item.h), _fill(item.fill),
+                 item.stroke, item.stroke_width, item.dash, item.rx]
+            )  # fmt: skip
+        elif kind is Text:
+            out.append(
+                ["t", _n(item.x), _n(item.y), item.text, item.size, item.fill, item.anchor,
+                 int(item.bold), item.halo, item.role]
+            )  # fmt: skip
+        elif kind is Group:
+            out.append(["g", item.cls, dict(item.data), item.title, _items(item.children)])
+        elif kind is Path:
+            out.append(
+                ["p", path_data(item.commands), item.stroke, item.width, item.dash,
+                 int(item.arrow), item.fill]
+            )  # fmt: skip
+        else:
+            raise TypeError(f"cannot list {kind.__name__}")
+    return out
+
+
+def _walk_basis(tensor: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Offset and strides in storage cells, where a cell is one element (else no walk)."""
+    layout = tensor["layout"]
+    numbers = [layout["offset"], *layout["strides"]]
+    if layout.get("unit") != layout.get("itemsize") or not all(type(v) is int for v in numbers):
+        return None
+    return {"offset": layout["offset"], "strides": list(layout["strides"])}
+
+
+def display_list(picture: Picture) -> dict[str, Any]:
+    """The JSON display list of ``picture`` (see the module docstring).
+
+    >>> import torch
+    >>> from stridewidget.render.picture import draw
+    >>> from stridewidget.scene.build import build_scene
+    >>> listed = display_list(draw(build_scene({"x": torch.arange(3.0)}), roles=True))
+    >>> listed["v"], listed["tensors"][0]["walk"], listed["items"][0][:4]
+    (1, {'offset': 0, 'strides': [1]}, ['t', 10, 19, 'storage s0 · float32 · 3 elements × 4 B = 12 B · cpu'])
+    """
+    return {
+        "v": VERSION,
+        "width": round(picture.width),
+        "height": round(picture.height),
+        "theme": picture.theme,
+        "title": picture.title,
+        "tensors": [
+            {
+                "id": t["id"],
+                "name": t["name"],
+                "mark": t["mark"],
+                "storage": t["storage"],
+                "order": t["order"],
+                "walk": _walk_basis(t),
+            }
+            for t in picture.tensors
+        ],
+        "items": _items(picture.items),
+    }

@@ -1,0 +1,104 @@
+"""A storage gap says whether it holds cells the tensors read (issue 36, "Truth").
+
+Oracle: the storage offsets each tensor reads, enumerated by brute force (``data_ptr`` of every
+element) — not the package's touch counts.  Every gap the scene counted must hold exactly that
+many read cells; every picture (static SVG, widget picture, text) must say "read" for a gap
+that holds read cells and "untouched" only for one that holds none.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import re
+
+import pytest
+import torch
+from e2e.lint_corpus import CASES, tensors_of
+
+import stridewidget as sw
+from stridewidget.notebook.picture import picture_of
+from stridewidget.scene.build import build_scene
+
+
+def _read_offsets(t: torch.Tensor) -> set[int]:
+    base, size = t.untyped_storage().data_ptr(), t.element_size()
+    return {
+        (t[index].data_ptr() - base) // size for index in itertools.product(*map(range, t.shape))
+    }
+
+
+def _random_views(seed: int = 36, count: int = 40) -> list[dict[str, torch.Tensor]]:
+    rng = random.Random(seed)
+    views = []
+    for _ in range(count):
+        storage = torch.arange(float(rng.randint(200, 900)))
+        ndim = rng.randint(1, 4)
+        shape = [rng.randint(1, 4) for _ in range(ndim)]
+        strides = [rng.randint(0, 60) for _ in range(ndim)]
+        span = sum((n - 1) * s for n, s in zip(shape, strides))
+        if span >= storage.numel():
+            continue
+        offset = rng.randint(0, storage.numel() - 1 - span)
+        views.append({"v": storage.as_strided(shape, strides, offset)})
+    return views
+
+
+def _cases():
+    for case in CASES:
+        if not case.playground:
+            tensors = tensors_of(case)
+            if all(
+                isinstance(t, torch.Tensor) and t.device.type == "cpu" for t in tensors.values()
+            ):
+                yield case.name, tensors, case.wrap
+    for k, tensors in enumerate(_random_views()):
+        yield f"random-{k}", tensors, None
+
+
+CASES_HERE = list(_cases())
+
+
+@pytest.mark.parametrize(("name", "tensors", "wrap"), CASES_HERE, ids=[c[0] for c in CASES_HERE])
+def test_each_gap_counts_its_read_cells_and_every_picture_says_so(name, tensors, wrap):
+    scene = build_scene(tensors, wrap=wrap)
+    objects = list(tensors.values())
+    svg = sw.render_svg(scene)
+    texts = []
+
+    def walk(items):
+        for item in items:
+            if item[0] == "g":
+                if "sws-gap" in item[1].split():
+                    texts.append(item[3])
+                walk(item[4])
+
+    walk(picture_of(scene, 900, None)["items"])
+    text_picture = sw.render_text(scene)
+    for storage in scene["storages"]:
+        readers = [o for o, t in zip(objects, scene["tensors"]) if t["storage"] == storage["id"]]
+        read = set().union(*(_read_offsets(o) for o in readers))
+        for gap in (s for s in storage["segments"] if s["kind"] == "gap"):
+            truth = sum(1 for c in range(gap["start"], gap["stop"]) if c in read)
+            assert gap["read"] is None or gap["read"] == truth, (gap, truth)
+            where = f"storage[{gap['start']:,}] … storage[{gap['stop'] - 1:,}]"
+            said = [t for t in texts if t.endswith(where)]
+            assert said, (name, where)
+            if truth:
+                assert not any("untouched" in t for t in said), said
+                assert all("read" in t for t in said) or gap["read"] is None, said
+                assert re.search(r"read[^<>]*: " + re.escape(where), svg), where
+            elif gap["read"] == 0:
+                assert all("untouched" in t for t in said), said
+        if any(s["kind"] == "gap" and s["read"] for s in storage["segments"]):
+            assert "read cells not drawn" in text_picture or "of them read" in text_picture
+
+
+def test_the_corpus_has_gaps_of_read_cells_and_of_unread_ones():
+    kinds = set()
+    for _name, tensors, wrap in CASES_HERE:
+        for storage in build_scene(tensors, wrap=wrap)["storages"]:
+            for gap in storage["segments"]:
+                if gap["kind"] == "gap" and gap["read"] is not None:
+                    kinds.add(gap["read"] > 0)
+    assert kinds == {True, False}

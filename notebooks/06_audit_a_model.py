@@ -59,7 +59,8 @@ torch.set_num_threads(1)
 # printed below).
 
 # %%
-# tiny sizes keep the saved pictures small; the copies are the same at any size
+# tiny sizes keep the saved pictures small; which copies the layer makes depends on the shape
+# (batch 2, sequence 5, 2 heads here): other shapes are measured below
 layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
 batch = torch.randn(2, 5, 8)
 x = batch.transpose(0, 1)
@@ -71,7 +72,9 @@ display(report)
 # %% [markdown]
 # The table sorts on a header click, and a row's ▸ draws the copy's source and result.  The same
 # in a terminal is `print(report)`, or `python -m stridewidget.audit "torch.nn.TransformerEncoderLayer(8, 2, 16)" --input "torch.randn(2, 5, 8).transpose(0, 1)"`.
-# The ATen-ops column counts each kind of op in a row (`aten.clone×7`) and wraps between kinds.
+# The ATen-ops column names each kind of op in a row once, with how many times it ran in the
+# row's copies (`aten.clone×7`; a copy can run several, as `self_attn`'s one forward copy runs
+# `aten.clone×2`), kinds separated by ` · ` and wrapped between them; the count column counts copies.
 # Most copies sit inside `self_attn`, on the line of its one call `F.multi_head_attention_forward`
 # (`activation.py`), and most of those are in its backward.  Only one of the backward copies is
 # the attention kernel's (`aten.clone in aten._scaled_dot_product_flash_attention_for_cpu_backward`);
@@ -80,12 +83,17 @@ display(report)
 # it — the head split (`q.view(...)`, `k.view(...)`, `v.view(...)`) and the `unflatten` of the
 # packed q/k/v projection — and `select_backward` writes the gradient of each of `proj[0]`,
 # `proj[1]`, `proj[2]` into a zero buffer the size of the whole projection.  The cells after the
-# report count them by autograd node.  A layer norm copies the transposed input inside its kernel (which of the
+# report count them by autograd node, and tell a copy's origin by the shape of what it copies.
+# A layer norm copies the transposed input inside its kernel (which of the
 # layer's norms is printed below the report).
 
 # %%
 print(report)
 assert report.total_bytes == sum(c.bytes for c in report.copies)
+rows = {(r.key, r.phase): r for r in report.by_module()}  # ×N counts op runs, count copies:
+assert rows["self_attn", "forward"].count == 1 and rows["self_attn", "forward"].op_counts == (2,)
+backward_row = rows["self_attn", "backward"]
+assert dict(zip(backward_row.ops, backward_row.op_counts))["aten.clone"] == 7
 modules = dict(layer.named_modules())
 assert all(c.module in modules for c in report.copies)
 norms = sorted(
@@ -101,39 +109,104 @@ print(
 
 
 # %%
-# where a backward copy of self_attn comes from: its autograd node, and the view it undoes
-def origin(c):
+# where a copy of an attention module comes from, told by what it copies: its autograd node,
+# and for a view's backward the shape of the gradient it copies, which is that view's shape
+def origin(c, mha, seq, batch):
     node = c.call.split(" of ")[0]  # "ViewBackward0 of F.multi_head_attention_forward"
+    if c.phase == "forward":
+        return f"forward: {c.ops[0]}"
     if c.hidden_in:
-        return f"inside the attention kernel's backward, {c.hidden_in}"
+        return f"in the kernel's backward: {c.hidden_in}"
     if node == "SelectBackward0":
-        return f"{node}: select_backward of proj[0], proj[1], proj[2]"
-    packed = (3, layer.self_attn.embed_dim)  # proj.unflatten(-1, (3, E))
-    return f"{node}: the view backward of the {'unflatten' if c.source[0].shape[-2:] == packed else 'head split'}"
+        return f"{node} of proj[0], proj[1], proj[2]"
+    embed, heads = mha.embed_dim, mha.num_heads
+    views = {
+        (seq, batch, 3, embed): "the unflatten of the packed q/k/v projection",
+        (seq, batch * heads, embed // heads): "the head split",  # q.view(S, B*H, E/H)
+        (batch, heads, seq, embed // heads): "the head split",  # q.view(B, H, S, E/H)
+        (seq, batch, embed): "the output's view(S, B, E)",
+    }
+    return f"{node} of {views.get(c.source[0].shape, 'another view')}"
 
 
 # %%
-# [attention-backward] self_attn's copies: most are backward ones; only one is the kernel's
+def origins(copies, mha, seq, batch):
+    """{origin: (copies, bytes)} in the order first seen."""
+    found = {}
+    for c in copies:
+        count, moved = found.get(origin(c, mha, seq, batch), (0, 0))
+        found[origin(c, mha, seq, batch)] = (count + 1, moved + c.bytes)
+    return found
+
+
+# %%
+# [attention-backward] self_attn's backward copies by origin: 1 kernel, 6 head split, 1 unflatten, 3 select
 in_attention = [c for c in report.copies if c.module == "self_attn"]
 backward = [c for c in in_attention if c.phase == "backward"]
 total = sum(c.bytes for c in backward)
-origins = {}
-for c in backward:
-    count, moved = origins.get(origin(c), (0, 0))
-    origins[origin(c)] = (count + 1, moved + c.bytes)
-for name, (count, moved) in origins.items():
+seq, batch_size = x.shape[:2]
+by_origin = origins(backward, layer.self_attn, seq, batch_size)
+for name, (count, moved) in by_origin.items():
     print(
         f"{count:2} {'copy  ' if count == 1 else 'copies'} {moved:5} B ({moved / total:3.0%})  {name}"
     )
 print(f"{len(backward):2} copies {total:5} B  self_attn's backward, in all")
 assert 2 * len(in_attention) > len(report.copies) and 2 * len(backward) > len(in_attention)
-views = [c for c in backward if origin(c).startswith(("ViewBackward0", "SelectBackward0"))]
-assert sum(bool(c.hidden_in) for c in backward) == 1 and len(views) == len(backward) - 1
-for c in views:  # a view's backward copies a gradient not laid out for it; a select's fills proj
+assert {name: n for name, (n, _) in by_origin.items()} == {
+    "in the kernel's backward: aten._scaled_dot_product_flash_attention_for_cpu_backward": 1,
+    "ViewBackward0 of the head split": 6,  # each one's gradient has a head-split view's shape
+    "ViewBackward0 of the unflatten of the packed q/k/v projection": 1,
+    "SelectBackward0 of proj[0], proj[1], proj[2]": 3,
+}
+for c in backward:  # a view's backward copies a gradient not laid out for it; a select's fills proj
     if c.call.startswith("ViewBackward0"):
         assert not c.source[0].is_contiguous and c.result[0].is_contiguous
-    else:
+    elif c.call.startswith("SelectBackward0"):
         assert c.result[0].shape == (3, *c.source[0].shape)
+
+
+# %% [markdown]
+# These counts are this shape's.  At batch 1, or with a sequence of one, neither the attention
+# kernel's backward nor the head split's view backwards copy; with one head the head split's
+# do not; a `batch_first=True` layer fed the batch as it comes makes one more, the view backward of
+# the attention output's `view(S, B, E)`: the layer hands that output back transposed to batch-first
+# order, so its gradient arrives transposed.  Measured, beside the table above:
+
+
+# %%
+def backward_counts(module, inputs):
+    seq, batch = inputs.shape[1::-1] if module.self_attn.batch_first else inputs.shape[:2]
+    audited = sw.audit(module, inputs)
+    mine = [c for c in audited.copies if c.module == "self_attn" and c.phase == "backward"]
+    return {name: n for name, (n, _) in origins(mine, module.self_attn, seq, batch).items()}
+
+
+def layer_of(heads=2, batch_first=False):
+    return torch.nn.TransformerEncoderLayer(8, heads, 16, dropout=0.0, batch_first=batch_first)
+
+
+# %%
+# [other-shapes] other shapes, other copies: batch 1, sequence 1, one head, batch_first
+here = {name: n for name, (n, _) in by_origin.items()}
+kernel = next(name for name in here if name.startswith("in the kernel's backward"))
+split = "ViewBackward0 of the head split"
+variants = {
+    "batch 1": backward_counts(layer, torch.randn(1, 5, 8).transpose(0, 1)),
+    "sequence 1": backward_counts(layer, torch.randn(2, 1, 8).transpose(0, 1)),
+    "1 head": backward_counts(layer_of(heads=1), x),
+    "batch_first": backward_counts(layer_of(batch_first=True), batch),
+}
+for name, counts in variants.items():
+    changed = {
+        k: f"{here.get(k, 0)} → {counts.get(k, 0)}"
+        for k in here | counts
+        if here.get(k, 0) != counts.get(k, 0)
+    }
+    print(f"{name:11}", changed)
+no_kernel_no_split = {k: n for k, n in here.items() if k not in (kernel, split)}
+assert variants["batch 1"] == variants["sequence 1"] == no_kernel_no_split
+assert variants["1 head"] == {k: n for k, n in here.items() if k != split}
+assert variants["batch_first"] == {**here, "ViewBackward0 of the output's view(S, B, E)": 1}
 
 
 # %% [markdown]
@@ -208,9 +281,34 @@ assert all(c.module in dict(vit.named_modules()) for c in vit_report.copies)
 
 # %% [markdown]
 # The class token is joined to the patch embeddings with `torch.cat` in `vision_transformer.py`:
-# a copy of the whole sequence per step.  Most of the other copies are attention, as in the layer
-# above, but not all: the layer norms copy too, and so do autograd's backward of the class-token
-# `select` (`x[:, 0]` before the head) and the patch convolution's backward.  By part of the model:
+# a copy of the whole sequence per step.  Most of the other copies are attention: each block's
+# attention makes the layer's copies above and one more in backward, the view backward of the
+# attention output's `view(S, B, E)`, for the reason a `batch_first=True` layer makes it
+# (torchvision's attention is batch-first).  These counts are for this batch (2 images of
+# 5 tokens).  Not all the other copies are attention: the layer norms copy too, and so do
+# autograd's backward of the class-token `select` (`x[:, 0]` before the head) and the patch
+# convolution's backward.  Each block's attention, then the copies by part of the model:
+
+
+# %%
+# [vit-attention] each block's attention makes the layer's copies and one more: the output view's
+layer_counts = {
+    name: n for name, (n, _) in origins(in_attention, layer.self_attn, *x.shape[:2]).items()
+}
+tokens, embed = vit.seq_length, vit.hidden_dim
+for name, m in vit.named_modules():
+    if isinstance(m, torch.nn.MultiheadAttention):
+        mine = [c for c in vit_report.copies if c.module == name]
+        counts = {k: n for k, (n, _) in origins(mine, m, tokens, len(images)).items()}
+        more = {k: counts.get(k, 0) - layer_counts.get(k, 0) for k in counts | layer_counts}
+        print(
+            f"{name}: {len(mine)} copies, beyond the layer's:", {k: n for k, n in more.items() if n}
+        )
+        assert {k: n for k, n in more.items() if n} == {
+            "ViewBackward0 of the output's view(S, B, E)": 1
+        }
+        (extra,) = [c for c in mine if origin(c, m, tokens, len(images)).endswith("view(S, B, E)")]
+        assert extra.phase == "backward" and extra.source[0].strides == (embed, tokens * embed, 1)
 
 
 # %%

@@ -13,14 +13,25 @@
 # %% [markdown]
 # # 8. Layouts inside compiled and exported programs: `sw.graph`
 #
-# `torch.compile` and `torch.export` run a model as a graph of ATen ops.  They are the ops eager
-# mode dispatches too — a `reshape` that cannot be a view is a `clone` plus an `_unsafe_view` in
-# both, `.contiguous()` a `clone` — and for the model below the graph's layouts are eager's: clone
-# by clone, and `g.compare_eager()` finds no output whose strides differ (both asserted below).
+# `torch.compile` and `torch.export` run a model as a graph of ATen ops.  How close those are to
+# the ops eager mode dispatches depends on the graph: `torch.export`'s own graph keeps `reshape` and
+# `.contiguous()` as written (`run_decompositions()` turns them into `clone` + `view`), and the
+# AOTAutograd forward graph `torch.compile` makes can name an op otherwise than eager without a
+# layout difference — a `view` where eager dispatches `_unsafe_view` (after each `bmm` of the model
+# below), the functional `add` where eager runs the in-place `add_`.  For the attention model below,
+# the copies are the same `clone`s in eager mode and in its forward graph, every node's strides are
+# the ones eager's op gave, and `g.compare_eager()` finds no output whose strides differ (all
+# asserted below).
+
+# %% [markdown]
 # What the graph adds is that every op is a node you can list, with the strides its FakeTensor
-# says, where eager hides them inside one Python call.  Layouts differ where the graph runs
-# another kernel than eager: a decomposition in place of a fused kernel, as for the attention at
-# the end of the backward section, which `g.compare_eager()` finds.
+# says, where eager hides them inside one Python call.  Layouts can differ where other kernels
+# run than eager's.  In the graphs `sw.graph` reads, a decomposition can stand in place of a fused
+# kernel, as for the attention at the end of the backward section, and `g.compare_eager()` finds
+# the strides that differ.  Under a default `torch.compile`, Inductor does not run these graphs' ops one by one but
+# kernels it generates, with layout choices of its own (padding, stride orders) that `sw.graph`
+# does not read: only the compiled program's outputs are kept at the strides eager gives them
+# (the setting is printed at the end of the backward section).
 # `sw.graph(model, *inputs, stage=...)` lists the nodes of such a graph with their layouts, says
 # which are views and which copy (and why), and points at the line of your code each one came
 # from.
@@ -51,9 +62,10 @@ warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning
 # ## The ATen ops eager mode runs, and each graph's
 #
 # A dispatch mode sees the ATen ops eager mode dispatches.  On a `reshape` that cannot be a view and a
-# `.contiguous()`, eager runs the ops the compiled forward graph lists; only `torch.export`'s own
+# `.contiguous()`, eager runs the ops the compiled forward graph lists; `torch.export`'s own
 # graph still has `reshape` and `contiguous`, until `run_decompositions()` (`stage="aten"`) makes
-# them `clone` + `view` (and `t` a `permute`).
+# them `clone` + `view` (and `t` a `permute`).  An in-place op is another case: the forward graph
+# is functional, so eager's `add_` is an `add` there.
 
 
 # %%
@@ -98,6 +110,22 @@ assert {"aten.reshape", "aten.contiguous"} <= set(staged["export"])
 assert not {"aten.reshape", "aten.contiguous", "aten._unsafe_view"} & set(staged["aten"])
 assert staged["aten"].count("aten.clone") == eager_ops.names.count("aten.clone")
 assert "aten.permute" in staged["aten"] and "aten.t" not in staged["aten"]
+
+
+# %%
+# [in-place] eager's in-place add_ is the functional add in the forward graph
+class InPlace(torch.nn.Module):
+    def forward(self, x):
+        return (x * 2).add_(1)
+
+
+with AtenOps() as eager_ops:
+    InPlace()(small)
+functional = [
+    n.target for n in sw.graph(InPlace(), small, stage="forward").nodes if n.kind == "compute"
+]
+print("in place: eager", eager_ops.names, " forward", functional)
+assert eager_ops.names == ["aten.mul", "aten.add_"] and functional == ["aten.mul", "aten.add"]
 
 
 # %% [markdown]
@@ -190,6 +218,50 @@ for eager_clone, graph_clone in zip(eager_ops.clones, graph_clones):
 assert eager_ops.clones == graph_clones
 
 # %% [markdown]
+# And every node, not only the copies: each tensor the graph's ops make has the strides the op eager
+# dispatched in its place gave (a `split`'s tuple is its `getitem`s).  The ops pair up one to one;
+# two differ in name only, eager's `_unsafe_view` after each `bmm` being a `view` in the graph:
+
+
+# %%
+class AtenStrides(AtenOps):
+    """AtenOps, and the strides of every tensor each op returns."""
+
+    def __init__(self):
+        super().__init__()
+        self.strides = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = super().__torch_dispatch__(func, types, args, kwargs)
+        self.strides.extend(t.stride() for t in tensors(out))
+        return out
+
+
+def tensors(value):
+    if isinstance(value, (tuple, list)):
+        return [v for v in value if isinstance(v, torch.Tensor)]
+    return [value] if isinstance(value, torch.Tensor) else []
+
+
+# %%
+# [same-strides] every forward node's strides are eager's; ops differ only in name (view, _unsafe_view)
+with AtenStrides() as eager_ops:
+    model(x)
+made = [n for n in g.nodes if n.inputs and n.kind != "output"]
+graph_strides = [n.layout.strides for n in made if n.layout is not None]  # split: its getitems
+graph_ops = [n.target for n in made if n.target != "getitem"]
+renamed = sorted({(e, c) for e, c in zip(eager_ops.names, graph_ops) if e != c})
+print(f"{len(graph_strides)} tensors, strides equal: {eager_ops.strides == graph_strides}")
+print(
+    f"{len(graph_ops)} ops, named otherwise:",
+    renamed,
+    sum(map(str.__ne__, eager_ops.names, graph_ops)),
+)
+assert eager_ops.strides == graph_strides and len(eager_ops.names) == len(graph_ops)
+assert renamed == [("aten._unsafe_view", "aten.view")]
+assert sum(map(str.__ne__, eager_ops.names, graph_ops)) == eager_ops.names.count("aten.bmm") == 2
+
+# %% [markdown]
 # Every copy the table names is a real one: replaying the graph eagerly on real tensors
 # (`g.run()`, a `torch.fx.Interpreter`) gives each copy node its own storage, and each view
 # node its input's storage.  A `split` returns a tuple of views and a `getitem` picks one of
@@ -198,13 +270,7 @@ assert eager_ops.clones == graph_clones
 
 # %%
 # [all-checked] every view shares an input's storage when replayed, every copy has its own
-def tensors(value):
-    if isinstance(value, (tuple, list)):
-        return [v for v in value if isinstance(v, torch.Tensor)]
-    return [value] if isinstance(value, torch.Tensor) else []
-
-
-real = g.run()
+real = g.run()  # tensors(): a node's value as a list of tensors, defined above
 checked = {"copy": 0, "view": 0}
 for node in g.nodes:
     results = tensors(real.get(node.name))
@@ -290,6 +356,17 @@ assert "aten._scaled_dot_product_flash_attention_for_cpu" in eager_ops.names  # 
 assert not any("attention" in n.target for n in decomposed.nodes)  # bmm, _softmax, ... instead
 (mismatch,) = decomposed.compare_eager()
 assert mismatch.eager_strides == fused(x).stride() != mismatch.compiled_strides
+
+# %% [markdown]
+# Inductor, the default backend, is the other case: it runs kernels of its own, not the graphs'
+# ops, and only its outputs are promised eager's strides — by a setting on by default:
+
+# %%
+# [inductor-outputs] a default torch.compile keeps the compiled program's outputs at eager's strides
+import torch._inductor.config as inductor_config  # a private module: read, never set
+
+print("keep_output_stride:", inductor_config.keep_output_stride)
+assert inductor_config.keep_output_stride is True
 
 # %% [markdown]
 # ## Dynamic shapes: symbols, and no guards

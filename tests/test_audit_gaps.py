@@ -12,7 +12,13 @@ from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
 from stridewidget.copies.audit import timing
-from stridewidget.copies.audit.found import IN_PLACE_MARK, SCALARS_ROW, op_names
+from stridewidget.copies.audit.found import (
+    IN_PLACE_MARK,
+    SCALARS_ROW,
+    counted_op,
+    op_names,
+    row_ops_parts,
+)
 
 
 def _line_of(cls: type, text: str) -> str:
@@ -170,8 +176,79 @@ def test_the_text_table_shows_every_op_kind_of_a_row_with_its_count_uncut():
                     ran[op] = ran.get(op, 0) + 1
         assert dict(zip(row.ops, row.op_counts)) == ran, row
         for op, n in ran.items():
-            assert (op if n == 1 else f"{op}×{n}") in text, op
+            assert counted_op(op, n) in text, op
     assert "aten.select_backward×3" in text and "aten.clone×7" in text
+
+
+class _Transpose(torch.nn.Module):
+    def forward(self, x):
+        return x.t().contiguous()
+
+
+class _LongNames(torch.nn.Module):
+    """Two module paths longer than 60 characters that differ only before their last 40."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        stage = torch.nn.Module()
+        stage.blocks = torch.nn.ModuleList(
+            torch.nn.ModuleDict({"the_transposing_projection_of_this_block": _Transpose()})
+            for _ in range(2)
+        )
+        self.a_stage_with_a_long_descriptive_name = stage
+
+    def forward(self, x):
+        for block in self.a_stage_with_a_long_descriptive_name.blocks:
+            x = block["the_transposing_projection_of_this_block"](x)
+        return x
+
+
+def test_a_long_key_is_never_cut_silently_and_two_keys_never_read_the_same():
+    # issue 40 review: keys were cut at 60 characters with no mark, so blocks.0's and blocks.1's
+    # rows printed identically
+    report = sw.audit(_LongNames(), torch.randn(3, 4, requires_grad=True), backward=False)
+    keys = [row.key for row in report.by_module()]
+    assert len(keys) == 2 and all(len(key) > 60 for key in keys)
+    section = report.to_text().split("by module:")[1].splitlines()[2:4]
+    shown = [line.split("  ")[0] for line in section]
+    assert len(set(shown)) == 2, section
+    for key, cell in zip(keys, shown):
+        head, mark, tail = cell.partition("…")
+        assert cell == key or (mark and key.startswith(head) and key.endswith(tail)), (key, cell)
+
+
+class _Patches(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 16, stride=16)
+
+    def forward(self, x):
+        return (self.conv(x) + self.conv(2 * x) + self.conv(3 * x)).sum()
+
+
+def test_a_count_goes_on_the_copy_op_not_on_the_op_it_ran_inside():
+    # issue 40 review: "aten.clone in aten.convolution_backward×3" read as three runs of the
+    # convolution's backward; it is three clones, each inside one
+    report = sw.audit(_Patches(), torch.randn(2, 3, 32, 32))
+    (row,) = [r for r in report.by_module() if r.key == "conv" and r.phase == "backward"]
+    hidden = [c for c in report.copies if c.module == "conv" and c.hidden_in]
+    assert row.ops == ("aten.clone in aten.convolution_backward",) and len(hidden) == 3
+    text, page = report.to_text(), report._repr_html_()
+    for shown in (text, page):
+        assert "aten.clone×3 in aten.convolution_backward" in shown
+        assert "convolution_backward×" not in shown
+    assert counted_op("aten.clone (in-place call)", 2) == "aten.clone×2 (in-place call)"
+
+
+def test_op_kinds_of_a_row_are_separated_by_a_mark_not_a_space():
+    # a kind has spaces of its own ("aten.clone in aten.addmm"): kinds are joined by " · "
+    from stridewidget.copies.audit.found import Row
+    from stridewidget.copies.audit.html import _summary_table
+    from stridewidget.copies.audit.report import _wrapped
+
+    row = Row("k", "forward", 3, 8, ("aten.clone in aten.mm", "aten.cat"), (2, 1))
+    assert _wrapped(row_ops_parts(row), 60) == ["aten.clone×2 in aten.mm · aten.cat"]
+    assert "aten.clone×2 in aten.mm · aten.cat" in _summary_table("module", [row])
 
 
 class _Clock:

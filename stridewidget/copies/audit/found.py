@@ -10,12 +10,16 @@ from ...layout.layout import Layout
 from ..log import CopyEvent
 
 __all__ = [
+    "COUNTS_NOTE",
     "IN_PLACE_MARK",
+    "OPS_SEPARATOR",
     "SCALARS_ROW",
     "TOP",
     "AuditCopy",
     "Row",
+    "counted_op",
     "op_names",
+    "ops_cell",
     "row_op_counts",
     "row_ops",
     "row_ops_parts",
@@ -138,17 +142,57 @@ def row_op_counts(items: list[AuditCopy]) -> tuple[int, ...]:
     return tuple(total for total, _ in _tally(items).values())
 
 
+def counted_op(op: str, n: int) -> str:
+    """``op`` as a table shows it when it ran ``n`` times: the count goes on the copy op itself,
+    before what it ran inside (``aten.clone×3 in aten.convolution_backward``: three clones in
+    convolution backwards, not three convolution backwards); bare when it ran once, or when its
+    in-place note already says how many times.
+
+    >>> counted_op("aten.clone in aten.convolution_backward", 3)
+    'aten.clone×3 in aten.convolution_backward'
+    >>> counted_op("aten.clone (in-place call)", 2), counted_op("aten.cat", 1)
+    ('aten.clone×2 (in-place call)', 'aten.cat')
+    """
+    if n == 1 or "in-place calls)" in op:
+        return op
+    first, _, rest = op.partition(" ")
+    return f"{first}×{n}" + (f" {rest}" if rest else "")
+
+
+#: Between the op kinds of one table cell (a kind has spaces of its own: ``aten.clone in aten.mm``).
+OPS_SEPARATOR = " · "
+
+#: What a table's two counts count, said once under it.
+COUNTS_NOTE = (
+    "count: the row's copies; ×N after an ATen op: how many times that op ran in them "
+    "(a copy can run several)"
+)
+
+
+def ops_cell(names: tuple[str, ...]) -> str:
+    """One copy's ATen ops as a table cell: runs of one op counted (:func:`counted_op`), kinds
+    separated by :data:`OPS_SEPARATOR`.
+
+    >>> ops_cell(("aten.clone in aten.mm", "aten.clone in aten.mm", "aten.cat")), ops_cell(())
+    ('aten.clone×2 in aten.mm · aten.cat', '(no op)')
+    """
+    runs: list[list] = []
+    for name in names:
+        if runs and runs[-1][0] == name:
+            runs[-1][1] += 1
+        else:
+            runs.append([name, 1])
+    return OPS_SEPARATOR.join(counted_op(name, n) for name, n in runs) or "(no op)"
+
+
 def row_ops_parts(row: Row) -> list[str]:
-    """A row's op kinds as the tables show them, each with its count: ``aten.clone×6``
-    (bare when it ran once, or when its in-place note already says how many times).
+    """A row's op kinds as the tables show them, each with its count (:func:`counted_op`).
 
     >>> row_ops_parts(Row("x", "backward", 4, 64, ("aten.clone", "aten.select_backward"), (3, 1)))
     ['aten.clone×3', 'aten.select_backward']
     """
     counts = row.op_counts or (1,) * len(row.ops)
-    return [
-        op if n == 1 or "in-place calls)" in op else f"{op}×{n}" for op, n in zip(row.ops, counts)
-    ]
+    return [counted_op(op, n) for op, n in zip(row.ops, counts)]
 
 
 @dataclass(frozen=True)

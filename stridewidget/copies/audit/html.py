@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING
 
 from ...limits import MAX_AUDIT_PICTURE_CHARS as MAX_PICTURE_CHARS
 from ...limits import MAX_AUDIT_PICTURES as MAX_PICTURES
-from ..format import format_bytes, layout_text, ops_text
-from .found import SCALARS_ROW, TOP, op_names, row_ops_parts
+from ..format import format_bytes, layout_text
+from .found import (
+    COUNTS_NOTE,
+    OPS_SEPARATOR,
+    SCALARS_ROW,
+    TOP,
+    op_names,
+    ops_cell,
+    row_ops_parts,
+)
 
 if TYPE_CHECKING:
     from .found import AuditCopy, Row
@@ -114,7 +122,7 @@ def _copies_table(report: AuditReport) -> str:
             + _cell(item.module or TOP)
             + _cell(f"{item.where} (in {item.detail})" if item.detail else item.where)
             + _cell(item.call)
-            + _cell(ops_text(op_names(item)))
+            + _cell(ops_cell(op_names(item)))
             + _cell(format_bytes(item.bytes), item.bytes)
             + layout_cell
             + "</tr>"
@@ -168,12 +176,13 @@ def _summary_table(title: str, rows: list[Row]) -> str:
         + _cell(row.phase)
         + _cell(str(row.count), row.count)
         + _cell(format_bytes(row.bytes), row.bytes)
-        + _cell(" ".join(row_ops_parts(row)))
+        + _cell(OPS_SEPARATOR.join(row_ops_parts(row)))
         + "</tr>"
         for row in rows
     )
     return (
-        f"<table class='swa-sortable'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"<table class='swa-sortable'><caption>{html.escape(COUNTS_NOTE)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
 
 

@@ -15,7 +15,17 @@ import torch
 from ..._compat import compiled_original, mode_skipped_compiles, profiler_running
 from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
 from ..format import counted, format_bytes
-from .found import SCALARS_ROW, TOP, AuditCopy, Row, row_op_counts, row_ops, row_ops_parts
+from .found import (
+    COUNTS_NOTE,
+    OPS_SEPARATOR,
+    SCALARS_ROW,
+    TOP,
+    AuditCopy,
+    Row,
+    row_op_counts,
+    row_ops,
+    row_ops_parts,
+)
 from .guard import compiled_calls_note, eager_model, state_kept
 from .html import report_html
 from .profiler import USER_PROFILER_NOTE
@@ -25,24 +35,47 @@ from .suggest import Suggestion, measured_suggestions
 __all__ = ["AuditReport", "audit"]
 
 OPS_WIDTH = 60  # a text table's ATen-ops column wraps past this, between op kinds
+KEY_WIDTH = 60  # a text table's longer keys are shortened in the middle, marked with "…"
 
 
 def _wrapped(parts: list[str], width: int) -> list[str]:
-    """``parts`` joined by spaces into lines of ``width`` characters at most (a longer part has a
-    line of its own, whole).
+    """``parts`` joined by :data:`OPS_SEPARATOR` into lines of ``width`` characters at most (a
+    longer part has a line of its own, whole).
 
     >>> _wrapped(["aten.clone×6", "aten.select_backward×3", "aten.clone in aten.addmm"], 40)
-    ['aten.clone×6 aten.select_backward×3', 'aten.clone in aten.addmm']
+    ['aten.clone×6 · aten.select_backward×3', 'aten.clone in aten.addmm']
     >>> _wrapped([], 40)
     ['(no op)']
     """
     lines: list[str] = []
     for part in parts:
-        if lines and len(lines[-1]) + 1 + len(part) <= width:
-            lines[-1] += " " + part
+        if lines and len(lines[-1]) + len(OPS_SEPARATOR) + len(part) <= width:
+            lines[-1] += OPS_SEPARATOR + part
         else:
             lines.append(part)
     return lines or ["(no op)"]
+
+
+def _shortened(keys: list[str], width: int) -> dict[str, str]:
+    """Each key as a text table shows it: whole when it fits ``width``, else its head and its
+    longer tail (the line number, the innermost module) joined by "…"; every key whole when
+    shortening would make two different keys read the same.
+
+    >>> _shortened(["a.b", "encoder.blocks.0." + "x" * 50], 30)["encoder.blocks.0." + "x" * 50]
+    'encoder.b…xxxxxxxxxxxxxxxxxxxx'
+    >>> keys = ["encoder.blocks.0." + "x" * 40, "encoder.blocks.1." + "x" * 40]
+    >>> _shortened(keys, 30) == {key: key for key in keys}  # the difference would be cut out
+    True
+    """
+    head = (width - 1) // 3
+
+    def short(key: str) -> str:
+        return key if len(key) <= width else key[:head] + "…" + key[len(key) - (width - 1 - head) :]
+
+    shown = {key: short(key) for key in keys}
+    if len(set(shown.values())) < len(shown):
+        return {key: key for key in keys}
+    return shown
 
 
 class AuditReport:
@@ -152,17 +185,22 @@ class AuditReport:
             lines.append(f"\n{title}:")
             table = [(title.split()[1], "phase", "count", "bytes", "ATen ops")]
             ops = [["ATen ops"]]  # each row's op kinds, with their counts: never cut
+            keys = _shortened(sorted({row.key for row in rows[:max_rows]}), KEY_WIDTH)
             for row in rows[:max_rows]:
-                table.append((row.key, row.phase, str(row.count), format_bytes(row.bytes), ""))
+                table.append(
+                    (keys[row.key], row.phase, str(row.count), format_bytes(row.bytes), "")
+                )
                 ops.append(_wrapped(row_ops_parts(row), OPS_WIDTH))
-            widths = [min(60, max(len(r[c]) for r in table)) for c in range(4)]
+            widths = [max(len(r[c]) for r in table) for c in range(4)]
             for row, op_lines in zip(table, ops):
-                cells = [cell[:w].ljust(w) for cell, w in zip(row, widths)]
+                cells = [cell.ljust(w) for cell, w in zip(row, widths)]
                 lines.append("  ".join([*cells, op_lines[0]]).rstrip())
                 indent = " " * (sum(widths) + 2 * len(widths))
                 lines.extend(indent + more for more in op_lines[1:])
             if len(rows) > max_rows:
                 lines.append(f"... {len(rows) - max_rows} more rows")
+        if self.copies:
+            lines.append(f"\n{COUNTS_NOTE}")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

@@ -292,19 +292,27 @@ def test_styling_survives_sanitizers_that_drop_style_elements():
     assert untouched and all(g.find(f"{SVG}rect").get("fill") == fill for g in untouched)
 
 
-def test_values_too_wide_for_cells_get_a_colour_scale_and_a_legend():
+def test_values_too_wide_for_cells_get_fewer_digits_and_a_legend():
     torch.manual_seed(0)
-    z = torch.randn(2, 2, dtype=torch.complex128)  # texts like "-0.205+0.7652j"
+    z = torch.randn(2, 2, dtype=torch.complex128)  # texts like "-0.2050+0.7652j"
     root = parse(sw.render_svg(z=z))
-    fills = {g.find(f"{SVG}rect").get("fill") for g in groups(root, "sws-scell")}
-    assert len(fills) == 4  # four different values, four colours
-    assert fills <= set(STYLE["viridis"]["stops"]) | {f for f in fills if f.startswith("#")}
-    legend = [e.text for e in root.iter(f"{SVG}text") if "colour = value" in (e.text or "")]
-    assert legend
-    # the exact value is still there, in the tooltip
+    legend = [e.text for e in root.iter(f"{SVG}text") if "digits after the point" in (e.text or "")]
+    assert legend and not [e for e in root.iter(f"{SVG}text") if "colour = value" in (e.text or "")]
+    # the exact value is still there, in the hover line
     titles = [g.find(f"{SVG}title").text for g in groups(root, "sws-lcell")]
     scene = build_scene({"z": z})
     assert all(title.split(" = ")[1] in scene["storages"][0]["cells"]["text"] for title in titles)
+
+
+def test_values_no_shorter_form_fits_get_a_colour_scale_and_a_legend():
+    big = torch.tensor([-12345678901234, 23456789012345, 34567890123456, 4])  # no digits to drop
+    root = parse(sw.render_svg(big=big))
+    fills = {g.find(f"{SVG}rect").get("fill") for g in groups(root, "sws-scell")}
+    assert len(fills) == 4  # four different values, four colours
+    legend = [e.text for e in root.iter(f"{SVG}text") if "colour = value" in (e.text or "")]
+    assert legend
+    titles = [g.find(f"{SVG}title").text for g in groups(root, "sws-scell")]
+    assert [t.split("= ")[1].split(" ")[0] for t in titles] == [str(v) for v in big.tolist()]
 
 
 def test_arrow_labels_fit_inside_the_picture():

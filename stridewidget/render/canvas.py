@@ -12,23 +12,47 @@ from typing import Any
 
 from ..errors import safe_repr
 from ..style import STYLE
+from .digits import fewer_digits
 from .primitives import MAX_WIDTH, G, Text, text_width
 
 __all__ = ["Canvas", "Lookup"]
 
 
+def _fits(text: str) -> bool:
+    """Whether a value's text fits the widest cell a value may have (two default cells)."""
+    return text_width(text, G["font_size"]) + 8 <= 2 * G["cell_w"]
+
+
+def _shown(texts: list[str] | None) -> tuple[list[str] | None, int | None]:
+    return (None, None) if texts is None else fewer_digits(texts, _fits)
+
+
 class Lookup:
-    """Storage by id, and each shown storage cell's position among the shown cells."""
+    """Storage by id, and each shown storage cell's position among the shown cells.
+
+    ``storages`` hold the texts the picture shows: a storage whose values do not fit two cells'
+    width is shown with fewer digits (:func:`.digits.fewer_digits`; ``digits`` says how many,
+    per storage), ``"full"`` reads the texts as the scene has them (for hover lines).
+    """
 
     def __init__(self, scene: Mapping[str, Any]) -> None:
-        self.storages = {s["id"]: s for s in scene.get("storages", [])}
+        self.full = {s["id"]: s for s in scene.get("storages", [])}
+        self.storages: dict[str, Mapping[str, Any]] = {}
+        self.digits: dict[str, int | None] = {}
+        for sid, storage in self.full.items():
+            shown, self.digits[sid] = _shown(storage["cells"]["text"])
+            cells = {**storage["cells"], "text": shown}
+            self.storages[sid] = {**storage, "cells": cells} if self.digits[sid] else storage
         self.position = {
             s["id"]: {cell: i for i, cell in enumerate(s["cells"]["index"])}
             for s in scene.get("storages", [])
         }
+        self._reads: dict[str, list[str] | None] = {}
 
     def cell(self, storage_id: str, cell: int | None, what: str) -> Any:
-        storage = self.storages.get(storage_id)
+        source = self.full if what == "full" else self.storages
+        what = "text" if what == "full" else what
+        storage = source.get(storage_id)
         if storage is None or cell is None or storage["cells"][what] is None:
             return None
         i = self.position[storage_id].get(cell)
@@ -36,12 +60,20 @@ class Lookup:
 
     def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
         """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
-        other values than memory holds: its ``reads``); else the stored value."""
+        other values than memory holds: its ``reads``); else the stored value.  ``"text"`` as
+        shown (fewer digits where they do not fit), ``"full"`` as the scene has it."""
         reads = tensor.get("reads")
-        if reads is None or reads.get(what) is None:
+        key = "text" if what == "full" else what
+        if reads is None or reads.get(key) is None:
             return self.cell(tensor["storage"], cell, what)
         i = self.position[tensor["storage"]].get(cell) if cell is not None else None
-        return None if i is None else reads[what][i]
+        if i is None:
+            return None
+        if what == "text":
+            if tensor["id"] not in self._reads:
+                self._reads[tensor["id"]] = _shown(reads["text"])[0]
+            return self._reads[tensor["id"]][i]
+        return reads[key][i]
 
 
 class Canvas:

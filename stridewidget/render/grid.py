@@ -259,7 +259,8 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     at = logical_index(slice_, r, k)
     index = ",".join(map(str, at))
     tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
-    stored = canvas.lookup.cell(storage_id, address, "text")
+    text = canvas.lookup.read(tensor, address, "full")  # the hover line: every digit
+    stored = canvas.lookup.cell(storage_id, address, "full")
     if text is not None and tensor.get("reads") and stored != text:
         # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
         # line names storage only with what storage holds

@@ -48,6 +48,7 @@ def draw_strip(
         f"× {storage['itemsize']} B = {group_digits(storage['nbytes'])} B · {storage['device']}"
     )
     y = top + G["font_size_title"] + 2
+    storage = canvas.lookup.storages.get(storage["id"], storage)  # its values as shown
     canvas.items.append(canvas.text(PAD, y, header, size=G["font_size_title"], bold=True))
     y += G["line_h"]
     if storage.get("same_memory"):  # a float32 tensor and its .view(torch.int32): one memory
@@ -143,6 +144,11 @@ def _legend(
         x += 17 + text_width(label, G["font_size"]) + 14
     texts = storage["cells"]["text"]
     shown_as = "values" if texts is not None else no_values_reason(storage)
+    digits = canvas.lookup.digits.get(storage["id"])
+    if texts is not None and digits:  # shortened to fit: say so, and where the rest is
+        shown_as = (
+            f"values to {digits} digit{'s' if digits > 1 else ''} after the point (hover: all)"
+        )
     where = (
         "a cell's storage index is its row's label plus its column's +offset"
         if wrap is not None
@@ -423,5 +429,5 @@ def _storage_cell(
         " ".join(classes),
         body,
         {"storage": storage["id"], "cell": cell},
-        _cell_title(storage, cell, text, readers),
+        _cell_title(storage, cell, canvas.lookup.cell(storage["id"], cell, "full"), readers),
     )

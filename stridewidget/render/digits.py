@@ -1,0 +1,55 @@
+"""Fewer digits: a value too wide for its cell is printed as its library would print it with a
+lower precision (``torch.set_printoptions(precision=p)``), never replaced by a colour first.
+
+Every number in a text keeps its form (fixed ``0.5000``, scientific ``1.2500e+03``, the parts of a
+complex ``1.0000+2.5000j``); only the digits after the point go, the same count for every value
+of one tensor (one format per tensor, as ``print`` gives).  The hover line keeps all the digits.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+__all__ = ["fewer_digits"]
+
+# a decimal number as torch and NumPy print one: sign, digits, point, digits, exponent
+_NUMBER = re.compile(r"(?<![\w.])([-+]?)(\d+)\.(\d+)(e[-+]\d+)?")
+
+
+def _with_digits(text: str, digits: int) -> str:
+    def shorter(match: re.Match) -> str:
+        sign, whole, fraction, exponent = match.groups()
+        if len(fraction) <= digits:
+            return match.group(0)
+        value = float(f"{whole}.{fraction}{exponent or ''}")
+        body = f"{value:.{digits}e}" if exponent else f"{value:.{digits}f}"
+        return sign + body
+
+    return _NUMBER.sub(shorter, text)
+
+
+def fewer_digits(
+    texts: Sequence[str | None], fits: Callable[[str], bool]
+) -> tuple[list[str | None], int | None]:
+    """``texts`` with as many digits after the point as lets every one of them ``fit`` (at least
+    one digit), and that count; ``None`` when they fit as they are or nothing shorter does.
+
+    >>> fewer_digits(["5.0000+2.5000j", "-1.0000-0.5000j"], lambda t: len(t) <= 12)
+    (['5.00+2.50j', '-1.00-0.50j'], 2)
+    >>> fewer_digits(["-1.1258e+00", "8.9182e-04"], lambda t: len(t) <= 9)
+    (['-1.13e+00', '8.92e-04'], 2)
+    >>> fewer_digits(["0.5000", "nan", "inf"], lambda t: len(t) <= 6)
+    (['0.5000', 'nan', 'inf'], None)
+    >>> fewer_digits(["1234567.5"], lambda t: len(t) <= 3)
+    (['1234567.5'], None)
+    """
+    known = [t for t in texts if t is not None]  # None: a value the scene could not read
+    if all(fits(t) for t in known):
+        return list(texts), None
+    most = max((len(m.group(3)) for t in known for m in _NUMBER.finditer(t)), default=0)
+    for digits in range(most - 1, 0, -1):
+        shorter = [None if t is None else _with_digits(t, digits) for t in texts]
+        if all(fits(t) for t in shorter if t is not None):
+            return shorter, digits
+    return list(texts), None

@@ -1,0 +1,65 @@
+"""Numbers stay numbers (issue 35 §4): a value too wide for its cell is printed with fewer digits,
+as its library prints it at a lower precision, before any colour scale.
+
+Oracles: the library's own printer at that precision (``torch.set_printoptions(precision=p)`` /
+the tensor's values formatted by ``torch``), and the raw memory: each shortened storage text is
+the stored value to ``p`` digits after the point; the hover line keeps every digit.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+from e2e.test_one_picture import SCENES
+from oracle_cells import parse_number
+
+import stridewidget as sw
+from stridewidget.notebook.picture import picture_of
+from stridewidget.render.svg import svg_of_scene
+from stridewidget.scene.build import build_scene
+
+CELL = 46  # the style's default cell width (style.json geometry.cell_w)
+
+
+def _texts_and_titles(scene):
+    out = []
+
+    def walk(items):
+        for item in items:
+            if item[0] == "g":
+                if item[1].split()[0] == "sws-scell":
+                    texts = [c[3] for c in item[4] if c[0] == "t" and c[9] == "v"]
+                    out.append((item[2]["cell"], texts, item[3]))
+                walk(item[4])
+
+    walk(picture_of(scene, 900, None)["items"])
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(SCENES))
+def test_no_value_is_a_colour_where_a_shorter_form_fits_two_cells(name):
+    svg = svg_of_scene(SCENES[name], width=876)
+    assert "too wide for the cells" not in svg
+
+
+def test_complex_values_get_fewer_digits_the_hover_line_keeps_them_all():
+    z = torch.tensor([[1 + 2j, 3 - 1j, 5 + 2.5j], [-1j, 2.25 + 0j, 7 - 7j]])
+    scene = build_scene({"z": z})
+    full = scene["storages"][0]["cells"]["text"]
+    assert max(map(len, full)) > 12  # torch prints 5.0000+2.5000j: too wide for two cells
+    svg = sw.render_svg(scene)
+    digits = int(re.search(r"values to (\d) digits? after the point", svg).group(1))
+    torch.set_printoptions(precision=digits)  # torch's own printer, with fewer digits
+    try:
+        printed = repr(z.flatten())
+    finally:
+        torch.set_printoptions(profile="default")
+    for cell, texts, title in _texts_and_titles(scene):
+        (text,) = texts
+        assert text.replace(" ", "") in printed.replace(" ", ""), (text, printed)
+        assert (
+            abs(complex(parse_number(text)) - complex(z.flatten()[cell])) <= 0.51 * 10**-digits * 2
+        )
+        assert title.split("= ")[1].split(" ")[0] == full[cell]  # every digit on hover

@@ -15,9 +15,22 @@ from .._compat import storage_id, wrapped_tensors
 from ..errors import LayoutError
 from ..layout.layout import Layout
 from ..layout.overlap import ranges_overlap
-from .numpy import _check_numpy, _numpy_buffer, _numpy_layout, is_ndarray, numpy_storage_view
+from .numpy import (
+    _check_numpy,
+    _numpy_buffer,
+    _numpy_layout,
+    arrays_overlap,
+    is_ndarray,
+    numpy_storage_view,
+)
 from .objects import _describe, conversion_hint
-from .torch import _read_torch_cells, _torch_layout, is_tensor, torch_layout_fields
+from .torch import (
+    _read_torch_cells,
+    _torch_layout,
+    is_tensor,
+    plain_geometry,
+    torch_layout_fields,
+)
 
 __all__ = [
     "inspect",
@@ -181,6 +194,16 @@ def same_storage(a: Any, b: Any) -> bool:
     >>> sw.same_storage(TwoTensor(x, x.clone()), x), sw.overlap(TwoTensor(x, x.clone()), x[2:])
     (True, True)
     """
+    plain_a = plain_geometry(a)
+    if plain_a is not None:
+        plain_b = plain_geometry(b)
+        if plain_b is not None:  # two plain tensors: one device, storages that share a byte
+            address_a, nbytes_a, device_a = plain_a[:3]
+            address_b, nbytes_b, device_b = plain_b[:3]
+            return device_a == device_b and (
+                address_a == address_b
+                or (address_a < address_b + nbytes_b and address_b < address_a + nbytes_a)
+            )
     return any(_share(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b))
 
 
@@ -208,15 +231,49 @@ def overlap(a: Any, b: Any) -> bool:
     >>> sw.overlap(x[::2], x[1::2]), sw.overlap(x[::2], x[4:5]), sw.overlap(x, x.clone())
     (False, True, False)
     """
+    plain_a = plain_geometry(a)
+    if plain_a is not None:
+        plain_b = plain_geometry(b)
+        if plain_b is not None:
+            return _plain_overlap(plain_a, plain_b)
+    elif is_ndarray(a) and is_ndarray(b):
+        answer = arrays_overlap(a, b)
+        if answer is not None:
+            return answer
     return any(
         _extents_overlap(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b)
+    )
+
+
+def _plain_overlap(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """:func:`overlap` of two plain tensors (:func:`.torch.plain_geometry`): the hot path, with
+    no symbol check (plain tensors have none) and no solver when the storages or extents differ."""
+    address_a, nbytes_a, device_a, shape_a, strides_a, offset_a, itemsize_a = a
+    address_b, nbytes_b, device_b, shape_b, strides_b, offset_b, itemsize_b = b
+    if device_a != device_b:
+        return False
+    if address_a == address_b:
+        if itemsize_a == itemsize_b:  # one storage, one cell size: count in elements
+            return ranges_overlap(shape_a, strides_a, offset_a, 1, shape_b, strides_b, offset_b, 1)
+    elif address_a >= address_b + nbytes_b or address_b >= address_a + nbytes_a:
+        return False  # storages that share no byte
+    return ranges_overlap(
+        shape_a,
+        tuple(s * itemsize_a for s in strides_a),
+        address_a + offset_a * itemsize_a,
+        itemsize_a,
+        shape_b,
+        tuple(s * itemsize_b for s in strides_b),
+        address_b + offset_b * itemsize_b,
+        itemsize_b,
     )
 
 
 def _extents_overlap(extent_a: _Extent, extent_b: _Extent) -> bool:
     if not _share(extent_a, extent_b):
         return False
-    _refuse_symbols(extent_a, extent_b)
+    if extent_a.storage_address is None:  # only storages without memory can carry symbols
+        _refuse_symbols(extent_a, extent_b)
     if extent_a.key == extent_b.key or extent_a.storage_address is None:
         base_a = base_b = 0
     else:

@@ -250,8 +250,13 @@ def ranges_overlap(
         merged[1] = merged.get(1, 0) + width_a + width_b - 2
     coeffs = sorted(merged, reverse=True)
     target = hi_b + width_b - 1 - lo_a
-    if all(coeffs[k] % coeffs[k + 1] == 0 for k in range(len(coeffs) - 1)):
-        for c in coeffs:  # a divisor chain (slices of one contiguous tensor): greedy is exact
+    larger = 0
+    for c in coeffs:
+        if larger % c:
+            break
+        larger = c
+    else:  # a divisor chain (slices of one contiguous tensor): greedy is exact
+        for c in coeffs:
             target -= c * min(merged[c], target // c)
         return target == 0
     budget = _Budget(max_work, max_seconds)

@@ -95,7 +95,11 @@ def main() -> None:
             text=True,
             check=True,
             cwd="/",  # import the stridewidget installed for that interpreter
-            env={**os.environ, "PYTHONPATH": os.path.dirname(os.path.abspath(__file__))},
+            env={
+                **os.environ,
+                "PYTHONPATH": os.path.dirname(os.path.abspath(__file__)),
+                "PYTHONDONTWRITEBYTECODE": "1",  # leave the other tree as it is
+            },
         )
         before = json.loads(out.stdout.strip().splitlines()[-1])
     after, numpy_times = time_hot(), time_numpy()

@@ -81,25 +81,32 @@ class _cached:
         return value
 
 
-def _plain_fields(lay: Layout) -> bool:
-    """The fields are already what the checks of ``__post_init__`` would make of them: tuples of
-    Python ints (sizes >= 0), a positive int item size, an int storage size >= 0, a tuple of
-    strings as notes.  One look per entry; no SymInt test (plain ints are no symbols)."""
-    shape, strides, itemsize, storage_size = lay.shape, lay.strides, lay.itemsize, lay.storage_size
-    return (
+def _plain_fields(values: dict[str, Any]) -> bool:
+    """The fields (a layout's ``__dict__``) are already what the checks of ``__post_init__``
+    would make of them: tuples of Python ints (sizes >= 0), a positive int item size, an int
+    storage size >= 0, a tuple of strings as notes.  One look per entry (plain loops: cheaper
+    than generators here); no SymInt test (plain ints are no symbols)."""
+    shape, strides, itemsize = values["shape"], values["strides"], values["itemsize"]
+    storage_size, notes = values["storage_size"], values["notes"]
+    if not (
         type(shape) is tuple
         and type(strides) is tuple
-        and type(lay.offset) is int
+        and type(values["offset"]) is int
         and type(itemsize) is int
         and type(storage_size) is int
-        and type(lay.notes) is tuple
+        and type(notes) is tuple
         and len(shape) == len(strides)
         and itemsize > 0
         and storage_size >= 0
-        and all(type(n) is int and n >= 0 for n in shape)
-        and all(type(s) is int for s in strides)
-        and all(type(note) is str for note in lay.notes)
-    )
+    ):
+        return False
+    for n in shape:
+        if type(n) is not int or n < 0:
+            return False
+    for stride in strides:
+        if type(stride) is not int:
+            return False
+    return not notes or all(type(note) is str for note in notes)
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,7 @@ class Layout:
     library: str = field(default="torch", compare=False)
 
     def __post_init__(self) -> None:
-        if self.unit is None and _plain_fields(self):
+        if self.unit is None and _plain_fields(self.__dict__):
             self.__dict__["unit"] = (
                 self.itemsize
             )  # the adapters' case: checked, no symbol looked for
@@ -181,7 +188,7 @@ class Layout:
         values = lay.__dict__
         values.update(_DEFAULTS)
         values.update(fields)
-        if cls is not Layout or values["unit"] is not None or not _plain_fields(lay):
+        if cls is not Layout or values["unit"] is not None or not _plain_fields(values):
             return cls(**fields)
         values["unit"] = values["itemsize"]
         return lay

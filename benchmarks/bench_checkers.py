@@ -11,7 +11,8 @@ its best round (the machine is shared: a median still moves with the neighbours'
 round is what the code costs).  Printed per step: the ATen ops of one step, each variant's time,
 and the µs it adds per op beyond the plain step; the ratios
 ``sanitize/bare`` (target <= 1.5) and ``track_copies/bare`` (target <= 2) compare what each adds
-per op with what the bare mode adds.  ``--baseline TREE`` adds another build's checkers (say the
+per op with what the bare mode adds.  ``bare (both modes)`` adds a pass-through function mode
+over it: the two interceptions ``track_copies`` stacks, the floor of its design.  ``--baseline TREE`` adds another build's checkers (say the
 main checkout, ``/work/main``) beside this one's in the same run.
 
 Run:  python benchmarks/bench_checkers.py [--rounds 9] [--baseline /work/main]
@@ -24,6 +25,7 @@ import pathlib
 
 import torch
 from bench_audit import _load_baseline, _seconds
+from bench_copies import _PassThroughCalls
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import stridewidget as sw
@@ -37,6 +39,20 @@ class _Counting(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         _Counting.count += 1
         return func(*args, **(kwargs or {}))
+
+
+class _BothBare:
+    """The two bare modes track_copies stacks: a pass-through function mode (every user-level
+    call) over the counting dispatch mode: the floor of the tracker's design."""
+
+    def __enter__(self):
+        self.modes = (_PassThroughCalls(), _Counting())
+        for mode in self.modes:
+            mode.__enter__()
+
+    def __exit__(self, *exc):
+        for mode in reversed(self.modes):
+            mode.__exit__(*exc)
 
 
 def _steps() -> dict:
@@ -109,6 +125,7 @@ def main() -> None:
         variants = {
             "plain": step,
             "bare": _under(_Counting, step),
+            "bare (both modes)": _under(_BothBare, step),
             "sanitize": _under(sw.sanitize, step),
             "track_copies": _under(sw.track_copies, step),
         }

@@ -12,10 +12,11 @@ on the same pairs.
 
 The *before* column runs the same timings in a second interpreter whose ``stridewidget`` is the
 one to compare with (``--before PYTHON``; by default the main checkout's
-``/work/main/.venv/bin/python``, run from ``/`` so that it imports its own tree).  Ratios:
+``/work/main/.venv/bin/python``, run from ``/`` so that it imports its own tree; ``--before-tree``
+puts another source tree first, say an export of the commit to compare with).  Ratios:
 after/NumPy (target <= 10) and before/after.
 
-Run:  python benchmarks/bench_hot_path.py [--before PYTHON] [--json FILE]
+Run:  python benchmarks/bench_hot_path.py [--before PYTHON] [--before-tree DIR] [--json FILE]
 """
 
 from __future__ import annotations
@@ -80,6 +81,9 @@ def time_numpy() -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", default=MAIN_PYTHON if os.path.exists(MAIN_PYTHON) else None)
+    parser.add_argument(
+        "--before-tree", help="source tree the --before side imports (else its own)"
+    )
     parser.add_argument("--json", help="store the run")
     parser.add_argument("--time-hot", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -97,7 +101,12 @@ def main() -> None:
             cwd="/",  # import the stridewidget installed for that interpreter
             env={
                 **os.environ,
-                "PYTHONPATH": os.path.dirname(os.path.abspath(__file__)),
+                "PYTHONPATH": os.pathsep.join(
+                    [
+                        *([args.before_tree] if args.before_tree else []),
+                        os.path.dirname(os.path.abspath(__file__)),
+                    ]
+                ),
                 "PYTHONDONTWRITEBYTECODE": "1",  # leave the other tree as it is
             },
         )

@@ -201,3 +201,15 @@ def test_sanitize_fast_pass_finds_what_the_exact_rules_find(monkeypatch):
     exact, exact_values = hazards(7)
     assert fast == exact and ("partial-overlap", "aten.add_") in fast
     assert torch.equal(fast_values, exact_values)
+
+
+def test_same_storage_counts_a_storages_exact_bytes_on_every_path():
+    """A 7-byte storage under a float32 shares bytes 5 and 6 with a storage at +5: the plain
+    path (two tensors) and the careful path (tensor and array) both say so (review of #41)."""
+    buf = bytearray(16)
+    u8 = torch.frombuffer(memoryview(buf)[0:7], dtype=torch.uint8)
+    a = torch.empty(0).set_(u8.untyped_storage(), 0, (1,), (1,))  # float32 over bytes 0..3
+    b = torch.frombuffer(memoryview(buf)[5:8], dtype=torch.uint8)  # its own storage: 5..7
+    assert sw.same_storage(a, b) == sw.same_storage(a, b.numpy()) == sw.same_storage(u8, b)
+    assert sw.same_storage(a, b) and sw.same_storage(b.numpy(), a)
+    assert not sw.overlap(a, b) and not sw.overlap(a, b.numpy())  # the elements do not meet

@@ -128,13 +128,16 @@ def _extent(x: Any) -> _Extent:
     if is_tensor(x):
         fields = torch_layout_fields(x)
         itemsize = fields["itemsize"]
+        address = fields["storage_address"]
         return _Extent(
             fields["shape"],
             tuple(s * itemsize for s in fields["strides"]),
             fields["offset"] * itemsize,
             itemsize,
-            fields["storage_address"],
-            fields["storage_size"] * itemsize,
+            address,
+            # the storage's exact bytes, as the plain path, the copy tracker and NumPy count
+            # them (`storage_size` rounds a storage of 7 bytes down to one float32)
+            fields["storage_size"] * itemsize if address is None else x.untyped_storage().nbytes(),
             fields["device"],
             _storage_identity(x, fields["storage_address"], fields["device"]),
         )

@@ -213,3 +213,21 @@ def test_same_storage_counts_a_storages_exact_bytes_on_every_path():
     assert sw.same_storage(a, b) == sw.same_storage(a, b.numpy()) == sw.same_storage(u8, b)
     assert sw.same_storage(a, b) and sw.same_storage(b.numpy(), a)
     assert not sw.overlap(a, b) and not sw.overlap(a, b.numpy())  # the elements do not meet
+
+
+def test_numpy_pairs_answer_as_mixed_pairs_past_the_buffer():
+    """np.shares_memory sees an ``as_strided`` array reaching past its buffer into another's;
+    sw.overlap of two arrays answers as sw.same_storage and the tensor-array pair do."""
+    buf = bytearray(64)
+    A = np.frombuffer(memoryview(buf)[:32], np.uint8)
+    B = np.frombuffer(memoryview(buf)[32:], np.uint8)
+    wide = np.lib.stride_tricks.as_strided(A, shape=(40,), strides=(1,))  # 8 bytes into B's
+    answers = {
+        sw.overlap(wide, B),
+        sw.overlap(B, wide),
+        sw.same_storage(wide, B),
+        sw.overlap(wide, torch.from_numpy(B)),
+        sw.overlap(torch.from_numpy(B), wide),
+    }
+    assert answers == {False}
+    assert sw.overlap(wide, A[30:]) and not sw.overlap(wide[::2], A[1::2])  # one buffer: exact

@@ -241,8 +241,11 @@ def overlap(a: Any, b: Any) -> bool:
             return _plain_overlap(plain_a, plain_b)
     elif is_ndarray(a) and is_ndarray(b):
         answer = arrays_overlap(a, b)
-        if answer is not None:
-            return answer
+        if answer is False:
+            return False
+        if answer:  # bytes meet; as everywhere else, only in memory blocks that share a byte
+            # (an `as_strided` array reaching past its block meets no other block's array)
+            return _share(_extent(a), _extent(b))
     return any(
         _extents_overlap(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b)
     )

@@ -231,3 +231,14 @@ def test_numpy_pairs_answer_as_mixed_pairs_past_the_buffer():
     }
     assert answers == {False}
     assert sw.overlap(wide, A[30:]) and not sw.overlap(wide[::2], A[1::2])  # one buffer: exact
+
+
+def test_layout_from_fields_refuses_unknown_and_missing_keys():
+    fields = {"shape": (3,), "strides": (1,), "storage_size": 3}
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        sw.Layout.from_fields(fields | {"bogus": 1})
+    with pytest.raises(TypeError, match="missing 1 required positional argument: 'strides'"):
+        sw.Layout.from_fields({"shape": (3,), "storage_size": 3})
+    with pytest.raises(TypeError, match="'bogus'"):  # one unknown for one missing: still caught
+        sw.Layout.from_fields({"shape": (3,), "bogus": (1,), "storage_size": 3})
+    assert sw.Layout.from_fields(fields) == sw.Layout(**fields)

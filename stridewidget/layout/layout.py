@@ -188,7 +188,14 @@ class Layout:
         values = lay.__dict__
         values.update(_DEFAULTS)
         values.update(fields)
-        if cls is not Layout or values["unit"] is not None or not _plain_fields(values):
+        if (
+            len(values) != _FIELD_COUNT  # a key missing or unknown: __init__'s own TypeError
+            or "strides" not in fields
+            or "shape" not in fields
+            or cls is not Layout
+            or values["unit"] is not None
+            or not _plain_fields(values)
+        ):
             return cls(**fields)
         values["unit"] = values["itemsize"]
         return lay
@@ -521,6 +528,7 @@ _DEFAULTS = {
     "library": "torch",
 }
 assert set(_DEFAULTS) | {"shape", "strides"} == set(Layout.__dataclass_fields__)
+_FIELD_COUNT = len(Layout.__dataclass_fields__)
 
 #: How to flatten and how to make contiguous, in the words of the tensor's own library.
 _ADVICE = {

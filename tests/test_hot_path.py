@@ -242,3 +242,16 @@ def test_layout_from_fields_refuses_unknown_and_missing_keys():
     with pytest.raises(TypeError, match="'bogus'"):  # one unknown for one missing: still caught
         sw.Layout.from_fields({"shape": (3,), "bogus": (1,), "storage_size": 3})
     assert sw.Layout.from_fields(fields) == sw.Layout(**fields)
+
+
+def test_sanitize_writes_with_arguments_on_two_devices():
+    """Tensors on two devices never alias; their byte ranges are sorted without comparing
+    ``torch.device``s (which have no order)."""
+    meta = torch.empty(4, device="meta")
+    x = torch.arange(8.0)
+    with sw.sanitize(on_hazard="collect") as report:
+        meta.add_(torch.tensor(1.0))
+        meta[::2].add_(torch.tensor(1.0))
+        x[::2].add_(torch.tensor(1.0, device="meta"))
+        meta[1:].add_(meta[:-1])
+    assert [(h.kind, h.op) for h in report.hazards] == [("partial-overlap", "aten.add_")]

@@ -341,13 +341,17 @@ def _one_value(t: torch.Tensor) -> bool:
 
 
 def _extent(t: torch.Tensor) -> tuple[Any, int, int]:
-    """Where ``t``'s bytes lie in memory: (device, first byte, one past the last).  Two storage
-    objects may hold one memory (two ``torch.from_numpy`` of views of one array): addresses, not
-    storages, decide.  Meta tensors have no addresses: their storage stands for one."""
+    """Where ``t``'s bytes lie in memory: (memory, first byte, one past the last), ``memory`` a
+    sortable ``(device type, index)`` (``torch.device`` has no order: a call with arguments on
+    two devices must still sort).  Two storage objects may hold one memory (two
+    ``torch.from_numpy`` of views of one array): addresses, not storages, decide.  Meta tensors
+    have no addresses: their storage stands for one, as the index."""
     device = t.device
     if device.type == "meta":
         start, end = byte_span(t)
-        return (device, storage_id(t.untyped_storage())), start, end
+        return ("meta", storage_id(t.untyped_storage())), start, end
+    index = device.index
+    device = (device.type, -1 if index is None else index)
     first = t.data_ptr()
     if t.is_contiguous():  # most tensors: no per-dim sum
         return device, first, first + t.numel() * t.element_size()

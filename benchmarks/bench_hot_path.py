@@ -9,6 +9,12 @@ on the same pairs.
   expands, sliding windows, blocks, random ``as_strided`` up to 6-D), median over the pairs.
 * ``numpy pairs``: NumPy's own view-pair fuzz stream (400 pairs of random slices and transposes
   of one 4-D int16 array): the issue's "typical pair", median over the pairs.
+* ``..., bytes meet``: the pairs of the two rows above whose byte extents meet (first to last
+  byte), so that no extent test decides them and an exact solver runs (most of the other pairs
+  are settled by comparing extents): what the rows above measure, and what they do not.  For
+  tensors that solver is the package's ``ranges_overlap``; for two ndarrays it is NumPy's own
+  ``np.shares_memory`` within ``NUMPY_OVERLAP_WORK`` first (NumPy's pairs have negative strides,
+  which torch cannot view).
 
 The *before* column runs the same timings in a second interpreter whose ``stridewidget`` is the
 one to compare with (``--before PYTHON``; by default the main checkout's
@@ -37,6 +43,30 @@ import stridewidget as sw
 MAIN_PYTHON = "/work/main/.venv/bin/python"
 
 
+def _bytes_meet(a: np.ndarray, b: np.ndarray) -> bool:
+    """Do the byte extents (first to last byte) of two non-empty arrays meet?"""
+    if not (a.size and b.size):
+        return False
+    (low_a, high_a), (low_b, high_b) = _byte_bounds(a), _byte_bounds(b)
+    return low_a < high_b and low_b < high_a
+
+
+def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
+    try:
+        from numpy.lib.array_utils import byte_bounds
+    except ImportError:  # NumPy < 2.0
+        from numpy import byte_bounds
+    return byte_bounds(a)
+
+
+def _meeting_torch_pairs() -> list:
+    return [(a, b) for _, a, b in overlap_cases() if _bytes_meet(a.numpy(), b.numpy())]
+
+
+def _meeting_numpy_pairs() -> list:
+    return [(a, b) for a, b in numpy_fuzz_pairs(400) if _bytes_meet(a, b)]
+
+
 def _pairs_median(pairs, fn, number: int) -> float:
     return statistics.median(
         best_of(lambda a=a, b=b: fn(a, b), number=number, repeat=5) for a, b in pairs
@@ -55,12 +85,17 @@ def time_hot() -> dict[str, float]:
     a, b = y[:, :2], y[:, 2:]
     torch_pairs = [(a, b) for _, a, b in overlap_cases()]
     numpy_pairs = list(numpy_fuzz_pairs(400))
+    torch_meet, numpy_meet = _meeting_torch_pairs(), _meeting_numpy_pairs()
     return {
         "inspect (10-element CPU tensor)": best_of(lambda: sw.inspect(small), number=2000),
         "inspect + 4 facts": best_of(lambda: facts(small), number=2000),
         "overlap y[:, :2] vs y[:, 2:]": best_of(lambda: sw.overlap(a, b), number=2000),
         "overlap, torch pairs (median of 21)": _pairs_median(torch_pairs, sw.overlap, 200),
         "overlap, numpy pairs (median of 400)": _pairs_median(numpy_pairs, sw.overlap, 50),
+        f"  torch pairs, bytes meet ({len(torch_meet)})": _pairs_median(
+            torch_meet, sw.overlap, 200
+        ),
+        f"  numpy pairs, bytes meet ({len(numpy_meet)})": _pairs_median(numpy_meet, sw.overlap, 50),
     }
 
 
@@ -71,10 +106,14 @@ def time_numpy() -> dict[str, float]:
     y = np.zeros((4, 5, 6), dtype=np.float32)
     a, b = y[:, :2], y[:, 2:]
     torch_pairs = [(a.numpy(), b.numpy()) for _, a, b in overlap_cases()]
+    torch_meet = [(a.numpy(), b.numpy()) for a, b in _meeting_torch_pairs()]
+    numpy_meet = _meeting_numpy_pairs()
     return {
         "overlap y[:, :2] vs y[:, 2:]": best_of(lambda: shares(a, b), number=2000),
         "overlap, torch pairs (median of 21)": _pairs_median(torch_pairs, shares, 200),
         "overlap, numpy pairs (median of 400)": _pairs_median(numpy_fuzz_pairs(400), shares, 50),
+        f"  torch pairs, bytes meet ({len(torch_meet)})": _pairs_median(torch_meet, shares, 200),
+        f"  numpy pairs, bytes meet ({len(numpy_meet)})": _pairs_median(numpy_meet, shares, 50),
     }
 
 

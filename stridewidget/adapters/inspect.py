@@ -181,7 +181,9 @@ def same_storage(a: Any, b: Any) -> bool:
     """Do ``a`` and ``b`` live in the same storage (memory block)?  By identity, not values.
 
     Works across torch and NumPy (``t.numpy()`` shares ``t``'s storage) and sees through
-    ``detach()`` and ``view(dtype)``, which share storage without being ``_is_view()``.
+    ``detach()`` and ``view(dtype)``, which share storage without being ``_is_view()``.  Two
+    storage objects over memory that shares a byte (``torch.frombuffer`` of overlapping slices of
+    one buffer) are one memory block: a storage's exact bytes count, for tensors and arrays alike.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(6.0)

@@ -15,9 +15,22 @@ from .._compat import storage_id, wrapped_tensors
 from ..errors import LayoutError
 from ..layout.layout import Layout
 from ..layout.overlap import ranges_overlap
-from .numpy import _check_numpy, _numpy_buffer, _numpy_layout, is_ndarray, numpy_storage_view
+from .numpy import (
+    _check_numpy,
+    _numpy_buffer,
+    _numpy_layout,
+    arrays_overlap,
+    is_ndarray,
+    numpy_storage_view,
+)
 from .objects import _describe, conversion_hint
-from .torch import _read_torch_cells, _torch_layout, is_tensor, torch_layout_fields
+from .torch import (
+    _read_torch_cells,
+    _torch_layout,
+    is_tensor,
+    plain_geometry,
+    torch_layout_fields,
+)
 
 __all__ = [
     "inspect",
@@ -115,13 +128,16 @@ def _extent(x: Any) -> _Extent:
     if is_tensor(x):
         fields = torch_layout_fields(x)
         itemsize = fields["itemsize"]
+        address = fields["storage_address"]
         return _Extent(
             fields["shape"],
             tuple(s * itemsize for s in fields["strides"]),
             fields["offset"] * itemsize,
             itemsize,
-            fields["storage_address"],
-            fields["storage_size"] * itemsize,
+            address,
+            # the storage's exact bytes, as the plain path, the copy tracker and NumPy count
+            # them (`storage_size` rounds a storage of 7 bytes down to one float32)
+            fields["storage_size"] * itemsize if address is None else x.untyped_storage().nbytes(),
             fields["device"],
             _storage_identity(x, fields["storage_address"], fields["device"]),
         )
@@ -165,7 +181,9 @@ def same_storage(a: Any, b: Any) -> bool:
     """Do ``a`` and ``b`` live in the same storage (memory block)?  By identity, not values.
 
     Works across torch and NumPy (``t.numpy()`` shares ``t``'s storage) and sees through
-    ``detach()`` and ``view(dtype)``, which share storage without being ``_is_view()``.
+    ``detach()`` and ``view(dtype)``, which share storage without being ``_is_view()``.  Two
+    storage objects over memory that shares a byte (``torch.frombuffer`` of overlapping slices of
+    one buffer) are one memory block: a storage's exact bytes count, for tensors and arrays alike.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(6.0)
@@ -181,6 +199,16 @@ def same_storage(a: Any, b: Any) -> bool:
     >>> sw.same_storage(TwoTensor(x, x.clone()), x), sw.overlap(TwoTensor(x, x.clone()), x[2:])
     (True, True)
     """
+    plain_a = plain_geometry(a)
+    if plain_a is not None:
+        plain_b = plain_geometry(b)
+        if plain_b is not None:  # two plain tensors: one device, storages that share a byte
+            address_a, nbytes_a, device_a = plain_a[:3]
+            address_b, nbytes_b, device_b = plain_b[:3]
+            return device_a == device_b and (
+                address_a == address_b
+                or (address_a < address_b + nbytes_b and address_b < address_a + nbytes_a)
+            )
     return any(_share(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b))
 
 
@@ -208,15 +236,52 @@ def overlap(a: Any, b: Any) -> bool:
     >>> sw.overlap(x[::2], x[1::2]), sw.overlap(x[::2], x[4:5]), sw.overlap(x, x.clone())
     (False, True, False)
     """
+    plain_a = plain_geometry(a)
+    if plain_a is not None:
+        plain_b = plain_geometry(b)
+        if plain_b is not None:
+            return _plain_overlap(plain_a, plain_b)
+    elif is_ndarray(a) and is_ndarray(b):
+        answer = arrays_overlap(a, b)
+        if answer is False:
+            return False
+        if answer:  # bytes meet; as everywhere else, only in memory blocks that share a byte
+            # (an `as_strided` array reaching past its block meets no other block's array)
+            return _share(_extent(a), _extent(b))
     return any(
         _extents_overlap(_extent(p), _extent(q)) for p in _data_parts(a) for q in _data_parts(b)
+    )
+
+
+def _plain_overlap(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """:func:`overlap` of two plain tensors (:func:`.torch.plain_geometry`): the hot path, with
+    no symbol check (plain tensors have none) and no solver when the storages or extents differ."""
+    address_a, nbytes_a, device_a, shape_a, strides_a, offset_a, itemsize_a = a
+    address_b, nbytes_b, device_b, shape_b, strides_b, offset_b, itemsize_b = b
+    if device_a != device_b:
+        return False
+    if address_a == address_b:
+        if itemsize_a == itemsize_b:  # one storage, one cell size: count in elements
+            return ranges_overlap(shape_a, strides_a, offset_a, 1, shape_b, strides_b, offset_b, 1)
+    elif address_a >= address_b + nbytes_b or address_b >= address_a + nbytes_a:
+        return False  # storages that share no byte
+    return ranges_overlap(
+        shape_a,
+        tuple(s * itemsize_a for s in strides_a),
+        address_a + offset_a * itemsize_a,
+        itemsize_a,
+        shape_b,
+        tuple(s * itemsize_b for s in strides_b),
+        address_b + offset_b * itemsize_b,
+        itemsize_b,
     )
 
 
 def _extents_overlap(extent_a: _Extent, extent_b: _Extent) -> bool:
     if not _share(extent_a, extent_b):
         return False
-    _refuse_symbols(extent_a, extent_b)
+    if extent_a.storage_address is None:  # only storages without memory can carry symbols
+        _refuse_symbols(extent_a, extent_b)
     if extent_a.key == extent_b.key or extent_a.storage_address is None:
         base_a = base_b = 0
     else:

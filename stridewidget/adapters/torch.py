@@ -16,7 +16,14 @@ from ..errors import LayoutError
 from ..layout.layout import Layout
 from .objects import _describe
 
-__all__ = ["QUANTIZED_CODES", "device_name", "dtype_name", "is_tensor", "torch_layout_fields"]
+__all__ = [
+    "QUANTIZED_CODES",
+    "device_name",
+    "dtype_name",
+    "is_tensor",
+    "plain_geometry",
+    "torch_layout_fields",
+]
 
 
 def _torch() -> Any:
@@ -142,6 +149,58 @@ def _torch_storage(t: Any) -> Any:
         ) from None
 
 
+#: The tensor types whose memory is their own (no FakeTensor, no wrapper subclass): only these
+#: take the plain path.  Filled on first use (torch is imported by then).
+_PLAIN_TYPES: tuple[Any, ...] = ()
+
+
+def plain_geometry(t: Any) -> tuple[int, int, Any, Any, Any, int, int] | None:
+    """``(storage address, storage bytes, device, shape, strides, offset, itemsize)`` of a plain
+    tensor, else ``None``.
+
+    *Plain*: a ``torch.Tensor`` or ``Parameter`` (no subclass), strided, not nested, not
+    quantized, whose storage has memory of its own.  Such a tensor's sizes and strides are ints
+    (only fake, functional and wrapper tensors, which have no memory, carry symbols), so this one
+    test up front spares every symbol check; anything else gets ``None`` and the careful path.
+
+    >>> import torch
+    >>> plain_geometry(torch.zeros(2, 3).t())[3:]
+    (torch.Size([3, 2]), (1, 3), 0, 4)
+    >>> plain_geometry(torch.zeros(2, device="meta")) is None
+    True
+    """
+    global _PLAIN_TYPES
+    if not _PLAIN_TYPES:
+        torch = _torch()
+        if torch is None:
+            return None
+        _PLAIN_TYPES = (torch.Tensor, torch.nn.Parameter, torch.strided)
+    kind = type(t)
+    if (
+        (kind is not _PLAIN_TYPES[0] and kind is not _PLAIN_TYPES[1])
+        or t.layout is not _PLAIN_TYPES[2]
+        or t.is_nested
+        or t.is_quantized
+    ):
+        return None
+    try:
+        storage = t.untyped_storage()
+        address = storage.data_ptr()
+    except (RuntimeError, NotImplementedError):  # functional / functorch tensors: no memory
+        return None
+    if not address:  # meta, or a storage of zero bytes: identified by its StorageImpl instead
+        return None
+    return (
+        address,
+        storage.nbytes(),
+        t.device,
+        t.shape,
+        t.stride(),
+        t.storage_offset(),
+        t.element_size(),
+    )
+
+
 def _torch_layout(t: Any) -> Layout:
     fields = torch_layout_fields(t)
     if fields["storage_address"] is None:  # fake / functional: sizes may be symbolic (SymInts)
@@ -151,7 +210,7 @@ def _torch_layout(t: Any) -> Layout:
             fields["shape"], fields["strides"], fields["offset"], fields["storage_size"]
         ):
             return SymbolicLayout(**fields)  # its facts never guard
-    return Layout(**fields)
+    return Layout.from_fields(fields)
 
 
 def torch_layout_fields(t: Any) -> dict[str, Any]:
@@ -165,6 +224,34 @@ def torch_layout_fields(t: Any) -> dict[str, Any]:
     >>> fields["shape"], fields["strides"], fields["storage_size"], Layout(**fields).is_contiguous
     ((3, 2), (1, 3), 6, False)
     """
+    plain = plain_geometry(t)
+    if plain is not None:  # the usual tensor, read once: no symbol checks, no exotic cases
+        address, nbytes, device, shape, strides, offset, itemsize = plain
+        dtype = dtype_name(t.dtype)
+        notes: tuple[str, ...] = ()
+        if t.is_conj():
+            notes += ("conj",)
+        if t.is_neg():
+            notes += ("neg",)
+        if dtype in _UNREADABLE_DTYPES:
+            notes += ("unreadable-dtype",)
+        return dict(
+            shape=tuple(shape),
+            strides=strides,
+            offset=offset,
+            itemsize=itemsize,
+            storage_size=nbytes // itemsize,
+            dtype=dtype,
+            device=device_name(device),
+            notes=notes,
+            storage_address=address,
+        )
+    return _careful_fields(t)
+
+
+def _careful_fields(t: Any) -> dict[str, Any]:
+    """:func:`torch_layout_fields` of every tensor that is not plain (fake, meta, functional,
+    wrapper, quantized, nested, sparse: the last two refused with advice)."""
     storage = _torch_storage(t)
     dtype = dtype_name(t.dtype)
     if dtype in _PACKED_QUANTIZED:

@@ -235,6 +235,45 @@ def _all_inside(rule: OpRule, args: tuple, kwargs: dict) -> bool:
     return True
 
 
+def _apart(rule: OpRule, args: tuple, kwargs: dict) -> bool:
+    """No hazard is possible, by the cheapest test: every tensor argument is one plain tensor,
+    contiguous (so none overlaps itself) and inside its storage, and no written one's byte range
+    meets another's (so no write can alias, whatever the devices).  ``False`` sends the call to the exact
+    rules, which decide; so does an argument that is a list or a subclass."""
+    spans: list[tuple[int, int, bool]] = []
+    count = len(args)
+    try:
+        for position, name, written in rule.tensor_arguments:
+            value = args[position] if position < count else kwargs.get(name)
+            if type(value) not in _PLAIN_TYPES:
+                if isinstance(value, (torch.Tensor, list, tuple)):
+                    return False
+                continue  # None, or a number where the schema takes a tensor (mul_(0.9))
+            if value.layout is not torch.strided:
+                return False
+            numel = value.numel()
+            if not numel:
+                continue
+            if value.is_nested or not value.is_contiguous():
+                return False
+            itemsize = value.element_size()
+            nbytes = numel * itemsize
+            if value.storage_offset() * itemsize + nbytes > value.untyped_storage().nbytes():
+                return False
+            start = value.data_ptr()
+            for other_start, other_end, other_written in spans:
+                if (
+                    (written or other_written)
+                    and start < other_end
+                    and other_start < start + nbytes
+                ):
+                    return False
+            spans.append((start, start + nbytes, written))
+    except (RuntimeError, NotImplementedError):  # no memory to place: the exact rules decide
+        return False
+    return True
+
+
 def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
     tensors do not own), then the custom op's layouts or the write's overlaps.  Only an op that
@@ -245,6 +284,8 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> lis
         not rule.reads_elements or _all_inside(rule, args, kwargs)
     ):
         return []  # most ops: read only, every tensor inside its storage (the cheapest test)
+    if rule.writes and not (rule.custom or rule.has_out) and _apart(rule, args, kwargs):
+        return []  # most writes: plain contiguous tensors inside storages that share no byte
     written, read = _split(rule, args, kwargs)
     found = [
         Finding(
@@ -300,13 +341,17 @@ def _one_value(t: torch.Tensor) -> bool:
 
 
 def _extent(t: torch.Tensor) -> tuple[Any, int, int]:
-    """Where ``t``'s bytes lie in memory: (device, first byte, one past the last).  Two storage
-    objects may hold one memory (two ``torch.from_numpy`` of views of one array): addresses, not
-    storages, decide.  Meta tensors have no addresses: their storage stands for one."""
+    """Where ``t``'s bytes lie in memory: (memory, first byte, one past the last), ``memory`` a
+    sortable ``(device type, index)`` (``torch.device`` has no order: a call with arguments on
+    two devices must still sort).  Two storage objects may hold one memory (two
+    ``torch.from_numpy`` of views of one array): addresses, not storages, decide.  Meta tensors
+    have no addresses: their storage stands for one, as the index."""
     device = t.device
     if device.type == "meta":
         start, end = byte_span(t)
-        return (device, storage_id(t.untyped_storage())), start, end
+        return ("meta", storage_id(t.untyped_storage())), start, end
+    index = device.index
+    device = (device.type, -1 if index is None else index)
     first = t.data_ptr()
     if t.is_contiguous():  # most tensors: no per-dim sum
         return device, first, first + t.numel() * t.element_size()

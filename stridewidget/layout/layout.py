@@ -19,7 +19,6 @@ import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 from ..errors import LayoutError, safe_repr
@@ -62,6 +61,54 @@ def _notes(notes: Any) -> tuple[str, ...]:
     return tuple(notes)
 
 
+class _cached:
+    """``functools.cached_property`` without its per-instance lock (Python < 3.12 takes one on
+    every first read, a large part of a fresh layout's first facts): the value is computed once
+    and kept in the instance's ``__dict__``, where later reads find it directly."""
+
+    def __init__(self, fn: Any) -> None:
+        self.fn = fn
+        self.name = fn.__name__
+        self.__doc__ = fn.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        value = instance.__dict__[self.name] = self.fn(instance)
+        return value
+
+
+def _plain_fields(values: dict[str, Any]) -> bool:
+    """The fields (a layout's ``__dict__``) are already what the checks of ``__post_init__``
+    would make of them: tuples of Python ints (sizes >= 0), a positive int item size, an int
+    storage size >= 0, a tuple of strings as notes.  One look per entry (plain loops: cheaper
+    than generators here); no SymInt test (plain ints are no symbols)."""
+    shape, strides, itemsize = values["shape"], values["strides"], values["itemsize"]
+    storage_size, notes = values["storage_size"], values["notes"]
+    if not (
+        type(shape) is tuple
+        and type(strides) is tuple
+        and type(values["offset"]) is int
+        and type(itemsize) is int
+        and type(storage_size) is int
+        and type(notes) is tuple
+        and len(shape) == len(strides)
+        and itemsize > 0
+        and storage_size >= 0
+    ):
+        return False
+    for n in shape:
+        if type(n) is not int or n < 0:
+            return False
+    for stride in strides:
+        if type(stride) is not int:
+            return False
+    return not notes or all(type(note) is str for note in notes)
+
+
 @dataclass(frozen=True)
 class Layout:
     """The memory layout of one strided tensor or array: pure, immutable data.
@@ -92,6 +139,11 @@ class Layout:
     library: str = field(default="torch", compare=False)
 
     def __post_init__(self) -> None:
+        if self.unit is None and _plain_fields(self.__dict__):
+            self.__dict__["unit"] = (
+                self.itemsize
+            )  # the adapters' case: checked, no symbol looked for
+            return
         # Checked as torch checks sizes (see _ints): 2.7 is no size, "34" no shape.  SymInts
         # (symbolic layouts) are kept as they are, and no sign check reads them (a guard).
         shape = as_indices(self.shape, "Layout: shape", symbolic=True, int64=False)
@@ -122,6 +174,31 @@ class Layout:
         object.__setattr__(self, "storage_size", storage_size)
         if not is_symint(storage_size) and storage_size < 0:
             raise LayoutError(f"storage_size {storage_size} is negative")
+
+    @classmethod
+    def from_fields(cls, fields: dict[str, Any]) -> Layout:
+        """``Layout(**fields)``, faster for what adapters read (plain ints, no ``unit``): built
+        without the dataclass's field-by-field ``__init__`` when the checks have nothing to say.
+
+        >>> lay = Layout.from_fields({"shape": (2, 3), "strides": (3, 1), "storage_size": 6})
+        >>> lay == Layout((2, 3), (3, 1), storage_size=6), lay.unit
+        (True, 4)
+        """
+        lay = object.__new__(cls)
+        values = lay.__dict__
+        values.update(_DEFAULTS)
+        values.update(fields)
+        if (
+            len(values) != _FIELD_COUNT  # a key missing or unknown: __init__'s own TypeError
+            or "strides" not in fields
+            or "shape" not in fields
+            or cls is not Layout
+            or values["unit"] is not None
+            or not _plain_fields(values)
+        ):
+            return cls(**fields)
+        values["unit"] = values["itemsize"]
+        return lay
 
     # sizes ----------------------------------------------------------------------------------------
     @property
@@ -173,7 +250,7 @@ class Layout:
             ) from None
         return address(self.shape, self.strides, self.offset, index)
 
-    @cached_property
+    @_cached
     def span(self) -> tuple[int, int] | None:
         """Inclusive ``(lo, hi)`` storage cells touched; ``None`` if ``numel == 0``."""
         return span(self.shape, self.strides, self.offset, self.element_cells)
@@ -184,13 +261,13 @@ class Layout:
         reach = self.span
         return reach is None or (reach[0] >= 0 and reach[1] < self.storage_size)
 
-    @cached_property
+    @_cached
     def _touched(self) -> tuple[int, bool]:
         return count_touched(
             self.shape, self.strides, self.element_cells, limit=TOUCHED_ENUMERATION_LIMIT
         )
 
-    @cached_property
+    @_cached
     def _display_touched(self) -> tuple[int, bool]:
         if "_touched" in self.__dict__:
             return self._touched
@@ -241,7 +318,7 @@ class Layout:
         """Non-overlapping and dense in some dim order (no gaps, no cell twice)."""
         return is_non_overlapping_and_dense(self.shape, self.strides, self.element_cells)
 
-    @cached_property
+    @_cached
     def overlap_witness(self) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
         """Two logical indices that share a storage cell, or ``None`` (exact)."""
         return internal_overlap_witness(self.shape, self.strides, self.element_cells)
@@ -437,6 +514,21 @@ class Layout:
             "explain": self.explain(),
         }
 
+
+#: Each field's default, for :meth:`Layout.from_fields`.
+_DEFAULTS = {
+    "offset": 0,
+    "itemsize": 4,
+    "storage_size": None,
+    "dtype": "float32",
+    "device": "cpu",
+    "unit": None,
+    "notes": (),
+    "storage_address": None,
+    "library": "torch",
+}
+assert set(_DEFAULTS) | {"shape", "strides"} == set(Layout.__dataclass_fields__)
+_FIELD_COUNT = len(Layout.__dataclass_fields__)
 
 #: How to flatten and how to make contiguous, in the words of the tensor's own library.
 _ADVICE = {

@@ -162,10 +162,14 @@ def span(
     >>> span((3,), (-2,), 4)        # NumPy-style negative stride
     (0, 4)
     """
-    if math.prod(shape) == 0:
-        return None
-    lo = offset + sum(s * (n - 1) for n, s in zip(shape, strides) if s < 0)
-    hi = offset + sum(s * (n - 1) for n, s in zip(shape, strides) if s > 0)
+    lo = hi = offset
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return None
+        if s > 0:
+            hi += s * (n - 1)
+        elif s < 0:
+            lo += s * (n - 1)
     return lo, hi + width - 1
 
 

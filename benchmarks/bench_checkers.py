@@ -1,0 +1,150 @@
+"""Issue 41's checkers per ATen op, side by side in one run: ``sw.sanitize()`` and
+``sw.track_copies()`` beside a bare counting dispatch mode (the floor of any checker built on a
+Python dispatch mode), on three small AdamW training steps (1 thread, CPU):
+
+* ``mlp``: Linear(256, 256)-ReLU-Linear(256, 256), batch 32;
+* ``conv+bn``: two Conv2d(3x3)-BatchNorm2d-ReLU blocks, a pooled Linear head, batch 8 of 3x16x16;
+* ``transformer``: one ``TransformerEncoderLayer(64, 4, 128)``, batch 8 of 16 tokens.
+
+Variants interleave round by round, each round starting one variant later; each variant's time is
+its best round (the machine is shared: a median still moves with the neighbours' load, the best
+round is what the code costs).  Printed per step: the ATen ops of one step, each variant's time,
+and the µs it adds per op beyond the plain step; the ratios
+``sanitize/bare`` (target <= 1.5) and ``track_copies/bare`` (target <= 2) compare what each adds
+per op with what the bare mode adds.  ``bare (both modes)`` adds a pass-through function mode
+over it: the two interceptions ``track_copies`` stacks, the floor of its design.  ``--baseline TREE`` adds another build's checkers (say the
+main checkout, ``/work/main``) beside this one's in the same run.
+
+Run:  python benchmarks/bench_checkers.py [--rounds 9] [--baseline /work/main]
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+
+import torch
+from bench_audit import _load_baseline, _seconds
+from bench_copies import _PassThroughCalls
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import stridewidget as sw
+
+
+class _Counting(TorchDispatchMode):
+    """The bare mode: counts each ATen op and runs it."""
+
+    count = 0
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        _Counting.count += 1
+        return func(*args, **(kwargs or {}))
+
+
+class _BothBare:
+    """The two bare modes track_copies stacks: a pass-through function mode (every user-level
+    call) over the counting dispatch mode: the floor of the tracker's design."""
+
+    def __enter__(self):
+        self.modes = (_PassThroughCalls(), _Counting())
+        for mode in self.modes:
+            mode.__enter__()
+
+    def __exit__(self, *exc):
+        for mode in reversed(self.modes):
+            mode.__exit__(*exc)
+
+
+def _steps() -> dict:
+    torch.manual_seed(0)
+    mlp = torch.nn.Sequential(torch.nn.Linear(256, 256), torch.nn.ReLU(), torch.nn.Linear(256, 256))
+    conv = torch.nn.Sequential(
+        torch.nn.Conv2d(3, 16, 3, padding=1),
+        torch.nn.BatchNorm2d(16),
+        torch.nn.ReLU(),
+        torch.nn.Conv2d(16, 16, 3, padding=1),
+        torch.nn.BatchNorm2d(16),
+        torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1),
+        torch.nn.Flatten(),
+        torch.nn.Linear(16, 10),
+    )
+    layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+    models = {
+        "mlp (256)": (mlp, torch.randn(32, 256)),
+        "conv+bn": (conv, torch.randn(8, 3, 16, 16)),
+        "transformer (64)": (layer, torch.randn(8, 16, 64)),
+    }
+    steps = {}
+    for name, (model, x) in models.items():
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
+        def step(m=model, x=x, o=optimizer) -> None:
+            o.zero_grad()
+            m(x).pow(2).mean().backward()
+            o.step()
+
+        steps[name] = step
+    return steps
+
+
+def _best(variants: dict, rounds: int) -> dict[str, float]:
+    """Best seconds of each variant over ``rounds`` interleaved rounds (after one warm-up)."""
+    for step in variants.values():
+        step()
+    best = {name: float("inf") for name in variants}
+    names = list(variants)
+    for round_ in range(rounds):
+        for position in range(len(names)):
+            name = names[(round_ + position) % len(names)]
+            best[name] = min(best[name], _seconds(variants[name]))
+    return best
+
+
+def _under(context, step):
+    def run() -> None:
+        with context():
+            step()
+
+    return run
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--baseline", type=pathlib.Path, help="another build's source tree")
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    baseline = _load_baseline(args.baseline) if args.baseline else None
+    print(f"torch {torch.__version__}, 1 thread, best of {args.rounds} interleaved rounds")
+    for name, step in _steps().items():
+        _Counting.count = 0
+        with _Counting():
+            step()
+        ops = _Counting.count
+        variants = {
+            "plain": step,
+            "bare": _under(_Counting, step),
+            "bare (both modes)": _under(_BothBare, step),
+            "sanitize": _under(sw.sanitize, step),
+            "track_copies": _under(sw.track_copies, step),
+        }
+        if baseline is not None:
+            variants["sanitize (baseline)"] = _under(baseline.sanitize, step)
+            variants["track_copies (baseline)"] = _under(baseline.track_copies, step)
+        medians = _best(variants, args.rounds)
+        plain = medians["plain"]
+        added = {v: (medians[v] - plain) / ops for v in variants if v != "plain"}
+        print(f"\n{name}: {ops} ATen ops per step, plain {plain * 1e3:.2f} ms")
+        print(f"  {'variant':26s} {'ms/step':>8s} {'x plain':>8s} {'+µs/op':>8s} {'/ bare':>7s}")
+        for variant, seconds in medians.items():
+            if variant == "plain":
+                continue
+            print(
+                f"  {variant:26s} {seconds * 1e3:8.2f} {seconds / plain:8.2f} "
+                f"{added[variant] * 1e6:8.1f} {added[variant] / added['bare']:7.2f}"
+            )
+
+
+if __name__ == "__main__":
+    main()

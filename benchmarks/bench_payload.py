@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 import stridewidget as sw
+from stridewidget.notebook.picture import picture_of
 from stridewidget.scene.build import build_scene
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -125,7 +126,7 @@ def print_bundles(results: dict[str, dict[str, float]], repeats: int) -> None:
 
 def page_html(scene: dict[str, object], dark: bool = False, bundle: pathlib.Path = STATIC) -> str:
     """A standalone page: the built bundle (``widget.js`` + ``widget.css`` in ``bundle``), its CSS
-    and a fake anywidget model holding ``scene``."""
+    and a fake anywidget model holding ``scene`` and the picture Python lays out from it."""
     code = (bundle / "widget.js").read_text()
     css = (bundle / "widget.css").read_text()
     background = "#111" if dark else "#fff"
@@ -136,13 +137,17 @@ def page_html(scene: dict[str, object], dark: bool = False, bundle: pathlib.Path
         if dark
         else ""
     )
+    # the picture Python lays out for the widget's px (the page's 1,280 px less margins); an older
+    # build (--baseline) draws from the scene, so both are in the state
+    picture = picture_of(scene, 1256, None)
     return f"""<!doctype html><html><head><meta charset="utf-8"><style>{css}{theme}
 body{{margin:8px;background:{background}}}</style></head><body><div id="host"></div>
 <script type="module">
 const scene = {json.dumps(scene)};
+const picture = {json.dumps(picture)};
 const code = {json.dumps(code)};
 const handlers = new Map();
-const state = {{ scene, hovered: null, wrap: null }};
+const state = {{ scene, picture, hovered: null, wrap: null }};
 const model = {{
   get: (k) => state[k],
   set: (k, v) => {{ state[k] = v; (handlers.get("change:" + k) ?? []).forEach((h) => h()); }},
@@ -196,7 +201,7 @@ def browser_timings(
             renders.append(load(path.as_uri()))
         hover = page.evaluate(
             """(samples) => {
-              const nodes = [...document.querySelectorAll('[data-key],[data-cell]')];
+              const nodes = [...document.querySelectorAll('[data-key],[data-cell],.sws-lcell rect,.sws-scell rect')];
               const times = [];
               for (let k = 0; k < samples; k++) {
                 const node = nodes[(k * 7919) % nodes.length];

@@ -169,16 +169,19 @@ def test_mimebundle_has_widget_view_text_and_static_html():
         assert "<svg" in html
 
 
-def test_static_html_follows_the_wrap_trait(monkeypatch):
-    import stridewidget.render as render
+def test_static_html_follows_the_wrap_trait_and_is_the_laid_out_picture():
+    from stridewidget.render import render_html
 
-    seen = []
-    monkeypatch.setattr(render, "render_html", lambda scene: seen.append(scene) or "<svg></svg>")
     w = sw.show(torch.zeros(3, 4))
-    w._repr_mimebundle_()
+    html_12 = w._repr_mimebundle_()[0]["text/html"]
     w.wrap = 6
-    w._repr_mimebundle_()
-    assert [scene["storages"][0]["wrap"] for scene in seen] == [12, 6]
+    html_6 = w._repr_mimebundle_()[0]["text/html"]
+    at = {
+        k: {**w.scene, "storages": [{**st, "wrap": k} for st in w.scene["storages"]]}
+        for k in (12, 6)
+    }
+    # the fallback the widget writes from its own layout is the picture render_html lays out
+    assert html_12 == render_html(at[12]) and html_6 == render_html(at[6]) and html_6 != html_12
     assert w.scene["storages"][0]["wrap"] == 12  # the scene itself keeps the suggestion
 
 

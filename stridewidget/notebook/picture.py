@@ -19,10 +19,11 @@ import traitlets
 
 from ..render.listing import display_list
 from ..render.picture import draw
-from ..render.primitives import MAX_WIDTH
+from ..render.primitives import MAX_WIDTH, Picture
+from ..render.svg import svg_of_picture
 from ..style import STYLE
 
-__all__ = ["LaidOut", "layout_width", "picture_of"]
+__all__ = ["LaidOut", "laid_out", "layout_width", "picture_of"]
 
 #: Narrowest and widest px the picture is laid out for (a narrower box scales it down).
 MIN_LAYOUT, MAX_LAYOUT = 320, 1600
@@ -41,6 +42,14 @@ def layout_width(width: int | None) -> int:
     return max(MIN_LAYOUT, min(MAX_LAYOUT, int(width)))
 
 
+def laid_out(scene: dict[str, Any], width: int | None, wrap: int | None) -> Picture:
+    """The picture of ``scene`` laid out for ``width`` px, ``wrap`` cells per storage row, its
+    colours theme roles (one layout for the widget and the static fallback)."""
+    if wrap is not None:
+        scene = {**scene, "storages": [{**st, "wrap": wrap} for st in scene.get("storages", [])]}
+    return draw(scene, width=layout_width(width), roles=True)
+
+
 def picture_of(scene: dict[str, Any], width: int | None, wrap: int | None) -> dict[str, Any]:
     """The display list of ``scene`` laid out for ``width`` px, ``wrap`` cells per storage row.
 
@@ -50,9 +59,7 @@ def picture_of(scene: dict[str, Any], width: int | None, wrap: int | None) -> di
     >>> listed["v"], listed["width"] <= 600
     (1, True)
     """
-    if wrap is not None:
-        scene = {**scene, "storages": [{**st, "wrap": wrap} for st in scene.get("storages", [])]}
-    return display_list(draw(scene, width=layout_width(width), roles=True))
+    return display_list(laid_out(scene, width, wrap))
 
 
 class LaidOut(traitlets.HasTraits):
@@ -80,8 +87,24 @@ class LaidOut(traitlets.HasTraits):
         if self._laid_width is None or abs(new - self._laid_width) >= RELAYOUT_PX:
             self.lay_out()
 
+    _laid: tuple | None = None
+    _laid_picture: Picture | None = None
+
     def lay_out(self) -> None:
-        """Lay the picture out again for the current scene, wrap and width."""
+        """Lay the picture out again for the current scene, wrap and width (once for each)."""
         scene = getattr(self, "scene", None) or {"storages": [], "tensors": []}
-        self._laid_width = layout_width(self.width)
-        self.picture = picture_of(scene, self.width, getattr(self, "wrap", None))
+        wrap = getattr(self, "wrap", None)
+        key = (id(scene), wrap, layout_width(self.width))
+        if key == self._laid and self._laid_picture is not None:
+            return
+        self._laid, self._laid_width = key, layout_width(self.width)
+        self._laid_picture = laid_out(scene, self.width, wrap)
+        self.picture = display_list(self._laid_picture)
+
+    def fallback_svg(self) -> str | None:
+        """The static SVG of the picture as laid out, when it was laid out for the fallback's
+        width (no front end has reported another yet): the display writes it from the same
+        layout instead of laying the picture out twice.  None otherwise."""
+        if self._laid_picture is None or self._laid_width != MAX_WIDTH:
+            return None
+        return svg_of_picture(self._laid_picture)

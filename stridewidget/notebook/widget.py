@@ -425,8 +425,12 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
     def _static_html(self) -> str:
         try:
             from ..render import render_html
+            from ..render.html import html_of
         except ImportError:
             return f"<pre>{html.escape(self.summary())}</pre>"
+        drawn = self.fallback_svg()  # the picture the widget laid out: not laid out twice
+        if drawn is not None:
+            return html_of(self.scene, drawn)
         scene = self.scene
         if self.wrap is not None:  # the static picture follows the user's row width too
             scene = {**scene, "storages": [{**st, "wrap": self.wrap} for st in scene["storages"]]}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from ..style import STYLE
@@ -17,7 +18,7 @@ from .labels import group_digits
 from .picture import scene_of
 from .svg import svg_of_scene
 
-__all__ = ["render_html"]
+__all__ = ["html_of", "render_html"]
 
 
 def _facts(tensor: dict[str, Any]) -> str:
@@ -78,7 +79,12 @@ def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **
     (False, True)
     """
     scene = scene_of(*tensors, wrap=wrap, **named)
-    picture = svg_of_scene(scene, theme)  # first: it refuses an unknown theme
+    return html_of(scene, svg_of_scene(scene, theme), theme)  # the SVG first: it checks the theme
+
+
+def html_of(scene: Mapping[str, Any], picture: str, theme: str = "light") -> str:
+    """The fallback's HTML around an SVG ``picture`` of ``scene`` already written (the widget
+    passes the SVG of the picture it laid out), with each tensor's facts."""
     colours = STYLE["themes"][theme]
     style = (
         f"background:{colours['background']};color:{colours['text']};padding:6px;"

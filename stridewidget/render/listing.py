@@ -7,7 +7,8 @@ word and no colour.  Each primitive is an array, its kind first:
 * ``["r", x, y, w, h, fill, stroke, stroke_width, dash, rx]`` — a rect (``fill`` ``"p3"``: the
   pattern of the tensor of order 3; ``null``: none);
 * ``["t", x, y, text, size, fill, anchor, bold, halo, role]`` — a text at its baseline (``role``
-  ``"v"``: a cell's value, ``"i"``: its storage index: the values/index toggle hides one of them);
+  ``"v"``: a cell's value, ``"i"``: its storage index: the values/index toggle hides one of them;
+  ``"l"``: the legend's words on them, hidden while the toggle shows one kind);
 * ``["p", d, stroke, width, dash, arrow, fill]`` — a path in SVG path data;
 * ``["g", cls, data, title, children]`` — a group with its class, its keys (``storage`` +
   ``cell``; ``tensor`` + ``slice`` + ``r``/``c`` + ``addr`` + ``index``; an arrow's ``dim``) and
@@ -34,31 +35,24 @@ __all__ = ["VERSION", "display_list"]
 VERSION = 1
 
 
-def _n(value: float) -> float | int:
-    """A coordinate rounded to 0.1 px (an int where it is whole), as the SVG writer rounds it."""
-    rounded = round(float(value), 1)
-    return int(rounded) if rounded.is_integer() else rounded
-
-
-def _fill(fill: Any) -> str | None:
-    if isinstance(fill, tuple):  # ("pattern", order)
-        return f"p{fill[1]}"
-    return fill or None
-
-
 def _items(items: list) -> list:
+    # Long loops of primitives: coordinates rounded inline (round(v, 1), as the SVG writer's
+    # 0.1 px), no call per number
     out: list = []
     for item in items:
         kind = type(item)
         if kind is Rect:
+            fill = item.fill
+            if type(fill) is tuple:  # ("pattern", order)
+                fill = f"p{fill[1]}"
             out.append(
-                ["r", _n(item.x), _n(item.y), _n(item.w), _n(item.h), _fill(item.fill),
-                 item.stroke, item.stroke_width, item.dash, item.rx]
+                ["r", round(item.x, 1), round(item.y, 1), round(item.w, 1), round(item.h, 1),
+                 fill or None, item.stroke, item.stroke_width, item.dash, item.rx]
             )  # fmt: skip
         elif kind is Text:
             out.append(
-                ["t", _n(item.x), _n(item.y), item.text, item.size, item.fill, item.anchor,
-                 int(item.bold), item.halo, item.role]
+                ["t", round(item.x, 1), round(item.y, 1), item.text, item.size, item.fill,
+                 item.anchor, int(item.bold), item.halo, item.role]
             )  # fmt: skip
         elif kind is Group:
             out.append(["g", item.cls, dict(item.data), item.title, _items(item.children)])
@@ -89,7 +83,7 @@ def display_list(picture: Picture) -> dict[str, Any]:
     >>> from stridewidget.scene.build import build_scene
     >>> listed = display_list(draw(build_scene({"x": torch.arange(3.0)}), roles=True))
     >>> listed["v"], listed["tensors"][0]["walk"], listed["items"][0][:4]
-    (1, {'offset': 0, 'strides': [1]}, ['t', 10, 19, 'storage s0 · float32 · 3 elements × 4 B = 12 B · cpu'])
+    (1, {'offset': 0, 'strides': [1]}, ['t', 10, 19.0, 'storage s0 · float32 · 3 elements × 4 B = 12 B · cpu'])
     """
     return {
         "v": VERSION,

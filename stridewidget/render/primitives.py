@@ -59,7 +59,7 @@ class Text:
     anchor: str = "start"  # start | middle | end
     bold: bool = False
     halo: str | None = None  # a stroke painted under the glyphs
-    role: str | None = None  # "v": a cell's value, "i": its storage index (the widget's toggle)
+    role: str | None = None  # "v": a cell's value, "i": its storage index, "l": the words on them
 
 
 @dataclass

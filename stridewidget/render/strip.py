@@ -159,9 +159,11 @@ def _legend(
         x, y = PAD, y + G["line_h"]
     if x == PAD and PAD + text_width(what, G["font_size"]) > canvas.max_width:
         first, rest = what.split("; ", 1)  # too long for a line of its own: one per clause
-        canvas.items.append(canvas.text(x, y, first + ";", muted=True))
+        canvas.items.append(canvas.text(x, y, first + ";", muted=True, role="l"))
         x, y, what = PAD, y + G["line_h"], rest
-    canvas.items.append(canvas.text(x + (10 if x > PAD else 0), y, what, muted=True))
+    # role "l": the words on what the numbers are; the widget hides them when its toggle shows
+    # one kind of number only (its toggle then says which)
+    canvas.items.append(canvas.text(x + (10 if x > PAD else 0), y, what, muted=True, role="l"))
     y += 4
     y += 6
     return y
@@ -260,7 +262,17 @@ def _gap_label(segment: Mapping[str, Any], room: float) -> str:
     full = f"⋯ {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
     if text_width(full, G["font_size"]) + 10 <= room:
         return full
-    return f"⋯ {count} read" if segment.get("read") else f"⋯ {count} cells"
+    return f"⋯ {count} {_gap_short(segment)}"
+
+
+def _gap_short(segment: Mapping[str, Any]) -> str:
+    """The gap's one word when the full label does not fit: what it holds, never less true."""
+    read, length = segment.get("read"), segment["stop"] - segment["start"]
+    if read is None:
+        return "not shown" if segment["in_span"] else "unread"
+    if read == 0:
+        return "unread"
+    return "read" if read == length else f"· {group_digits(read)} read"
 
 
 def _strip_rows(
@@ -357,14 +369,20 @@ def _gap(
 ) -> Group:
     c = canvas.colours
     size = G["font_size"]
-    # read cells left out for room are boxed like cells (solid), never like an unread run
-    box = (
-        Rect(x, y, w, G["cell_h"] - 2, c["cell_bg"], c["cell_stroke"], 1.5, rx=4)
-        if segment.get("read")
-        else Rect(x, y, w, G["cell_h"] - 2, c["gap_bg"], c["gap_stroke"], dash="4 3", rx=4)
+    # read cells left out for room are boxed like cells (solid); a run not counted (it may hold
+    # read cells) solid and muted; only a run known to be unread is dashed like untouched cells
+    unread = segment.get("read") == 0 or not segment["in_span"]
+    if segment.get("read"):
+        box = Rect(x, y, w, G["cell_h"] - 2, c["cell_bg"], c["cell_stroke"], 1.5, rx=4)
+    elif unread:
+        box = Rect(x, y, w, G["cell_h"] - 2, c["gap_bg"], c["gap_stroke"], dash="4 3", rx=4)
+    else:
+        box = Rect(x, y, w, G["cell_h"] - 2, c["gap_bg"], c["cell_stroke"], rx=4)
+    kind = (
+        "sws-gap-read" if segment.get("read") else "sws-gap-unread" if unread else "sws-gap-unknown"
     )
     return Group(
-        "sws-gap sws-gap-read" if segment.get("read") else "sws-gap",
+        f"sws-gap {kind}",
         [box, canvas.text(x + w / 2, y + G["cell_h"] / 2 + 3, label, size=size, anchor="middle")],
         title=f"{gap_words(segment)}: storage[{group_digits(segment['start'])}] … "
         f"storage[{group_digits(segment['stop'] - 1)}]",

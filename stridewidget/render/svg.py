@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import html
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -24,7 +25,7 @@ from .picture import draw, scene_of
 from .primitives import MAX_WIDTH, Group, Path, Picture, Rect, Text, path_data
 from .primitives import px as _number
 
-__all__ = ["render_svg", "svg_of", "svg_of_scene"]
+__all__ = ["render_svg", "svg_of", "svg_of_picture", "svg_of_scene"]
 
 #: Stands for the picture's id prefix until the picture is written (U+0000 is not allowed in XML,
 #: so no escaped text holds it: :func:`_text` replaces it).
@@ -39,11 +40,18 @@ def _colour(value: str) -> str:
     return value
 
 
+#: What XML 1.0 cannot hold (C0 controls but tab/newline/return, lone surrogates, U+FFFE/F):
+#: a name holding one is written with U+FFFD there, so the SVG stays a valid document.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
 def _text(value: str) -> str:
     """Escaped for an element's text or a quoted attribute (the fast path: nothing to escape)."""
     if "&" in value or "<" in value or ">" in value or '"' in value or "'" in value:
         value = html.escape(value, quote=True)
-    return value.replace(_UID, "\ufffd") if _UID in value else value
+    if not value.isprintable() and _NOT_XML.search(value):
+        value = _NOT_XML.sub("\ufffd", value)  # also the _UID stand-in (U+0000)
+    return value
 
 
 class _Writer:
@@ -231,7 +239,20 @@ def svg_of_scene(
     >>> svg_of_scene(scene) == render_svg(x=torch.arange(3.0))
     True
     """
-    document = _document(draw(scene, theme, width=width))
+    return svg_of_picture(draw(scene, theme, width=width))
+
+
+def svg_of_picture(picture: Picture) -> str:
+    """The SVG of a laid-out picture, ids from a hash of the document (see :func:`svg_of_scene`):
+    the widget writes its static fallback from the picture it laid out, not laying it out twice.
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> scene = build_scene({"x": torch.arange(3.0)})
+    >>> svg_of_picture(draw(scene, roles=True)) == svg_of_scene(scene)
+    True
+    """
+    document = _document(picture)
     digest = hashlib.blake2b(document.encode(), digest_size=5).hexdigest()
     return document.replace(_UID, "sw" + digest)
 

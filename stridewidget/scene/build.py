@@ -220,7 +220,11 @@ def _entries(
         # what it reads there.
         key = (memory, layout.dtype, layout.unit)
         groups.setdefault(key, []).append(order)
-        label = str(name)[:_MAX_NAME]
+        label = str(name)
+        # longer names end in "…" (never cut silently); text no encoder can write (a lone
+        # surrogate) is U+FFFD, so every surface can send and save the name
+        label = label if len(label) <= _MAX_NAME else label[: _MAX_NAME - 1] + "…"
+        label = label.encode("utf-8", "replace").decode("utf-8")
         entries.append(
             {
                 "name": label,

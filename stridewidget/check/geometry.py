@@ -156,7 +156,9 @@ def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness |
     """For an elementwise op: an index of ``written`` and a DIFFERENT index of ``other``
     (broadcast to ``written``'s shape) sharing a byte, or ``None``.  Memory shared only at the
     same index (``b[0:6:2]`` and ``b[0:9:3]`` share element 0, index 0 of both) is read before
-    it is written: order cannot matter.  Exact: the index boxes are split along each dim into
+    it is written: order cannot matter.  After broadcasting, an element of ``other`` is read at
+    every index along a broadcast dim (stride 0, ``written``'s size > 1): where ``written``
+    shares it at all, another index reads it (``m.div_(m[:, :1])``).  Exact: the index boxes are split along each dim into
     blocks whose two ranges are disjoint, each decided by the solver (pruned where nothing
     meets); past ``_SPLIT_LIMIT`` blocks it answers with any overlap (conservative).
 
@@ -165,6 +167,9 @@ def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness |
     True
     >>> other_index_witness(b[1:4], b[0:3])
     Witness(first=(1,), second=(2,), address=2)
+    >>> m = torch.zeros(3, 4)
+    >>> other_index_witness(m, m[:, :1])   # m[2, 0] is written at (2, 0), read at (2, 1) too
+    Witness(first=(2, 0), second=(2, 0), address=8)
     """
     if written.element_size() != other.element_size():
         return overlap_witness(written, other)
@@ -178,6 +183,12 @@ def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness |
     dims = [d for d in range(written.dim()) if wide.stride(d) != 0 and written.shape[d] > 1]
     if any(found.first[d] != found.second[d] for d in dims):
         return _own_index(found, other, written.dim())
+    spread = [d for d in range(written.dim()) if wide.stride(d) == 0 and written.shape[d] > 1]
+    if spread:  # a broadcast dim: the element read at ``second`` is read at every index along it
+        d = spread[0]
+        second = list(found.second)
+        second[d] = (found.first[d] + 1) % written.shape[d]
+        return _own_index(Witness(found.first, tuple(second), found.address), other, written.dim())
     budget = [_SPLIT_LIMIT]
     for d in dims:
         found = _off_diagonal(written, wide, d, 0, written.shape[d], budget)

@@ -1,0 +1,86 @@
+"""sw.sanitize, hostile inputs round 4 (#38): broadcast reads, one-value and list-shared writes,
+sort in place, Tensor subclasses.  Each hazard is first shown real by torch itself: its in-place
+result on a clone differs from the out-of-place result on another clone."""
+
+import pytest
+import torch
+
+import stridewidget as sw
+
+
+def _storage(n: int = 12) -> torch.Tensor:
+    return torch.arange(1.0, n + 1) * 1.5  # distinct, nonzero values
+
+
+def _torch_differs(run, reference, base: torch.Tensor) -> bool:
+    """Does ``run`` (in place, on a clone of ``base``) leave a storage other than ``reference``
+    (out of place, on another clone) does?"""
+    return not torch.equal(run(base.clone()), reference(base.clone()))
+
+
+def _refused(run, base: torch.Tensor) -> bool:
+    x = base.clone()
+    try:
+        with sw.sanitize():
+            run(x)
+    except sw.LayoutHazard:
+        return torch.equal(x, base)  # refused before it wrote
+    return False
+
+
+def _inplace(write):
+    def run(x):
+        write(x)
+        return x
+
+    return run
+
+
+def _reference(view, compute):
+    """The out-of-place result written back: ``view(x).copy_(compute(x))`` on fresh memory."""
+
+    def run(x):
+        result = compute(x.clone())
+        view(x).copy_(result)
+        return x
+
+    return run
+
+
+BROADCAST_READS = {
+    "div_ by its own first column": (
+        _inplace(lambda x: x.view(3, 4).div_(x.view(3, 4)[:, :1])),
+        _reference(lambda x: x.view(3, 4), lambda x: x.view(3, 4) / x.view(3, 4)[:, :1]),
+    ),
+    "sub out= over self": (
+        _inplace(lambda x: torch.sub(x.view(3, 4), x.view(3, 4)[:, :1], out=x.view(3, 4))),
+        _reference(lambda x: x.view(3, 4), lambda x: x.view(3, 4) - x.view(3, 4)[:, :1]),
+    ),
+    "_foreach_sub_": (
+        _inplace(lambda x: torch._foreach_sub_([x.view(3, 4)], [x.view(3, 4)[:, :1]])),
+        _reference(lambda x: x.view(3, 4), lambda x: x.view(3, 4) - x.view(3, 4)[:, :1]),
+    ),
+    "add_ of an expanded element": (
+        _inplace(lambda x: x[1:5].add_(x[2:3].expand(4))),
+        _reference(lambda x: x[1:5], lambda x: x[1:5] + x[2:3].expand(4)),
+    ),
+    "mul_ by a broadcast row (leading dim)": (
+        _inplace(lambda x: x.view(3, 4)[:, 1:].mul_(x[5:8])),
+        _reference(lambda x: x.view(3, 4)[:, 1:], lambda x: x.view(3, 4)[:, 1:] * x[5:8]),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BROADCAST_READS))
+def test_a_read_through_a_broadcast_dim_is_a_hazard(name):
+    run, reference = BROADCAST_READS[name]
+    base = _storage()
+    assert _torch_differs(run, reference, base)  # torch itself gets it wrong
+    assert _refused(run, base)
+
+
+def test_a_broadcast_read_of_memory_not_written_is_no_hazard():
+    x = _storage()
+    with sw.sanitize():
+        x[:8].view(2, 4).div_(x[8:9])  # x[8] broadcast, never written
+        x.view(3, 4)[1:].add_(x.view(3, 4)[0])  # row 0 broadcast, not written

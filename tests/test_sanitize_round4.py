@@ -84,3 +84,62 @@ def test_a_broadcast_read_of_memory_not_written_is_no_hazard():
     with sw.sanitize():
         x[:8].view(2, 4).div_(x[8:9])  # x[8] broadcast, never written
         x.view(3, 4)[1:].add_(x.view(3, 4)[0])  # row 0 broadcast, not written
+
+
+def _scatter_reference(x):
+    index = torch.tensor([2, 0, 1])
+    source = x[2:3].expand(3).clone()
+    x.scatter_(0, index, source, reduce="add")  # the same op, on a source of its own memory
+    return x
+
+
+def _foreach_div_reference(x):
+    s, t = x[0].clone(), x[1:4].clone()
+    torch._foreach_div_([s, t], x[0].clone())
+    x[0], x[1:4] = s, t
+    return x
+
+
+ONE_VALUE_AND_SHARED_READS = {
+    "scatter_ reduce='add' of an expanded element": (
+        _inplace(lambda x: x.scatter_(0, torch.tensor([2, 0, 1]), x[2:3].expand(3), reduce="add")),
+        _scatter_reference,
+    ),
+    "_foreach_div_ by the list's own first entry": (
+        _inplace(lambda x: torch._foreach_div_([x[0], x[1:4]], x[0])),
+        _foreach_div_reference,
+    ),
+    "copy_ of one element read as another dtype": (
+        _inplace(lambda x: x.copy_(x.view(torch.int64)[2:3].expand(12))),
+        _reference(lambda x: x, lambda x: x.view(torch.int64)[2:3].expand(12).double()),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ONE_VALUE_AND_SHARED_READS))
+@pytest.mark.filterwarnings("ignore:The reduce argument")
+def test_not_one_value_nor_a_same_position_read(name):
+    run, reference = ONE_VALUE_AND_SHARED_READS[name]
+    base = _storage().double()
+    assert _torch_differs(run, reference, base)
+    assert _refused(run, base)
+
+
+def test_one_value_writes_still_pass():
+    """Each written element gets the very bits of one element: no order to depend on."""
+    base = _storage().double()
+    for run, reference in (
+        (
+            _inplace(lambda x: x.scatter_(0, torch.tensor([0, 1, 2]), x[2:3].expand(3))),
+            _reference(lambda x: x[:3], lambda x: x[2:3].expand(3)),
+        ),
+        (_inplace(lambda x: x.copy_(x[2:3].expand(12))), _reference(lambda x: x, lambda x: x[2])),
+        (
+            _inplace(lambda x: torch._foreach_div_([x[1:4], x[4:6]], x[7])),
+            _reference(lambda x: x[1:6], lambda x: x[1:6] / x[7]),
+        ),
+    ):
+        assert not _torch_differs(run, reference, base)
+        x = base.clone()
+        with sw.sanitize():
+            run(x)

@@ -303,7 +303,7 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> lis
         return _custom_op_hazards(rule, written, read)
     if not written or rule.order_free or _copy_onto_itself(rule, written, read):
         return found
-    if _one_value_write(rule, args, kwargs, read):  # no order to depend on: only the indices
+    if _one_value_write(rule, args, kwargs, written, read):  # no order: only the indices
         return _write_hazards(rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False)
     found = _write_hazards(rule, written, read)
     if func is not None and rule.has_out:
@@ -325,15 +325,27 @@ def _copy_onto_itself(rule: OpRule, written: list[_Arg], read: list[_Arg]) -> bo
     )
 
 
-def _one_value_write(rule: OpRule, args: tuple, kwargs: dict, read: list[_Arg]) -> bool:
-    """Does every written element get one value?  A ``copy_`` from a one-element (or stride-0
-    everywhere) source; an ``index_fill_``, ``masked_fill_``, ``scatter_`` or (not accumulating)
-    ``index_put_`` of one value.  The order of such writes cannot matter."""
+def _one_value_write(
+    rule: OpRule, args: tuple, kwargs: dict, written: list[_Arg], read: list[_Arg]
+) -> bool:
+    """Does every written element get one value, the very bits it is read as?  A ``copy_`` from
+    a one-element (or stride-0 everywhere) source; an ``index_fill_``, ``masked_fill_``, or (not
+    reducing) ``scatter_`` or (not accumulating) ``index_put_`` of one value.  The order of such
+    writes cannot matter: where the value's own element is written, it is written with itself.
+    Not so for a reducing ``scatter_`` (``reduce="add"`` adds the value to it), nor for a value
+    read as another dtype or through a conjugate or negative bit (``copy_`` converts it)."""
     if rule.packet not in _ONE_VALUE_OPS:
         return False
     if rule.packet == "index_put_" and (args[3:4] or (kwargs.get("accumulate", False),))[0]:
         return False
-    return all(_one_value(a.tensor) for a in read if a.name not in _INDEX_ARGUMENTS)
+    if rule.packet == "scatter_" and kwargs.get("reduce") is not None:
+        return False
+    bits = {(a.tensor.dtype, a.tensor.is_conj(), a.tensor.is_neg()) for a in written}
+    return all(
+        _one_value(a.tensor) and (a.tensor.dtype, a.tensor.is_conj(), a.tensor.is_neg()) in bits
+        for a in read
+        if a.name not in _INDEX_ARGUMENTS
+    )
 
 
 def _one_value(t: torch.Tensor) -> bool:
@@ -383,7 +395,7 @@ def _write_hazards(
     entries = [(a, True) for a in written] + [(a, False) for a in read]
     for i, j in _meeting(entries):
         (w, _), (other, other_written) = entries[i], entries[j]
-        if not other_written and _same_elements_allowed(rule, w, other):
+        if not other_written and _same_elements_allowed(rule, w, other, written):
             if same_view(w.tensor, other.tensor):
                 continue
             witness = other_index_witness(w.tensor, other.tensor)
@@ -399,13 +411,19 @@ def _named(a: _Arg) -> str:
     return a.name if a.item is None else f"{a.name}[{a.item}]"
 
 
-def _same_elements_allowed(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+def _same_elements_allowed(
+    rule: OpRule, written: _Arg, other: _Arg, all_written: list[_Arg]
+) -> bool:
     """May a written tensor share elements with a read one at the same index (and the same list
     position)?  An elementwise op reads each element before it writes it, and so does an op
     torch also runs in place when ``other`` is its ``self``.  (Two written tensors never may:
-    ``frexp(out=(m, m.view(torch.int32)))``.)"""
+    ``frexp(out=(m, m.view(torch.int32)))``.)  A single tensor read by a list op
+    (``_foreach_div_([s, t], s)``) is read for every entry: written by one entry, it is read
+    by the others, before or after."""
     if not (rule.elementwise or (rule.in_place_too and other.name == "self")):
         return False
+    if written.item is not None and other.item is None:
+        return all(a.item in (None, written.item) for a in all_written)
     return written.item is None or other.item is None or written.item == other.item
 
 

@@ -143,3 +143,42 @@ def test_one_value_writes_still_pass():
         x = base.clone()
         with sw.sanitize():
             run(x)
+
+
+SORT_VIEWS = {
+    "1-d": lambda b: b[:6],
+    "rows": lambda b: b[:12].view(3, 4),
+    "transposed": lambda b: b[:12].view(3, 4).t(),
+    "every other column": lambda b: b[:18].view(3, 6)[:, ::2],
+    "stepped": lambda b: b[1:16:3],
+    "permuted 3-d": lambda b: b[:24].view(2, 3, 4).permute(2, 0, 1),
+    "0-d": lambda b: b[3],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SORT_VIEWS))
+@pytest.mark.parametrize("descending", [False, True])
+def test_sort_into_its_own_input_is_exact_and_passes(name, descending):
+    view = SORT_VIEWS[name]
+    base = torch.randint(0, 5, (40,)).double()  # ties: stable order shows in the indices
+    for dim in range(-1, view(base).dim()) if view(base).dim() else (0,):
+        expected = base.clone()
+        values, indices = torch.sort(
+            view(expected).clone(), dim=dim, descending=descending, stable=True
+        )
+        view(expected).copy_(values)
+        x = base.clone()
+        out = torch.empty(view(x).shape, dtype=torch.long)
+        with sw.sanitize():  # torch sorts values in place: no hazard
+            torch.sort(view(x), dim=dim, descending=descending, stable=True, out=(view(x), out))
+        assert torch.equal(x, expected) and torch.equal(out, indices)
+
+
+def test_sort_into_another_view_of_its_input_is_still_refused():
+    base = torch.randn(10)
+    assert _refused(
+        lambda x: torch.sort(x[:5], out=(x[::2], torch.empty(5, dtype=torch.long))), base
+    )
+    assert _refused(
+        lambda x: torch.sort(x[:5], out=(x[1:10:2], torch.empty(5, dtype=torch.long))), base
+    )

@@ -395,6 +395,8 @@ def _write_hazards(
     entries = [(a, True) for a in written] + [(a, False) for a in read]
     for i, j in _meeting(entries):
         (w, _), (other, other_written) = entries[i], entries[j]
+        if not other_written and _sorted_in_place(rule, w, other):
+            continue
         if not other_written and _same_elements_allowed(rule, w, other, written):
             if same_view(w.tensor, other.tensor):
                 continue
@@ -409,6 +411,21 @@ def _write_hazards(
 
 def _named(a: _Arg) -> str:
     return a.name if a.item is None else f"{a.name}[{a.item}]"
+
+
+def _sorted_in_place(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+    """``torch.sort(x, out=(x, i))``: ``sort.values`` copies ``self`` into ``values`` (a copy
+    onto itself is skipped) and then sorts ``values`` in place, reading nothing else of
+    ``self``; with ``values`` the very view of ``self`` (same elements, same shape) the result is
+    exact.  Any other overlap of the two stays a hazard."""
+    return (
+        rule.packet == "sort"
+        and written.name == "values"
+        and other.name == "self"
+        and written.tensor.dtype == other.tensor.dtype
+        and written.tensor.shape == other.tensor.shape
+        and same_view(written.tensor, other.tensor)
+    )
 
 
 def _same_elements_allowed(

@@ -2,6 +2,8 @@
 sort in place, Tensor subclasses.  Each hazard is first shown real by torch itself: its in-place
 result on a clone differs from the out-of-place result on another clone."""
 
+import typing
+
 import pytest
 import torch
 
@@ -182,3 +184,76 @@ def test_sort_into_another_view_of_its_input_is_still_refused():
     assert _refused(
         lambda x: torch.sort(x[:5], out=(x[1:10:2], torch.empty(5, dtype=torch.long))), base
     )
+
+
+class Tagged(torch.Tensor):
+    """An ``as_subclass`` tensor: its own geometry, torch's dispatch."""
+
+
+class Logged(torch.Tensor):
+    """A subclass with its own ``__torch_function__`` (the sanitizer must not call it)."""
+
+    calls: typing.ClassVar[list] = []
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        cls.calls.append(func)
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+README_HAZARDS = {
+    "rows share elements (mul_)": (
+        _inplace(lambda x: x.as_strided((4, 3), (2, 1)).mul_(2)),
+        _reference(
+            lambda x: x.as_strided((4, 3), (2, 1)), lambda x: x.as_strided((4, 3), (2, 1)) * 2
+        ),
+    ),
+    "out= partly over its input": (
+        _inplace(lambda x: torch.add(x[:5], 1, out=x.as_strided((5,), (2,), 1))),
+        _reference(lambda x: x.as_strided((5,), (2,), 1), lambda x: x[:5] + 1),
+    ),
+    "a broadcast read (div_)": (
+        _inplace(lambda x: x[:8].view(2, 4).div_(x[:8].view(2, 4)[:, :1])),
+        _reference(
+            lambda x: x[:8].view(2, 4), lambda x: x[:8].view(2, 4) / x[:8].view(2, 4)[:, :1]
+        ),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", [Tagged, Logged, torch.nn.Parameter])
+@pytest.mark.parametrize("name", sorted(README_HAZARDS))
+def test_a_subclass_is_checked_as_its_plain_geometry(kind, name):
+    run, reference = README_HAZARDS[name]
+    base = torch.arange(1.0, 11.0)
+    assert _torch_differs(run, reference, base)
+
+    def wrap(t):
+        return (
+            torch.nn.Parameter(t, requires_grad=False)
+            if kind is torch.nn.Parameter
+            else t.as_subclass(kind)
+        )
+
+    x = wrap(base.clone())
+    with torch.no_grad(), sw.sanitize(), pytest.raises(sw.LayoutHazard):
+        run(x)
+    assert torch.equal(x.as_subclass(torch.Tensor), base)  # refused before it wrote
+
+
+def test_a_subclass_is_unwrapped_without_its_torch_function():
+    x = torch.arange(1.0, 11.0).as_subclass(Logged)
+    view = x.as_strided((4, 3), (2, 1))
+    Logged.calls.clear()
+    with sw.sanitize(on_hazard="collect") as report:
+        torch.ops.aten.mul_.Tensor(view, torch.tensor(2.0))
+    assert [h.kind for h in report] == ["internal-overlap"]
+    assert Logged.calls == [torch.ops.aten.mul_.Tensor]  # the user's call only, none of ours
+
+
+def test_a_subclass_out_is_resized_on_meta_never_on_the_users_tensor():
+    x = torch.arange(60.0)
+    out = x[1:1].as_subclass(Tagged)
+    with sw.sanitize(on_hazard="collect") as report:
+        torch.add(x[:50], 1, out=out)  # resizes out onto x[1:51], over its input
+    assert [h.kind for h in report] == ["partial-overlap"]

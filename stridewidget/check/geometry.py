@@ -23,6 +23,7 @@ __all__ = [
     "out_of_bounds_witness",
     "overlap_witness",
     "same_view",
+    "unwrapped",
 ]
 
 
@@ -44,6 +45,36 @@ class Witness(NamedTuple):
     first: tuple[int, ...]
     second: tuple[int, ...]
     address: int
+
+
+_DEFAULT_DISPATCH = torch.Tensor.__torch_dispatch__
+#: Per type: is it a Tensor subclass whose geometry is its own (no ``__torch_dispatch__``)?
+_OWN_GEOMETRY: dict[type, bool] = {torch.Tensor: True, torch.nn.Parameter: True}
+
+
+def unwrapped(value: object) -> torch.Tensor | None:
+    """``value`` as a plain ``torch.Tensor`` over the same memory, with the same sizes, strides
+    and offset, or ``None`` where it is no tensor.  A subclass without a ``__torch_dispatch__``
+    of its own (``as_subclass``, ``Parameter``) is its own geometry: an alias, made without its
+    ``__torch_function__``.  A wrapper subclass (``__torch_dispatch__``: DTensor, traceable
+    wrappers) keeps its data in inner tensors the mode sees when it dispatches them: ``None``.
+
+    >>> class Mine(torch.Tensor): pass
+    >>> t = torch.arange(6.0).as_subclass(Mine)[::2]
+    >>> p = unwrapped(t)
+    >>> type(p).__name__, p.stride(), p.data_ptr() == t.data_ptr()
+    ('Tensor', (2,), True)
+    """
+    kind = type(value)
+    if kind is torch.Tensor:
+        return value  # type: ignore[return-value]
+    own = _OWN_GEOMETRY.get(kind)
+    if own is None:
+        own = _OWN_GEOMETRY[kind] = (
+            issubclass(kind, torch.Tensor)
+            and getattr(kind, "__torch_dispatch__", None) is _DEFAULT_DISPATCH
+        )
+    return value.as_subclass(torch.Tensor) if own else None  # type: ignore[attr-defined]
 
 
 def _address(t: torch.Tensor, index: tuple[int, ...]) -> int:

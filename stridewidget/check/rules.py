@@ -26,6 +26,7 @@ from .geometry import (
     out_of_bounds_witness,
     overlap_witness,
     same_view,
+    unwrapped,
 )
 from .resize import resized_overlaps
 
@@ -177,6 +178,7 @@ class _Arg(NamedTuple):
     tensor: torch.Tensor
     name: str
     item: int | None
+    given: Any = None  # the subclass tensor ``tensor`` is the plain geometry of, if any
 
 
 def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list[_Arg], list[_Arg]]:
@@ -189,18 +191,21 @@ def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list[_Arg], list[_A
         if value is None:
             continue
         into = written if is_written else read
-        if type(value) in _PLAIN_TYPES:
-            if _strided(value):
-                into.append(_Arg(value, name, None))
+        if isinstance(value, torch.Tensor):
+            plain = unwrapped(value)
+            if _strided(plain):
+                into.append(_Arg(plain, name, None, None if plain is value else value))
         else:  # a list of tensors (cat, _foreach_*, index_put_'s indices)
-            into.extend(
-                _Arg(t, name, i) for i, t in enumerate(_arrays_in(value, [])) if _strided(t)
-            )
+            for i, t in enumerate(_arrays_in(value, [])):
+                plain = unwrapped(t)
+                if _strided(plain):
+                    into.append(_Arg(plain, name, i))
     return written, read
 
 
 def _strided(t: Any) -> bool:
-    """A plain tensor with strides over a storage (not sparse, not nested, not a subclass)."""
+    """A plain tensor with strides over a storage (not sparse, not nested; a subclass only as
+    :func:`.geometry.unwrapped` makes it plain: a wrapper subclass is not checked)."""
     return type(t) in _PLAIN_TYPES and t.layout is torch.strided and not t.is_nested
 
 
@@ -228,8 +233,12 @@ def _all_inside(rule: OpRule, args: tuple, kwargs: dict) -> bool:
         if type(value) in _PLAIN_TYPES:
             if _strided(value) and not _inside(value):
                 return False
+        elif isinstance(value, torch.Tensor):
+            plain = unwrapped(value)
+            if _strided(plain) and not _inside(plain):
+                return False
         elif value is not None and not all(
-            _inside(t) for t in _arrays_in(value, []) if _strided(t)
+            _inside(p) for p in map(unwrapped, _arrays_in(value, [])) if _strided(p)
         ):
             return False
     return True

@@ -129,3 +129,85 @@ def test_random_broadcast_writes_against_torch_and_brute_force():
             seen["ran"] += 1
     assert seen["torch wrong, refused"] >= 50 and seen["ran"] >= 50, seen
     assert seen["torch right, refused"] <= seen["torch wrong, refused"], seen
+
+
+def _meets(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return bool(set(_addresses(a).values()) & set(_addresses(b).values()))
+
+
+def test_random_two_entry_foreach_writes_against_torch_and_brute_force():
+    """``_foreach_<op>_([w0, w1], [o0, o1])`` and ``_foreach_<op>_([w0, w1], s)`` (``s`` one
+    element read by both entries): a hazard is a write one entry makes to memory another entry
+    reads (any overlap), or a different-index read within an entry, or ``s`` written at all
+    (``mul``, ``div``: torch gives ``add``/``sub`` a 0-d tensor as a number, read once first)."""
+    rng = random.Random(3838)
+    seen = {"torch wrong, refused": 0, "torch right, refused": 0, "ran": 0, "torch refused": 0}
+    for _ in range(300):
+        values = (
+            torch.randperm(SIZE, generator=torch.Generator().manual_seed(rng.randrange(10**6)))
+            + 2.0
+        ) * 1.25
+        (w0, o0, _), (w1, o1, _) = _case(rng, values), _case(rng, values)
+        if _meets(w0, w1):
+            continue  # two entries writing one element: no out-of-place reference
+        op = rng.choice(sorted(OPS))
+        shared = values[rng.randrange(SIZE)] if rng.random() < 0.4 else None
+        others = [shared, shared] if shared is not None else [o0, o1]
+        ws = [w0, w1]
+
+        def on(storage, t):
+            return storage.as_strided(t.shape, t.stride(), t.storage_offset())
+
+        def call(storage, ws=ws, shared=shared, others=others, op=op):
+            written = [on(storage, w) for w in ws]
+            if shared is not None:
+                getattr(torch, f"_foreach_{op}_")(written, on(storage, shared))
+            else:
+                getattr(torch, f"_foreach_{op}_")(written, [on(storage, o) for o in others])
+
+        reference = values.clone()
+        for w, o in zip(ws, others):
+            on(reference, w).copy_(OPS[op](on(values, w).clone(), on(values, o).clone()))
+        plain = values.clone()
+        try:
+            call(plain)
+            torch_wrong = not torch.equal(plain, reference)
+        except RuntimeError:
+            torch_wrong = None
+        if shared is not None and op in ("add", "sub"):
+            overlap = False  # torch passes a 0-d tensor to these as a number, read before any write
+        else:
+            overlap = any(
+                (_meets(w, o) if k != entry or shared is not None else _reads_elsewhere(w, o))
+                for k, w in enumerate(ws)
+                for entry, o in enumerate(others)
+            )
+        x = values.clone()
+        try:
+            with sw.sanitize():
+                call(x)
+            outcome = "ran"
+        except sw.LayoutHazard:
+            outcome = "refused"
+            assert torch.equal(x, values)
+        except RuntimeError:
+            outcome = "torch refused"
+        where = (
+            op,
+            shared is not None,
+            [(tuple(t.shape), t.stride(), t.storage_offset()) for t in ws + others],
+        )
+        if torch_wrong is None:
+            assert outcome == "torch refused", where
+            seen["torch refused"] += 1
+            continue
+        if torch_wrong:
+            assert outcome == "refused", where
+        if outcome == "refused":
+            assert overlap, where
+            seen["torch wrong, refused" if torch_wrong else "torch right, refused"] += 1
+        else:
+            assert outcome == "ran" and not overlap, where
+            assert torch.equal(x, reference), where
+            seen["ran"] += 1
+    assert seen["torch wrong, refused"] >= 20 and seen["ran"] >= 20, seen

@@ -49,15 +49,15 @@ class Witness(NamedTuple):
 
 _DEFAULT_DISPATCH = torch.Tensor.__torch_dispatch__
 #: Per type: is it a Tensor subclass whose geometry is its own (no ``__torch_dispatch__``)?
-_OWN_GEOMETRY: dict[type, bool] = {torch.Tensor: True, torch.nn.Parameter: True}
+_OWN_GEOMETRY: dict[type, bool] = {}
 
 
 def unwrapped(value: object) -> torch.Tensor | None:
     """``value`` as a plain ``torch.Tensor`` over the same memory, with the same sizes, strides
-    and offset, or ``None`` where it is no tensor.  A subclass without a ``__torch_dispatch__``
-    of its own (``as_subclass``, ``Parameter``) is its own geometry: an alias, made without its
-    ``__torch_function__``.  A wrapper subclass (``__torch_dispatch__``: DTensor, traceable
-    wrappers) keeps its data in inner tensors the mode sees when it dispatches them: ``None``.
+    and offset, or ``None``.  A subclass without a ``__torch_dispatch__`` of its own
+    (``as_subclass``) is its own geometry: an alias, made without its ``__torch_function__``; a
+    ``Parameter`` (torch's own ``__torch_function__``) is used as it is.  A wrapper subclass (its
+    own ``__torch_dispatch__``: DTensor, traceable wrappers) is not checked: ``None``.
 
     >>> class Mine(torch.Tensor): pass
     >>> t = torch.arange(6.0).as_subclass(Mine)[::2]
@@ -66,7 +66,7 @@ def unwrapped(value: object) -> torch.Tensor | None:
     ('Tensor', (2,), True)
     """
     kind = type(value)
-    if kind is torch.Tensor:
+    if kind is torch.Tensor or kind is torch.nn.Parameter:  # no alias per optimizer parameter
         return value  # type: ignore[return-value]
     own = _OWN_GEOMETRY.get(kind)
     if own is None:
@@ -74,7 +74,12 @@ def unwrapped(value: object) -> torch.Tensor | None:
             issubclass(kind, torch.Tensor)
             and getattr(kind, "__torch_dispatch__", None) is _DEFAULT_DISPATCH
         )
-    return value.as_subclass(torch.Tensor) if own else None  # type: ignore[attr-defined]
+    if not own:
+        return None
+    try:
+        return value.as_subclass(torch.Tensor)  # type: ignore[attr-defined]
+    except (RuntimeError, TypeError):  # no alias to make (an opaque tensor): not checked
+        return None
 
 
 def _address(t: torch.Tensor, index: tuple[int, ...]) -> int:

@@ -257,3 +257,16 @@ def test_a_subclass_out_is_resized_on_meta_never_on_the_users_tensor():
     with sw.sanitize(on_hazard="collect") as report:
         torch.add(x[:50], 1, out=out)  # resizes out onto x[1:51], over its input
     assert [h.kind for h in report] == ["partial-overlap"]
+
+
+def test_a_copy_from_its_own_broadcast_column_is_exact_and_passes():
+    """Each element is written with the bits it reads: the shared column is left as it was."""
+    run = _inplace(lambda x: x.view(3, 4).copy_(x.view(3, 4)[:, :1]))
+    reference = _reference(lambda x: x.view(3, 4), lambda x: x.view(3, 4)[:, :1].expand(3, 4))
+    base = _storage()
+    assert not _torch_differs(run, reference, base)
+    x = base.clone()
+    with sw.sanitize():
+        run(x)
+    assert torch.equal(x, reference(base.clone()))
+    assert _refused(_inplace(lambda x: x.view(3, 4)[:, 1:].copy_(x.view(3, 4)[:, :3])), base)

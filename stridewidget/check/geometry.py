@@ -188,13 +188,17 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     return Witness(index, index, _address(t, index))
 
 
-def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
+def other_index_witness(
+    written: torch.Tensor, other: torch.Tensor, spread: bool = True
+) -> Witness | None:
     """For an elementwise op: an index of ``written`` and a DIFFERENT index of ``other``
     (broadcast to ``written``'s shape) sharing a byte, or ``None``.  Memory shared only at the
     same index (``b[0:6:2]`` and ``b[0:9:3]`` share element 0, index 0 of both) is read before
     it is written: order cannot matter.  After broadcasting, an element of ``other`` is read at
     every index along a broadcast dim (stride 0, ``written``'s size > 1): where ``written``
-    shares it at all, another index reads it (``m.div_(m[:, :1])``).  Exact: the index boxes are split along each dim into
+    shares it at all, another index reads it (``m.div_(m[:, :1])``).  ``spread=False``: an op
+    that writes each element with the bits it reads (a ``copy_``) leaves such an element as it
+    was, and only indices apart along the other dims count.  Exact: the index boxes are split along each dim into
     blocks whose two ranges are disjoint, each decided by the solver (pruned where nothing
     meets); past ``_SPLIT_LIMIT`` blocks it answers with any overlap (conservative).
 
@@ -219,9 +223,11 @@ def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness |
     dims = [d for d in range(written.dim()) if wide.stride(d) != 0 and written.shape[d] > 1]
     if any(found.first[d] != found.second[d] for d in dims):
         return _own_index(found, other, written.dim())
-    spread = [d for d in range(written.dim()) if wide.stride(d) == 0 and written.shape[d] > 1]
-    if spread:  # a broadcast dim: the element read at ``second`` is read at every index along it
-        d = spread[0]
+    broadcast = [d for d in range(written.dim()) if wide.stride(d) == 0 and written.shape[d] > 1]
+    if (
+        spread and broadcast
+    ):  # a broadcast dim: the element read at ``second`` is read at every index along it
+        d = broadcast[0]
         second = list(found.second)
         second[d] = (found.first[d] + 1) % written.shape[d]
         return _own_index(Witness(found.first, tuple(second), found.address), other, written.dim())

@@ -409,13 +409,25 @@ def _write_hazards(
         if not other_written and _same_elements_allowed(rule, w, other, written):
             if same_view(w.tensor, other.tensor):
                 continue
-            witness = other_index_witness(w.tensor, other.tensor)
+            witness = other_index_witness(w.tensor, other.tensor, not _copies_bits(rule, w, other))
         else:
             witness = overlap_witness(w.tensor, other.tensor)
         if witness is not None:
             what = f"argument '{_named(w)}' and argument '{_named(other)}'"
             found.append(Finding("partial-overlap", witness, (w.tensor, other.tensor), what))
     return found
+
+
+def _copies_bits(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+    """Does the op write each element with the very bits it reads (a ``copy_`` without a
+    conversion)?  Then an element written at the index that reads it is left as it was, and
+    the other indices a broadcast reads it at see it unchanged: ``m.copy_(m[:, :1])`` is exact."""
+    a, b = written.tensor, other.tensor
+    return (
+        rule.packet in ("copy_", "_foreach_copy_")
+        and other.name == "src"
+        and (a.dtype, a.is_conj(), a.is_neg()) == (b.dtype, b.is_conj(), b.is_neg())
+    )
 
 
 def _named(a: _Arg) -> str:

@@ -23,6 +23,7 @@ __all__ = [
     "out_of_bounds_witness",
     "overlap_witness",
     "same_view",
+    "unwrapped",
 ]
 
 
@@ -44,6 +45,41 @@ class Witness(NamedTuple):
     first: tuple[int, ...]
     second: tuple[int, ...]
     address: int
+
+
+_DEFAULT_DISPATCH = torch.Tensor.__torch_dispatch__
+#: Per type: is it a Tensor subclass whose geometry is its own (no ``__torch_dispatch__``)?
+_OWN_GEOMETRY: dict[type, bool] = {}
+
+
+def unwrapped(value: object) -> torch.Tensor | None:
+    """``value`` as a plain ``torch.Tensor`` over the same memory, with the same sizes, strides
+    and offset, or ``None``.  A subclass without a ``__torch_dispatch__`` of its own
+    (``as_subclass``) is its own geometry: an alias, made without its ``__torch_function__``; a
+    ``Parameter`` (torch's own ``__torch_function__``) is used as it is.  A wrapper subclass (its
+    own ``__torch_dispatch__``: DTensor, traceable wrappers) is not checked: ``None``.
+
+    >>> class Mine(torch.Tensor): pass
+    >>> t = torch.arange(6.0).as_subclass(Mine)[::2]
+    >>> p = unwrapped(t)
+    >>> type(p).__name__, p.stride(), p.data_ptr() == t.data_ptr()
+    ('Tensor', (2,), True)
+    """
+    kind = type(value)
+    if kind is torch.Tensor or kind is torch.nn.Parameter:  # no alias per optimizer parameter
+        return value  # type: ignore[return-value]
+    own = _OWN_GEOMETRY.get(kind)
+    if own is None:
+        own = _OWN_GEOMETRY[kind] = (
+            issubclass(kind, torch.Tensor)
+            and getattr(kind, "__torch_dispatch__", None) is _DEFAULT_DISPATCH
+        )
+    if not own:
+        return None
+    try:
+        return value.as_subclass(torch.Tensor)  # type: ignore[attr-defined]
+    except (RuntimeError, TypeError):  # no alias to make (an opaque tensor): not checked
+        return None
 
 
 def _address(t: torch.Tensor, index: tuple[int, ...]) -> int:
@@ -152,11 +188,17 @@ def out_of_bounds_witness(t: torch.Tensor, nbytes: int) -> Witness | None:
     return Witness(index, index, _address(t, index))
 
 
-def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness | None:
+def other_index_witness(
+    written: torch.Tensor, other: torch.Tensor, spread: bool = True
+) -> Witness | None:
     """For an elementwise op: an index of ``written`` and a DIFFERENT index of ``other``
     (broadcast to ``written``'s shape) sharing a byte, or ``None``.  Memory shared only at the
     same index (``b[0:6:2]`` and ``b[0:9:3]`` share element 0, index 0 of both) is read before
-    it is written: order cannot matter.  Exact: the index boxes are split along each dim into
+    it is written: order cannot matter.  After broadcasting, an element of ``other`` is read at
+    every index along a broadcast dim (stride 0, ``written``'s size > 1): where ``written``
+    shares it at all, another index reads it (``m.div_(m[:, :1])``).  ``spread=False``: an op
+    that writes each element with the bits it reads (a ``copy_``) leaves such an element as it
+    was, and only indices apart along the other dims count.  Exact: the index boxes are split along each dim into
     blocks whose two ranges are disjoint, each decided by the solver (pruned where nothing
     meets); past ``_SPLIT_LIMIT`` blocks it answers with any overlap (conservative).
 
@@ -165,6 +207,9 @@ def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness |
     True
     >>> other_index_witness(b[1:4], b[0:3])
     Witness(first=(1,), second=(2,), address=2)
+    >>> m = torch.zeros(3, 4)
+    >>> other_index_witness(m, m[:, :1])   # m[2, 0] is written at (2, 0), read at (2, 1) too
+    Witness(first=(2, 0), second=(2, 0), address=8)
     """
     if written.element_size() != other.element_size():
         return overlap_witness(written, other)
@@ -178,6 +223,14 @@ def other_index_witness(written: torch.Tensor, other: torch.Tensor) -> Witness |
     dims = [d for d in range(written.dim()) if wide.stride(d) != 0 and written.shape[d] > 1]
     if any(found.first[d] != found.second[d] for d in dims):
         return _own_index(found, other, written.dim())
+    broadcast = [d for d in range(written.dim()) if wide.stride(d) == 0 and written.shape[d] > 1]
+    if (
+        spread and broadcast
+    ):  # a broadcast dim: the element read at ``second`` is read at every index along it
+        d = broadcast[0]
+        second = list(found.second)
+        second[d] = (found.first[d] + 1) % written.shape[d]
+        return _own_index(Witness(found.first, tuple(second), found.address), other, written.dim())
     budget = [_SPLIT_LIMIT]
     for d in dims:
         found = _off_diagonal(written, wide, d, 0, written.shape[d], budget)

@@ -15,7 +15,7 @@ import torch
 
 from .._compat import tree_map
 from ..layout.overlap import ranges_overlap_witness
-from .geometry import Witness, byte_span
+from .geometry import Witness, byte_span, unwrapped
 
 __all__ = ["resized_overlaps"]
 
@@ -26,14 +26,12 @@ def _after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Siz
     metas: dict[int, torch.Tensor] = {}
 
     def meta(value: Any) -> Any:
-        if (
-            type(value) not in (torch.Tensor, torch.nn.Parameter)
-            or value.layout is not torch.strided
-        ):
+        plain = unwrapped(value)  # a subclass too: never run on the user's tensors
+        if plain is None or plain.layout is not torch.strided:
             return value
         if id(value) not in metas:
             metas[id(value)] = torch.empty_strided(
-                value.shape, value.stride(), dtype=value.dtype, device="meta"
+                plain.shape, plain.stride(), dtype=plain.dtype, device="meta"
             )
         return metas[id(value)]
 
@@ -49,8 +47,9 @@ def _after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Siz
 def resized_overlaps(
     func: Any, args: tuple, kwargs: dict, written: list, read: list
 ) -> list[tuple[Witness, torch.Tensor, torch.Tensor, str]]:
-    """``(witness, out, input, words)`` for each ``out=`` (of ``written``, each with ``.tensor``
-    and ``.name``) that the op resizes onto an input (of ``read``)."""
+    """``(witness, out, input, words)`` for each ``out=`` (of ``written``, each with ``.tensor``,
+    ``.name`` and ``.given``, the subclass tensor it unwraps, if any) that the op resizes onto an
+    input (of ``read``)."""
     outs = [a for a in written if a.name != "self"]
     if not outs or not read:
         return []
@@ -59,7 +58,7 @@ def resized_overlaps(
         return []
     found = []
     for out in outs:
-        shape = shapes.get(id(out.tensor))
+        shape = shapes.get(id(out.tensor if out.given is None else out.given))
         if shape is None or shape == out.tensor.shape:
             continue
         for other in read:

@@ -26,6 +26,7 @@ from .geometry import (
     out_of_bounds_witness,
     overlap_witness,
     same_view,
+    unwrapped,
 )
 from .resize import resized_overlaps
 
@@ -177,6 +178,7 @@ class _Arg(NamedTuple):
     tensor: torch.Tensor
     name: str
     item: int | None
+    given: Any = None  # the subclass tensor ``tensor`` is the plain geometry of, if any
 
 
 def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list[_Arg], list[_Arg]]:
@@ -189,18 +191,21 @@ def _split(rule: OpRule, args: tuple, kwargs: dict) -> tuple[list[_Arg], list[_A
         if value is None:
             continue
         into = written if is_written else read
-        if type(value) in _PLAIN_TYPES:
-            if _strided(value):
-                into.append(_Arg(value, name, None))
+        if isinstance(value, torch.Tensor):
+            plain = unwrapped(value)
+            if _strided(plain):
+                into.append(_Arg(plain, name, None, None if plain is value else value))
         else:  # a list of tensors (cat, _foreach_*, index_put_'s indices)
-            into.extend(
-                _Arg(t, name, i) for i, t in enumerate(_arrays_in(value, [])) if _strided(t)
-            )
+            for i, t in enumerate(_arrays_in(value, [])):
+                plain = unwrapped(t)
+                if _strided(plain):
+                    into.append(_Arg(plain, name, i))
     return written, read
 
 
 def _strided(t: Any) -> bool:
-    """A plain tensor with strides over a storage (not sparse, not nested, not a subclass)."""
+    """A plain tensor with strides over a storage (not sparse, not nested; a subclass only as
+    :func:`.geometry.unwrapped` makes it plain: a wrapper subclass is not checked)."""
     return type(t) in _PLAIN_TYPES and t.layout is torch.strided and not t.is_nested
 
 
@@ -228,8 +233,12 @@ def _all_inside(rule: OpRule, args: tuple, kwargs: dict) -> bool:
         if type(value) in _PLAIN_TYPES:
             if _strided(value) and not _inside(value):
                 return False
+        elif isinstance(value, torch.Tensor):
+            plain = unwrapped(value)
+            if _strided(plain) and not _inside(plain):
+                return False
         elif value is not None and not all(
-            _inside(t) for t in _arrays_in(value, []) if _strided(t)
+            _inside(p) for p in map(unwrapped, _arrays_in(value, [])) if _strided(p)
         ):
             return False
     return True
@@ -303,7 +312,7 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> lis
         return _custom_op_hazards(rule, written, read)
     if not written or rule.order_free or _copy_onto_itself(rule, written, read):
         return found
-    if _one_value_write(rule, args, kwargs, read):  # no order to depend on: only the indices
+    if _one_value_write(rule, args, kwargs, written, read):  # no order: only the indices
         return _write_hazards(rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False)
     found = _write_hazards(rule, written, read)
     if func is not None and rule.has_out:
@@ -325,15 +334,27 @@ def _copy_onto_itself(rule: OpRule, written: list[_Arg], read: list[_Arg]) -> bo
     )
 
 
-def _one_value_write(rule: OpRule, args: tuple, kwargs: dict, read: list[_Arg]) -> bool:
-    """Does every written element get one value?  A ``copy_`` from a one-element (or stride-0
-    everywhere) source; an ``index_fill_``, ``masked_fill_``, ``scatter_`` or (not accumulating)
-    ``index_put_`` of one value.  The order of such writes cannot matter."""
+def _one_value_write(
+    rule: OpRule, args: tuple, kwargs: dict, written: list[_Arg], read: list[_Arg]
+) -> bool:
+    """Does every written element get one value, the very bits it is read as?  A ``copy_`` from
+    a one-element (or stride-0 everywhere) source; an ``index_fill_``, ``masked_fill_``, or (not
+    reducing) ``scatter_`` or (not accumulating) ``index_put_`` of one value.  The order of such
+    writes cannot matter: where the value's own element is written, it is written with itself.
+    Not so for a reducing ``scatter_`` (``reduce="add"`` adds the value to it), nor for a value
+    read as another dtype or through a conjugate or negative bit (``copy_`` converts it)."""
     if rule.packet not in _ONE_VALUE_OPS:
         return False
     if rule.packet == "index_put_" and (args[3:4] or (kwargs.get("accumulate", False),))[0]:
         return False
-    return all(_one_value(a.tensor) for a in read if a.name not in _INDEX_ARGUMENTS)
+    if rule.packet == "scatter_" and kwargs.get("reduce") is not None:
+        return False
+    bits = {(a.tensor.dtype, a.tensor.is_conj(), a.tensor.is_neg()) for a in written}
+    return all(
+        _one_value(a.tensor) and (a.tensor.dtype, a.tensor.is_conj(), a.tensor.is_neg()) in bits
+        for a in read
+        if a.name not in _INDEX_ARGUMENTS
+    )
 
 
 def _one_value(t: torch.Tensor) -> bool:
@@ -383,10 +404,12 @@ def _write_hazards(
     entries = [(a, True) for a in written] + [(a, False) for a in read]
     for i, j in _meeting(entries):
         (w, _), (other, other_written) = entries[i], entries[j]
-        if not other_written and _same_elements_allowed(rule, w, other):
+        if not other_written and _sorted_in_place(rule, w, other):
+            continue
+        if not other_written and _same_elements_allowed(rule, w, other, written):
             if same_view(w.tensor, other.tensor):
                 continue
-            witness = other_index_witness(w.tensor, other.tensor)
+            witness = other_index_witness(w.tensor, other.tensor, not _copies_bits(rule, w, other))
         else:
             witness = overlap_witness(w.tensor, other.tensor)
         if witness is not None:
@@ -395,17 +418,50 @@ def _write_hazards(
     return found
 
 
+def _copies_bits(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+    """Does the op write each element with the very bits it reads (a ``copy_`` without a
+    conversion)?  Then an element written at the index that reads it is left as it was, and
+    the other indices a broadcast reads it at see it unchanged: ``m.copy_(m[:, :1])`` is exact."""
+    a, b = written.tensor, other.tensor
+    return (
+        rule.packet in ("copy_", "_foreach_copy_")
+        and other.name == "src"
+        and (a.dtype, a.is_conj(), a.is_neg()) == (b.dtype, b.is_conj(), b.is_neg())
+    )
+
+
 def _named(a: _Arg) -> str:
     return a.name if a.item is None else f"{a.name}[{a.item}]"
 
 
-def _same_elements_allowed(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+def _sorted_in_place(rule: OpRule, written: _Arg, other: _Arg) -> bool:
+    """``torch.sort(x, out=(x, i))``: ``sort.values`` copies ``self`` into ``values`` (a copy
+    onto itself is skipped) and then sorts ``values`` in place, reading nothing else of
+    ``self``; with ``values`` the very view of ``self`` (same elements, same shape) the result is
+    exact.  Any other overlap of the two stays a hazard."""
+    return (
+        rule.packet == "sort"
+        and written.name == "values"
+        and other.name == "self"
+        and written.tensor.dtype == other.tensor.dtype
+        and written.tensor.shape == other.tensor.shape
+        and same_view(written.tensor, other.tensor)
+    )
+
+
+def _same_elements_allowed(
+    rule: OpRule, written: _Arg, other: _Arg, all_written: list[_Arg]
+) -> bool:
     """May a written tensor share elements with a read one at the same index (and the same list
     position)?  An elementwise op reads each element before it writes it, and so does an op
     torch also runs in place when ``other`` is its ``self``.  (Two written tensors never may:
-    ``frexp(out=(m, m.view(torch.int32)))``.)"""
+    ``frexp(out=(m, m.view(torch.int32)))``.)  A single tensor read by a list op
+    (``_foreach_div_([s, t], s)``) is read for every entry: written by one entry, it is read
+    by the others, before or after."""
     if not (rule.elementwise or (rule.in_place_too and other.name == "self")):
         return False
+    if written.item is not None and other.item is None:
+        return all(a.item in (None, written.item) for a in all_written)
     return written.item is None or other.item is None or written.item == other.item
 
 

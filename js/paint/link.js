@@ -138,6 +138,15 @@ export function linkPicture(root, svg, list, { onStatus = () => {}, onHovered = 
   svg.addEventListener("mouseover", onOver);
   svg.addEventListener("mouseleave", onLeave);
   return {
+    /** Light the cell a `hovered` value names (after a new picture replaced the one hovered). */
+    restore(value) {
+      if (!value) return;
+      const same = (g, pairs) => pairs.every(([key, want]) => g.dataset[key] === String(want));
+      const node = value.tensor !== undefined
+        ? [...svg.querySelectorAll("g.sws-lcell")].find((g) => same(g, [["tensor", value.tensor], ["index", (value.index ?? []).join(",")]]))
+        : [...svg.querySelectorAll("g.sws-scell")].find((g) => same(g, [["storage", value.storage], ["cell", value.cell]]));
+      if (node) onOver({ target: node });
+    },
     detach() {
       svg.removeEventListener("mouseover", onOver);
       svg.removeEventListener("mouseleave", onLeave);

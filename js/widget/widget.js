@@ -141,6 +141,8 @@ function render({ model, el }) {
       holder.appendChild(htmlEl("div", "sw-error", String(error.message ?? error)));
     }
     setStatus(null);
+    // Python laid the picture out again (a new width) under the pointer: keep what it was on lit
+    link?.restore(model.get("hovered"));
   };
 
   // tell Python the px the picture has; it lays the picture out again when that moved by a cell

@@ -120,6 +120,16 @@ describe("hover linking", () => {
     expect(model.get("hovered")).toEqual({ storage: "s0", cell: 4 });
   });
 
+  it("a new picture laid out under the pointer keeps the hovered cell lit", () => {
+    const { el, model } = mount(aliases);
+    hover(el.querySelector('g.sws-scell[data-cell="4"] rect'));
+    model.set("picture", { ...aliases }); // Python laid it out again (another width)
+    const lit = el.querySelector('g.sws-scell[data-cell="4"]');
+    expect(lit.classList.contains("sw-hl-source")).toBe(true);
+    expect(el.querySelectorAll("g.sws-lcell.sw-hl").length).toBe(3);
+    expect(el.querySelector(".sw-status").textContent).toContain("storage[4]");
+  });
+
   it("moving on clears the old highlight; leaving clears all and sends null", () => {
     const { el, model } = mount(aliases);
     hover(el.querySelector('g.sws-scell[data-cell="4"] rect'));

@@ -54,6 +54,9 @@ def _cases():
                 yield case.name, tensors, case.wrap
     for k, tensors in enumerate(_random_views()):
         yield f"random-{k}", tensors, None
+    # a review's cases: a dense permuted view whose gaps (over 4,096 cells) are all read cells
+    yield "dense-permuted", {"p": torch.arange(60000.0).reshape(10, 20, 300).permute(2, 0, 1)}, None
+    yield "sparse-columns", {"c": torch.arange(3000.0).reshape(3, 1000)[:, ::7]}, None
 
 
 CASES_HERE = list(_cases())

@@ -90,6 +90,18 @@ def _read_in_gap(segment: dict[str, Any], layouts: list[Any]) -> int | None:
     if not segment["in_span"]:
         return 0
     start, stop = segment["start"], segment["stop"]
+    # dense layouts read every cell of their span once: the count is interval arithmetic
+    spans = [layout.span for layout in layouts if layout.span is not None]
+    dense = all(layout.span is None or (layout.is_dense and layout.element_cells == 1)
+                for layout in layouts)  # fmt: skip
+    if dense:
+        pieces = sorted((max(lo, start), min(hi + 1, stop)) for lo, hi in spans)
+        read, reach = 0, start
+        for lo, hi in pieces:
+            lo = max(lo, reach)
+            if hi > lo:
+                read, reach = read + hi - lo, hi
+        return read
     if stop - start > GAP_COUNT_LIMIT:
         return None
     cells = list(range(start, stop))

@@ -63,3 +63,29 @@ def test_complex_values_get_fewer_digits_the_hover_line_keeps_them_all():
             abs(complex(parse_number(text)) - complex(z.flatten()[cell])) <= 0.51 * 10**-digits * 2
         )
         assert title.split("= ")[1].split(" ")[0] == full[cell]  # every digit on hover
+
+
+def test_nan_and_inf_keep_their_text_on_a_marked_fill_where_values_are_colours():
+    """Complex values over a wide range do not fit even with one digit: a colour scale.  A value
+    with no place on it (nan, inf) is drawn as its word on the marked fill, never as a plain
+    cell that reads like an unread one; the others take scale colours."""
+    from stridewidget.style import STYLE
+
+    z = torch.tensor(
+        [1 + 3j, -2 + 1e-12j, 1e10 - 4j, complex(float("nan"), 1), complex(0, float("inf")), 0]
+    )
+    svg = sw.render_svg(z=z)
+    assert "too wide for the cells" in svg  # the colour scale is on
+    marked = STYLE["themes"]["light"]["phantom_bg"]
+    cells = re.findall(r'<g class="sws-scell"[^>]*data-cell="(\d+)"[^>]*>(.*?)</g>', svg)
+    special = {int(c) for c, body in cells if f'fill="{marked}"' in body}
+    truth = {
+        k
+        for k, v in enumerate(z.tolist())
+        if not (abs(v.real) < float("inf") and abs(v.imag) < float("inf") and v == v)
+    }
+    assert special == truth == {3, 4}
+    for cell, body in cells:
+        words = re.findall(r">([^<]*)</text>", body)
+        if int(cell) in truth:
+            assert any(w in ("nan", "inf", "-inf") or "nan" in w or "inf" in w for w in words), body

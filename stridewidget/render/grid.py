@@ -11,7 +11,7 @@ from typing import Any
 
 from ..scene.index import logical_index
 from .canvas import Canvas
-from .labels import group_digits, viridis
+from .labels import group_digits, special_text, viridis
 from .primitives import PAD, G, Group, Rect, text_width
 
 __all__ = ["draw_slice", "logical_cell_width"]
@@ -226,20 +226,26 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     if scale:
         fill, ink = scale
         muted_ink = ink
+    # on a colour scale, a value with no place on it (nan, ±inf) keeps its text on a marked fill
+    special = has_values and not show_values and scale is None and text is not None
+    stroke = c["cell_stroke"]
+    if special:
+        fill, ink, stroke = c["phantom_bg"], c["phantom_text"], c["phantom_stroke"]
     body: list = [
-        Rect(x, y, w, h, fill, c["cell_stroke"], rx=3),
+        Rect(x, y, w, h, fill, stroke, rx=3),
         Rect(x, y, 4, h, ("pattern", tensor["order"])),
     ]
     addr = f"@{group_digits(address)}" if address is not None else "@?"
     if not has_values:
         body.append(canvas.text(x + w / 2 + 2, y + h / 2 + 4, addr, fill=ink, anchor="middle"))
     else:
-        if show_values:
+        if show_values or special:
+            shown = special_text(text, w - 8) if special else text
             body.append(
                 canvas.text(
                     x + w / 2 + 2,
                     y + 12,
-                    "?" if text is None else text,
+                    "?" if shown is None else shown,
                     fill=ink,
                     anchor="middle",
                     role="v",

@@ -18,6 +18,7 @@ __all__ = [
     "group_digits",
     "reader_mark",
     "signed",
+    "special_text",
     "tensor_colour",
     "viridis",
 ]
@@ -60,6 +61,23 @@ def gap_words(segment: Mapping[str, Any]) -> str:
     if read == segment["stop"] - segment["start"]:
         return f"{count} read cells not drawn"
     return f"{count} cells not drawn, {group_digits(read)} of them read"
+
+
+def special_text(text: str, room: float) -> str:
+    """A value with no place on a colour scale (nan, ±inf) as text in ``room`` px: as it is
+    where it fits, else the special word it holds (the hover line has it whole).
+
+    >>> special_text("nan", 40), special_text("0.0000e+00+infj", 40), special_text("-inf+1.j", 40)
+    ('nan', 'inf', '-inf')
+    """
+    from .primitives import G
+
+    if len(text) * G["char_em"] * G["font_size"] <= room:
+        return text
+    for word in ("nan", "-inf", "inf"):
+        if word in text:
+            return word
+    return text[: max(1, int(room // (G["char_em"] * G["font_size"])) - 1)] + "…"
 
 
 def signed(stride: int) -> str:

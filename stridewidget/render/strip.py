@@ -17,7 +17,7 @@ from typing import Any
 
 from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
 from .canvas import Canvas
-from .labels import compact_marks, gap_words, group_digits, reader_mark, viridis
+from .labels import compact_marks, gap_words, group_digits, reader_mark, special_text, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, Text, text_width
 
 __all__ = ["draw_strip", "no_values_reason"]
@@ -409,7 +409,11 @@ def _storage_cell(
         if show_text or not readers
         else viridis(values[i] if values else None, storage.get("value_range"))
     )
-    if readers:
+    # on a colour scale, a value with no place on it (nan, ±inf) keeps its text on a marked fill
+    special = not show_text and readers and scale is None and text is not None
+    if special:
+        fill, stroke, dash = c["phantom_bg"], c["phantom_stroke"], None
+    elif readers:
         fill, stroke, dash = (scale[0] if scale else c["cell_bg"]), c["cell_stroke"], None
     else:
         fill, stroke, dash = c["untouched_bg"], c["untouched_stroke"], "3 2"
@@ -417,8 +421,10 @@ def _storage_cell(
     strip_h = G["strip_h"]
     if readers:
         body.extend(_reader_strip(readers, x, y, w, c))
-    if show_text and text is not None:
-        ink = c["text"] if readers else c["untouched_text"]
+    if special:
+        text = special_text(text, w - 4)
+    if (show_text or special) and text is not None:
+        ink = c["phantom_text"] if special else c["text"] if readers else c["untouched_text"]
         body.append(
             canvas.text(
                 x + w / 2,

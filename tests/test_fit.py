@@ -1,7 +1,7 @@
 """Issue 22 §3 (it fits): the collapse rule of the storage window, against brute force.
 
 In a storage longer than one strip, a run of at least ``COLLAPSE_RUN`` storage cells that no shown
-tensor reads is one gap segment ("⋯ 36 cells") instead of rows of cells.  The oracle is the layout
+tensor reads is one gap segment ("⋯ 36 unread") instead of rows of cells.  The oracle is the layout
 itself, enumerated element by element (``torch.as_strided`` over ``arange``: the storage index
 each element reads), never the scene's own touch counts.
 """
@@ -117,4 +117,4 @@ def test_a_short_storage_is_drawn_whole():
 
 def test_static_picture_marks_the_collapsed_runs():
     svg = sw.render_svg(v=torch.arange(1000.0)[::37])
-    assert svg.count("⋯ 36 cells") == 27
+    assert svg.count("⋯ 36 unread") == 27  # every run between two reads: unread, and said so

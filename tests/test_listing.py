@@ -127,6 +127,25 @@ def test_every_corpus_picture_fits_the_width_it_is_laid_out_for(width):
     assert not wide
 
 
+#: Pictures whose words are wider than a column: 25-D and 60-D facts lines and panel titles, a
+#: long name, a huge meta shape (issue 35: the fallback is laid out for a 900 px column).
+WORDY = {
+    "25-d": lambda: {"x": torch.zeros([1] * 25)},
+    "60-d": lambda: {"x": torch.zeros([1] * 60)},
+    "12-d": lambda: {"x": torch.zeros([2] * 12)},
+    "long-name": lambda: {"n" * 80: torch.arange(6.0).reshape(2, 3)},
+    "meta-shape": lambda: {"m": torch.empty(123456789, 987654321, device="meta")[::7, 3::11]},
+}
+
+
+@pytest.mark.parametrize("name", sorted(WORDY))
+def test_the_static_fallback_fits_a_900_px_column(name):
+    svg = sw.render_svg(**WORDY[name]())
+    width = float(re.search(r'<svg[^>]*? width="([\d.]+)"', svg).group(1))
+    assert width <= 900, f"{name}: {width} px"
+    assert 'style="max-width:100%;height:auto"' in svg  # and scales down in a narrower one
+
+
 def test_the_widget_lays_out_again_only_when_its_width_moves_by_a_cell():
     x = torch.arange(40.0).reshape(4, 10)
     w = sw.show(x, xt=x.t())

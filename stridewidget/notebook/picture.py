@@ -35,7 +35,7 @@ def layout_width(width: int | None) -> int:
     """The px a picture is laid out for, given what the front end reports.
 
     >>> layout_width(None), layout_width(100), layout_width(900), layout_width(5000)
-    (1240, 320, 900, 1600)
+    (900, 320, 900, 1600)
     """
     if width is None:
         return MAX_WIDTH

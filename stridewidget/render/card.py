@@ -14,7 +14,7 @@ from .canvas import Canvas
 from .facts import NOTATION, layout_summary
 from .grid import draw_slice, logical_cell_width
 from .labels import gap_note
-from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated
+from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
 
 __all__ = ["draw_card"]
 
@@ -41,7 +41,9 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
             if ndim == 4
             else f"panels along dims {', '.join(map(str, range(ndim - 2)))}"
         )
-        canvas.items.append(canvas.text(PAD, y, f"{outer}; {inner}", muted=True))
+        for k, line in enumerate(wrapped(f"{outer}; {inner}", _room(canvas), G["font_size"])):
+            y += G["line_h"] if k else 0
+            canvas.items.append(canvas.text(PAD, y, line, muted=True))
     y += 6 if ndim >= 3 else 2
     bottom = _slices(canvas, tensor, y, cell_w, show_values)
     return _finish_card(canvas, saved, saved_width, bottom)
@@ -61,19 +63,24 @@ def _head(canvas: Canvas, tensor: Mapping[str, Any]) -> float:
             bold=True,
         )
     )
-    y += G["line_h"]
     layout = tensor["layout"]
-    canvas.items.append(
-        Group(
-            "sws-facts",
-            [canvas.text(PAD, y, layout_summary(layout), muted=True)],
-            title=f"{layout['text']} — {NOTATION}",
-        )
-    )
-    for note in (tensor.get("reads") or {}).get("notes", ()):
+    lines = []
+    for line in wrapped(layout_summary(layout), _room(canvas), G["font_size"]):
         y += G["line_h"]
-        canvas.items.append(Group("sws-reads", [canvas.text(PAD, y, note, muted=True)]))
+        lines.append(canvas.text(PAD, y, line, muted=True))
+    canvas.items.append(Group("sws-facts", lines, title=f"{layout['text']} — {NOTATION}"))
+    for note in (tensor.get("reads") or {}).get("notes", ()):
+        lines = []
+        for line in wrapped(note, _room(canvas), G["font_size"]):
+            y += G["line_h"]
+            lines.append(canvas.text(PAD, y, line, muted=True))
+        canvas.items.append(Group("sws-reads", lines))
     return y + 10
+
+
+def _room(canvas: Canvas) -> float:
+    """The px a line of words has in a card: the width budget less the card's margins."""
+    return canvas.max_width - 3 * PAD
 
 
 def _slices(

@@ -12,7 +12,7 @@ from typing import Any
 from ..scene.index import logical_index
 from .canvas import Canvas
 from .labels import group_digits, special_text, viridis
-from .primitives import PAD, G, Group, Rect, text_width
+from .primitives import PAD, G, Group, Rect, text_width, wrapped
 
 __all__ = ["draw_slice", "logical_cell_width"]
 
@@ -63,7 +63,7 @@ def draw_slice(
         if b:
             y += 8  # between two blocks of one wide slice
         y, left, xs, right = _slice_head(
-            canvas, tensor, slice_, cell_w, pad, panel and not b, y, block
+            canvas, tensor, slice_, cell_w, pad, panel and not b, y, block, room - 2 * pad
         )
         y = _slice_rows(canvas, tensor, slice_, s, left, xs, y, cell_w, show_values, block)
         x = max(x, right)
@@ -108,22 +108,17 @@ def _slice_head(
     panel: bool,
     y: float,
     block: list[int],
+    room: float,
 ) -> tuple[float, float, dict[int, float], float]:
-    """The panel's title (``panel``) and the column indices of ``block`` from ``y`` down; the y
-    below them, the left edge of the cells, each column's x and the right edge."""
+    """The panel's title (``panel``, in lines of ``room`` px) and the column indices of ``block``
+    from ``y`` down; the y below them, the left edge of the cells, each column's x and the right
+    edge."""
     items = canvas.items
     if panel:
-        y += G["font_size"] + 2
-        items.append(
-            canvas.text(
-                pad,
-                y,
-                f"{tensor['name']}{slice_['label']}"
-                if len(tensor["name"]) <= 12
-                else slice_["label"],
-                muted=True,
-            )
-        )
+        name = tensor["name"] if len(tensor["name"]) <= 12 else ""
+        for line in wrapped(f"{name}{slice_['label']}", room, G["font_size"]):
+            y += G["font_size"] + 2
+            items.append(canvas.text(pad, y, line, muted=True))
         y += 4
     cols = slice_["cols"] if slice_["cols"] is not None else [None]
     left = pad + _row_label_w(slice_)

@@ -8,7 +8,6 @@ widget state).  Each tensor gets one summary line (the flags that matter for its
 from __future__ import annotations
 
 import html
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -50,24 +49,6 @@ def _facts(tensor: dict[str, Any]) -> str:
     )
 
 
-#: A static picture wider than this may not fit a narrow notebook column (the issue's 900 px
-#: window gives an 846 px box): it then says so above itself, so nothing is cut without a word.
-NARROW_COLUMN = 846
-
-
-def _scroll_hint(picture: str, ink: str) -> str:
-    """A visible line over a picture too wide for a narrow column, saying how wide it is."""
-    found = re.search(r'<svg[^>]*? width="(\d+)"', picture)
-    width = int(found.group(1)) if found else 0
-    if width <= NARROW_COLUMN:
-        return ""
-    return (
-        f'<div class="stridewidget-scroll-hint" style="color:{ink};font-size:12px;margin:0 0 4px">'
-        f"this picture is {group_digits(width)} px wide: in a narrower column, scroll sideways "
-        "for the rest →</div>"
-    )
-
-
 def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **named: Any) -> str:
     """Static HTML: the inline SVG plus each tensor's facts and ``explain()`` — no JS, no kernel.
 
@@ -94,7 +75,6 @@ def html_of(scene: Mapping[str, Any], picture: str, theme: str = "light") -> str
     )
     return (
         f'<div class="stridewidget-fallback" style="{html.escape(style)}">'
-        + _scroll_hint(picture, colours["text_muted"])
         + picture
         + "".join(_facts(tensor) for tensor in scene.get("tensors", []))
         + "</div>"

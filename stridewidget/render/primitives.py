@@ -8,6 +8,7 @@ is cut), and :func:`translated`, which moves primitives built at (0, 0) into pla
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,13 +27,15 @@ __all__ = [
     "px",
     "text_width",
     "translated",
+    "wrapped",
 ]
 
 G = STYLE["geometry"]
 LIMITS = STYLE["limits"]
-#: The picture's width budget in px (issue 10: legible at 1,280 px wide, margins included).  A
-#: static picture cannot reflow to a narrower page: the HTML fallback then says it scrolls.
-MAX_WIDTH = 1240
+#: The static picture's width budget in px: a 900 px notebook column (issue 35), margins included.
+#: The widget lays out for the width its column reports; a narrower page scales the static SVG
+#: down by its ``viewBox``, so nothing scrolls sideways.
+MAX_WIDTH = 900
 PAD = G["pad"]
 
 
@@ -120,6 +123,19 @@ def text_width(text: str, size: float) -> float:
     True
     """
     return len(text) * G["char_em"] * size
+
+
+def wrapped(text: str, room: float, size: float) -> list[str]:
+    """``text`` in lines of at most ``room`` px at ``size`` px, broken at spaces (a word longer
+    than a line is broken inside it); a continued line is indented.
+
+    >>> wrapped("shape (1, 1, 1) · strides (1, 1, 1)", 20 * G["char_em"] * 10, 10)
+    ['shape (1, 1, 1) ·', '    strides (1, 1,', '    1)']
+    """
+    chars = max(8, int(room / (G["char_em"] * size)))
+    if len(text) <= chars:
+        return [text]
+    return textwrap.wrap(text, chars, subsequent_indent="    ", break_on_hyphens=False) or [text]
 
 
 def translated(items: list, dx: float, dy: float) -> list:

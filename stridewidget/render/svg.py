@@ -202,7 +202,7 @@ def _document(picture: Picture) -> str:
     background = STYLE["themes"][picture.theme]["background"]
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sws-svg" role="img" width="{width}" '
-        f'height="{height}" viewBox="0 0 {width} {height}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
         f'font-family="{_text(geometry["font_family"])}" font-size="{geometry["font_size"]}" '
         f'data-theme="{_text(picture.theme)}"><title>{_text(picture.title)}</title>'
         f'<rect width="100%" height="100%" fill="{background}"/>'

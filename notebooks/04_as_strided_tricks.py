@@ -719,13 +719,14 @@ seed_myth("A9")
 # `sw.playground(x)` opens an editor over `x`'s storage: one number input per dim for size and
 # stride, the storage offset, add/remove a dim, and one button per trick above — the five tricks
 # done right (plus the opening "column" example) and the seed article's versions of them (dashed
-# buttons). On every edit the widget
-# redraws the storage grid (cells read more than once carry `×n`), the logical grid and the facts,
-# and says in words which standard op the setting is (`x.t()`, `x.unfold(1, 3, 1)`,
-# `x[:, 0:1].expand(4, 6)`, ...), which logical indices share a storage element, or why the
-# setting is refused. All of that runs in the browser, so it also works in a static HTML export of
-# this notebook, without a kernel. With a kernel, `pg.view` is the checked view for the current
-# setting and `pg.code` the `torch.as_strided(...)` call to copy.
+# buttons). On every edit the widget says in words, at once, which standard op the setting is
+# (`x.t()`, `x.unfold(1, 3, 1)`, `x[:, 0:1].expand(4, 6)`, ...), which logical indices share a
+# storage element, or why the setting is refused; that verdict runs in the browser, so it also
+# answers in a static HTML export of this notebook. The picture — the storage strip (cells read
+# more than once carry `×n`), x and the view — is laid out by Python on each edit, as every
+# stridewidget picture is; in a static export it stays the saved one and says that drawing another
+# needs a kernel. With a kernel, `pg.view` is the checked view for the current setting and
+# `pg.code` the `torch.as_strided(...)` call to copy.
 #
 # Below, the playground is left on the seed's checkerboard (`size (2, H//2, W//2)`,
 # `stride (2*W, 2, 2)`); without JavaScript its output shows the same picture as a static SVG.

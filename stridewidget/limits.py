@@ -78,8 +78,6 @@ GAP_COUNT_LIMIT = 4096
 
 #: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).
 PHANTOM_ENUMERATION_LIMIT = 200_000
-#: Storage elements whose values the playground embeds in the page (the rest is drawn as a gap).
-MAX_EMBEDDED_CELLS = 512
 #: A widget label taken from the caller's source longer than this reads worse than the generic one.
 MAX_SOURCE_LABEL = 40
 #: Pictures a sanitizer / fuzzer report draws at most: a long report stays a table to read.

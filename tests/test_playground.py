@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import stridewidget as sw
-from stridewidget.notebook.playground import MAX_EMBEDDED_CELLS, Playground
+from stridewidget.notebook.playground import Playground
 from stridewidget.render.primitives import MAX_WIDTH
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
@@ -60,7 +60,7 @@ def test_every_name_the_browser_gives_is_the_op_torch_builds(cases):
 def test_default_playground_is_a_small_arange_and_its_own_view():
     pg = sw.playground()
     assert (pg.base_shape, pg.base_strides, pg.storage_size) == ([4, 6], [6, 1], 24)
-    assert pg.cell_text == [str(i) for i in range(24)]
+    assert _shown_values(pg) == {i: str(i) for i in range(24)}  # arange: value = storage index
     assert torch.equal(pg.view, torch.arange(24).view(4, 6))
     assert pg.error == ""
 
@@ -142,28 +142,55 @@ def test_read_only_numpy_base_gives_read_only_views():
     assert not view.flags.writeable
 
 
-def test_big_storage_embeds_a_bounded_window():
+def _shown_values(pg: Playground) -> dict[int, str]:
+    """Storage index -> the value text the playground's picture shows for it."""
+    cells = pg.scene["storages"][0]["cells"]
+    texts = cells["text"] or [None] * len(cells["index"])
+    return dict(zip(cells["index"], texts, strict=True))
+
+
+def test_big_storage_draws_a_bounded_picture_of_what_the_view_reads():
     x = torch.arange(10**6)
     pg = sw.playground(x, size=(3, 3), stride=(10, 1))
-    assert len(pg.cell_text) == MAX_EMBEDDED_CELLS
     assert pg.storage_size == 10**6
     assert pg.view.tolist() == [[0, 1, 2], [10, 11, 12], [20, 21, 22]]
+    assert len(json.dumps(pg.picture)) < 200_000
+    shown = _shown_values(pg)
+    read = {int(v) for v in pg.view.flatten()}
+    assert read <= set(shown) and all(shown[i] == str(x[i].item()) for i in read)
 
 
-def test_embedded_window_starts_where_x_lives_in_a_big_storage():
+def test_the_picture_shows_x_where_it_lives_in_a_big_storage():
     big = torch.arange(10**6)
     x = big[500_000:500_024].view(4, 6)
     pg = sw.playground(x)
-    assert pg.cell_start == 500_000 and pg.cell_text[:2] == ["500000", "500001"]
-    assert len(pg.cell_text) == MAX_EMBEDDED_CELLS
-    tail = sw.playground(big[-3:])  # near the end: the window moves back inside the storage
-    assert tail.cell_start == 10**6 - MAX_EMBEDDED_CELLS and tail.cell_text[-1] == "999999"
+    shown = _shown_values(pg)
+    assert all(shown[i] == str(i) for i in range(500_000, 500_024))
+    tail = sw.playground(big[-3:])
+    assert _shown_values(tail)[10**6 - 1] == "999999"
 
 
 def test_meta_tensor_has_no_values_but_a_layout():
     pg = sw.playground(torch.empty(4, 6, device="meta"), size=(6, 4), stride=(1, 6))
-    assert pg.cell_text == [] and pg.error == ""
+    assert set(_shown_values(pg).values()) == {None} and pg.error == ""
     assert pg.view.shape == (6, 4)
+
+
+def test_an_edit_lays_the_picture_out_again_and_says_which_setting_it_shows():
+    x = torch.arange(24).view(4, 6)
+    pg = sw.playground(x)
+    pg.stride = [1, 4]
+    assert pg.drawn == {"size": [4, 6], "stride": [1, 4], "offset": 0}
+    view = pg.picture["tensors"][1]
+    assert view["walk"]["strides"] == [1, 4]
+    # two refused settings draw x alone (equal scenes) but not the same cells past the end
+    pg.stride = [7, 1]
+    first = json.dumps(pg.picture)
+    pg.stride = [8, 1]
+    assert json.dumps(pg.picture) != first and pg.drawn["stride"] == [8, 1]
+    escaping = sorted({8 * i + j for i in range(4) for j in range(6)} - set(range(24)))
+    drawn = re.findall(r'"sws-phantom", \{"cell": (\d+)\}', json.dumps(pg.picture))
+    assert [int(c) for c in drawn] == escaping[:16]
 
 
 def test_not_a_tensor_is_a_clear_type_error():

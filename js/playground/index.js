@@ -1,23 +1,21 @@
 // The as_strided playground (anywidget ESM): edit a view's size / stride / storage offset per dim,
-// load the five tricks and the seed article's versions of them, and see the view drawn by the
-// main widget's renderers (js/widget/).  All index math runs here (math.js, js/core/strides.js), so
-// it works in a static export.
+// load the five tricks and the seed article's versions of them.  The verdict on a setting (refused
+// or not, the op it is, its layout words, its overlap) is computed here as you type (math.js,
+// recognise.js, js/core/strides.js: twins of Python's checks), so it answers at once, also in a page
+// with no kernel.  The picture is Python's (the `picture` trait, laid out by
+// stridewidget/notebook/playground.py), painted and linked by the widget's painter (js/paint/);
+// in a page with no kernel it stays the one saved with the page and says so when the setting moves
+// away from it (`drawn`).
 // Bundled into stridewidget/notebook/static/playground.js (+ playground.css) by `npm run build`.
 import "../widget/widget.css";
 import "./playground.css";
 import { htmlEl } from "../widget/dom.js";
-import { drawFacts } from "../widget/facts.js";
-import { attachHover } from "../widget/hover.js";
-import { drawLogical } from "../widget/logical.js";
-import { indexScene } from "../core/scene.js";
-import { drawArrows } from "../widget/arrows.js";
-import { drawStorage } from "../widget/storage.js";
+import { followHostScheme } from "../widget/theme.js";
+import { pictureView } from "../paint/view.js";
 import { numel, tupleText } from "../core/strides.js";
-import { analyse, escapingCells, overlapText, pastTheEnd } from "./math.js";
-import { drawPhantoms } from "./phantom.js";
+import { analyse, overlapText, pastTheEnd } from "./math.js";
 import { presets } from "./presets.js";
 import { layoutWords, recognise } from "./recognise.js";
-import { baseTouchCounts, playgroundScene } from "./scene.js";
 
 let instances = 0;
 
@@ -31,9 +29,6 @@ export function readState(model) {
     dtype: model.get("dtype") ?? "",
     itemsize: model.get("itemsize") ?? 1,
     device: model.get("device") ?? "cpu",
-    cellStart: model.get("cell_start") ?? 0,
-    cellText: model.get("cell_text") ?? [],
-    cellValue: model.get("cell_value") ?? [],
     size: model.get("size") ?? [],
     stride: model.get("stride") ?? [],
     offset: model.get("offset") ?? 0,
@@ -74,14 +69,19 @@ export function verdict(state, badInput = null) {
   };
 }
 
-function explainText(result) {
-  const lines = [];
-  if (result.names.length) lines.push(`This is ${result.names[0]}${result.names[0] === "x" ? " itself" : ""}.`);
-  else lines.push("No standard op on x gives exactly this view.");
-  if (result.words.length) lines.push(`Layout: ${result.words.join(", ")}.`);
-  if (result.overlap) lines.push(result.overlap);
-  if (result.facts.hasOverlap === null) lines.push("Too many elements to check for overlap in the browser.");
-  return lines.join("\n");
+/** Whether the picture shows the setting being edited (`drawn` is the one Python laid out). */
+export function pictureIsCurrent(state, drawn) {
+  if (!drawn || !drawn.size) return false;
+  const same = (a, b) => a.length === b.length && a.every((v, i) => v === b[i]);
+  return same(state.size, drawn.size) && same(state.stride, drawn.stride) && state.offset === drawn.offset;
+}
+
+/** What the picture area says when the picture is not of the edited setting. */
+export function staleText(drawn, kernelFree) {
+  const shown = drawn?.size ? codeText(drawn) : "no setting";
+  return kernelFree
+    ? `The picture shows ${shown}, the setting saved with this page: drawing another needs a running kernel (Python lays the picture out). The verdict above is for the setting you typed.`
+    : `drawing the new setting… (the picture still shows ${shown})`;
 }
 
 function numberInput(value, label, onInput) {
@@ -99,6 +99,7 @@ function render({ model, el }) {
   instances += 1;
   const uid = `pg${instances}`;
   const root = htmlEl("div", "sw-root pg-root");
+  const stopFollowingScheme = followHostScheme(root, el);
   el.appendChild(root);
 
   const title = htmlEl("div", "pg-title");
@@ -114,11 +115,11 @@ function render({ model, el }) {
   copy.addEventListener("click", () => navigator.clipboard?.writeText(code.textContent));
   codeRow.append(code, copy);
   const status = htmlEl("div", "sw-status pg-status");
+  status.setAttribute("aria-live", "polite");
+  const stale = htmlEl("div", "pg-stale");
   const picture = htmlEl("div", "pg-picture");
-  root.append(title, presetBar, presetNote, controls, message, codeRow, status, picture);
+  root.append(title, presetBar, presetNote, controls, message, codeRow, status, stale, picture);
 
-  let current = { indexed: null, views: null };
-  let baseCounts; // x's touch counts: x is fixed for the widget's life, so counted once
   const idleStatus = "hover a cell: logical → storage address, storage → the elements that read it";
   const setStatus = (text) => {
     status.textContent = text ?? idleStatus;
@@ -239,7 +240,7 @@ function render({ model, el }) {
     }
   };
 
-  // --- drawing ----------------------------------------------------------------------------------
+  // --- the verdict (here, as you type) and the picture (Python's) ---------------------------
   const draw = () => {
     const state = readState(model);
     title.textContent =
@@ -265,38 +266,19 @@ function render({ model, el }) {
       message.appendChild(lead);
       if (result.words.length) message.appendChild(htmlEl("div", "pg-words", `Layout: ${result.words.join(", ")}.`));
       if (result.overlap) message.appendChild(htmlEl("div", "pg-overlap", result.overlap));
+      if (result.facts.hasOverlap === null) message.appendChild(htmlEl("div", "pg-words", "Too many elements to check for overlap in the browser."));
     }
-
-    if (baseCounts === undefined) baseCounts = baseTouchCounts(state);
-    const scene = playgroundScene(state, result.facts, result.facts ? explainText(result) : "", baseCounts);
-    const indexed = indexScene(scene);
-    const storage = scene.storages[0];
-    const drawn = drawStorage(storage, scene.tensors, storage.wrap, uid);
-    const viewTensor = indexed.tensors.get("t1");
-    // labels in the legend above the grid (no collisions); no arrows for a refused setting
-    drawArrows(drawn.arrows, viewTensor, drawn.layout, { legend: drawn.arrowLegend });
-    const views = { storages: new Map([["s0", drawn]]), storageCells: new Map([["s0", drawn.cells]]), logicalCells: new Map() };
-    const parts = [drawn.node];
-    // an escaping setting: draw the cells it would read past the end (the refusal text stays)
-    const escaping = result.escape ? escapingCells(state.size, state.stride, state.offset, state.storageSize) : null;
-    if (escaping?.total) parts.push(drawPhantoms(escaping, state.storageSize));
-    if (viewTensor) {
-      const card = htmlEl("div", "sw-tensor pg-view");
-      const header = htmlEl("div", "sw-tensor-header", `view = ${viewTensor.layout.text}`);
-      const body = htmlEl("div", "sw-tensor-body");
-      const logical = drawLogical(viewTensor, indexed);
-      for (const [key, node] of logical.cells) views.logicalCells.set(key, node);
-      body.append(logical.node, drawFacts(viewTensor));
-      card.append(header, body);
-      parts.push(card);
-    }
-    picture.replaceChildren(...parts);
-    current = { indexed, views };
-    hover.reset();
-    setStatus(null);
+    const drawn = model.get("drawn");
+    const current = !badInputs.size && pictureIsCurrent(state, drawn);
+    stale.textContent = current ? "" : staleText(drawn, Boolean(model.kernelFree));
+    root.dataset.pictureCurrent = String(current);
   };
 
-  const hover = attachHover(picture, model, () => current, { onStatus: setStatus });
+  const view = pictureView({
+    root, holder: picture, model, uid, onStatus: setStatus,
+    measure: () => Math.floor(picture.clientWidth), afterPaint: () => draw(),
+  });
+  const paint = view.paint;
 
   // Changes from Python (pg.stride = ...) move the controls.  An input already showing the
   // model's value is left alone (our own edits: the cursor stays), and so is one holding a
@@ -325,15 +307,20 @@ function render({ model, el }) {
   model.on("change:size", onSetting);
   model.on("change:stride", onSetting);
   model.on("change:offset", onSetting);
+  model.on("change:picture", paint);
+  model.on("change:drawn", draw);
   buildPresets();
   buildControls();
-  draw();
+  paint();
 
   return () => {
-    hover.detach();
+    stopFollowingScheme();
+    view.detach();
     model.off("change:size", onSetting);
     model.off("change:stride", onSetting);
     model.off("change:offset", onSetting);
+    model.off("change:picture", paint);
+    model.off("change:drawn", draw);
     root.remove();
   };
 }

@@ -23,8 +23,8 @@ export function fakeModel(initial) {
   };
 }
 
-export function mount(scene, extra = {}) {
-  const model = fakeModel({ scene, ...extra });
+export function mount(picture, extra = {}) {
+  const model = fakeModel({ picture, ...extra });
   const el = document.createElement("div");
   document.body.appendChild(el);
   const cleanup = widget.render({ model, el });

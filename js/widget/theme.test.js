@@ -1,6 +1,6 @@
 // The widget follows a colour scheme its host states (marimo), and the OS otherwise.
 import { afterEach, describe, expect, it } from "vitest";
-import aliases from "../fixtures/aliases.json";
+import aliases from "../fixtures/picture_aliases.json";
 import { mount } from "./testing.js";
 
 afterEach(() => {
@@ -22,7 +22,7 @@ describe("followHostScheme", () => {
     document.body.appendChild(el);
     const { default: widget } = await import("./widget.js");
     const { fakeModel } = await import("./testing.js");
-    const cleanup = widget.render({ model: fakeModel({ scene: aliases }), el });
+    const cleanup = widget.render({ model: fakeModel({ picture: aliases }), el });
     const root = el.querySelector(".sw-root");
     expect(root.dataset.swScheme).toBe("dark");
     el.style.colorScheme = "light";

@@ -19,13 +19,9 @@
 import "./widget.css";
 import { htmlEl } from "./dom.js";
 import { followHostScheme } from "./theme.js";
-import { paintPicture } from "../paint/paint.js";
-import { linkPicture } from "../paint/link.js";
+import { pictureView } from "../paint/view.js";
 
 let instances = 0;
-
-/** Debounce of the width the widget reports to Python (ms). */
-const WIDTH_DEBOUNCE_MS = 150;
 
 export const CELL_MODES = ["both", "values", "index"];
 const MODE_LABELS = { both: "both", values: "values", index: "storage index" };
@@ -121,45 +117,8 @@ function render({ model, el }) {
   root.append(toolbar, holder);
   setStatus(null);
 
-  let link = null;
-  const publish = (value) => {
-    if (JSON.stringify(model.get("hovered") ?? null) === JSON.stringify(value)) return;
-    model.set("hovered", value);
-    model.save_changes();
-  };
-  const paint = () => {
-    link?.detach();
-    link = null;
-    holder.replaceChildren();
-    const list = model.get("picture");
-    if (!list || !list.v) return;
-    try {
-      const svg = paintPicture(list, uid);
-      holder.appendChild(svg);
-      link = linkPicture(root, svg, list, { onStatus: setStatus, onHovered: publish });
-    } catch (error) {
-      holder.appendChild(htmlEl("div", "sw-error", String(error.message ?? error)));
-    }
-    setStatus(null);
-    // Python laid the picture out again (a new width) under the pointer: keep what it was on lit
-    link?.restore(model.get("hovered"));
-  };
-
-  // tell Python the px the picture has; it lays the picture out again when that moved by a cell
-  let timer = 0;
-  const report = () => {
-    timer = 0;
-    const width = availableWidth(root);
-    if (width > 0 && width !== model.get("width")) {
-      model.set("width", width);
-      model.save_changes();
-    }
-  };
-  const resized = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
-    clearTimeout(timer);
-    timer = setTimeout(report, WIDTH_DEBOUNCE_MS);
-  });
-  resized?.observe(root);
+  const view = pictureView({ root, holder, model, uid, onStatus: setStatus, measure: () => availableWidth(root) });
+  const paint = view.paint;
 
   model.on("change:picture", paint);
   model.on("change:wrap", wrap.show);
@@ -167,9 +126,7 @@ function render({ model, el }) {
 
   return () => {
     stopFollowingScheme();
-    resized?.disconnect();
-    clearTimeout(timer);
-    link?.detach();
+    view.detach();
     model.off("change:picture", paint);
     model.off("change:wrap", wrap.show);
     root.remove();

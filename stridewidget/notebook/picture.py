@@ -98,8 +98,13 @@ class LaidOut(traitlets.HasTraits):
         if key == self._laid and self._laid_picture is not None:
             return
         self._laid, self._laid_width = key, layout_width(self.width)
-        self._laid_picture = laid_out(scene, self.width, wrap)
+        self._laid_picture = self._draw(scene, layout_width(self.width), wrap)
         self.picture = display_list(self._laid_picture)
+
+    def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
+        """The picture of ``scene`` for ``width`` px (a widget may add to it: the playground's
+        cells past the end)."""
+        return laid_out(scene, width, wrap)
 
     def fallback_svg(self) -> str | None:
         """The static SVG of the picture as laid out, when it was laid out for the fallback's

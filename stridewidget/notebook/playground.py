@@ -1,11 +1,16 @@
 """The ``as_strided`` playground: edit a view's size, stride and storage offset over a real storage.
 
-The widget's front end (``js/playground/``, bundled into ``static/playground.js``) does all the index
-math in the browser — bounds, overlap, the standard op a setting equals — so it also works in a static
-HTML export with no kernel; the storage values it shows are embedded once.  With a kernel, the
-current setting is synced back: :attr:`Playground.view` is the checked :func:`stridewidget.as_strided`
-view and :attr:`Playground.code` the ``torch.as_strided`` call to copy.  A setting that would leave
-the storage is refused by the same checks on both sides and never reaches ``torch.as_strided``.
+Python lays the picture out (x and the view, one picture as :func:`stridewidget.show` draws it,
+plus the cells a refused setting would read past the storage's end) and sends it as the
+``picture`` trait (:class:`~stridewidget.notebook.picture.LaidOut`); the front end
+(``js/playground/``, bundled into ``static/playground.js``) paints it with the widget's painter
+and linker.  The verdict on a setting — bounds, overlap, the standard op it equals — the front end
+computes itself as you type (``js/playground/math.js``, the twin of the checks here), so it answers
+at once and also in a page with no kernel; there the picture stays the one saved with the page
+and says that drawing another needs a kernel (``drawn`` names the setting it shows).  With a
+kernel, :attr:`Playground.view` is the checked :func:`stridewidget.as_strided` view and
+:attr:`Playground.code` the ``torch.as_strided`` call to copy.  A setting that would leave the
+storage is refused by the same checks on both sides and never reaches ``torch.as_strided``.
 """
 
 from __future__ import annotations
@@ -18,29 +23,19 @@ from typing import Any
 import traitlets
 
 from ..adapters.as_strided import as_strided
-from ..adapters.inspect import inspect, read_cells
-from ..adapters.numbers import value_texts
+from ..adapters.inspect import inspect
 from ..adapters.numpy import is_ndarray, numpy_storage_view
 from ..errors import LayoutError
 from ..layout.ints import as_index, as_indices
-from ..limits import MAX_EMBEDDED_CELLS
+from .picture import LaidOut, laid_out
 from .static import read_static
 from .widget import StaticFallbackWidget
 
-__all__ = ["MAX_EMBEDDED_CELLS", "Playground", "playground"]
+__all__ = ["Playground", "playground"]
 
 
 def _python_tuple(values: Sequence[int]) -> str:
     return "(" + ", ".join(str(v) for v in values) + ("," if len(values) == 1 else "") + ")"
-
-
-def _cell_texts(storage: Any, start: int, count: int) -> tuple[list[str], list[float | None]]:
-    from ..scene.values import stored_dtype  # one formatting rule for every renderer
-
-    raw = read_cells(storage, range(start, start + count))
-    if raw is None:  # meta tensors have no values
-        return [], []
-    return value_texts(raw.tolist(), stored_dtype(storage, raw))
 
 
 def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: int) -> Any:
@@ -70,7 +65,7 @@ def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: i
     return np.asarray(_Window())
 
 
-class Playground(StaticFallbackWidget):
+class Playground(LaidOut, StaticFallbackWidget):
     """Edit ``size``, ``stride`` and ``storage_offset`` over a tensor's storage and watch the view.
 
     Build it with :func:`playground`.  The traits ``size``, ``stride`` and ``offset`` follow the
@@ -91,10 +86,10 @@ class Playground(StaticFallbackWidget):
     dtype = traitlets.Unicode("").tag(sync=True)
     itemsize = traitlets.Int(1).tag(sync=True)
     device = traitlets.Unicode("cpu").tag(sync=True)
-    # values of storage elements [cell_start, cell_start + len(cell_text)), formatted as elsewhere
-    cell_start = traitlets.Int(0).tag(sync=True)
-    cell_text = traitlets.List(traitlets.Unicode()).tag(sync=True)
-    cell_value = traitlets.List(traitlets.Float(allow_none=True)).tag(sync=True)
+    # what Python lays out (x and the checked view; not synced: the front end gets `picture`)
+    scene = traitlets.Dict()
+    # the setting `picture` shows: a page with no kernel compares it with the one being edited
+    drawn = traitlets.Dict().tag(sync=True)
     # the edited view (both ways)
     size = traitlets.List(traitlets.Int()).tag(sync=True)
     stride = traitlets.List(traitlets.Int()).tag(sync=True)
@@ -131,12 +126,6 @@ class Playground(StaticFallbackWidget):
         else:  # a torch.Tensor: inspect() refused everything else
             self._storage = base
         self._base = base
-        # The embedded window: from where x starts (its own elements first), moved back so that
-        # it stays inside the storage.
-        count = min(layout.storage_size, MAX_EMBEDDED_CELLS)
-        low = layout.span[0] if layout.span is not None else layout.offset
-        start = max(0, min(low, layout.storage_size - count))
-        texts, numbers = _cell_texts(base, start, count)
         size = layout.shape if size is None else size
         stride = layout.strides if stride is None else stride
         super().__init__(
@@ -147,9 +136,6 @@ class Playground(StaticFallbackWidget):
             dtype=layout.dtype,
             itemsize=layout.itemsize,
             device=layout.device,
-            cell_start=start,
-            cell_text=texts,
-            cell_value=numbers,
             # as as_strided takes them: 2.7, "34" and True are refused, never truncated
             size=list(as_indices(size, "playground size", int64=False)),
             stride=list(as_indices(stride, "playground stride", int64=False)),
@@ -160,11 +146,38 @@ class Playground(StaticFallbackWidget):
             ),
             **kwargs,
         )
-        self._check()
+        self._redraw()
 
     @traitlets.observe("size", "stride", "offset")
     def _on_setting(self, _change: Any) -> None:
-        self._check()
+        self._redraw()
+
+    def _redraw(self) -> None:
+        """Check the setting and lay out its picture: x and the view, or x alone when refused."""
+        from ..scene.build import build_scene
+
+        view = self._check()
+        tensors = {"x": self._storage} if view is None else {"x": self._storage, "view": view}
+        setting = {"size": list(self.size), "stride": list(self.stride), "offset": self.offset}
+        self._laid = None
+        self.scene = build_scene(tensors)  # lays the picture out (LaidOut observes it) ...
+        if self._laid is None:  # ... unless it equals the last: the escaping cells still moved
+            self.lay_out()
+        self.drawn = setting
+
+    def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Any:
+        """The picture, with the cells a refused setting would read past the storage's end."""
+        from ..render.phantom import below, escaping_cells, phantom_picture
+
+        picture = laid_out(scene, width, wrap)
+        if not self.error:
+            return picture
+        found = escaping_cells(self.size, self.stride, self.offset, self.storage_size)
+        if not found or not found[0]:
+            return picture
+        cells, total = found
+        more = phantom_picture(self.storage_size, cells, total, width=width, roles=True)
+        return below(picture, more)
 
     def _check(self) -> Any:
         """The checked view for the current setting, or None; keeps ``error`` up to date."""
@@ -215,24 +228,16 @@ class Playground(StaticFallbackWidget):
         return self.summary()
 
     def _static_html(self) -> str:
-        """The picture without JavaScript: the shared renderer's SVG of x and the view."""
+        """The picture without JavaScript: the SVG of the picture the widget laid out."""
+        from ..render.html import html_of
+        from ..render.primitives import MAX_WIDTH
+        from ..render.svg import svg_of_picture
+
         text = f"<pre>{html.escape(self.summary())}</pre>"
-        view = self._check()
-        try:
-            from ..render import render_html
-            from ..render.phantom import escaping_cells, phantom_picture
-            from ..render.svg import svg_of
-            from ..scene.build import build_scene
-        except ImportError:  # the SVG renderer is optional for the playground
-            return text
-        if view is not None:
-            return text + render_html(build_scene({"x": self._storage, "view": view}))
-        # refused: draw the elements it would read past the storage's end, as the live one does
-        found = escaping_cells(self.size, self.stride, self.offset, self.storage_size)
-        if not found or not found[0]:
-            return text
-        cells, total = found
-        return text + svg_of(phantom_picture(self.storage_size, cells, total), "swpg")
+        picture = self._laid_picture
+        if picture is None or self._laid_width != MAX_WIDTH:  # laid out for another column
+            picture = self._draw(self.scene, MAX_WIDTH, None)
+        return text + html_of(self.scene, svg_of_picture(picture))
 
 
 def playground(

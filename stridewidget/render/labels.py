@@ -101,8 +101,7 @@ def reader_mark(tensor: Mapping[str, Any], count: int | None) -> str:
 def compact_marks(marks: Sequence[str], fits: Callable[[str], bool]) -> str:
     """A crowded cell's readers as one text: their marks run together (``AB×2C?D``: a mark is a
     letter, its digits and its count), or the first marks that ``fits`` allows plus how many
-    are left (``ABC+3``), or at worst ``+N``: never nothing.  The widget's ``compactMarks``
-    (js/widget/storage.js) follows the same rule.
+    are left (``ABC+3``), or at worst ``+N``: never nothing.
 
     >>> compact_marks(["A", "B×2", "C?", "D"], lambda t: len(t) <= 8)
     'AB×2C?D'

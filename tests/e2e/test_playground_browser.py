@@ -1,9 +1,11 @@
 """The as_strided playground in a real browser (Debian's Chromium driven by Playwright).
 
-(a) a static export — widget state embedded, no kernel: editing a stride redraws the view and shows
-    the refusal message, all computed in the page;
+(a) a static export — widget state embedded, no kernel: editing a stride gives its verdict (the op
+    it is, its overlap, the refusal message) computed in the page; the picture, which Python lays
+    out, stays the saved one and says that drawing another needs a kernel;
 (b) a live JupyterLab: a stride edit in the page reaches the kernel, where ``pg.view`` is the checked
-    view for the new setting, and a setting made in Python moves the controls.
+    view for the new setting and Python's picture of it is painted; a setting made in Python moves
+    the controls.
 
 Screenshots go to ``artifacts/screenshots/``.
 """
@@ -34,7 +36,9 @@ def _standalone_page(widget, title: str) -> str:
 
 
 def _logical_values(root) -> list[str]:
-    return root.locator(".pg-view .sw-cell-text").all_text_contents()
+    """The values the painted view (the picture's second tensor) shows, row-major."""
+    cells = root.locator('.pg-picture g.sws-lcell[data-tensor="t1"] text.sws-role-v')
+    return cells.all_text_contents()
 
 
 def _stride_input(root, dim: int):
@@ -56,14 +60,21 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     assert "This is x itself" in root.locator(".pg-message").inner_text()
     _shot(page, "playground_static_start")
 
-    # stride 1 -> 0 along dim 1: every row becomes a broadcast of its first element
+    # hover linking on the painted picture: a logical cell lights the storage element it reads
+    root.locator(
+        '.pg-picture g.sws-lcell[data-tensor="t1"][data-r="2"][data-c="3"] rect'
+    ).first.hover()
+    lit = root.locator(".pg-picture g.sws-scell.sw-hl")
+    assert lit.count() == 1 and lit.get_attribute("data-cell") == str(2 * 6 + 3)
+    assert "storage[15]" in root.locator(".pg-status").inner_text()
+
+    # stride 1 -> 0 along dim 1: the verdict is the page's own, at once; the picture needs Python
     _stride_input(root, 1).fill("0")
     assert root.locator(".pg-op").inner_text() == "x[:, 0:1].expand(4, 6)"
-    assert _logical_values(root) == [str(6 * (i // 6)) for i in range(24)]
     assert "storage[0] is read by (0, 0), (0, 1)" in root.locator(".pg-overlap").inner_text()
-    assert (
-        root.locator(".sw-storage .sw-count").all_text_contents() == ["xV×6"] * 4
-    )  # whose reads, not a bare count
+    stale = root.locator(".pg-stale").inner_text()
+    assert "needs a running kernel" in stale and "stride=(6, 1)" in stale
+    assert _logical_values(root) == [str(i) for i in range(24)]  # the saved picture, said so
     _shot(page, "playground_static_broadcast")
 
     # out of bounds: the page refuses it with the very message Python gives
@@ -74,7 +85,6 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     refusal = root.locator(".pg-refusal").inner_text()
     assert refusal == f"Refused (never sent to torch.as_strided): {python_says}"
     assert root.locator(".pg-escape").inner_text().startswith("3 of the 24 logical indices")
-    assert root.locator(".pg-view").count() == 0
     _shot(page, "playground_static_refused")
 
     # still usable: a preset loads, and the seed's checkerboard shows its overlap
@@ -87,17 +97,10 @@ def test_static_export_edits_without_a_kernel(page, tmp_path):
     assert "Overlaps itself" in root.locator(".pg-overlap").inner_text()
     root.locator('button[data-preset="checkerboard"]').click()
     assert root.locator(".pg-op").inner_text() == "sw.tricks.checkerboard(x)"
-    expected = sw.tricks.checkerboard(torch.arange(24).view(4, 6)).flatten().tolist()
-    assert _logical_values(root) == [str(v) for v in expected]
-    _shot(page, "playground_static_checkerboard")
-
-    # hover linking: a logical cell lights up the storage element it reads, with the formula
-    root.locator('.pg-view .sw-lcell[data-slice="1"][data-r="1"][data-c="2"]').hover()
-    lit = root.locator(".sw-scell.sw-hl")
-    assert lit.count() == 1 and lit.get_attribute("data-cell") == str(
-        expected[6 * 1 + 3 * 1 + 2]
-    )  # view[0, 1, 1, 2]
-    assert "storage[" in root.locator(".pg-status").inner_text()
+    # back to the saved setting: the picture is current again
+    root.locator('button[data-preset="base"]').click()
+    assert root.locator(".pg-stale").inner_text() == ""
+    assert root.get_attribute("data-picture-current") == "true"
 
     # the theme follows the page: a dark page gets a dark widget
     page.emulate_media(color_scheme="dark")
@@ -130,10 +133,14 @@ def test_jupyterlab_edit_reaches_pg_view(lab_server, page):
     root.wait_for(timeout=90_000)
     assert _logical_values(root) == [str(i) for i in range(24)]
 
-    # page -> kernel: the edit syncs and pg.view is the checked view for it
+    # page -> kernel: the edit syncs, pg.view is the checked view for it, Python's picture is painted
     _stride_input(root, 1).fill("0")
     assert root.locator(".pg-op").inner_text() == "x[:, 0:1].expand(4, 6)"
     assert poll_kernel(page, "pg.stride", "[6, 0]") == "[6, 0]"
+    page.wait_for_function(
+        "r => r.dataset.pictureCurrent === 'true'", arg=root.element_handle(), timeout=20_000
+    )
+    assert _logical_values(root) == [str(6 * (i // 6)) for i in range(24)]
     assert kernel_eval(page, "torch.equal(pg.view, x[:, 0:1].expand(4, 6)), pg.view.stride()") == (
         "(True, (6, 0))"
     )
@@ -146,6 +153,14 @@ def test_jupyterlab_edit_reaches_pg_view(lab_server, page):
     _stride_input(root, 0).fill("9")
     page_message = root.locator(".pg-refusal").inner_text()
     assert poll_kernel(page, "pg.view is None", "True") == "True"
+    page.wait_for_function(
+        "r => r.dataset.pictureCurrent === 'true'", arg=root.element_handle(), timeout=20_000
+    )
+    escaping = sorted({9 * i + 0 * j for i in range(4) for j in range(6)} - set(range(24)))
+    phantoms = root.locator(".pg-picture g.sws-phantom").evaluate_all(
+        "els => els.map(e => Number(e.dataset.cell))"
+    )
+    assert phantoms == escaping
     python_error = kernel_eval(page, "print(pg.error)").strip()
     assert page_message == f"Refused (never sent to torch.as_strided): {python_error}"
     _shot(page, "playground_lab_refused")
@@ -153,6 +168,9 @@ def test_jupyterlab_edit_reaches_pg_view(lab_server, page):
     # kernel -> page: a setting made in Python moves the controls and the picture
     kernel_eval(page, "pg.size, pg.stride = [6, 4], [1, 6]")
     root.locator(".pg-op", has_text="x.t()").wait_for(timeout=20_000)
+    page.wait_for_function(
+        "r => r.dataset.pictureCurrent === 'true'", arg=root.element_handle(), timeout=20_000
+    )
     assert root.locator(".pg-stride").evaluate_all("els => els.map(e => e.value)") == ["1", "6"]
     expected = [str(v) for v in range(24)]
     transposed = [expected[6 * c + r] for r in range(6) for c in range(4)]

@@ -26,7 +26,7 @@ from .found import (
     row_ops,
     row_ops_parts,
 )
-from .guard import compiled_calls_note, eager_model, state_kept
+from .guard import check_materialised, compiled_calls_note, eager_model, state_kept
 from .html import report_html
 from .profiler import USER_PROFILER_NOTE
 from .step import audited_step
@@ -129,10 +129,10 @@ class AuditReport:
         """Bytes copied in the audited step: the sum over :attr:`copies`."""
         return sum(c.bytes for c in self.copies)
 
-    def _group(self, key: Callable[[AuditCopy], str]) -> list[Row]:
+    def _group(self, key: Callable[[AuditCopy], str], scalars_apart: bool = True) -> list[Row]:
         groups: dict[tuple[str, str], list[AuditCopy]] = {}
         for item in self.copies:
-            name = SCALARS_ROW if item.wrapped_scalar else key(item)
+            name = SCALARS_ROW if scalars_apart and item.wrapped_scalar else key(item)
             groups.setdefault((name, item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
@@ -144,9 +144,14 @@ class AuditReport:
         """Source line → count, bytes, ATen ops; forward and backward apart, most bytes first."""
         return self._group(lambda item: item.where)
 
-    def by_module(self) -> list[Row]:
-        """Module path → count, bytes, ATen ops; forward and backward apart, most bytes first."""
-        return self._group(lambda item: item.module or TOP)
+    def by_module(self, scalars_apart: bool = False) -> list[Row]:
+        """Module path → count, bytes, ATen ops; forward and backward apart, most bytes first.
+
+        Each key is a module path (``(model)`` for the model itself): a wrapped Python scalar's
+        copy is under the module that made it, unless ``scalars_apart``, which groups them in
+        one row as the tables show them.
+        """
+        return self._group(lambda item: item.module or TOP, scalars_apart)
 
     @cached_property
     def suggestions(self) -> list[Suggestion]:
@@ -179,7 +184,7 @@ class AuditReport:
     def to_text(self, max_rows: int = 15) -> str:
         """The summary and the top rows of both tables as plain text."""
         lines = [self.summary()]
-        for title, rows in (("by line", self.by_line()), ("by module", self.by_module())):
+        for title, rows in (("by line", self.by_line()), ("by module", self.by_module(True))):
             if not rows:
                 continue
             lines.append(f"\n{title}:")
@@ -294,6 +299,7 @@ def audit(
             f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
             f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
         )
+    check_materialised(model)
     model, note = eager_model(model)
     notes = [note] if note else []
     if profiler_running():  # the user's own: the audit starts no session of its own

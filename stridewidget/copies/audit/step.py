@@ -226,6 +226,8 @@ def _backward(
     """The gradients of the parameters, each backward op tracked alone; the recorder holding
     the backward log and each event's autograd node."""
     roots = differentiable(output, loss_fn)
+    if _reentrant_checkpoint(roots):  # else, with no path to a parameter, silently no gradient
+        raise RuntimeError(REENTRANT_CHECKPOINT) from None
     origins.resolve(roots)
     params = [p for p in model.parameters() if p.requires_grad]
     backward_recorder = BackwardRecorder(CopyLog(), forward_recorder.blank)
@@ -241,8 +243,6 @@ def _backward(
         try:
             grads = gradients(roots, params)
         except Exception as error:
-            if isinstance(error, RuntimeError) and _reentrant_checkpoint(roots):
-                raise RuntimeError(REENTRANT_CHECKPOINT) from None
             if str(error).startswith("sw.audit"):  # the audit's own words
                 raise
             raise RuntimeError(
@@ -271,7 +271,8 @@ SPARSE_ACCUMULATED = (
 #: The error for a model that uses reentrant activation checkpointing.
 REENTRANT_CHECKPOINT = (
     "sw.audit: the model uses torch.utils.checkpoint(..., use_reentrant=True), whose backward "
-    "cannot run under torch.autograd.grad (which the audit uses to leave .grad alone); pass "
+    "reaches the parameters inside it only through a backward() that writes every .grad (the "
+    "audit's backward(inputs=parameters) leaves .grad alone and would get no gradient); pass "
     "use_reentrant=False (torch's recommended setting; the audit then reports each recomputed "
     "copy at its line), or backward=False to audit the forward only"
 )
@@ -279,7 +280,7 @@ REENTRANT_CHECKPOINT = (
 
 def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
     """Is a reentrant checkpoint's node (``CheckpointFunctionBackward``) in the graph of
-    ``roots``?  Walked only when backward failed."""
+    ``roots``?"""
     seen: set[int] = set()
     nodes = [r.grad_fn for r in roots if r.grad_fn is not None]
     while nodes:

@@ -219,3 +219,75 @@ def test_the_channels_last_edit_is_offered_only_where_it_makes_the_view_contiguo
     made = nhwc.view(nhwc.patches(x.contiguous(memory_format=torch.channels_last)))
     assert ("run the patch convolution channels-last" in edit.fix) == made.is_contiguous()
     assert made.is_contiguous() == (name == "batch-first")
+
+
+class _CheckpointsATorchModule(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layer = torch.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)
+
+    def forward(self, x):
+        return checkpoint(self.layer, x, use_reentrant=False)
+
+
+def test_a_recomputed_torch_module_is_placed_at_the_users_checkpoint_line(tmp_path):
+    import inspect
+
+    source, first = inspect.getsourcelines(_CheckpointsATorchModule.forward)
+    (line,) = [first + i for i, text in enumerate(source) if "checkpoint(" in text]  # Python's
+    torch.manual_seed(0)
+    report = sw.audit(_CheckpointsATorchModule(), torch.randn(2, 5, 8).transpose(0, 1))
+    recomputed = [c for c in report.copies if c.recompute]
+    assert recomputed
+    for item in recomputed:
+        assert item.where.endswith(f"test_audit_round4.py:{line} (recompute)"), item.where
+        assert item.detail.startswith("torch/nn/")  # the library line: the detail
+    report.to_html(str(tmp_path / "audit.html"), budget_s=0)
+    page = (tmp_path / "audit.html").read_text()
+    assert "unknown&gt;" not in page and "<unknown>" not in report.to_text(max_rows=100)
+
+
+class _InPlaceOnAView(torch.nn.Module):
+    """``mul_`` on a slice: backward's CopySlices writes the slice's gradient back in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(64, 64)
+
+    def forward(self, x):
+        y = self.linear(x)
+        y[:, :32].mul_(torch.sigmoid(y[:, 32:]).detach())
+        return y
+
+
+def _copy_slices_bytes(model, x) -> int:
+    """The profiler's: bytes the data-moving ops run directly by CopySlices moved."""
+    import math
+
+    from torch.profiler import ProfilerActivity, profile
+
+    output = model(x)
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
+        output.sum().backward()
+    for p in model.parameters():
+        p.grad = None
+    moved = 0
+    for event in prof.events():
+        parent = event.cpu_parent
+        if parent is None or "CopySlices" not in parent.name:
+            continue
+        if event.name in ("aten::copy_", "aten::clone"):
+            source = event.input_shapes[1 if event.name == "aten::copy_" else 0]
+            moved += math.prod(source) * x.element_size()
+    return moved
+
+
+def test_copy_slices_second_write_is_counted_in_the_note():
+    torch.manual_seed(0)
+    model, x = _InPlaceOnAView(), torch.randn(128, 64)
+    report = sw.audit(model, x)
+    copied = sum(c.bytes for c in report.copies if c.call.startswith("CopySlices"))
+    written = sum(size for phase, call, size in report.in_place_writes if call == "CopySlices")
+    assert written > 0 and copied + written == _copy_slices_bytes(model, x)
+    assert "not counted as copies: 1 in-place write" in report.summary()
+    assert "by CopySlices in backward" in report.note

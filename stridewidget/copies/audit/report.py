@@ -22,6 +22,7 @@ from .found import (
     TOP,
     AuditCopy,
     Row,
+    in_place_note,
     row_op_counts,
     row_ops,
     row_ops_parts,
@@ -123,6 +124,9 @@ class AuditReport:
         self._inputs = inputs
         self._loss_fn = loss_fn
         self._kwargs = kwargs or {}
+        #: data written in place into storage that already held data, in no row (no new
+        #: storage): ``(phase, call or autograd node, bytes)``; the note counts them
+        self.in_place_writes: list[tuple[str, str, int]] = []
 
     @property
     def total_bytes(self) -> int:
@@ -306,7 +310,11 @@ def audit(
         warnings.warn(f"sw.audit: {USER_PROFILER_NOTE}", UserWarning, stacklevel=2)
         notes.append(USER_PROFILER_NOTE)
     with state_kept(model, (example_inputs, model_kwargs)), mode_skipped_compiles() as skipped:
-        copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
+        writes: list[tuple[str, str, int]] = []
+        copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs, writes)
     notes.append(compiled_calls_note(skipped, said=bool(note)))
+    notes.append(in_place_note(writes))
     note = "; ".join(n for n in notes if n)
-    return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
+    report = AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
+    report.in_place_writes = writes
+    return report

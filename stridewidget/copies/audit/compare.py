@@ -74,6 +74,12 @@ def compared(
     In float64: in float32 a layout change reorders sums, and an ill-conditioned gradient
     (BatchNorm over a few values) turns that rounding into percent-size differences that would
     hide or fake a real one.  Each run starts from the same seed (:func:`drawn_in_order`).
+
+    >>> import torch
+    >>> model = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.Dropout(0.5))
+    >>> transposed = lambda m, x: {"before": (m, x), "after": (m, (x[0].t().contiguous().t(),))}
+    >>> compared(model, (torch.randn(2, 3),), {}, True, None, transposed)
+    (True, '')
     """
     results = {}
     double_model = copy.deepcopy(model).double()

@@ -265,8 +265,8 @@ def audit(
     ``backward=False``) and report every copy it made.
 
     Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
-    model returns one, else from every output tensor that requires grad (as the backward of
-    their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
+    model returns one (a dict's or a dataclass's), else from every output tensor that requires
+    grad (in tuples, lists, dicts and dataclasses; as the backward of their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
     statistics), inputs the step wrote in place, attributes it rebound (a call counter) and
     torch's RNG states are put back as they were.  A ``torch.compile``d model
     is audited as its compiled program: the copies of the AOTAutograd forward and backward

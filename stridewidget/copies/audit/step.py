@@ -89,7 +89,6 @@ __all__ = [
     "UNDER_A_MODE",
     "audited_step",
     "gradients",
-    "in_place_writes",
     "run_step",
 ]
 
@@ -190,7 +189,7 @@ def audited_step(
     audit's modes and one profiler session; the copies it made, forward ones first.  What
     :func:`~stridewidget.copies.audit.report.audit` reports and a suggestion re-audits.
     ``writes``, when given, gets the data the step wrote in place into storage that already
-    held data (no copy: ``(phase, call or autograd node, bytes)``, see :func:`in_place_writes`)."""
+    held data (no copy: ``(phase, call or autograd node, bytes)``, see :func:`_in_place_writes`)."""
     forward_recorder = AuditRecorder(CopyLog())
     origins = NodeOrigins(forward_recorder.log)
     marked = Marked()
@@ -202,10 +201,10 @@ def audited_step(
             backward_recorder = _backward(model, output, loss_fn, forward_recorder, origins, marked)
     hidden = profile.hidden_copies(marked)
     if writes is not None:
-        writes.extend(in_place_writes(forward_recorder.log.events, [], "forward"))
+        writes.extend(_in_place_writes(forward_recorder.log.events, [], "forward"))
         if backward:
             events, nodes = backward_recorder.log.events, backward_recorder.nodes
-            writes.extend(in_place_writes(events, nodes, "backward"))
+            writes.extend(_in_place_writes(events, nodes, "backward"))
     forward_modules = origins.timeline.owners()
     copies = _forward_copies(forward_recorder, forward_modules, origins, hidden)
     if backward:
@@ -217,7 +216,7 @@ def audited_step(
     return copies
 
 
-def in_place_writes(
+def _in_place_writes(
     events: list[CopyEvent], nodes: list[Any], phase: str
 ) -> list[tuple[str, str, int]]:
     """The events that moved data in place into storage that already held data (in backward,

@@ -307,7 +307,7 @@ def test_wrapped_scalars_share_one_row_and_the_page_stays_small(tmp_path):
     report = sw.audit(_Scaled(), torch.randn(2, 3, 16, 16))
     scalars = [c for c in report.copies if c.wrapped_scalar]
     assert scalars and all(c.bytes == 4 for c in scalars)  # float32 scalars
-    for rows in (report.by_line(), report.by_module()):
+    for rows in (report.by_line(), report.by_module(True)):
         grouped = [row for row in rows if row.key == SCALARS_ROW]
         assert sum(row.count for row in grouped) == len(scalars)
         assert len(grouped) == len({c.phase for c in scalars})

@@ -1,7 +1,7 @@
 """The fixes the audit can apply and measure: each takes a model and its inputs (deep copies) and
 returns them changed (:func:`to_channels_last`, :func:`contiguous_input`, :func:`relaid_parameter`,
 :func:`input_stored_for`), and the layout arithmetic they share (:func:`view_order`,
-:func:`laid_out_for`, :func:`layout_code`)."""
+:func:`laid_out_for`, :func:`layout_code`, :func:`contiguous_if_channels_last`)."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 from ...layout.layout import Layout
 
 __all__ = [
+    "contiguous_if_channels_last",
     "contiguous_input",
     "input_stored_for",
     "laid_out_for",
@@ -62,6 +63,32 @@ def _inverse(order: tuple[int, ...]) -> tuple[int, ...]:
 def laid_out_for(tensor: torch.Tensor, order: tuple[int, ...]) -> torch.Tensor:
     """``tensor``'s values and shape, stored so that ``tensor.permute(order)`` is contiguous."""
     return tensor.permute(order).contiguous().permute(_inverse(order))
+
+
+def contiguous_if_channels_last(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Would this view of a contiguous NCHW convolution output flattened to ``(N, C, H·W)``
+    (``flatten(2).transpose(1, 2)``) be contiguous were the convolution run channels-last?
+    Checked on meta tensors: the view's dimensions are matched to the producer's by their
+    strides, the view is rebuilt on an NCHW meta tensor (it must give ``strides``: else it is
+    no such view, and the answer is no), and the same view of a channels-last one is asked.
+
+    >>> contiguous_if_channels_last((2, 16, 8), (128, 1, 16))  # flatten(2).transpose(1, 2)
+    True
+    >>> contiguous_if_channels_last((16, 2, 8), (1, 128, 16))  # flatten(2).permute(2, 0, 1)
+    False
+    """
+    if len(shape) != 3 or len(strides) != 3:
+        return False
+    by_stride = sorted(range(3), key=lambda d: -strides[d])  # the view's N, C and H·W dims
+    order = [0, 0, 0]  # the view is producer.permute(order)
+    for producer_dim, view_dim in enumerate(by_stride):
+        order[view_dim] = producer_dim
+    n, c, hw = (shape[d] for d in by_stride)
+    nchw = torch.empty(n, c, hw, device="meta").permute(order)
+    if tuple(nchw.shape) != tuple(shape) or nchw.stride() != tuple(strides):
+        return False
+    nhwc = torch.empty(n, hw, c, device="meta").permute(0, 2, 1)  # flatten(2) of channels-last
+    return nhwc.permute(order).is_contiguous()
 
 
 def layout_code(order: tuple[int, ...]) -> str:

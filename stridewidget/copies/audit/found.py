@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ...layout.layout import Layout
+from ..format import format_bytes
 from ..log import CopyEvent
 
 __all__ = [
@@ -18,6 +19,7 @@ __all__ = [
     "AuditCopy",
     "Row",
     "counted_op",
+    "in_place_note",
     "op_names",
     "ops_cell",
     "row_op_counts",
@@ -161,6 +163,29 @@ def counted_op(op: str, n: int) -> str:
 
 #: Between the op kinds of one table cell (a kind has spaces of its own: ``aten.clone in aten.mm``).
 OPS_SEPARATOR = " · "
+
+
+def in_place_note(writes: list[tuple[str, str, int]]) -> str:
+    """The report's note on data written in place into storage that already held data (no copy,
+    so in no row): how many writes, their bytes, and the calls or autograd nodes that wrote;
+    ``""`` when there were none.
+
+    >>> print(in_place_note([("backward", "CopySlices", 16384)]))
+    not counted as copies: 1 in-place write of 16.0 KiB into storage that already held data, by CopySlices in backward
+    >>> in_place_note([])
+    ''
+    """
+    if not writes:
+        return ""
+    size = format_bytes(sum(size for _, _, size in writes))
+    where = " and ".join(
+        f"{', '.join(dict.fromkeys(call for p, call, _ in writes if p == phase))} in {phase}"
+        for phase in dict.fromkeys(phase for phase, _, _ in writes)
+    )
+    number = f"{len(writes)} in-place write{'s' if len(writes) != 1 else ''}"
+    held = "into storage that already held data"
+    return f"not counted as copies: {number} of {size} {held}, by {where}"
+
 
 #: What a table's two counts count, said once under it.
 COUNTS_NOTE = (

@@ -4,6 +4,7 @@ model's buffers and the RNG left as found."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -98,11 +99,27 @@ def check_model(model: torch.nn.Module, backward: bool) -> None:
                 "nothing to train), so backward computes no gradient; audit its forward with "
                 "backward=False"
             )
-        state = "has no parameters" if next(model.parameters(), None) is None else "is frozen"
+        if next(model.parameters(), None) is None:
+            raise ValueError(
+                f"sw.audit: the model ({type(model).__name__}) has no parameters, so backward "
+                "computes no gradient; pass backward=False to audit the forward only"
+            )
         raise ValueError(
-            f"sw.audit: the model {state} (no parameter requires grad), so backward computes "
+            "sw.audit: the model is frozen (no parameter requires grad), so backward computes "
             "no gradient; pass backward=False to audit the forward only, or unfreeze the "
             "parameters to train (model.requires_grad_(True))"
+        )
+
+
+def check_materialised(model: torch.nn.Module) -> None:
+    """A clear error for a model with a lazy module (``LazyLinear``) not yet run: its
+    uninitialized parameters have no shape, so no step, state saved or fix can use them."""
+    lazy = [name for name, p in model.named_parameters() if torch.nn.parameter.is_lazy(p)]
+    if lazy:
+        raise ValueError(
+            f"sw.audit: the model has uninitialized lazy parameters ({lazy[0]}"
+            f"{f' and {len(lazy) - 1} more' if len(lazy) > 1 else ''}); run model(*inputs) once "
+            "to materialise them, then audit it"
         )
 
 
@@ -256,9 +273,13 @@ def _same_bits(tensor: torch.Tensor, values: torch.Tensor) -> bool:
 
 
 def output_tensors(value: Any) -> Iterator[torch.Tensor]:
-    """Tensors in a model output: a tensor, tuple/list, dict or ``ModelOutput``-like object."""
+    """Tensors in a model output: a tensor, tuple/list, dict, ``ModelOutput``-like object or
+    ``@dataclass`` instance (its fields)."""
     if isinstance(value, torch.Tensor):
         yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for field in dataclasses.fields(value):
+            yield from output_tensors(getattr(value, field.name, None))
     elif isinstance(value, dict):
         for item in value.values():
             yield from output_tensors(item)
@@ -283,7 +304,10 @@ def differentiable(
         if not isinstance(loss, torch.Tensor):
             raise TypeError(f"sw.audit: loss_fn returned {type(loss).__name__}, expected a tensor")
         return [loss]
-    loss = output.get("loss") if isinstance(output, dict) else None
+    if isinstance(output, dict):
+        loss = output.get("loss")
+    else:  # a dataclass's loss field
+        loss = getattr(output, "loss", None) if dataclasses.is_dataclass(output) else None
     if isinstance(loss, torch.Tensor) and loss.requires_grad:
         return [loss]
     found = [t for t in output_tensors(output) if t.requires_grad]

@@ -201,7 +201,7 @@ def report_html(
         )
         parts.append(_copies_table(report))
         parts.append("<p>By source line:</p>" + _summary_table("line", report.by_line()))
-        parts.append("<p>By module:</p>" + _summary_table("module", report.by_module()))
+        parts.append("<p>By module:</p>" + _summary_table("module", report.by_module(True)))
     if suggestions is not None:
         parts.append(_suggestions_section(suggestions, unmeasured or []))
     # The sort script finds its tables by this id: derived from the content (same report, same

@@ -22,11 +22,12 @@ from .found import (
     TOP,
     AuditCopy,
     Row,
+    in_place_note,
     row_op_counts,
     row_ops,
     row_ops_parts,
 )
-from .guard import compiled_calls_note, eager_model, state_kept
+from .guard import check_materialised, compiled_calls_note, eager_model, state_kept
 from .html import report_html
 from .profiler import USER_PROFILER_NOTE
 from .step import audited_step
@@ -123,16 +124,19 @@ class AuditReport:
         self._inputs = inputs
         self._loss_fn = loss_fn
         self._kwargs = kwargs or {}
+        #: data written in place into storage that already held data, in no row (no new
+        #: storage): ``(phase, call or autograd node, bytes)``; the note counts them
+        self.in_place_writes: list[tuple[str, str, int]] = []
 
     @property
     def total_bytes(self) -> int:
         """Bytes copied in the audited step: the sum over :attr:`copies`."""
         return sum(c.bytes for c in self.copies)
 
-    def _group(self, key: Callable[[AuditCopy], str]) -> list[Row]:
+    def _group(self, key: Callable[[AuditCopy], str], scalars_apart: bool = True) -> list[Row]:
         groups: dict[tuple[str, str], list[AuditCopy]] = {}
         for item in self.copies:
-            name = SCALARS_ROW if item.wrapped_scalar else key(item)
+            name = SCALARS_ROW if scalars_apart and item.wrapped_scalar else key(item)
             groups.setdefault((name, item.phase), []).append(item)
         rows = []
         for (name, phase), items in groups.items():
@@ -144,9 +148,14 @@ class AuditReport:
         """Source line → count, bytes, ATen ops; forward and backward apart, most bytes first."""
         return self._group(lambda item: item.where)
 
-    def by_module(self) -> list[Row]:
-        """Module path → count, bytes, ATen ops; forward and backward apart, most bytes first."""
-        return self._group(lambda item: item.module or TOP)
+    def by_module(self, scalars_apart: bool = False) -> list[Row]:
+        """Module path → count, bytes, ATen ops; forward and backward apart, most bytes first.
+
+        Each key is a module path (``(model)`` for the model itself): a wrapped Python scalar's
+        copy is under the module that made it, unless ``scalars_apart``, which groups them in
+        one row as the tables show them.
+        """
+        return self._group(lambda item: item.module or TOP, scalars_apart)
 
     @cached_property
     def suggestions(self) -> list[Suggestion]:
@@ -179,7 +188,7 @@ class AuditReport:
     def to_text(self, max_rows: int = 15) -> str:
         """The summary and the top rows of both tables as plain text."""
         lines = [self.summary()]
-        for title, rows in (("by line", self.by_line()), ("by module", self.by_module())):
+        for title, rows in (("by line", self.by_line()), ("by module", self.by_module(True))):
             if not rows:
                 continue
             lines.append(f"\n{title}:")
@@ -256,8 +265,8 @@ def audit(
     ``backward=False``) and report every copy it made.
 
     Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
-    model returns one, else from every output tensor that requires grad (as the backward of
-    their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
+    model returns one (a dict's or a dataclass's), else from every output tensor that requires
+    grad (in tuples, lists, dicts and dataclasses; as the backward of their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
     statistics), inputs the step wrote in place, attributes it rebound (a call counter) and
     torch's RNG states are put back as they were.  A ``torch.compile``d model
     is audited as its compiled program: the copies of the AOTAutograd forward and backward
@@ -294,13 +303,18 @@ def audit(
             f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
             f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
         )
+    check_materialised(model)
     model, note = eager_model(model)
     notes = [note] if note else []
     if profiler_running():  # the user's own: the audit starts no session of its own
         warnings.warn(f"sw.audit: {USER_PROFILER_NOTE}", UserWarning, stacklevel=2)
         notes.append(USER_PROFILER_NOTE)
     with state_kept(model, (example_inputs, model_kwargs)), mode_skipped_compiles() as skipped:
-        copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs)
+        writes: list[tuple[str, str, int]] = []
+        copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs, writes)
     notes.append(compiled_calls_note(skipped, said=bool(note)))
+    notes.append(in_place_note(writes))
     note = "; ".join(n for n in notes if n)
-    return AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
+    report = AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
+    report.in_place_writes = writes
+    return report

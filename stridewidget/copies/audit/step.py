@@ -47,8 +47,11 @@ subclass-safe branches (:data:`UNDER_A_MODE`): the autograd engine sums two grad
 tensor out of place (``add`` for ``add_``), ``reshape`` of a viewable tensor is a ``view``
 (not ``_reshape_alias``), and autograd saves an op's own output for backward (``sigmoid``,
 ``tanh``, an LSTM layer) with a ``detach`` and unpacks it with another.  None moves data.
-One does: ``AccumulateGrad`` clones a sparse gradient under the modes that the plain step
-shares, a copy not reported (:data:`SPARSE_ACCUMULATED`).
+Two do: ``AccumulateGrad`` clones a sparse gradient under the modes that the plain step
+shares, a copy not reported (:data:`SPARSE_ACCUMULATED`); and the gradient of an advanced
+index (``IndexBackward0``) is put into its zero buffer by ``index_put`` (a clone of the buffer,
+then ``index_put_``) where the plain step runs ``_index_put_impl_`` on the buffer itself: the
+clone, of a buffer the step allocated blank, is not reported (``UNDER_A_MODE["expanded"]``).
 A user's ``torch.profiler`` open around ``sw.audit`` is left running: the step then runs under
 no session of the audit's (torch keeps one per process), and copies inside kernels are not
 searched for (:func:`.profiler.profiled`).
@@ -90,9 +93,21 @@ __all__ = [
 ]
 
 #: How the audited step's ATen ops differ from the plain step's (see the module docstring):
-#: the plain op -> the one run instead, and the op only the audited step adds.
+#: the plain op -> the one run instead, the ops run for one plain op, and the op only the
+#: audited step adds.
 UNDER_A_MODE = {
     "replaced": {"aten::add_": "aten::add", "aten::_reshape_alias": "aten::view"},
+    # the audited ops -> the plain step's op they stand for
+    "expanded": {
+        (
+            "aten::index_put",
+            "aten::clone",
+            "aten::empty_strided",
+            "aten::copy_",
+            "aten::index_put_",
+            "aten::_index_put_impl_",
+        ): "aten::_index_put_impl_"
+    },
     "added": "aten::detach",
 }
 
@@ -168,10 +183,13 @@ def audited_step(
     backward: bool,
     loss_fn: Callable[[Any], torch.Tensor] | None,
     kwargs: dict[str, Any] | None = None,
+    writes: list[tuple[str, str, int]] | None = None,
 ) -> list[AuditCopy]:
     """Run one step of ``model`` (forward, and backward unless ``backward`` is false) under the
     audit's modes and one profiler session; the copies it made, forward ones first.  What
-    :func:`~stridewidget.copies.audit.report.audit` reports and a suggestion re-audits."""
+    :func:`~stridewidget.copies.audit.report.audit` reports and a suggestion re-audits.
+    ``writes``, when given, gets the data the step wrote in place into storage that already
+    held data (no copy: ``(phase, call or autograd node, bytes)``, see :func:`_in_place_writes`)."""
     forward_recorder = AuditRecorder(CopyLog())
     origins = NodeOrigins(forward_recorder.log)
     marked = Marked()
@@ -182,6 +200,11 @@ def audited_step(
             check_model(model, backward)  # before the roots: a frozen model has none
             backward_recorder = _backward(model, output, loss_fn, forward_recorder, origins, marked)
     hidden = profile.hidden_copies(marked)
+    if writes is not None:
+        writes.extend(_in_place_writes(forward_recorder.log.events, [], "forward"))
+        if backward:
+            events, nodes = backward_recorder.log.events, backward_recorder.nodes
+            writes.extend(_in_place_writes(events, nodes, "backward"))
     forward_modules = origins.timeline.owners()
     copies = _forward_copies(forward_recorder, forward_modules, origins, hidden)
     if backward:
@@ -191,6 +214,22 @@ def audited_step(
             )
         )
     return copies
+
+
+def _in_place_writes(
+    events: list[CopyEvent], nodes: list[Any], phase: str
+) -> list[tuple[str, str, int]]:
+    """The events that moved data in place into storage that already held data (in backward,
+    ``CopySlices`` writing the gradient of an in-place op on a view back into its slice of a
+    gradient it already wrote): ``(phase, call or autograd node, bytes)``.  They make no new
+    storage, so they are no copy in the report's rows; the report's note counts them."""
+    found = []
+    for position, event in enumerate(events):
+        if event.kind == "in-place" and event.bytes_copied:
+            node = nodes[position] if position < len(nodes) else None  # as the log: in order
+            call = type(node).__name__ if node is not None else short_call(event.call)
+            found.append((phase, call, event.bytes_copied))
+    return found
 
 
 def _forward(
@@ -226,6 +265,8 @@ def _backward(
     """The gradients of the parameters, each backward op tracked alone; the recorder holding
     the backward log and each event's autograd node."""
     roots = differentiable(output, loss_fn)
+    if _reentrant_checkpoint(roots):  # else, with no path to a parameter, silently no gradient
+        raise RuntimeError(REENTRANT_CHECKPOINT) from None
     origins.resolve(roots)
     params = [p for p in model.parameters() if p.requires_grad]
     backward_recorder = BackwardRecorder(CopyLog(), forward_recorder.blank)
@@ -241,8 +282,6 @@ def _backward(
         try:
             grads = gradients(roots, params)
         except Exception as error:
-            if isinstance(error, RuntimeError) and _reentrant_checkpoint(roots):
-                raise RuntimeError(REENTRANT_CHECKPOINT) from None
             if str(error).startswith("sw.audit"):  # the audit's own words
                 raise
             raise RuntimeError(
@@ -271,7 +310,8 @@ SPARSE_ACCUMULATED = (
 #: The error for a model that uses reentrant activation checkpointing.
 REENTRANT_CHECKPOINT = (
     "sw.audit: the model uses torch.utils.checkpoint(..., use_reentrant=True), whose backward "
-    "cannot run under torch.autograd.grad (which the audit uses to leave .grad alone); pass "
+    "reaches the parameters inside it only through a backward() that writes every .grad (the "
+    "audit's backward(inputs=parameters) leaves .grad alone and would get no gradient); pass "
     "use_reentrant=False (torch's recommended setting; the audit then reports each recomputed "
     "copy at its line), or backward=False to audit the forward only"
 )
@@ -279,7 +319,7 @@ REENTRANT_CHECKPOINT = (
 
 def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
     """Is a reentrant checkpoint's node (``CheckpointFunctionBackward``) in the graph of
-    ``roots``?  Walked only when backward failed."""
+    ``roots``?"""
     seen: set[int] = set()
     nodes = [r.grad_fn for r in roots if r.grad_fn is not None]
     while nodes:
@@ -332,6 +372,11 @@ def _backward_copies(
     forward_at_line: dict[tuple[str, int] | None, int] = {}
     for index, location in origins.location.items():
         forward_at_line.setdefault(location, index)
+    # the forward event first made in each module: a recompute of torch's own module has no
+    # user frame on its stack, and the user's line is where forward ran that module
+    forward_in_module: dict[str, int] = {}
+    for index, owner in enumerate(forward_modules):
+        forward_in_module.setdefault(owner, index)
     copies = []
     for event, node in zip(backward_recorder.log.events, backward_recorder.nodes):
         inside = hidden.get(BACKWARD + event.index, ())
@@ -360,6 +405,9 @@ def _backward_copies(
             where, call = f"{line_text(*user)} (recompute)", f"recompute: {event.call}"
             if recomputed.module is not None:  # the module re-run, as in forward
                 module = modules.get(recomputed.module, module)
+                if recomputed.line == 0 and module in forward_in_module:  # no user frame
+                    ran = forward_log.events[forward_in_module[module]]
+                    where = f"{origins.where(ran)} (recompute)"
             elif user in forward_at_line:
                 module = forward_modules[forward_at_line[user]]
             detail = line_text(*recomputed.library) if recomputed.library else ""

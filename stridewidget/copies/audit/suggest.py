@@ -24,10 +24,11 @@ from typing import Any
 
 import torch
 
-from ..._compat import tree_map
 from ...layout.layout import Layout
 from ..format import counted, format_bytes
+from .compare import compared
 from .fixes import (
+    contiguous_if_channels_last,
     contiguous_input,
     input_stored_for,
     layout_code,
@@ -81,6 +82,8 @@ class Suggestion:
     measured: dict[str, Measured]
     outputs_match: bool
     applied: bool = True
+    #: why the outputs were not compared (``outputs_match`` is then false): "outputs not checked: ..."
+    unchecked: str = ""
 
     @property
     def speed(self) -> str:
@@ -122,6 +125,8 @@ class Suggestion:
         text = f"{self.where}: {self.what}\n  fix: {self.fix}\n  before: {self.measured['before']}"
         if self.applied:
             text += f"\n  after:  {self.measured['after']} — {self.result}"
+        if self.unchecked:
+            text += f"\n  {self.unchecked}"
         return text
 
 
@@ -315,14 +320,25 @@ def _made_non_contiguous_candidates(
         if item.where in seen:
             continue
         seen.add(item.where)
-        if channels_last is not None and channels_last.helps:
+        helps = channels_last is not None and channels_last.helps
+        if (
+            channels_last is not None
+            and helps
+            and contiguous_if_channels_last(source.shape, source.strides)
+        ):
             edit = (
                 f"run the patch convolution channels-last (measured above: "
-                f"{channels_last.result}), so that flatten(2).transpose(1, 2) is already contiguous"
+                f"{channels_last.result}), so that this view of its output is already "
+                "contiguous (checked on meta tensors)"
             )
         else:
             edit = ".contiguous() once where the tensor is made, if several layers read it"
-            if channels_last is not None:
+            if helps:
+                edit += (
+                    " (channels-last was measured above to help, but this view of its output "
+                    "stays non-contiguous under it: checked on meta tensors)"
+                )
+            elif channels_last is not None:
                 edit += (
                     f" (channels-last was measured above and did not help: {_why(channels_last)})"
                 )
@@ -430,22 +446,10 @@ def measure(
         label: Measured(len(copies), sum(c.bytes for c in copies), *_timing_fields(timings[label]))
         for label, copies in audited.items()
     }
-    # The outputs are compared in float64 from one state and one seed: in float32 a layout change
-    # reorders sums, and an ill-conditioned gradient (BatchNorm over a few values) turns that
-    # rounding into percent-size differences that would hide or fake a real one.
-    results = {}
-    double_model = copy.deepcopy(model).double()
-    double_inputs, double_kwargs = (
-        tree_map(_double, part) for part in (inputs, copy.deepcopy(kwargs))
+    match, unchecked = compared(
+        model, inputs, copy.deepcopy(kwargs), backward, loss_fn, partial(_variants, apply=apply)
     )
-    for label, (variant_model, variant_inputs) in _variants(
-        double_model, double_inputs, apply
-    ).items():
-        torch.manual_seed(0)
-        results[label] = run_step(
-            variant_model, variant_inputs, backward, loss_fn, copy.deepcopy(double_kwargs)
-        )
-    return Suggestion(where, what, fix, measured, _same(results["before"], results["after"]))
+    return Suggestion(where, what, fix, measured, match, unchecked=unchecked)
 
 
 def _variants(
@@ -458,39 +462,3 @@ def _variants(
         "before": (copy.deepcopy(model), copy.deepcopy(inputs)),
         "after": apply(copy.deepcopy(model), copy.deepcopy(inputs)),
     }
-
-
-def _double(value: Any) -> Any:
-    return (
-        value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
-    )
-
-
-def _scale(tensors: list[torch.Tensor]) -> float:
-    floating = [t for t in tensors if t.numel() and t.is_floating_point()]
-    return max((float(t.detach().abs().max()) for t in floating), default=1.0)
-
-
-def _same(before: tuple[Any, tuple], after: tuple[Any, tuple]) -> bool:
-    """Outputs and gradients of two float64 variants of a step agree up to rounding.
-
-    Tensors are compared relative to a scale: each output its own, gradients the largest
-    gradient's, because a gradient that is zero in exact arithmetic (a bias just before
-    BatchNorm) is rounding noise whose value depends on the summation order.
-    """
-    for part_before, part_after, shared in (
-        (before[0], after[0], False),
-        (before[1], after[1], True),
-    ):
-        flat_before = [t for t in output_tensors(part_before)]
-        flat_after = [t for t in output_tensors(part_after)]
-        if len(flat_before) != len(flat_after):
-            return False
-        common = _scale(flat_before) if shared else None
-        for a, b in zip(flat_before, flat_after):
-            scale = common if common is not None else _scale([a])
-            try:
-                torch.testing.assert_close(a, b, rtol=1e-6, atol=1e-7 * max(scale, 1e-12))
-            except AssertionError:
-                return False
-    return True

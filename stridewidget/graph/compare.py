@@ -17,7 +17,14 @@ from typing import Any
 
 import torch
 
-from .._compat import dispatch_mode_base, is_symbolic, symbol_example, tree_leaves
+from .._compat import (
+    dispatch_mode_base,
+    is_higher_order,
+    is_symbolic,
+    run_higher_order,
+    symbol_example,
+    tree_leaves,
+)
 from .capture import Capture, buffers_kept, cloned
 from .nodes import _TORCH_NAMESPACES, op_name, tensor_values
 
@@ -53,13 +60,18 @@ class Mismatch:
 
 
 class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
-    """Records the strides of every tensor input of each custom (non-torch) op call, in order."""
+    """Records the strides of every tensor input of each custom (non-torch) op call, in order
+    (inside a higher-order op's subgraphs too)."""
+
+    supports_higher_order_operators = True
 
     def __init__(self) -> None:
         super().__init__()
         self.calls: dict[str, list[Any]] = defaultdict(list)  # (shape, strides) per tensor
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if is_higher_order(func):
+            return run_higher_order(self, func, args, kwargs or {}, "compare_eager")
         result = func(*args, **(kwargs or {}))
         if func.namespace not in _TORCH_NAMESPACES:
             tensors = [t for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)]

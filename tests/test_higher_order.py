@@ -126,3 +126,29 @@ def test_checkers_leave_eager_higher_order_ops_working():
             model(x)
             _loop(square)
         assert torch.equal(model(x), expected) and torch.equal(_loop(square)[1], looped)
+
+
+def _flex():
+    attention = pytest.importorskip("torch.nn.attention.flex_attention")
+    return attention.flex_attention
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_flex_attention_runs_its_score_mod_through_the_checkers():
+    flex = _flex()
+    q = torch.randn(1, 2, 8, 4)
+    k = torch.randn(1, 2, 8, 4).transpose(-1, -2).contiguous().transpose(-1, -2)
+
+    def score(s, b, h, i, j):
+        return s * (i - j).abs()
+
+    expected = flex(q, k, k, score_mod=score)  # torch's own answer, no mode
+    with sw.track_copies() as log:
+        out = flex(q, k, k, score_mod=score)
+    assert torch.allclose(out, expected)
+    ops = [op for e in log.events if e.call == "flex_attention" for op in e.ops]
+    assert {"aten.sub", "aten.abs", "aten.mul"} <= set(ops), ops  # the score_mod's own ops
+    with sw.sanitize() as report:
+        out = flex(q, k, k, score_mod=score)
+    assert report.ok and torch.allclose(out, expected)
+    assert torch.allclose(flex(q, k, k, score_mod=score), expected)  # eager flex still works

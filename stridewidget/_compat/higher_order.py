@@ -5,6 +5,7 @@ whole to a mode that sets ``supports_higher_order_operators`` (checked on torch 
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -69,6 +70,7 @@ def run_higher_order(mode: Any, func: Any, args: tuple, kwargs: dict, caller: st
 
     torch = sys.modules["torch"]
     args, kwargs = tree_map(lambda value: _through(mode, value), (tuple(args), dict(kwargs)))
+    _count_as_compiled()
     try:
         if _get_current_dispatch_mode() is not None:
             return func(*args, **kwargs)
@@ -84,16 +86,32 @@ def run_higher_order(mode: Any, func: Any, args: tuple, kwargs: dict, caller: st
         _unskip_wrappers()
 
 
+def _count_as_compiled() -> None:
+    """An eager ``flex_attention`` runs its op inside ``torch.compile(..., fullgraph=True)``,
+    which under a dispatch mode runs the frame eagerly and then raises "found no compiled
+    frames" although the op ran.  Running the op eagerly is what the mode asks for: count it as
+    the frame that ran (dynamo's ``set_fullgraph_compiled_frame_count``, checked on torch 2.13;
+    negative while no fullgraph count is kept, left so).  Without it, torch's error stands."""
+    try:
+        from torch._C._dynamo.eval_frame import set_fullgraph_compiled_frame_count as count
+    except ImportError:
+        return
+    kept = count(-1)
+    count(kept + 1 if kept >= 0 else kept)
+
+
 def _unskip_wrappers() -> None:
-    """An eager higher-order op compiles its own wrapper (``torch.cond``'s ``_cond_op_wrapper``)
-    with ``fullgraph=True``; under a dispatch mode dynamo skips that frame and marks its code to
-    be skipped for good, after which the op fails in every later eager call, mode or not.  Reset
-    the marks of the wrapper frames now running (those in ``torch/_higher_order_ops``)."""
+    """An eager higher-order op compiles its own wrapper (``torch.cond``'s ``_cond_op_wrapper``,
+    ``flex_attention``'s ``_flex_attention_hop_wrapper``) with ``fullgraph=True``; under a
+    dispatch mode dynamo skips that frame and marks its code to be skipped for good, after
+    which the op fails in every later eager call, mode or not.  Reset the marks of torch's own
+    frames now running (a code dynamo never saw is left alone)."""
+    home = os.path.dirname(sys.modules["torch"].__file__) + os.sep
     frame = sys._getframe(1)
     names = set()
     while frame is not None:
         code = frame.f_code
-        if "_higher_order_ops" in code.co_filename:
+        if code.co_filename.startswith(home):
             names.add(f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})")
         frame = frame.f_back
     if names:

@@ -152,3 +152,28 @@ def test_flex_attention_runs_its_score_mod_through_the_checkers():
         out = flex(q, k, k, score_mod=score)
     assert report.ok and torch.allclose(out, expected)
     assert torch.allclose(flex(q, k, k, score_mod=score), expected)  # eager flex still works
+
+
+class _Weighted(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.randn(3, 4))
+        self.pick = _Cond(_copying, lambda x: x.t().contiguous() * 3)
+
+    def forward(self, x):
+        return self.pick(x * self.w)
+
+
+def test_backward_stage_of_a_cond_program_compares_with_torchs_gradients():
+    torch.manual_seed(0)
+    model, x = _Weighted(), torch.randn(3, 4)
+    g = sw.graph(model, x, stage="backward")
+    assert {n.name.split(".")[0] for n in g.nodes if n.kind == "subgraph"} == {
+        "true_graph_1",
+        "false_graph_1",
+    }
+    assert g.compare_eager() == []
+    (grad,) = torch.autograd.grad(model(x.clone()).sum(), [model.w])  # torch's own gradient
+    output = next(n for n in g.nodes if n.kind == "output" and "." not in n.name)
+    produced = [a for a in output.node.args[0] if a is not None]
+    assert any(tuple(a.meta["val"].stride()) == grad.stride() for a in produced)

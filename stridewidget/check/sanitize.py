@@ -259,7 +259,10 @@ def sanitize(on_hazard: str = "raise") -> Iterator[SanitizeReport]:
     Nested blocks: the innermost sanitizer decides (its report lists the hazard, its
     ``on_hazard`` says what happens); the outer ones pass its ops through.  A dispatch mode is
     per thread: threads started inside the block are *not* sanitized; call ``sw.sanitize()``
-    inside the worker itself.
+    inside the worker itself.  A higher-order op (``torch.cond``, ``while_loop``,
+    ``flex_attention``) runs its subgraphs through the block: the writes inside are checked.
+    torch (2.13) cannot differentiate a ``torch.cond`` under any dispatch mode: run its
+    backward outside the block.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(10.0)

@@ -373,6 +373,11 @@ def track_copies() -> Iterator[CopyLog]:
     >>> len(main_log.events), [e.kind for e in worker_logs[0].events]
     (0, ['view', 'copy'])
 
+    A higher-order op (``torch.cond``, ``while_loop``, ``flex_attention``) is one event holding
+    the ops its subgraphs ran (its eager kernel's own ops outside them are not seen); torch
+    (2.13) cannot differentiate a ``torch.cond`` under any dispatch mode: run its backward
+    outside the block.
+
     Under ``torch.func`` transforms (``vmap``, ``grad``, ``functionalize``) each event notes them
     in ``transforms``, and its layouts and bytes are those of the physical tensors.
     """

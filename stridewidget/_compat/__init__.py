@@ -33,6 +33,7 @@ from .dispatch import (
     run_composite_implicit,
     schema_name,
 )
+from .higher_order import is_higher_order, run_higher_order
 from .numpy import diophantine_solver
 from .printing import torch_print_options, torch_summary_options
 from .profiler import (
@@ -100,6 +101,7 @@ __all__ = [
     "has_kernel",
     "is_fake_tensor",
     "is_functional_tensor",
+    "is_higher_order",
     "is_symbolic",
     "known_false",
     "known_true",
@@ -120,6 +122,7 @@ __all__ = [
     "restore_buffer",
     "restore_parameter",
     "run_composite_implicit",
+    "run_higher_order",
     "schema_name",
     "simplified_text",
     "sparse_parts",

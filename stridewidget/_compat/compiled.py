@@ -248,11 +248,16 @@ def mode_skipped_compiles() -> Iterator[list[str]]:
         skipped = [r.partition("): ")[0] + ")" for r in reasons if _MODE_SKIP in r]
         found.extend(dict.fromkeys(skipped))
         if found:
-            _reset_codes(set(found))
+            reset_codes(set(found))
 
 
-def _reset_codes(names: set[str]) -> None:
-    """Reset dynamo's state of each code it saw whose ``"name (file:line)"`` is in ``names``."""
+def reset_codes(names: set[str]) -> None:
+    """Reset dynamo's state of each code it saw whose ``"name (file:line)"`` is in ``names``
+    (``torch._dynamo.convert_frame.input_codes`` and ``torch._C._dynamo.eval_frame.reset_code``,
+    checked on torch 2.13; without them nothing is reset).
+
+    >>> reset_codes({"nothing (nowhere.py:1)"})
+    """
     convert_frame = sys.modules.get("torch._dynamo.convert_frame")
     seen = getattr(getattr(convert_frame, "input_codes", None), "seen", ())
     try:

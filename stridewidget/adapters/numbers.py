@@ -20,6 +20,8 @@ __all__ = ["value_texts"]
 
 #: NumPy dtype kinds its array printer formats as numbers (others: records, dates, bytes).
 _NUMERIC_KINDS = "biufc"
+#: Dates and durations: NumPy's printer writes them (``NaT`` too: ``tolist()`` gives ``None``).
+_TIME_KINDS = "mM"
 
 
 def value_texts(items: Sequence[Any], like: Any) -> tuple[list[str], list[float | None]]:
@@ -37,6 +39,9 @@ def value_texts(items: Sequence[Any], like: Any) -> tuple[list[str], list[float 
     ['-0.99996', '-1.']
     >>> value_texts([1 + 2j, complex(3, -0.0)], torch.complex64)[0]
     ['1.+2.j', '3.-0.j']
+    >>> value_texts(np.array(["2020-01-01", "NaT"], dtype="datetime64[D]").tolist(),
+    ...             np.dtype("datetime64[D]"))[0]
+    ['2020-01-01', 'NaT']
     """
     numbers = [_number(item) for item in items]
     if not items:
@@ -53,15 +58,16 @@ def _is_numpy_dtype(like: Any) -> bool:
 
 def _numpy_texts(items: Sequence[Any], dtype: Any) -> list[str] | None:
     np = sys.modules["numpy"]
-    if dtype.kind not in _NUMERIC_KINDS and dtype.names is None:  # records print per field
-        return None
+    if dtype.kind not in _NUMERIC_KINDS + _TIME_KINDS and dtype.names is None:
+        return None  # records print per field
     printed = np.array2string(
         np.array(items, dtype=dtype),
         separator="\x00",  # no number contains it: the printer's own padding stays per value
         threshold=sys.maxsize,
         max_line_width=sys.maxsize,
     )
-    texts = [text.strip() for text in printed[1:-1].split("\x00")]
+    quote = "'" if dtype.kind in _TIME_KINDS else ""  # NumPy quotes each date: '2020-01-01'
+    texts = [text.strip().strip(quote) for text in printed[1:-1].split("\x00")]
     return texts if len(texts) == len(items) else None
 
 

@@ -82,13 +82,33 @@ def _numpy_dtype_name(dtype: Any) -> str:
     return str(dtype) if dtype.names is None else "structured"
 
 
+def _no_values(a: Any) -> str:
+    """Why ``a``, whose dtype holds references (``dtype.hasobject``), has no layout of values,
+    naming what it is."""
+    dtype = a.dtype
+    if dtype.kind == "T":  # NumPy 2's StringDType (variable-width strings)
+        width = int(_numpy().strings.str_len(a).max()) if a.size else 1
+        return (
+            f"cannot inspect an array of {type(dtype).__name__} (NumPy's variable-width "
+            f"strings): each {dtype.itemsize}-byte cell holds a short string packed in place or "
+            f"a pointer to its bytes elsewhere, not a value; convert it with "
+            f"`a.astype('U{max(width, 1)}')` (fixed-width strings) first."
+        )
+    if dtype.names is not None:
+        return (
+            "cannot inspect a structured array with an object field: those cells hold pointers "
+            "to Python objects, not values; drop or convert that field first."
+        )
+    return (
+        "cannot inspect an object array: its cells hold pointers to Python objects, "
+        "not values; convert it with `a.astype(...)` to a numeric dtype first."
+    )
+
+
 def _check_numpy(a: Any) -> None:
     """Refuse the arrays that have no layout of values: object and zero-size dtypes."""
     if a.dtype.hasobject:
-        raise LayoutError(
-            "cannot inspect an object array: its cells hold pointers to Python objects, "
-            "not values; convert it with `a.astype(...)` to a numeric dtype first."
-        )
+        raise LayoutError(_no_values(a))
     if a.itemsize == 0:
         raise LayoutError(f"cannot inspect an array of zero-size dtype {a.dtype}.")
 

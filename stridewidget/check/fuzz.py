@@ -27,7 +27,7 @@ from .._compat import tree_flatten
 from ..adapters.inspect import inspect
 from ..errors import LayoutError
 from ..layout.layout import Layout
-from .relayout import relayouts
+from .relayout import not_relaid, relayouts
 
 __all__ = ["FuzzFinding", "FuzzReport", "fuzz_layouts"]
 
@@ -72,13 +72,20 @@ class FuzzReport:
         runs: int,
         nondeterministic: bool = False,
         uncompared: tuple[str, ...] = (),
+        random_values: int = 0,
+        skipped: tuple[str, ...] = (),
     ) -> None:
         self.findings = findings
         self.runs = runs
-        #: the contiguous run disagreed with itself: no layout was compared (``ok`` is False)
-        self.nondeterministic = nondeterministic
+        #: the contiguous run disagreed with itself, or ``random_values``: ``ok`` is False
+        self.nondeterministic = nondeterministic or random_values > 0
         #: the types of outputs not compared (neither tensors, arrays, numbers nor plain values)
         self.uncompared = uncompared
+        #: layouts whose values differed in a function that draws random numbers: a draw in
+        #: memory order (dropout in training) explains them, so they are not findings
+        self.random_values = random_values
+        #: the inputs not relaid, each with why (``"input 1: quantized: ..."``)
+        self.skipped = skipped
 
     @property
     def ok(self) -> bool:
@@ -86,10 +93,17 @@ class FuzzReport:
         return not self.findings and not self.nondeterministic
 
     def __repr__(self) -> str:
-        if self.nondeterministic:
+        if self.nondeterministic and not self.random_values:
             return "FuzzReport: nondeterministic (two contiguous runs differ); no layout compared"
         head = f"FuzzReport: {self.runs} layouts tried, {len(self.findings)} finding(s)"
+        if self.random_values:
+            head += (
+                f"; nondeterministic: fn draws random numbers and {self.random_values} layout(s) "
+                "changed its values (a draw in memory order, as dropout in training does), not "
+                "reported as findings: fuzz it in eval() mode"
+            )
         lines = [f"  input {f.input} as {f.name}: {f.kind} ({f.detail})" for f in self.findings]
+        lines += [f"  not relaid: {reason}" for reason in self.skipped]
         return "\n".join([head, *lines])
 
     def _repr_html_(self) -> str:
@@ -127,13 +141,16 @@ def _rebuilt(value: Any, path: tuple, tensors: dict[tuple, torch.Tensor]) -> Any
 
 
 def _fresh(t: torch.Tensor, relaid: torch.Tensor | None = None) -> torch.Tensor:
-    """A contiguous copy of ``t`` (or ``relaid`` as is), a leaf needing grad where ``t`` does."""
+    """A contiguous copy of ``t`` (or ``relaid`` as is), of ``t``'s class (a subclass stays one),
+    a leaf needing grad where ``t`` does."""
     with torch.no_grad():
         if relaid is not None:
             copy = relaid
-        elif t.layout is torch.strided:
+            if type(t) not in (torch.Tensor, torch.nn.Parameter, type(relaid)):
+                copy = relaid.as_subclass(type(t))
+        elif not_relaid(t) is None:
             copy = t.clone(memory_format=torch.contiguous_format)
-        else:  # sparse and other layouts: a copy, never relaid
+        else:  # sparse, nested, quantized, wrapper subclasses: a copy, never relaid
             copy = t.clone()
     return copy.requires_grad_(t.requires_grad)
 
@@ -146,6 +163,7 @@ class _Run(NamedTuple):
     structure: Any
     error: BaseException | None
     inputs_after: dict[tuple, torch.Tensor]
+    drew: bool = False  # the run drew random numbers (the generator moved)
 
 
 def _run(
@@ -161,16 +179,23 @@ def _run(
     devices = sorted({t.device.index or 0 for t in tensors.values() if t.device.type == "cuda"})
     with torch.random.fork_rng(devices=devices):
         torch.manual_seed(seed)
+        start = _generators(devices)
         try:
             result = _call(fn, args, kwargs)
         except Exception as error:  # compared with the reference run's
             return _Run(None, None, error, _after(tensors))
+        drew = any(not torch.equal(a, b) for a, b in zip(start, _generators(devices)))
     leaves, structure = _flatten(result)
     copied = [leaf.detach().clone() if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
     after = _after(tensors)
     if filler is not None and filler.changed():
         after[("filler",)] = _FILLER_WRITTEN
-    return _Run(copied, structure, None, after)
+    return _Run(copied, structure, None, after, drew)
+
+
+def _generators(devices: list[int]) -> list[torch.Tensor]:
+    """The states of the random generators a run may draw from (CPU, and the CUDA devices)."""
+    return [torch.get_rng_state(), *(torch.cuda.get_rng_state(d) for d in devices)]
 
 
 def _call(fn: Callable, args: tuple, kwargs: dict) -> Any:
@@ -266,10 +291,10 @@ _PLAIN_VALUES = (str, bytes, type(None), torch.dtype, torch.device, torch.Size, 
 
 
 def _as_tensor(value: Any) -> torch.Tensor | None:
-    """A tensor, or a NumPy array or Python number as one (compared by ``assert_close``'s
-    rules, NaN equal to NaN), else ``None``."""
-    if isinstance(value, torch.Tensor):
-        return value
+    """A tensor (a nested one padded), or a NumPy array or Python number as one (compared by
+    ``assert_close``'s rules, NaN equal to NaN), else ``None``."""
+    if isinstance(value, torch.Tensor):  # a nested tensor as its padded form (it has no sizes)
+        return value.to_padded_tensor(0) if value.is_nested else value
     if isinstance(value, (bool, int, float, complex)):
         return torch.tensor(value)
     if isinstance(value, (np.ndarray, np.generic)) and value.dtype != object:
@@ -343,7 +368,7 @@ def _label(path: tuple) -> Any:
 def _plan(slots: list, seed: int, max_layouts: int) -> Iterator[tuple[tuple, str, torch.Tensor]]:
     """``(path, layout name, relaid tensor)``: each input's layouts in turn, round robin."""
     rng = random.Random(seed)
-    streams = [(path, relayouts(t, rng)) for path, t in slots if t.layout is torch.strided]
+    streams = [(path, relayouts(t, rng)) for path, t in slots if not_relaid(t) is None]
     made = 0
     while streams and made < max_layouts:
         for stream in list(streams):
@@ -375,7 +400,11 @@ def fuzz_layouts(
     ``torch.testing.assert_close`` (both or neither).  ``fn`` may be a function, a module or a
     custom op; the caller's tensors are never passed to it.  Every run starts from the same random
     state, but an op that draws per element may draw in memory order (dropout in training mode
-    does): fuzz such a module in ``eval()`` mode.
+    does): when ``fn`` draws random numbers, layouts that change its values are counted in
+    ``random_values`` and the report says ``nondeterministic``, not findings; fuzz such a
+    module in ``eval()`` mode.  A Tensor subclass input is relaid as the same subclass; inputs
+    that cannot be relaid (sparse, nested, quantized, wrapper subclasses) are listed in
+    ``skipped``, and when no input can be, :class:`~stridewidget.errors.LayoutError` (one line).
 
     >>> import torch, stridewidget as sw
     >>> def first_row(t):                      # reads t's storage as if t were contiguous
@@ -399,6 +428,14 @@ def fuzz_layouts(
     _slots(kwargs, ("kwargs",), slots)
     if not slots:
         raise LayoutError("fuzz_layouts: no tensor among the inputs, so no layout to vary")
+    skipped = tuple(
+        f"input {_label(path)}: {not_relaid(t)}" for path, t in slots if not_relaid(t) is not None
+    )
+    if len(skipped) == len(slots):
+        raise LayoutError(
+            f"fuzz_layouts: no input can be laid out otherwise, so nothing to try "
+            f"({'; '.join(skipped)})"
+        )
     tolerance = {} if rtol is None else {"rtol": rtol, "atol": atol}
     reference = _run(fn, call, slots, seed, None)
     uncompared = tuple(
@@ -406,11 +443,16 @@ def fuzz_layouts(
     )
     if next(_compare(_run(fn, call, slots, seed, None), reference, tolerance), None):
         return FuzzReport([], 0, nondeterministic=True, uncompared=uncompared)
-    findings, runs = [], 0
+    findings, runs, random_values = [], 0, 0
     for path, name, relaid in _plan(slots, seed, max_layouts):
         layout = inspect(relaid)
         run = _run(fn, call, slots, seed, (path, relaid))
         runs += 1
         for kind, detail in _compare(run, reference, tolerance):
+            if kind == "values" and reference.drew:  # a random draw may follow memory order
+                random_values += 1
+                continue
             findings.append(FuzzFinding(_label(path), layout, name, kind, detail))
-    return FuzzReport(findings, runs, uncompared=uncompared)
+    return FuzzReport(
+        findings, runs, uncompared=uncompared, random_values=random_values, skipped=skipped
+    )

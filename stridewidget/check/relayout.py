@@ -17,10 +17,33 @@ import torch
 
 from ..limits import FUZZ_RANDOM_TRIES as _RANDOM_TRIES
 
-__all__ = ["Relayout", "relayouts"]
+__all__ = ["Relayout", "not_relaid", "relayouts"]
 
 #: A stride no real layout gives a size-1 dim: a kernel that multiplies by it reads garbage.
 _ODD_STRIDE = 7919
+
+
+def not_relaid(t: torch.Tensor) -> str | None:
+    """Why ``t`` cannot be laid out otherwise (``None`` when it can): a nested, sparse or
+    quantized tensor has no strided storage to rebuild, and a wrapper subclass (its own
+    ``__torch_dispatch__``) keeps its data in tensors of its own.
+
+    >>> not_relaid(torch.ones(2, 3)) is None, not_relaid(torch.ones(2, 3).to_sparse())
+    (True, 'torch.sparse_coo: no strides to vary')
+    """
+    if t.is_nested:
+        return "a nested tensor: its components have no single layout to vary"
+    if t.layout != torch.strided:
+        return f"{t.layout}: no strides to vary"
+    if t.is_quantized:
+        return "quantized: torch cannot rebuild it in another storage"
+    kind = type(t)
+    if kind is not torch.nn.Parameter and kind.__torch_dispatch__ is not _PLAIN_DISPATCH:
+        return f"a {kind.__name__}, a wrapper subclass (its own __torch_dispatch__)"
+    return None
+
+
+_PLAIN_DISPATCH = torch.Tensor.__torch_dispatch__
 
 
 class Relayout(NamedTuple):

@@ -24,7 +24,14 @@ from typing import Any
 
 import torch
 
-from .._compat import dispatch_mode_base, storage_id, tree_flatten, tree_map
+from .._compat import (
+    dispatch_mode_base,
+    is_higher_order,
+    run_higher_order,
+    storage_id,
+    tree_flatten,
+    tree_map,
+)
 from ..adapters.inspect import inspect
 from ..errors import LayoutError
 from ..frames import describe_location, user_line
@@ -176,6 +183,8 @@ _STATE = threading.local()
 
 
 class _SanitizeMode(dispatch_mode_base()):
+    supports_higher_order_operators = True  # torch.cond, while_loop: their subgraphs' ops
+
     def __init__(self, report: SanitizeReport, on_hazard: str) -> None:
         super().__init__()
         self.report = report
@@ -185,6 +194,8 @@ class _SanitizeMode(dispatch_mode_base()):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
         kwargs = kwargs or {}
+        if is_higher_order(func):  # each op inside its subgraphs comes back here
+            return run_higher_order(self, func, args, kwargs, "sw.sanitize")
         if getattr(_STATE, "checked", False):
             return func(*args, **kwargs)
         rule = rule_of(func)
@@ -248,7 +259,10 @@ def sanitize(on_hazard: str = "raise") -> Iterator[SanitizeReport]:
     Nested blocks: the innermost sanitizer decides (its report lists the hazard, its
     ``on_hazard`` says what happens); the outer ones pass its ops through.  A dispatch mode is
     per thread: threads started inside the block are *not* sanitized; call ``sw.sanitize()``
-    inside the worker itself.
+    inside the worker itself.  A higher-order op (``torch.cond``, ``while_loop``,
+    ``flex_attention``) runs its subgraphs through the block: the writes inside are checked.
+    torch (2.13) cannot differentiate a ``torch.cond`` under any dispatch mode: run its
+    backward outside the block.
 
     >>> import torch, stridewidget as sw
     >>> x = torch.arange(10.0)

@@ -59,7 +59,9 @@ from .._compat import (
     dispatch_mode_base,
     functional_mutation_count,
     functorch_transforms,
+    is_higher_order,
     run_composite_implicit,
+    run_higher_order,
 )
 from ..frames import user_line
 from .log import CopyEvent, CopyLog
@@ -277,7 +279,10 @@ def _functional_mutations(args: tuple[Any, ...], kwargs: dict) -> list[tuple[Any
 
 
 class OpMode(dispatch_mode_base()):
-    """Sees every ATen op and notes what it wrote into the call in progress."""
+    """Sees every ATen op and notes what it wrote into the call in progress; a higher-order op
+    (``torch.cond``, ``while_loop``, ``flex_attention``) runs its subgraphs through it."""
+
+    supports_higher_order_operators = True
 
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
@@ -288,6 +293,8 @@ class OpMode(dispatch_mode_base()):
     ) -> Any:
         if kwargs is None:
             kwargs = {}
+        if is_higher_order(func):  # its subgraphs' ops come back here, one by one
+            return run_higher_order(self, func, args, kwargs, "sw.track_copies")
         recorder = self.recorder
         standalone = recorder.pending is None
         _THREAD.in_dispatch += 1
@@ -365,6 +372,11 @@ def track_copies() -> Iterator[CopyLog]:
     ...     thread.join()
     >>> len(main_log.events), [e.kind for e in worker_logs[0].events]
     (0, ['view', 'copy'])
+
+    A higher-order op (``torch.cond``, ``while_loop``, ``flex_attention``) is one event holding
+    the ops its subgraphs ran (its eager kernel's own ops outside them are not seen); torch
+    (2.13) cannot differentiate a ``torch.cond`` under any dispatch mode: run its backward
+    outside the block.
 
     Under ``torch.func`` transforms (``vmap``, ``grad``, ``functionalize``) each event notes them
     in ``transforms``, and its layouts and bytes are those of the physical tensors.

@@ -11,15 +11,23 @@ skipped: their stride never matters (PyTorch's rule).
 
 from __future__ import annotations
 
+import contextlib
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
-from .._compat import dispatch_mode_base, is_symbolic, symbol_example, tree_leaves
+from .._compat import (
+    dispatch_mode_base,
+    is_higher_order,
+    is_symbolic,
+    run_higher_order,
+    symbol_example,
+    tree_leaves,
+)
 from .capture import Capture, buffers_kept, cloned
-from .nodes import _TORCH_NAMESPACES, op_name, tensor_values
+from .nodes import _OP_OVERLOAD, _TORCH_NAMESPACES, op_name, tensor_values
 
 __all__ = ["Mismatch", "compare_eager"]
 
@@ -53,13 +61,18 @@ class Mismatch:
 
 
 class _CustomOpInputs(dispatch_mode_base()):  # type: ignore[misc]
-    """Records the strides of every tensor input of each custom (non-torch) op call, in order."""
+    """Records the strides of every tensor input of each custom (non-torch) op call, in order
+    (inside a higher-order op's subgraphs too)."""
+
+    supports_higher_order_operators = True
 
     def __init__(self) -> None:
         super().__init__()
         self.calls: dict[str, list[Any]] = defaultdict(list)  # (shape, strides) per tensor
 
     def __torch_dispatch__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+        if is_higher_order(func):
+            return run_higher_order(self, func, args, kwargs or {}, "compare_eager")
         result = func(*args, **(kwargs or {}))
         if func.namespace not in _TORCH_NAMESPACES:
             tensors = [t for t in tree_leaves((args, kwargs or {})) if isinstance(t, torch.Tensor)]
@@ -162,12 +175,26 @@ def _example_shape(node: Any, bound: dict) -> tuple[int, ...] | None:
     return tuple(symbol_example(n, 2, bound) for n in values[0].shape) if values else None
 
 
+def _has_custom_ops(captured: Capture) -> bool:
+    """Does a captured graph (or a subgraph it runs: a cond branch) call a custom op?"""
+    return any(
+        isinstance(node.target, _OP_OVERLOAD) and node.target.namespace not in _TORCH_NAMESPACES
+        for module in captured.modules
+        for inner in module.modules()
+        if isinstance(inner, torch.fx.GraphModule)
+        for node in inner.graph.nodes
+    )
+
+
 def _eager_run(captured: Capture) -> tuple[list[Any], dict[str, list], dict[Any, Any]]:
     """The eager outputs, the custom ops' input strides and (backward stage) the gradients."""
     recorder = _CustomOpInputs()
+    # the recording mode only where there is a custom op to record: under any dispatch mode,
+    # torch cannot differentiate a torch.cond (its backward traces the branches)
+    recording = recorder if _has_custom_ops(captured) else contextlib.nullcontext()
     args, kwargs = cloned((captured.args, captured.kwargs))
     grads: dict[Any, Any] = {}
-    with buffers_kept(captured.eager), torch.set_grad_enabled(captured.grad_enabled), recorder:
+    with buffers_kept(captured.eager), torch.set_grad_enabled(captured.grad_enabled), recording:
         outputs = captured.eager(*args, **kwargs)
         leaves = tree_leaves(outputs)  # every output: a non-tensor one keeps its place
         if captured.stage == "backward":

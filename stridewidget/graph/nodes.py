@@ -28,7 +28,7 @@ from .writes import index_write
 
 __all__ = ["KINDS", "GraphNode", "classify", "where"]
 
-KINDS = ("view", "copy", "in-place", "compute", "input", "output")
+KINDS = ("view", "copy", "in-place", "compute", "input", "output", "subgraph")
 
 #: Ops whose whole job is to make a copy (``*_copy`` functional variants too; ``copy`` is the
 #: functional form of ``copy_``).  Every other op that moves data without arithmetic (``cat``,
@@ -142,7 +142,10 @@ def _aliases_an_input(node: Any) -> bool | None:
 
 
 def classify(node: Any) -> str:
-    """The node's kind: ``input`` / ``output`` / ``view`` / ``copy`` / ``in-place`` / ``compute``."""
+    """The node's kind: ``input`` / ``output`` / ``view`` / ``copy`` / ``in-place`` /
+    ``compute``, or ``subgraph`` for a graph a higher-order op runs (a ``torch.cond`` branch)."""
+    if node.op == "get_attr" and isinstance(_owned(node), torch.fx.GraphModule):
+        return "subgraph"
     if node.op in ("placeholder", "get_attr"):
         return "input"
     if node.op == "output":
@@ -289,6 +292,14 @@ def _running_stats(node: Any) -> list[Any]:
     if given("training") is not True:
         return []
     return [arg for arg in map(given, _STATS_WRITTEN) if hasattr(arg, "meta")]
+
+
+def _owned(node: Any) -> Any:
+    """What a ``get_attr`` node reads from the module that owns its graph (``None`` if absent)."""
+    value: Any = node.graph.owning_module
+    for part in str(node.target).split("."):
+        value = getattr(value, part, None)
+    return value
 
 
 def _item_kind(node: Any) -> str:

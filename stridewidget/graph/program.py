@@ -10,6 +10,7 @@ import torch
 from .capture import Capture, cloned
 from .compare import Mismatch, compare_eager
 from .html import copies_text, graph_html
+from .nested import nested_nodes
 from .nodes import GraphNode, describe
 from .writeback import writebacks
 
@@ -51,6 +52,8 @@ class Graph:
                 if node.op == "output":
                     self.nodes.extend(self._writebacks[index])
                 self.nodes.append(describe(node, captured.stage, index))
+                # a higher-order op's subgraph (a cond branch, a loop body): its nodes follow
+                self.nodes.extend(nested_nodes(node, captured.stage, index))
 
     @property
     def copies(self) -> list[GraphNode]:

@@ -86,9 +86,9 @@ def test_html_page_is_standalone_offline_and_escaped(tmp_path):
     )
     assert len(views) == 1
     view = json.loads(views[0])
-    scene = view["state"]["scene"]
-    assert scene["tensors"][0]["name"] == evil
-    assert scene["tensors"][0]["layout"]["strides"] == [3, 2]
+    picture = view["state"]["picture"]
+    assert picture["tensors"][0]["name"] == evil
+    assert picture["tensors"][0]["walk"]["strides"] == [3, 2]
     assert "export" in view["esm"]  # the widget's code travels with the page
     assert len(page.encode()) < 100_000  # tens of kB: no require.js, no widget manager
 

@@ -16,10 +16,12 @@
 //   .sw-hl / .sw-hl-source / .sw-walk[data-hop]   lit cells (source = the hovered one; the walk)
 //   .sw-mode-button[data-mode]     cells show both / values / storage index
 //   input.sw-wrap                  storage row width (sets the `wrap` trait; Enter applies)
+//   .sw-pick select/input/button   the slice picker (sets the `picked` trait; js/widget/picker.js)
 import "./widget.css";
 import { htmlEl } from "./dom.js";
 import { followHostScheme } from "./theme.js";
 import { pictureView } from "../paint/view.js";
+import { pickerControl } from "./picker.js";
 
 let instances = 0;
 
@@ -112,13 +114,17 @@ function render({ model, el }) {
   const setStatus = (text) => {
     status.textContent = text ?? idle;
   };
-  toolbar.append(modeControl(root), wrap.label, status);
+  const picker = pickerControl(model);
+  toolbar.append(modeControl(root), wrap.label, picker.node, status);
   const holder = htmlEl("div", "sw-picture");
   root.append(toolbar, holder);
   setStatus(null);
 
   const view = pictureView({ root, holder, model, uid, onStatus: setStatus, measure: () => availableWidth(root) });
-  const paint = view.paint;
+  const paint = () => {
+    view.paint();
+    picker.refresh();
+  };
 
   model.on("change:picture", paint);
   model.on("change:wrap", wrap.show);

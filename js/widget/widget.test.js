@@ -5,6 +5,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import aliases from "../fixtures/picture_aliases.json";
 import xss from "../fixtures/picture_xss.json";
+import deep from "../fixtures/picture_deep.json";
+import { parsePick } from "./picker.js";
 import { fakeModel, hover } from "./testing.js";
 import widget from "./widget.js";
 
@@ -169,5 +171,50 @@ describe("controls", () => {
     cleanup();
     expect(model.listenerCount()).toBe(0);
     expect(el.querySelector(".sw-root")).toBeNull();
+  });
+});
+
+describe("slice picker", () => {
+  // d = arange(120).reshape(10, 3, 4): the picture lists 8 of its 10 slices
+  it("is offered only where the picture leaves slices out", () => {
+    expect(mount(aliases, { picked: {} }).el.querySelector(".sw-pick").hidden).toBe(true);
+    expect(mount(deep).el.querySelector(".sw-pick").hidden).toBe(true); // no such trait (the graph pane)
+    const { el } = mount(deep, { picked: {} });
+    const pick = el.querySelector(".sw-pick");
+    expect(pick.hidden).toBe(false);
+    expect([...pick.querySelectorAll("option")].map((o) => o.value)).toEqual(["d"]);
+    expect(pick.querySelector(".sw-pick-note").textContent).toBe(` (${deep.tensors[0].pick.left_out} not drawn)`);
+  });
+
+  it("sets `picked` for a slice of the tensor and refuses one outside it, in the browser", () => {
+    const { el, model } = mount(deep, { picked: {} });
+    const input = el.querySelector(".sw-pick-index");
+    input.value = "10";
+    el.querySelector(".sw-pick-show").click();
+    expect(model.state.picked).toEqual({});
+    expect(el.querySelector(".sw-pick-note").textContent).toContain("outside 0..9");
+    input.value = "8";
+    input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
+    expect(model.state.picked).toEqual({ d: [[8]] });
+    expect(model.save_changes).toHaveBeenCalled();
+  });
+
+  it("says it needs a kernel in a page without one", () => {
+    const model = fakeModel({ picture: deep, picked: {} });
+    model.kernelFree = true;
+    const el = document.createElement("div");
+    document.body.appendChild(el);
+    widget.render({ model, el });
+    expect(el.querySelector(".sw-pick-show").disabled).toBe(true);
+    expect(el.querySelector(".sw-pick-note").textContent).toContain("needs a kernel");
+  });
+
+  it("parsePick checks the count and the bounds of each index", () => {
+    expect(parsePick("3, 1", [6, 4])).toEqual([3, 1]);
+    expect(parsePick("3 1", [6, 4])).toEqual([3, 1]);
+    expect(parsePick("3", [6, 4])).toMatch(/give 2 indices/);
+    expect(parsePick("3, 4", [6, 4])).toMatch(/index 4 of dim 1 is outside 0..3/);
+    expect(parsePick("-1, 0", [6, 4])).toMatch(/outside/);
+    expect(parsePick("1.5, 0", [6, 4])).toMatch(/outside/);
   });
 });

@@ -48,7 +48,7 @@ def view_payload(widget: anywidget.AnyWidget) -> dict[str, Any]:
     >>> import torch, stridewidget as sw
     >>> payload = view_payload(sw.StrideWidget(x=torch.zeros(2)))
     >>> sorted(payload["state"]), "export" in payload["esm"]
-    (['hovered', 'picture', 'scene', 'width', 'wrap'], True)
+    (['hovered', 'picked', 'picture', 'width', 'wrap'], True)
     """
     if not isinstance(widget, anywidget.AnyWidget):
         raise TypeError(

@@ -31,6 +31,7 @@ from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
 from ..limits import MAX_SOURCE_LABEL as _MAX_SOURCE_LABEL
 from ..scene.build import build_scene
+from ..scene.logical import checked_picks
 from .live import ensure_refresh_hook, forget, register
 from .picture import LaidOut
 from .static import read_static
@@ -255,9 +256,12 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
     _esm = read_static("widget.js")
     _css = read_static("widget.css")
 
-    scene = traitlets.Dict().tag(sync=True)
+    # what Python lays out (not synced: the front end gets the laid-out `picture`)
+    scene = traitlets.Dict()
     hovered = traitlets.Dict(default_value=None, allow_none=True).tag(sync=True)
     wrap = traitlets.Int(default_value=None, allow_none=True).tag(sync=True)
+    # the slice picker: tensor name -> leading indices whose slices are shown besides the listed
+    picked = traitlets.Dict().tag(sync=True)
 
     def __init__(
         self,
@@ -312,6 +316,25 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
         except (TypeError, ValueError) as error:
             raise traitlets.TraitError(str(error)) from None
 
+    @traitlets.validate("picked")
+    def _valid_picked(self, proposal: Any) -> dict[str, Any]:
+        # a pick that is no slice of its tensor would fail every redraw: refused when set
+        value = proposal["value"]
+        shapes = {t["name"]: t["logical"]["shape"] for t in self.scene.get("tensors", [])}
+        for name, picks in value.items():
+            if name not in shapes:
+                raise traitlets.TraitError(f"picked: no tensor named {name!r} in this widget")
+            shape = shapes[name]
+            try:
+                checked_picks(picks, shape[: max(len(shape) - 2, 0)], name)
+            except ValueError as error:
+                raise traitlets.TraitError(str(error)) from None
+        return value
+
+    @traitlets.observe("picked")
+    def _picked_changed(self, change: Any) -> None:
+        self.refresh()
+
     def close(self) -> None:
         """Close the front-end views; the widget leaves the live registry (no more refreshes)."""
         forget(self)
@@ -347,7 +370,10 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             scene["released"] = released
             self._shown = ShownCells({}, {})
             return scene
-        scene = build_scene(live, **self._build_options)
+        try:
+            scene = build_scene(live, picked=self.picked, **self._build_options)
+        except ValueError:  # a picked slice the tensor no longer has (resized in place)
+            scene = build_scene(live, **self._build_options)
         scene["released"] = released
         for held in self._held:
             obj = live.get(held.name)

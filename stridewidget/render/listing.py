@@ -66,6 +66,16 @@ def _items(items: list) -> list:
     return out
 
 
+def _pick(tensor: Mapping[str, Any]) -> dict[str, Any] | None:
+    """What the slice picker needs: the leading dims' sizes and how many slices the picture
+    leaves out (``None`` when it shows them all)."""
+    logical = tensor["logical"]
+    left_out = sum(s["count"] for s in logical["slices"] if s["kind"] == "gap")
+    if not left_out:
+        return None
+    return {"lead": list(logical["shape"][: max(logical["ndim"] - 2, 0)]), "left_out": left_out}
+
+
 def _walk_basis(tensor: Mapping[str, Any]) -> dict[str, Any] | None:
     """Offset and strides in storage cells, where a cell is one element (else no walk)."""
     layout = tensor["layout"]
@@ -99,6 +109,7 @@ def display_list(picture: Picture) -> dict[str, Any]:
                 "storage": t["storage"],
                 "order": t["order"],
                 "walk": _walk_basis(t),
+                "pick": _pick(t),
             }
             for t in picture.tensors
         ],

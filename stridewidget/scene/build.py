@@ -87,7 +87,7 @@ both test suites check scenes against it)::
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..adapters.inspect import layout_and_cells
@@ -119,6 +119,7 @@ def build_scene(
     max_slices: int = MAX_SLICES,
     max_storage_cells: int = MAX_STORAGE_CELLS,
     wrap: int | None = None,
+    picked: Mapping[str, Sequence[Sequence[int]]] | None = None,
 ) -> dict[str, Any]:
     """A bounded, JSON-able scene for the named tensors/arrays (format: see the module docstring).
 
@@ -126,6 +127,8 @@ def build_scene(
     tensor has more than ``threshold`` elements (as ``torch.set_printoptions``) or the dim is longer
     than ``max_dim_items``.  At most ``max_slices`` 2-D slices are listed per tensor and at most
     ``max_storage_cells`` cells per storage.  ``wrap`` overrides every storage's suggested row width.
+    ``picked`` maps a tensor's name to leading indices whose slices it shows besides the listed
+    ones (the widget's slice picker).
 
     >>> import torch
     >>> x = torch.arange(6.0).reshape(2, 3)
@@ -141,7 +144,9 @@ def build_scene(
     """
     _check_options(tensors, edge_items, threshold, max_dim_items, max_slices, max_storage_cells)
     wrap = as_wrap(wrap)
-    groups, entries = _entries(tensors, edge_items, threshold, max_dim_items, max_slices)
+    groups, entries = _entries(
+        tensors, edge_items, threshold, max_dim_items, max_slices, picked or {}
+    )
     storages = []
     tensor_dicts: list[dict[str, Any]] = [{} for _ in entries]
     memories = [key[0] for key in groups]
@@ -202,6 +207,7 @@ def _entries(
     threshold: int,
     max_dim_items: int,
     max_slices: int,
+    picked: Mapping[str, Sequence[Sequence[int]]],
 ) -> tuple[dict[Any, list[int]], list[dict[str, Any]]]:
     """Each tensor's name, object, layout, logical window and arrows, and the tensors grouped by
     the storage grid they are drawn on (the group's key: memory, dtype, cell unit)."""
@@ -231,7 +237,13 @@ def _entries(
                 "obj": obj,
                 "layout": layout,
                 "logical": logical_window(
-                    layout, edge_items, threshold, max_dim_items, max_slices, label
+                    layout,
+                    edge_items,
+                    threshold,
+                    max_dim_items,
+                    max_slices,
+                    label,
+                    picked.get(label, ()),
                 ),
                 "arrows": stride_arrows(layout),
             }

@@ -31,9 +31,11 @@ def logical_window(
     max_dim_items: int,
     max_slices: int,
     name: str = "x",
+    picked: Sequence[Sequence[int]] = (),
 ) -> dict[str, Any]:
     """Which indices of ``layout`` a picture shows (see the module doc); ``name`` names the
-    tensor in the gap markers' text (``x[1:5, :, :]``).
+    tensor in the gap markers' text (``x[1:5, :, :]``).  ``picked`` leading indices (a reader's
+    slice picker) are shown besides the listed ones; the gap markers count around them.
 
     >>> from stridewidget import Layout
     >>> window = logical_window(Layout((10, 2, 2), (4, 2, 1)), 3, 256, 32, 8, name="x")
@@ -54,8 +56,9 @@ def logical_window(
     slices: list[dict[str, Any]] = []
     if layout.numel > 0:
         leads = _lead_indices(
-            per_dim[:lead_dims], shape[:lead_dims], max_slices, name, ndim - lead_dims
-        )
+            per_dim[:lead_dims], shape[:lead_dims], max_slices, name, ndim - lead_dims,
+            checked_picks(picked, shape[:lead_dims], name),
+        )  # fmt: skip
         for lead in leads:
             if isinstance(lead, dict):
                 slices.append(lead)
@@ -92,6 +95,7 @@ def _lead_indices(
     max_slices: int,
     name: str,
     trailing: int,
+    picked: Sequence[tuple[int, ...]] = (),
 ) -> list[list[int] | dict[str, Any]]:
     """Leading-dim index tuples in index order, with a gap marker wherever slices were left out.
 
@@ -101,7 +105,7 @@ def _lead_indices(
     (:func:`_left_out`); one marker ``{"kind": "gap", "count": n, "ranges": [...], "text": ...}``
     names them, so the listed slices and the markers' ranges are every slice exactly once.
     """
-    listed = _listed(lead_per_dim, max_slices)
+    listed = sorted({*_listed(lead_per_dim, max_slices), *picked})
     items: list[list[int] | dict[str, Any]] = []
     boxes: list[list[list[int]]] = []
     for item in _left_out(listed, shape):
@@ -115,6 +119,36 @@ def _lead_indices(
     if boxes:
         items.append(_gap(boxes, shape, name, trailing))
     return items
+
+
+def checked_picks(
+    picked: Sequence[Sequence[int]], lead_shape: Sequence[int], name: str = "x"
+) -> list[tuple[int, ...]]:
+    """``picked`` as leading-index tuples, each checked against ``lead_shape``; a clear
+    ``ValueError`` for one that is no slice of the tensor.
+
+    >>> checked_picks([[3, 1]], (10, 2))
+    [(3, 1)]
+    >>> checked_picks([[3, 2]], (10, 2), "x")
+    Traceback (most recent call last):
+    ...
+    ValueError: x[3, 2, …] is no slice of x: its leading dims have sizes (10, 2)
+    """
+    checked = []
+    for pick in picked:
+        index = tuple(pick) if isinstance(pick, (list, tuple)) else (pick,)
+        if (
+            len(index) != len(lead_shape)
+            or not all(type(i) is int for i in index)
+            or not all(0 <= i < n for i, n in zip(index, lead_shape, strict=True))
+        ):
+            shown = ", ".join(map(str, index))
+            raise ValueError(
+                f"{name}[{shown}, …] is no slice of {name}: its leading dims have sizes "
+                f"{tuple(lead_shape)}"
+            )
+        checked.append(index)
+    return checked
 
 
 def _listed(lead_per_dim: Sequence[list[int | None]], max_slices: int) -> list[tuple[int, ...]]:

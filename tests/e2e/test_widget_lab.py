@@ -14,6 +14,7 @@ HIGHLIGHTED = re.compile(r"(^|\s)sw-hl(\s|$)")
 CELLS = [
     "import torch, stridewidget as sw\n%load_ext stridewidget\nbase = torch.arange(12.0).reshape(3, 4)\nbase",
     "w = sw.show(base, bt=base.t())\nw",
+    "d = torch.arange(120).reshape(10, 3, 4)\nwd = sw.show(d=d)\nwd",
 ]
 
 
@@ -32,8 +33,8 @@ def test_hover_reaches_kernel_and_in_place_write_refreshes(lab_server, page):
     )
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
     roots = page.locator(".jp-OutputArea-output .sw-root")
-    expect(roots).to_have_count(2, timeout=90_000)
-    shown_by_formatter, shown_by_show = roots.nth(0), roots.nth(1)
+    expect(roots).to_have_count(3, timeout=90_000)
+    shown_by_formatter, shown_by_show, deep = roots.nth(0), roots.nth(1), roots.nth(2)
     # `%load_ext` + a bare tensor: the widget, not torch's text
     expect(shown_by_formatter.locator(".sws-lcell")).to_have_count(12)
 
@@ -66,6 +67,20 @@ def test_hover_reaches_kernel_and_in_place_write_refreshes(lab_server, page):
     assert kernel_eval(page, "print(w.scene['storages'][0]['cells']['text'][4:8])").strip() == (
         "['-5.', '-5.', '-5.', '-5.']"
     )
+
+    # the slice picker: d lists 8 of its 10 slices; asking for d[8] makes Python draw it
+    expect(deep).not_to_contain_text("d[8, :, :]")
+    deep.locator(".sw-pick-index").fill("8")
+    deep.locator(".sw-pick-show").click()
+    assert poll_kernel(page, "wd.picked", "{'d': [[8]]}") == "{'d': [[8]]}"
+    expect(deep).to_contain_text("d[8, :, :]", timeout=20_000)
+    # its cells are the ones torch puts there: d[8, 2, 3] is storage[8·12 + 2·4 + 3] = 107
+    index = kernel_eval(
+        page, "print([s['lead'] for s in wd.scene['tensors'][0]['logical']['slices']].index([8]))"
+    )
+    deep.locator(f'.sws-lcell[data-slice="{index.strip()}"][data-r="2"][data-c="3"]').hover()
+    expect(deep.locator(".sw-status")).to_contain_text("storage[107]")
+    screenshot(page, "lab_slice_picker")
 
 
 LUMINANCE = """(el) => {

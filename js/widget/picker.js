@@ -1,0 +1,77 @@
+// The slice picker: a tensor of 3-D or more whose picture leaves slices out can show any other
+// slice.  The browser only checks the index against the sizes the picture lists (`pick.lead`) and
+// sets the `picked` trait (tensor name -> leading indices); Python draws the picture again with that
+// slice in it.  In a page with no kernel it says so instead.
+import { htmlEl } from "./dom.js";
+
+/** "3, 1" -> [3, 1] when it is a slice of leading sizes `lead`; else the reason (a string). */
+export function parsePick(text, lead) {
+  const parts = text.split(/[\s,]+/).filter((p) => p !== "");
+  if (parts.length !== lead.length) return `give ${lead.length} ${lead.length === 1 ? "index" : "indices"} (leading sizes ${lead.join(" × ")})`;
+  const index = parts.map(Number);
+  for (let d = 0; d < index.length; d += 1) {
+    if (!Number.isInteger(index[d]) || index[d] < 0 || index[d] >= lead[d]) {
+      return `index ${parts[d]} of dim ${d} is outside 0..${lead[d] - 1}`;
+    }
+  }
+  return index;
+}
+
+/** The control, or null when every slice is drawn; `refresh()` follows a new picture. */
+export function pickerControl(model) {
+  const box = htmlEl("span", "sw-pick");
+  const refresh = () => {
+    box.replaceChildren();
+    const list = model.get("picture");
+    // a model without the trait (the graph widget's pane) has no picker
+    const pickable = model.get("picked") === undefined ? [] : (list?.tensors ?? []).filter((t) => t.pick);
+    box.hidden = pickable.length === 0;
+    if (!pickable.length) return;
+    const select = htmlEl("select", "sw-pick-tensor");
+    select.setAttribute("aria-label", "tensor whose slice to show");
+    for (const t of pickable) {
+      const option = htmlEl("option", "", `${t.mark} ${t.name}`);
+      option.value = t.name;
+      select.appendChild(option);
+    }
+    const input = htmlEl("input", "sw-pick-index");
+    input.type = "text";
+    input.placeholder = pickable[0].pick.lead.map(() => "0").join(", ");
+    input.setAttribute("aria-label", "leading indices of the slice to show");
+    const show = htmlEl("button", "sw-pick-show", "show");
+    show.type = "button";
+    const note = htmlEl("span", "sw-pick-note");
+    box.append(htmlEl("span", "sw-pick-title", "show slice "), select, input, show, note);
+    const tensor = () => pickable.find((t) => t.name === select.value) ?? pickable[0];
+    const describe = () => {
+      note.textContent = ` (${tensor().pick.left_out} not drawn)`;
+      input.placeholder = tensor().pick.lead.map(() => "0").join(", ");
+    };
+    select.addEventListener("change", describe);
+    describe();
+    if (model.kernelFree) {
+      for (const node of [select, input, show]) node.disabled = true;
+      show.title = "needs a running kernel: Python lays the picture out";
+      note.textContent = " (needs a kernel)";
+      return;
+    }
+    const apply = () => {
+      const index = parsePick(input.value, tensor().pick.lead);
+      input.setAttribute("aria-invalid", String(typeof index === "string"));
+      if (typeof index === "string") {
+        note.textContent = ` ${index}`;
+        return;
+      }
+      const picked = { ...(model.get("picked") ?? {}) };
+      picked[tensor().name] = [...(picked[tensor().name] ?? []), index];
+      model.set("picked", picked);
+      model.save_changes();
+    };
+    show.addEventListener("click", apply);
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter") apply();
+    });
+  };
+  refresh();
+  return { node: box, refresh };
+}

@@ -148,6 +148,7 @@ _GEOMETRY = {
 # Shared with the scene and the playground (one value each, so they cannot drift).
 _LIMITS = {
     "max_strip_cells": 32,  # one storage row holds at most this many cells before wrapping
+    "max_strip_rows": 6,  # a longer strip keeps its first and last rows, the rest one marker
     "max_wrap": 32,  # a wrapped row is never wider
     "max_slices": 8,  # 2-D slices (panels) per tensor before eliding
     "max_panel_columns": 4,  # panels per row in the panel grid of a 3-D/4-D tensor

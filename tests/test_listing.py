@@ -113,7 +113,7 @@ def test_the_list_is_bounded_whatever_the_size():
     for n in (10**4, 10**6, 10**8):
         scene = build_scene({"x": torch.empty(n, device="meta").view(100, n // 100)})
         sizes[n] = len(json.dumps(picture_of(scene, None, None)))
-    assert max(sizes.values()) < 1.1 * min(sizes.values()), sizes
+    assert max(sizes[10**6], sizes[10**8]) < 1.1 * sizes[10**4], sizes  # it does not grow with n
     assert max(sizes.values()) < 120_000, sizes
 
 

@@ -34,7 +34,7 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
     cell_w, show_values = logical_cell_width(canvas, tensor, storage, slices)
     ndim = logical["ndim"]
     if ndim >= 3:
-        y += G["line_h"]
+        y += G["line_h"] - 10  # the caption is the next line under the facts
         inner = f"each panel: rows = dim {ndim - 2}, columns = dim {ndim - 1}"
         outer = (
             "panels: rows = dim 0, columns = dim 1"

@@ -102,7 +102,8 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
     )
     arrows = strip_arrows(members)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
-    rows, wrap = _strip_rows(storage, cell_w, max_width - 2 * PAD)
+    ends = {cell for a in arrows for cell in (a["from"], a["to"])}
+    rows, wrap = _strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends)
     labels = [_row_label(row) for row in rows] if wrap else []
     label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
     row_of = _row_of(rows)
@@ -113,7 +114,7 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
     cross_label_w = max((text_width(a["label"], 10) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
-    rows, wrap = _strip_rows(storage, cell_w, max_width - PAD - left)
+    rows, wrap = _strip_rows(storage, members, cell_w, max_width - PAD - left, ends)
     row_of = _row_of(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
@@ -276,14 +277,19 @@ def _gap_short(segment: Mapping[str, Any]) -> str:
 
 
 def _strip_rows(
-    storage: Mapping[str, Any], cell_w: float, room: float
+    storage: Mapping[str, Any],
+    members: Sequence[Mapping[str, Any]],
+    cell_w: float,
+    room: float,
+    ends: set[int] = frozenset(),  # type: ignore[assignment]
 ) -> tuple[list[list[dict[str, Any]]], int | None]:
     """The strip's rows of items (cells and elision markers, each with its ``x`` and ``w``) and
     the wrap: ``None`` for one line, or a line that flows on (it has elisions) without columns.
 
     Shown cells with no elision that do not fit one line wrap at the storage's natural row width
     (the scene's ``wrap``, or its largest divisor that fits, so that columns keep their meaning; when
-    that divisor would leave a quarter of the width unused, as many cells as fit).
+    that divisor would leave a quarter of the width unused, as many cells as fit).  At most
+    ``max_strip_rows`` rows (:func:`_capped`).
     """
     items: list[dict[str, Any]] = []
     position = 0
@@ -312,7 +318,7 @@ def _strip_rows(
             rows[-1].append({**item, "x": x})
             x += item["w"]
             count += item["kind"] == "cell"
-        return [row for row in rows if row], None
+        return _capped([row for row in rows if row], members, cell_w, room, ends), None
     limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
     wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
     if natural > limit and wrap < 0.75 * limit:  # a small divisor of a long natural row would
@@ -323,7 +329,83 @@ def _strip_rows(
         if not rows or col == 0 or col * cell_w <= rows[-1][-1]["x"]:
             rows.append([])
         rows[-1].append({**item, "x": col * cell_w})
-    return rows, wrap
+    return _capped(rows, members, cell_w, room, ends), wrap
+
+
+def _capped(
+    rows: list[list[dict[str, Any]]],
+    members: Sequence[Mapping[str, Any]],
+    cell_w: float,
+    room: float,
+    ends: set[int],
+) -> list[list[dict[str, Any]]]:
+    """At most ``max_strip_rows`` rows where it can: the first and last rows and every row a
+    stride arrow starts or ends in are kept, then the first rows while there is room; each run
+    of two or more rows left out becomes one elision marker that says what it holds, read cells
+    counted (issue 36: a long strip took most of a picture's height while the logical grids show
+    the same cells)."""
+    limit = LIMITS["max_strip_rows"]
+    if len(rows) <= limit:
+        return rows
+    keep = {0, len(rows) - 1} | {
+        r for r, row in enumerate(rows) if any(it.get("cell") in ends for it in row)
+    }
+    for r in range(len(rows)):
+        if _drawn_rows(keep | {r}, len(rows)) > limit:
+            break
+        keep.add(r)
+    capped: list[list[dict[str, Any]]] = []
+    run: list[list[dict[str, Any]]] = []
+    for r, row in enumerate([*rows, None]):
+        if row is not None and r not in keep:
+            run.append(row)
+            continue
+        if len(run) == 1:
+            capped.append(run[0])
+        elif run:
+            segment = _dropped([it for left_out in run for it in left_out], members)
+            label = _gap_label(segment, room)
+            width = min(room, max(2 * cell_w, text_width(label, G["font_size"]) + 10))
+            capped.append(
+                [{"kind": "gap", "segment": segment, "label": label, "w": width, "x": 0.0}]
+            )
+        run = []
+        if row is not None:
+            capped.append(row)
+    return capped
+
+
+def _drawn_rows(keep: set[int], total: int) -> int:
+    """How many rows a strip of ``total`` rows draws when it keeps ``keep``: a run of one row
+    left out is drawn anyway (its marker would take a row too), a longer run is one marker."""
+    count, run = 0, 0
+    for r in range(total + 1):
+        if r < total and r not in keep:
+            run += 1
+            continue
+        count += run if run == 1 else min(run, 1)
+        count += r < total
+        run = 0
+    return count
+
+
+def _dropped(items: list[dict[str, Any]], members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The gap segment of strip items left out: their storage range and how many of its cells
+    the tensors read (None when a gap among them was not counted)."""
+    ends = [
+        (it["cell"], it["cell"] + 1)
+        if it["kind"] == "cell"
+        else (it["segment"]["start"], it["segment"]["stop"])
+        for it in items
+    ]
+    counts = [
+        int(any(t["touch"][it["i"]] != 0 for t in members))
+        if it["kind"] == "cell"
+        else it["segment"].get("read")
+        for it in items
+    ]
+    read = None if None in counts else sum(counts)
+    return {"kind": "gap", "start": ends[0][0], "stop": ends[-1][1], "in_span": True, "read": read}
 
 
 def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers: list) -> str:
@@ -359,8 +441,10 @@ def _row_of(rows: list[list[dict[str, Any]]]) -> dict[int, int]:
 
 
 def _row_label(row: list[dict[str, Any]]) -> str:
-    """A wrapped row's start index: full digits, grouped."""
-    first = next(item for item in row if item["kind"] == "cell")
+    """A wrapped row's start index: full digits, grouped (a row of one marker: none)."""
+    first = next((item for item in row if item["kind"] == "cell"), None)
+    if first is None:
+        return ""
     return group_digits(first["cell"] - round(first["x"] / first["w"]))
 
 

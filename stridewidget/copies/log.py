@@ -12,9 +12,9 @@ from typing import Any
 from ..frames import describe_location
 from ..layout.layout import Layout
 from .format import clip, format_bytes, layout_text, ops_text, short_call
-from .snapshot import Snapshot
+from .snapshot import Snapshot, shares_any
 
-__all__ = ["KINDS", "CopyEvent", "CopyLog"]
+__all__ = ["KINDS", "CopyEvent", "CopyLog", "Unclassified", "classify"]
 
 KINDS = ("copy", "in-place", "view", "compute")
 
@@ -79,6 +79,86 @@ class CopyEvent:
     def location(self) -> str:
         """The user's source line: ``file.py:12``, or ``In[3], line 2`` in a notebook."""
         return describe_location(self.filename, self.line)
+
+
+class Unclassified:
+    """What an event the tracker recorded lazily (see ``Recorder.lazy``) holds in the fields
+    :func:`classify` decides, until one of them is first read: what the call's ops did."""
+
+    __slots__ = ("pending",)
+
+    def __init__(self, pending: Any) -> None:
+        self.pending = pending
+
+
+class _Classified:
+    """A :class:`CopyEvent` field :func:`classify` decides: read from the event's ``__dict__``,
+    where :class:`Unclassified` stands for the four of them until the first read."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, event: Any, owner: Any = None) -> Any:
+        if event is None:
+            return self
+        fields = event.__dict__
+        try:
+            value = fields[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+        if type(value) is Unclassified:
+            fields.update(
+                classify(
+                    fields["_inputs"], fields["_outputs"], value.pending, fields["returned_input"]
+                )
+            )
+            value = fields[self.name]
+        return value
+
+    def __set__(self, event: Any, value: Any) -> None:  # the dataclass __init__'s own setattr
+        event.__dict__[self.name] = value
+
+
+for _name in ("kind", "aliases_input", "allocated", "wrote_input"):
+    setattr(CopyEvent, _name, _Classified(_name))
+
+
+def classify(
+    inputs: tuple[Snapshot, ...], outputs: tuple[Snapshot, ...], pending: Any, returned_input: bool
+) -> dict[str, Any]:
+    """``kind``, ``aliases_input``, ``allocated`` and ``wrote_input`` of one call, from its snapshots (storage extents at
+    call time) and what its ops did (``pending``: :class:`~.ops.Pending`): plain data, so it
+    runs when the event is read as well as when it is recorded."""
+    input_extents = [e for snapshot in inputs for e in snapshot.extents]
+    output_extents = [s.extents for s in outputs if s.extents]
+    aliased = [shares_any(extents, input_extents) for extents in output_extents]
+    written_inputs = [e for e in pending.written if shares_any((e,), input_extents)]
+    # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
+    fresh_copy = pending.fresh_copy or (
+        bool(pending.copied_into)
+        and not all(shares_any((e,), input_extents) for e in pending.copied_into)
+    )
+    aliases_input = returned_input or any(aliased)
+    # copy > in-place > view > compute: an in-place call that cloned first (F.silu(x,
+    # inplace=True) or x.mul_(w) under autograd) copied; ``wrote_input`` says it also wrote
+    if fresh_copy:
+        kind = "copy"
+    elif written_inputs and (
+        not output_extents or any(shares_any(extents, written_inputs) for extents in output_extents)
+    ):
+        kind = "in-place"
+    elif aliases_input:
+        kind = "view"
+    else:
+        kind = "compute"
+    return {
+        "kind": kind,
+        "aliases_input": aliases_input,
+        "allocated": not all(aliased),
+        "wrote_input": bool(written_inputs),
+    }
 
 
 class CopyLog:

@@ -24,6 +24,7 @@ __all__ = [
     "Extent",
     "Snapshot",
     "arrays_in",
+    "call_snapshots",
     "data_nbytes",
     "distinct",
     "has_array",
@@ -55,6 +56,7 @@ class Extent(NamedTuple):
 
 
 _CPU = torch.device("cpu")
+_CONTAINERS = frozenset({tuple, list, dict})  # as arrays_in looks into
 
 
 def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
@@ -120,27 +122,36 @@ class Snapshot:
     meta ...), and builds the object when asked.
     """
 
-    __slots__ = ("_fields", "_layout", "_raw", "extents", "ref")
+    __slots__ = ("_extents", "_fields", "_layout", "_raw", "ref")
 
     def __init__(self, obj: Any, layout: bool = True) -> None:
         self.ref = weakref.ref(obj)
-        self._layout = self._fields = self._raw = None
+        self._layout = self._fields = self._raw = self._extents = None
         if type(obj) in _PLAIN_TENSOR_TYPES:
             self._raw = _plain_fields(obj)
-            if self._raw is not None:
-                self.extents = (Extent(*self._raw[4:]),)
+            if self._raw is not None:  # its extent is built from the raw fields when read
                 return
         if isinstance(obj, torch.Tensor):
-            self.extents = storage_extents(obj)
+            self._extents = storage_extents(obj)
             if layout:
                 self.read_layout()
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
             try:
                 self._layout = layout = inspect(obj)
             except LayoutError:  # an object array has no cells to alias
-                self.extents = ()
+                self._extents = ()
                 return
-            self.extents = (Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),)
+            self._extents = (
+                Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),
+            )
+
+    @property
+    def extents(self) -> tuple[Extent, ...]:
+        """Where the tensor's data lived at call time (see :func:`storage_extents`)."""
+        extents = self._extents
+        if extents is None:
+            extents = self._extents = (Extent(*self._raw[4:]),)
+        return extents
 
     @classmethod
     def for_drawing(cls, obj: Any) -> Snapshot:
@@ -151,7 +162,7 @@ class Snapshot:
             if raw is not None:
                 snapshot = object.__new__(cls)
                 snapshot._raw, snapshot._layout, snapshot._fields = raw, None, None
-                snapshot.extents, snapshot.ref = (), None
+                snapshot._extents, snapshot.ref = (), None
                 return snapshot
         return cls(obj)
 
@@ -247,3 +258,41 @@ def snapshots_of(
     if not before:
         return tuple([Snapshot(obj, layout) for obj in objects])
     return tuple([before.get(id(obj)) or Snapshot(obj, layout) for obj in objects])
+
+
+def call_snapshots(
+    args: tuple[Any, ...], kwargs: dict, result: Any, before: dict[int, Snapshot]
+) -> tuple[tuple[Snapshot, ...], tuple[Snapshot, ...], bool]:
+    """``(inputs, outputs, returned_input)`` of one call: as :func:`snapshots_of` of
+    ``(args, kwargs)`` (with ``before``) and of ``result``, in one pass.  An output that is an
+    input object no op rewrote the layout of (``x.add_(1)`` returns ``x``) shares the input's
+    snapshot, as its layout cannot have changed; ``returned_input`` says a result is an input."""
+    found: list[Any] = []
+    for part in (args, kwargs.values()) if kwargs else (args,):
+        for item in part:
+            if isinstance(item, ARRAY_TYPES):
+                found.append(item)
+            elif type(item) in _CONTAINERS:
+                arrays_in(item, found, 2)
+    taken: dict[int, Snapshot] = {}
+    for obj in found:
+        key = id(obj)
+        if key not in taken:
+            taken[key] = before.get(key) or Snapshot(obj) if before else Snapshot(obj)
+    inputs = tuple(taken.values())
+    if isinstance(result, ARRAY_TYPES):
+        results: list[Any] = [result]
+    elif type(result) in _CONTAINERS:
+        results = distinct(arrays_in(result, []))
+    else:
+        return inputs, (), False
+    outputs = []
+    returned_input = False
+    for obj in results:
+        snapshot = taken.get(id(obj))
+        if snapshot is None:
+            outputs.append(Snapshot(obj))
+        else:
+            returned_input = True
+            outputs.append(snapshot if id(obj) not in before else Snapshot(obj))
+    return inputs, tuple(outputs), returned_input

@@ -62,14 +62,14 @@ from .._compat import (
     run_composite_implicit,
 )
 from ..frames import user_line
-from .log import CopyEvent, CopyLog
+from .log import CopyEvent, CopyLog, Unclassified, classify
 from .ops import PLAIN_OPS, Pending, argument_value, note_op, op_info
 from .snapshot import (
     Snapshot,
     arrays_in,
+    call_snapshots,
     distinct,
     has_array,
-    shares_any,
     snapshots_of,
     storage_extents,
 )
@@ -108,6 +108,12 @@ class Recorder:
     #: snapshot's cost, and calls that only made views are nearly half of a step's events.
     every_layout = True
 
+    #: Record each event as its snapshots and what its ops did, and decide its kind and
+    #: aliasing (:func:`~.log.classify`) when one of them is first read: half of the tracker's
+    #: Python per call was that decision, and most events of a step are never read.  The audit's
+    #: subclass decides at once: its :meth:`record` reads state that later calls change.
+    lazy = True
+
     #: The user's source line is read for each event (the audit's backward recorder has no
     #: use for it: backward ops have no Python frames of their own).
     user_lines = True
@@ -125,6 +131,29 @@ class Recorder:
             lines = self.user_lines and pending.keep_layouts
             filename, line = user_line() if lines else ("", 0)
             self.record_unread(call, pending, arguments, filename, line)
+        elif self.lazy:
+            filename, line = user_line() if self.user_lines else ("", 0)
+            args, kwargs = arguments
+            inputs, outputs, returned_input = call_snapshots(args, kwargs, result, pending.before)
+            event = object.__new__(CopyEvent)  # as CopyEvent._recorded; classified when read
+            unclassified = Unclassified(pending)
+            event.__dict__.update(
+                index=len(self.log.events),
+                call=call,
+                ops=tuple(pending.ops),
+                kind=unclassified,
+                aliases_input=unclassified,
+                allocated=unclassified,
+                returned_input=returned_input,
+                wrote_input=unclassified,
+                bytes_copied=pending.bytes_copied,
+                filename=filename,
+                line=line,
+                _inputs=inputs,
+                _outputs=outputs,
+                transforms=pending.transforms,
+            )
+            self.log.events.append(event)
         else:
             filename, line = user_line() if self.user_lines else ("", 0)
             input_snapshots = snapshots_of(arguments, pending.before, self.every_layout)
@@ -167,33 +196,11 @@ class Recorder:
         """Add the event of one call; ``input_snapshots`` show the inputs as they were when it
         was called (an in-place metadata op such as ``t_`` or ``resize_`` changes them)."""
         output_snapshots = snapshots_of(result, layout=self.every_layout)
-        input_extents = [e for snapshot in input_snapshots for e in snapshot.extents]
-        output_extents = [s.extents for s in output_snapshots if s.extents]
-        aliased = [shares_any(extents, input_extents) for extents in output_extents]
-        written_inputs = [e for e in pending.written if shares_any((e,), input_extents)]
-        # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
-        fresh_copy = pending.fresh_copy or (
-            bool(pending.copied_into)
-            and not all(shares_any((e,), input_extents) for e in pending.copied_into)
-        )
         returned_input = any(
             out.ref() is snapshot.ref() for out in output_snapshots for snapshot in input_snapshots
         )
-        aliases_input = returned_input or any(aliased)
-        # copy > in-place > view > compute: an in-place call that cloned first (F.silu(x,
-        # inplace=True) or x.mul_(w) under autograd) copied; ``wrote_input`` says it also wrote
-        if fresh_copy:
-            kind = "copy"
-        elif written_inputs and (
-            not output_extents
-            or any(shares_any(extents, written_inputs) for extents in output_extents)
-        ):
-            kind = "in-place"
-        elif aliases_input:
-            kind = "view"
-        else:
-            kind = "compute"
-        if not self.every_layout and (kind == "copy" or pending.keep_layouts):
+        fields = classify(input_snapshots, output_snapshots, pending, returned_input)
+        if not self.every_layout and (fields["kind"] == "copy" or pending.keep_layouts):
             for snapshot in (*input_snapshots, *output_snapshots):
                 snapshot.read_layout()
         self.log.events.append(
@@ -201,11 +208,8 @@ class Recorder:
                 index=len(self.log.events),
                 call=call,
                 ops=tuple(pending.ops),
-                kind=kind,
-                aliases_input=aliases_input,
-                allocated=not all(aliased),
                 returned_input=returned_input,
-                wrote_input=bool(written_inputs),
+                **fields,
                 bytes_copied=pending.bytes_copied,
                 filename=filename,
                 line=line,

@@ -14,7 +14,7 @@ from ..layout.layout import Layout
 from .format import clip, format_bytes, layout_text, ops_text, short_call
 from .snapshot import Snapshot, shares_any
 
-__all__ = ["KINDS", "CopyEvent", "CopyLog", "Unclassified", "classify"]
+__all__ = ["KINDS", "CopyEvent", "CopyLog", "classify"]
 
 KINDS = ("copy", "in-place", "view", "compute")
 
@@ -81,50 +81,6 @@ class CopyEvent:
         return describe_location(self.filename, self.line)
 
 
-class Unclassified:
-    """What an event the tracker recorded lazily (see ``Recorder.lazy``) holds in the fields
-    :func:`classify` decides, until one of them is first read: what the call's ops did."""
-
-    __slots__ = ("pending",)
-
-    def __init__(self, pending: Any) -> None:
-        self.pending = pending
-
-
-class _Classified:
-    """A :class:`CopyEvent` field :func:`classify` decides: read from the event's ``__dict__``,
-    where :class:`Unclassified` stands for the four of them until the first read."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, event: Any, owner: Any = None) -> Any:
-        if event is None:
-            return self
-        fields = event.__dict__
-        try:
-            value = fields[self.name]
-        except KeyError:
-            raise AttributeError(self.name) from None
-        if type(value) is Unclassified:
-            fields.update(
-                classify(
-                    fields["_inputs"], fields["_outputs"], value.pending, fields["returned_input"]
-                )
-            )
-            value = fields[self.name]
-        return value
-
-    def __set__(self, event: Any, value: Any) -> None:  # the dataclass __init__'s own setattr
-        event.__dict__[self.name] = value
-
-
-for _name in ("kind", "aliases_input", "allocated", "wrote_input"):
-    setattr(CopyEvent, _name, _Classified(_name))
-
-
 def classify(
     inputs: tuple[Snapshot, ...], outputs: tuple[Snapshot, ...], pending: Any, returned_input: bool
 ) -> dict[str, Any]:
@@ -179,8 +135,40 @@ class CopyLog:
     """
 
     def __init__(self) -> None:
-        self.events: list[CopyEvent] = []
+        self._events: list[CopyEvent] = []
+        #: What the tracker saw of each call not made an event yet, in call order: ``(call,
+        #: pending, inputs, outputs, returned_input, filename, line)``, made into events (and
+        #: classified, :func:`classify`) when :attr:`events` is read.  Building and classifying an
+        #: event in the dispatch hook was half of the tracker's Python per call.
+        self.recorded: list[tuple[Any, ...]] = []
         self.active = True
+
+    @property
+    def events(self) -> list[CopyEvent]:
+        """The events, in call order."""
+        if self.recorded:
+            self._build()
+        return self._events
+
+    def _build(self) -> None:
+        events, recorded = self._events, self.recorded
+        self.recorded = []
+        for call, pending, inputs, outputs, returned_input, filename, line in recorded:
+            event = object.__new__(CopyEvent)  # as CopyEvent._recorded
+            event.__dict__.update(
+                index=len(events),
+                call=call,
+                ops=tuple(pending.ops),
+                returned_input=returned_input,
+                **classify(inputs, outputs, pending, returned_input),
+                bytes_copied=pending.bytes_copied,
+                filename=filename,
+                line=line,
+                _inputs=inputs,
+                _outputs=outputs,
+                transforms=pending.transforms,
+            )
+            events.append(event)
 
     @property
     def copies(self) -> list[CopyEvent]:

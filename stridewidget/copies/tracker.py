@@ -62,7 +62,7 @@ from .._compat import (
     run_composite_implicit,
 )
 from ..frames import user_line
-from .log import CopyEvent, CopyLog, Unclassified, classify
+from .log import CopyEvent, CopyLog, classify
 from .ops import PLAIN_OPS, Pending, argument_value, note_op, op_info
 from .snapshot import (
     Snapshot,
@@ -108,9 +108,9 @@ class Recorder:
     #: snapshot's cost, and calls that only made views are nearly half of a step's events.
     every_layout = True
 
-    #: Record each event as its snapshots and what its ops did, and decide its kind and
-    #: aliasing (:func:`~.log.classify`) when one of them is first read: half of the tracker's
-    #: Python per call was that decision, and most events of a step are never read.  The audit's
+    #: Record each call as its snapshots and what its ops did (``CopyLog.recorded``), made into
+    #: an event, its kind and aliasing decided (:func:`~.log.classify`), when the log's events
+    #: are read: half of the tracker's Python per call was building and deciding them.  The audit's
     #: subclass decides at once: its :meth:`record` reads state that later calls change.
     lazy = True
 
@@ -127,33 +127,16 @@ class Recorder:
         :meth:`record_unread` when :meth:`unread` says nothing will read its kind.  Called by the
         modes' handlers, so that :func:`~stridewidget.frames.user_line` starts its walk in this
         package."""
-        if self.unread(pending):
+        if self.lazy:  # every event recorded, decided when read
+            filename, line = user_line() if self.user_lines else ("", 0)
+            inputs, outputs, returned_input = call_snapshots(*arguments, result, pending.before)
+            self.log.recorded.append(
+                (call, pending, inputs, outputs, returned_input, filename, line)
+            )
+        elif self.unread(pending):
             lines = self.user_lines and pending.keep_layouts
             filename, line = user_line() if lines else ("", 0)
             self.record_unread(call, pending, arguments, filename, line)
-        elif self.lazy:
-            filename, line = user_line() if self.user_lines else ("", 0)
-            args, kwargs = arguments
-            inputs, outputs, returned_input = call_snapshots(args, kwargs, result, pending.before)
-            event = object.__new__(CopyEvent)  # as CopyEvent._recorded; classified when read
-            unclassified = Unclassified(pending)
-            event.__dict__.update(
-                index=len(self.log.events),
-                call=call,
-                ops=tuple(pending.ops),
-                kind=unclassified,
-                aliases_input=unclassified,
-                allocated=unclassified,
-                returned_input=returned_input,
-                wrote_input=unclassified,
-                bytes_copied=pending.bytes_copied,
-                filename=filename,
-                line=line,
-                _inputs=inputs,
-                _outputs=outputs,
-                transforms=pending.transforms,
-            )
-            self.log.events.append(event)
         else:
             filename, line = user_line() if self.user_lines else ("", 0)
             input_snapshots = snapshots_of(arguments, pending.before, self.every_layout)

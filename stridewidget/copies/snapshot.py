@@ -65,7 +65,8 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
     whose own storage is a placeholder without memory; for a functorch wrapper without a storage
     (``vmap``'s BatchedTensor, ``grad``'s TensorWrapper) the tensor it wraps.  Empty for sparse
     and other tensors without a storage to alias."""
-    inner = wrapped_tensors(t)
+    plain = type(t) in _PLAIN_TENSOR_TYPES  # not a wrapper; its storage is on its device
+    inner = None if plain else wrapped_tensors(t)
     if inner is not None:
         return tuple(extent for tensor in inner for extent in storage_extents(tensor))
     try:
@@ -74,12 +75,14 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
         unwrapped = functorch_unwrapped(t)
         return () if unwrapped is None else storage_extents(unwrapped)
     address = 0
-    if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
+    device = t.device
+    if (plain and _PLAIN_DEVICES.get(device)) or storage.device.type != "meta":
+        # meta and FakeTensor storages have no memory
         try:
             address = storage.data_ptr()
         except RuntimeError:  # nor do functionalization's; their identity still tells aliasing
             address = 0
-    return (Extent(storage_id(storage), t.device, address, storage.nbytes()),)
+    return (Extent(storage_id(storage), device, address, storage.nbytes()),)
 
 
 def shares_any(extents: tuple[Extent, ...] | list[Extent], others: list[Extent]) -> bool:

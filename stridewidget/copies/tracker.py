@@ -63,7 +63,7 @@ from .._compat import (
 )
 from ..frames import user_line
 from .log import CopyEvent, CopyLog, classify
-from .ops import PLAIN_OPS, Pending, argument_value, note_op, op_info
+from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
 from .snapshot import (
     Snapshot,
     arrays_in,
@@ -276,14 +276,17 @@ class OpMode(dispatch_mode_base()):
         if kwargs is None:
             kwargs = {}
         recorder = self.recorder
-        standalone = recorder.pending is None
+        pending = recorder.pending
+        standalone = pending is None
         _THREAD.in_dispatch += 1
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
-                recorder.pending = Pending()
-            pending = recorder.pending
-            info = op_info(func)
-            for position, name in info.written:  # in-place metadata ops change the layout
+                pending = recorder.pending = Pending()
+            entry = OP_ENTRIES.get(id(func))
+            if entry is None or entry[0] is not func:
+                entry = op_entry(func)
+            info = entry[1]
+            for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
                 for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
                     if id(tensor) not in pending.before:
                         pending.before[id(tensor)] = Snapshot(tensor)

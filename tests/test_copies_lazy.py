@@ -87,3 +87,21 @@ def test_events_read_during_the_block_and_after() -> None:
         x.clone()
     assert first == [(0, "torch.Tensor.t", "view"), (1, "torch.Tensor.contiguous", "copy")]
     assert [(e.index, e.kind) for e in log.events] == [(0, "view"), (1, "copy"), (2, "copy")]
+
+
+def test_a_tensor_given_a_new_layout_is_snapshotted_again() -> None:
+    """A snapshot is lent to a tensor's next call only while it still holds: not after an op
+    rewrote the layout (``t_``), ``.data =`` gave it another, or its storage was resized."""
+    x = torch.zeros(2, 3)
+    with sw.track_copies() as log:
+        x.add_(1)
+        x.t_()
+        x.add_(1)
+        x.data = x.data.reshape(6)
+        x.add_(1)
+        x.untyped_storage().resize_(48)
+        x.add_(1)
+    adds = [e for e in log.events if e.call == "torch.Tensor.add_"]
+    assert [e.inputs[0].shape for e in adds] == [(2, 3), (3, 2), (6,), (6,)]
+    assert [e.inputs[0].storage_size for e in adds] == [6, 6, 6, 12]
+    assert adds[2].inputs[0] == sw.inspect(torch.zeros(6))

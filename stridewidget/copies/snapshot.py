@@ -156,6 +156,15 @@ class Snapshot:
             extents = self._extents = (Extent(*self._raw[4:]),)
         return extents
 
+    def still(self, obj: Any) -> bool:
+        """Is this snapshot of a plain tensor still ``obj``'s: its storage where it was, as large?
+        Its shape, strides and offset change only by ops the op mode sees (``t_``, ``resize_``,
+        ``set_``: it forgets the tensor then); this catches the storage moved or resized under
+        it (``untyped_storage().resize_()``, ``.data =``)."""
+        storage = obj.untyped_storage()
+        raw = self._raw
+        return storage.data_ptr() == raw[6] and storage.nbytes() == raw[7]
+
     @classmethod
     def for_drawing(cls, obj: Any) -> Snapshot:
         """A snapshot whose layout may be drawn but from which no aliasing is decided: a plain
@@ -264,12 +273,21 @@ def snapshots_of(
 
 
 def call_snapshots(
-    args: tuple[Any, ...], kwargs: dict, result: Any, before: dict[int, Snapshot]
+    args: tuple[Any, ...],
+    kwargs: dict,
+    result: Any,
+    before: dict[int, Snapshot],
+    seen: dict[int, Snapshot],
 ) -> tuple[tuple[Snapshot, ...], tuple[Snapshot, ...], bool]:
     """``(inputs, outputs, returned_input)`` of one call: as :func:`snapshots_of` of
     ``(args, kwargs)`` (with ``before``) and of ``result``, in one pass.  An output that is an
     input object no op rewrote the layout of (``x.add_(1)`` returns ``x``) shares the input's
-    snapshot, as its layout cannot have changed; ``returned_input`` says a result is an input."""
+    snapshot, as its layout cannot have changed; ``returned_input`` says a result is an input.
+
+    ``seen`` (id -> snapshot, kept by the caller across calls) lends a plain tensor the snapshot
+    an earlier call took of the same object (two thirds of a training step's snapshots) while
+    its storage is where it was (:meth:`Snapshot.still`); the op mode forgets a tensor whose
+    layout an op rewrites (``t_``, ``resize_``, ``set_``, ``out=``)."""
     found: list[Any] = []
     for part in (args, kwargs.values()) if kwargs else (args,):
         for item in part:
@@ -281,7 +299,8 @@ def call_snapshots(
     for obj in found:
         key = id(obj)
         if key not in taken:
-            taken[key] = before.get(key) or Snapshot(obj) if before else Snapshot(obj)
+            snapshot = before.get(key) if before else None
+            taken[key] = snapshot or _seen_snapshot(obj, key, seen)
     inputs = tuple(taken.values())
     if isinstance(result, ARRAY_TYPES):
         results: list[Any] = [result]
@@ -292,10 +311,23 @@ def call_snapshots(
     outputs = []
     returned_input = False
     for obj in results:
-        snapshot = taken.get(id(obj))
+        key = id(obj)
+        snapshot = taken.get(key)
         if snapshot is None:
-            outputs.append(Snapshot(obj))
+            outputs.append(_seen_snapshot(obj, key, seen))
         else:
             returned_input = True
-            outputs.append(snapshot if id(obj) not in before else Snapshot(obj))
+            outputs.append(snapshot if key not in before else _seen_snapshot(obj, key, seen))
     return inputs, tuple(outputs), returned_input
+
+
+def _seen_snapshot(obj: Any, key: int, seen: dict[int, Snapshot]) -> Snapshot:
+    """The snapshot ``seen`` holds of ``obj`` if it still holds, else a new one (kept there when
+    it is a plain tensor's)."""
+    snapshot = seen.get(key)
+    if snapshot is not None and snapshot.ref() is obj and snapshot.still(obj):
+        return snapshot
+    snapshot = Snapshot(obj)
+    if snapshot._raw is not None:
+        seen[key] = snapshot
+    return snapshot

@@ -121,6 +121,8 @@ class Recorder:
     def __init__(self, log: CopyLog) -> None:
         self.log = log
         self.pending: Pending | None = None
+        # id -> the last snapshot of that plain tensor, lent to its next call (call_snapshots)
+        self.seen: dict[int, Snapshot] = {}
 
     def add(self, call: str, arguments: Any, result: Any, pending: Pending) -> None:
         """Record the event of one call (or loose op) that returned ``result``: in full, or as
@@ -129,7 +131,9 @@ class Recorder:
         package."""
         if self.lazy:  # every event recorded, decided when read
             filename, line = user_line() if self.user_lines else ("", 0)
-            inputs, outputs, returned_input = call_snapshots(*arguments, result, pending.before)
+            inputs, outputs, returned_input = call_snapshots(
+                *arguments, result, pending.before, self.seen
+            )
             self.log.recorded.append(
                 (call, pending, inputs, outputs, returned_input, filename, line)
             )
@@ -245,6 +249,9 @@ class CallMode(TorchFunctionMode):
         if pending.ops or has_array(result):
             recorder.add(_call_name(func), (args, kwargs), result, pending)
             self.recorded(func, result, args)
+        elif getattr(func, "__name__", "") == "__set__" and args:
+            # ``x.data = y`` gives x y's layout without an ATen op: x's snapshot no longer holds
+            recorder.seen.pop(id(args[0]), None)
         return result
 
     def recorded(self, func: Any, result: Any, args: tuple[Any, ...]) -> None:
@@ -288,6 +295,7 @@ class OpMode(dispatch_mode_base()):
             info = entry[1]
             for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
                 for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
+                    recorder.seen.pop(id(tensor), None)
                     if id(tensor) not in pending.before:
                         pending.before[id(tensor)] = Snapshot(tensor)
             try:

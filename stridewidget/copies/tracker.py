@@ -37,9 +37,12 @@ accounts for becomes an event of its own, named after the op.  ``torch.from_nump
 PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
 ``view`` of memory the tensor already shares with the array.
 
-Cost is paid only inside the block, per call and per ATen op (``benchmarks/bench_copies.py``
-measures it beside PyTorch's two bare modes, which cost about as much again); layouts are captured
-as a few fields and built into :class:`~stridewidget.Layout` objects only when read, an op's
+Cost is paid only inside the block, per call and per ATen op (``benchmarks/bench_copies.py`` and
+``benchmarks/bench_checkers.py`` measure it beside PyTorch's bare modes).  The hooks record raw
+data only: each call appends one tuple to ``CopyLog.recorded`` (its snapshots, what its ops did,
+its user's line), and the events are built and classified when ``log.events`` is read;
+layouts are captured as a few fields and built into :class:`~stridewidget.Layout` objects only
+when read, a tensor seen again with its storage unchanged reuses its earlier snapshot, an op's
 data-movement verdict is worked out once per op, and tensors are held by weak reference only.
 Note that any active ``TorchFunctionMode`` makes ``has_torch_function`` true, so fused fast paths
 that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain path while tracked.

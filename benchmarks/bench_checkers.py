@@ -117,6 +117,7 @@ def main() -> None:
     torch.set_num_threads(1)
     baseline = _load_baseline(args.baseline) if args.baseline else None
     print(f"torch {torch.__version__}, 1 thread, best of {args.rounds} interleaved rounds")
+    ratios: dict[str, dict[str, float]] = {}
     for name, step in _steps().items():
         _Counting.count = 0
         with _Counting():
@@ -144,6 +145,13 @@ def main() -> None:
                 f"  {variant:26s} {seconds * 1e3:8.2f} {seconds / plain:8.2f} "
                 f"{added[variant] * 1e6:8.1f} {added[variant] / added['bare']:7.2f}"
             )
+        ratios[name] = {v: added[v] / added["bare"] for v in ("sanitize", "track_copies")}
+    print("\nissue 41's targets (µs added per op / the bare mode's):")
+    for checker, target in (("sanitize", 1.5), ("track_copies", 2.0)):
+        worst = max(r[checker] for r in ratios.values())
+        each = ", ".join(f"{name} {r[checker]:.2f}" for name, r in ratios.items())
+        verdict = "met" if worst <= target else "NOT met"
+        print(f"  {checker:13s} <= {target}: {verdict} ({each})")
 
 
 if __name__ == "__main__":

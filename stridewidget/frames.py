@@ -35,16 +35,27 @@ def package_caller() -> FrameType | None:
 def user_line() -> tuple[str, int]:
     """File and line of the innermost frame outside torch and this package: the user's line.
 
-    Decided from the file name each time (a prefix test), so no code object is ever kept: a cache
-    keyed by code objects would hold every function the user ever ran in a block.
+    Decided from the file name (a prefix test, its verdict kept per file name in
+    :data:`_LIBRARY_FILES`), so no code object is ever kept: a cache keyed by code objects would
+    hold every function the user ever ran in a block.  The copy tracker calls this once per call,
+    through a dozen frames of torch: one dict lookup per frame, not two prefix tests.
     """
     frame = sys._getframe(2)
+    library = _LIBRARY_FILES
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(TORCH_DIR) and not filename.startswith(PACKAGE_DIR):
+        ours = library.get(filename)
+        if ours is None:
+            ours = library[filename] = filename.startswith((TORCH_DIR, PACKAGE_DIR))
+        if not ours:
             return filename, frame.f_lineno
         frame = frame.f_back
     return "<unknown>", 0
+
+
+#: file name -> is it torch's or this package's (a frame there is never the user's line); one
+#: entry per source file seen, strings only.
+_LIBRARY_FILES: dict[str, bool] = {}
 
 
 IPYTHON7_CELL = re.compile(r"<ipython-input-(\d+)-[0-9a-f]+>")

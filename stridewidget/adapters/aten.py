@@ -356,7 +356,10 @@ def moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
     by_dtypes = _MOVES_DATA.lookup(func)
     if by_dtypes is MISSING:
         by_dtypes = _MOVES_DATA.store(func, {})
-    dtypes = tuple(getattr(t, "dtype", None) for t in arrays_in((args, kwargs), []))
+    if kwargs or any(type(arg) in _CONTAINERS for arg in args):
+        dtypes = tuple([t.dtype for t in arrays_in((args, kwargs), [])])
+    else:  # the common call, flat: the same key without arrays_in's walk
+        dtypes = tuple([arg.dtype for arg in args if isinstance(arg, ARRAY_TYPES)])
     answer = by_dtypes.get(dtypes)
     if answer is None:
         answer, decomposed = _follow_data(func, args, kwargs)

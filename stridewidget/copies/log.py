@@ -12,9 +12,9 @@ from typing import Any
 from ..frames import describe_location
 from ..layout.layout import Layout
 from .format import clip, format_bytes, layout_text, ops_text, short_call
-from .snapshot import Snapshot
+from .snapshot import Snapshot, shares_any
 
-__all__ = ["KINDS", "CopyEvent", "CopyLog"]
+__all__ = ["KINDS", "CopyEvent", "CopyLog", "classify"]
 
 KINDS = ("copy", "in-place", "view", "compute")
 
@@ -81,6 +81,42 @@ class CopyEvent:
         return describe_location(self.filename, self.line)
 
 
+def classify(
+    inputs: tuple[Snapshot, ...], outputs: tuple[Snapshot, ...], pending: Any, returned_input: bool
+) -> dict[str, Any]:
+    """``kind``, ``aliases_input``, ``allocated`` and ``wrote_input`` of one call, from its snapshots (storage extents at
+    call time) and what its ops did (``pending``: :class:`~.ops.Pending`): plain data, so it
+    runs when the event is read as well as when it is recorded."""
+    input_extents = [e for snapshot in inputs for e in snapshot.extents]
+    output_extents = [s.extents for s in outputs if s.extents]
+    aliased = [shares_any(extents, input_extents) for extents in output_extents]
+    written_inputs = [e for e in pending.written if shares_any((e,), input_extents)]
+    # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
+    fresh_copy = pending.fresh_copy or (
+        bool(pending.copied_into)
+        and not all(shares_any((e,), input_extents) for e in pending.copied_into)
+    )
+    aliases_input = returned_input or any(aliased)
+    # copy > in-place > view > compute: an in-place call that cloned first (F.silu(x,
+    # inplace=True) or x.mul_(w) under autograd) copied; ``wrote_input`` says it also wrote
+    if fresh_copy:
+        kind = "copy"
+    elif written_inputs and (
+        not output_extents or any(shares_any(extents, written_inputs) for extents in output_extents)
+    ):
+        kind = "in-place"
+    elif aliases_input:
+        kind = "view"
+    else:
+        kind = "compute"
+    return {
+        "kind": kind,
+        "aliases_input": aliases_input,
+        "allocated": not all(aliased),
+        "wrote_input": bool(written_inputs),
+    }
+
+
 class CopyLog:
     """The events a :func:`track_copies` block recorded, in call order.
 
@@ -99,8 +135,40 @@ class CopyLog:
     """
 
     def __init__(self) -> None:
-        self.events: list[CopyEvent] = []
+        self._events: list[CopyEvent] = []
+        #: What the tracker saw of each call not made an event yet, in call order: ``(call,
+        #: pending, inputs, outputs, returned_input, filename, line)``, made into events (and
+        #: classified, :func:`classify`) when :attr:`events` is read.  Building and classifying an
+        #: event in the dispatch hook was half of the tracker's Python per call.
+        self.recorded: list[tuple[Any, ...]] = []
         self.active = True
+
+    @property
+    def events(self) -> list[CopyEvent]:
+        """The events, in call order."""
+        if self.recorded:
+            self._build()
+        return self._events
+
+    def _build(self) -> None:
+        events, recorded = self._events, self.recorded
+        self.recorded = []
+        for call, pending, inputs, outputs, returned_input, filename, line in recorded:
+            event = object.__new__(CopyEvent)  # as CopyEvent._recorded
+            event.__dict__.update(
+                index=len(events),
+                call=call,
+                ops=tuple(pending.ops),
+                returned_input=returned_input,
+                **classify(inputs, outputs, pending, returned_input),
+                bytes_copied=pending.bytes_copied,
+                filename=filename,
+                line=line,
+                _inputs=inputs,
+                _outputs=outputs,
+                transforms=pending.transforms,
+            )
+            events.append(event)
 
     @property
     def copies(self) -> list[CopyEvent]:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import torch
+
 from ..adapters.aten import (
     COMPOSITE_IMPLICIT,
     COPY_OPS,
@@ -29,6 +31,7 @@ __all__ = [
     "COMPOSITE_IMPLICIT",
     "COPY_OPS",
     "MISSING",
+    "OP_ENTRIES",
     "PLAIN_OPS",
     "SCATTERS_INTO",
     "OpCache",
@@ -37,6 +40,7 @@ __all__ = [
     "argument_value",
     "moves_data",
     "note_op",
+    "op_entry",
     "op_info",
 ]
 
@@ -95,3 +99,56 @@ def note_op(
 #: compute ops whose decomposition was followed once (:func:`moves_data`).  The op mode notes such
 #: an op by its name only, without calling :func:`note_op`.
 PLAIN_OPS: set[int] = set()
+
+
+#: In-place ops that write data into ``self`` and never change its layout (shape, strides, offset,
+#: storage), besides those tagged ``pointwise`` (``add_``, ``mul_``, ``lerp_``, ``addcdiv_`` ...):
+#: an in-place pointwise op cannot resize ``self``.
+_DATA_ONLY = frozenset(
+    {
+        "copy_",
+        "zero_",
+        "fill_",
+        "masked_fill_",
+        "masked_scatter_",
+        "index_put_",
+        "_index_put_impl_",
+        "index_copy_",
+        "index_fill_",
+        "index_add_",
+        "scatter_",
+        "scatter_add_",
+        "scatter_reduce_",
+        "uniform_",
+        "normal_",
+        "bernoulli_",
+        "random_",
+        "exponential_",
+        "geometric_",
+        "cauchy_",
+        "log_normal_",
+        "threshold_",
+    }
+)
+#: id(op) -> :func:`op_entry`'s entry for it (the op kept in it, so the id stays its own).
+OP_ENTRIES: dict[int, tuple[Any, OpInfo, tuple[tuple[int, str], ...]]] = {}
+
+
+def op_entry(func: Any) -> tuple[Any, OpInfo, tuple[tuple[int, str], ...]]:
+    """``(func, op_info(func), relaid)``, cached per op: ``relaid`` are the written arguments whose
+    layout the op may change (``t_``, ``resize_``, ``set_``, any ``out=``), of which the op mode
+    snapshots the layout before the op runs; an in-place op that writes only data (``add_``) has
+    none, so its call's input snapshot serves as its output's too.
+
+    >>> import torch
+    >>> op_entry(torch.ops.aten.add_.Tensor)[2], op_entry(torch.ops.aten.t_.default)[2]
+    ((), ((0, 'self'),))
+    """
+    entry = OP_ENTRIES.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry
+    info = op_info(func)
+    data_only = func.overloadpacket.__name__ in _DATA_ONLY or torch.Tag.pointwise in func.tags
+    relaid = tuple(w for w in info.written if not (data_only and w[1] == "self"))
+    entry = OP_ENTRIES[id(func)] = (func, info, relaid)
+    return entry

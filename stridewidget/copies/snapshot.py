@@ -24,6 +24,7 @@ __all__ = [
     "Extent",
     "Snapshot",
     "arrays_in",
+    "call_snapshots",
     "data_nbytes",
     "distinct",
     "has_array",
@@ -55,6 +56,7 @@ class Extent(NamedTuple):
 
 
 _CPU = torch.device("cpu")
+_CONTAINERS = frozenset({tuple, list, dict})  # as arrays_in looks into
 
 
 def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
@@ -63,7 +65,8 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
     whose own storage is a placeholder without memory; for a functorch wrapper without a storage
     (``vmap``'s BatchedTensor, ``grad``'s TensorWrapper) the tensor it wraps.  Empty for sparse
     and other tensors without a storage to alias."""
-    inner = wrapped_tensors(t)
+    plain = type(t) in _PLAIN_TENSOR_TYPES  # not a wrapper; its storage is on its device
+    inner = None if plain else wrapped_tensors(t)
     if inner is not None:
         return tuple(extent for tensor in inner for extent in storage_extents(tensor))
     try:
@@ -72,12 +75,14 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
         unwrapped = functorch_unwrapped(t)
         return () if unwrapped is None else storage_extents(unwrapped)
     address = 0
-    if storage.device.type != "meta":  # meta and FakeTensor storages have no memory
+    device = t.device
+    if (plain and _PLAIN_DEVICES.get(device)) or storage.device.type != "meta":
+        # meta and FakeTensor storages have no memory
         try:
             address = storage.data_ptr()
         except RuntimeError:  # nor do functionalization's; their identity still tells aliasing
             address = 0
-    return (Extent(storage_id(storage), t.device, address, storage.nbytes()),)
+    return (Extent(storage_id(storage), device, address, storage.nbytes()),)
 
 
 def shares_any(extents: tuple[Extent, ...] | list[Extent], others: list[Extent]) -> bool:
@@ -120,27 +125,45 @@ class Snapshot:
     meta ...), and builds the object when asked.
     """
 
-    __slots__ = ("_fields", "_layout", "_raw", "extents", "ref")
+    __slots__ = ("_extents", "_fields", "_layout", "_raw", "ref")
 
     def __init__(self, obj: Any, layout: bool = True) -> None:
         self.ref = weakref.ref(obj)
-        self._layout = self._fields = self._raw = None
+        self._layout = self._fields = self._raw = self._extents = None
         if type(obj) in _PLAIN_TENSOR_TYPES:
             self._raw = _plain_fields(obj)
-            if self._raw is not None:
-                self.extents = (Extent(*self._raw[4:]),)
+            if self._raw is not None:  # its extent is built from the raw fields when read
                 return
         if isinstance(obj, torch.Tensor):
-            self.extents = storage_extents(obj)
+            self._extents = storage_extents(obj)
             if layout:
                 self.read_layout()
         else:  # a NumPy array: rare (``.numpy()``), inspect it now
             try:
                 self._layout = layout = inspect(obj)
             except LayoutError:  # an object array has no cells to alias
-                self.extents = ()
+                self._extents = ()
                 return
-            self.extents = (Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),)
+            self._extents = (
+                Extent(None, _CPU, layout.storage_address or 0, layout.storage_nbytes),
+            )
+
+    @property
+    def extents(self) -> tuple[Extent, ...]:
+        """Where the tensor's data lived at call time (see :func:`storage_extents`)."""
+        extents = self._extents
+        if extents is None:
+            extents = self._extents = (Extent(*self._raw[4:]),)
+        return extents
+
+    def still(self, obj: Any) -> bool:
+        """Is this snapshot of a plain tensor still ``obj``'s: its storage where it was, as large?
+        Its shape, strides and offset change only by ops the op mode sees (``t_``, ``resize_``,
+        ``set_``: it forgets the tensor then); this catches the storage moved or resized under
+        it (``untyped_storage().resize_()``, ``.data =``)."""
+        storage = obj.untyped_storage()
+        raw = self._raw
+        return storage.data_ptr() == raw[6] and storage.nbytes() == raw[7]
 
     @classmethod
     def for_drawing(cls, obj: Any) -> Snapshot:
@@ -151,7 +174,7 @@ class Snapshot:
             if raw is not None:
                 snapshot = object.__new__(cls)
                 snapshot._raw, snapshot._layout, snapshot._fields = raw, None, None
-                snapshot.extents, snapshot.ref = (), None
+                snapshot._extents, snapshot.ref = (), None
                 return snapshot
         return cls(obj)
 
@@ -247,3 +270,64 @@ def snapshots_of(
     if not before:
         return tuple([Snapshot(obj, layout) for obj in objects])
     return tuple([before.get(id(obj)) or Snapshot(obj, layout) for obj in objects])
+
+
+def call_snapshots(
+    args: tuple[Any, ...],
+    kwargs: dict,
+    result: Any,
+    before: dict[int, Snapshot],
+    seen: dict[int, Snapshot],
+) -> tuple[tuple[Snapshot, ...], tuple[Snapshot, ...], bool]:
+    """``(inputs, outputs, returned_input)`` of one call: as :func:`snapshots_of` of
+    ``(args, kwargs)`` (with ``before``) and of ``result``, in one pass.  An output that is an
+    input object no op rewrote the layout of (``x.add_(1)`` returns ``x``) shares the input's
+    snapshot, as its layout cannot have changed; ``returned_input`` says a result is an input.
+
+    ``seen`` (id -> snapshot, kept by the caller across calls) lends a plain tensor the snapshot
+    an earlier call took of the same object (two thirds of a training step's snapshots) while
+    its storage is where it was (:meth:`Snapshot.still`); the op mode forgets a tensor whose
+    layout an op rewrites (``t_``, ``resize_``, ``set_``, ``out=``)."""
+    found: list[Any] = []
+    for part in (args, kwargs.values()) if kwargs else (args,):
+        for item in part:
+            if isinstance(item, ARRAY_TYPES):
+                found.append(item)
+            elif type(item) in _CONTAINERS:
+                arrays_in(item, found, 2)
+    taken: dict[int, Snapshot] = {}
+    for obj in found:
+        key = id(obj)
+        if key not in taken:
+            snapshot = before.get(key) if before else None
+            taken[key] = snapshot or _seen_snapshot(obj, key, seen)
+    inputs = tuple(taken.values())
+    if isinstance(result, ARRAY_TYPES):
+        results: list[Any] = [result]
+    elif type(result) in _CONTAINERS:
+        results = distinct(arrays_in(result, []))
+    else:
+        return inputs, (), False
+    outputs = []
+    returned_input = False
+    for obj in results:
+        key = id(obj)
+        snapshot = taken.get(key)
+        if snapshot is None:
+            outputs.append(_seen_snapshot(obj, key, seen))
+        else:
+            returned_input = True
+            outputs.append(snapshot if key not in before else _seen_snapshot(obj, key, seen))
+    return inputs, tuple(outputs), returned_input
+
+
+def _seen_snapshot(obj: Any, key: int, seen: dict[int, Snapshot]) -> Snapshot:
+    """The snapshot ``seen`` holds of ``obj`` if it still holds, else a new one (kept there when
+    it is a plain tensor's)."""
+    snapshot = seen.get(key)
+    if snapshot is not None and snapshot.ref() is obj and snapshot.still(obj):
+        return snapshot
+    snapshot = Snapshot(obj)
+    if snapshot._raw is not None:
+        seen[key] = snapshot
+    return snapshot

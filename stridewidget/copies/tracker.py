@@ -37,9 +37,12 @@ accounts for becomes an event of its own, named after the op.  ``torch.from_nump
 PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
 ``view`` of memory the tensor already shares with the array.
 
-Cost is paid only inside the block, per call and per ATen op (``benchmarks/bench_copies.py``
-measures it beside PyTorch's two bare modes, which cost about as much again); layouts are captured
-as a few fields and built into :class:`~stridewidget.Layout` objects only when read, an op's
+Cost is paid only inside the block, per call and per ATen op (``benchmarks/bench_copies.py`` and
+``benchmarks/bench_checkers.py`` measure it beside PyTorch's bare modes).  The hooks record raw
+data only: each call appends one tuple to ``CopyLog.recorded`` (its snapshots, what its ops did,
+its user's line), and the events are built and classified when ``log.events`` is read;
+layouts are captured as a few fields and built into :class:`~stridewidget.Layout` objects only
+when read, a tensor seen again with its storage unchanged reuses its earlier snapshot, an op's
 data-movement verdict is worked out once per op, and tensors are held by weak reference only.
 Note that any active ``TorchFunctionMode`` makes ``has_torch_function`` true, so fused fast paths
 that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain path while tracked.
@@ -64,14 +67,14 @@ from .._compat import (
     run_higher_order,
 )
 from ..frames import user_line
-from .log import CopyEvent, CopyLog
-from .ops import PLAIN_OPS, Pending, argument_value, note_op, op_info
+from .log import CopyEvent, CopyLog, classify
+from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
 from .snapshot import (
     Snapshot,
     arrays_in,
+    call_snapshots,
     distinct,
     has_array,
-    shares_any,
     snapshots_of,
     storage_extents,
 )
@@ -110,6 +113,12 @@ class Recorder:
     #: snapshot's cost, and calls that only made views are nearly half of a step's events.
     every_layout = True
 
+    #: Record each call as its snapshots and what its ops did (``CopyLog.recorded``), made into
+    #: an event, its kind and aliasing decided (:func:`~.log.classify`), when the log's events
+    #: are read: half of the tracker's Python per call was building and deciding them.  The audit's
+    #: subclass decides at once: its :meth:`record` reads state that later calls change.
+    lazy = True
+
     #: The user's source line is read for each event (the audit's backward recorder has no
     #: use for it: backward ops have no Python frames of their own).
     user_lines = True
@@ -117,13 +126,23 @@ class Recorder:
     def __init__(self, log: CopyLog) -> None:
         self.log = log
         self.pending: Pending | None = None
+        # id -> the last snapshot of that plain tensor, lent to its next call (call_snapshots)
+        self.seen: dict[int, Snapshot] = {}
 
     def add(self, call: str, arguments: Any, result: Any, pending: Pending) -> None:
         """Record the event of one call (or loose op) that returned ``result``: in full, or as
         :meth:`record_unread` when :meth:`unread` says nothing will read its kind.  Called by the
         modes' handlers, so that :func:`~stridewidget.frames.user_line` starts its walk in this
         package."""
-        if self.unread(pending):
+        if self.lazy:  # every event recorded, decided when read
+            filename, line = user_line() if self.user_lines else ("", 0)
+            inputs, outputs, returned_input = call_snapshots(
+                *arguments, result, pending.before, self.seen
+            )
+            self.log.recorded.append(
+                (call, pending, inputs, outputs, returned_input, filename, line)
+            )
+        elif self.unread(pending):
             lines = self.user_lines and pending.keep_layouts
             filename, line = user_line() if lines else ("", 0)
             self.record_unread(call, pending, arguments, filename, line)
@@ -169,33 +188,11 @@ class Recorder:
         """Add the event of one call; ``input_snapshots`` show the inputs as they were when it
         was called (an in-place metadata op such as ``t_`` or ``resize_`` changes them)."""
         output_snapshots = snapshots_of(result, layout=self.every_layout)
-        input_extents = [e for snapshot in input_snapshots for e in snapshot.extents]
-        output_extents = [s.extents for s in output_snapshots if s.extents]
-        aliased = [shares_any(extents, input_extents) for extents in output_extents]
-        written_inputs = [e for e in pending.written if shares_any((e,), input_extents)]
-        # copy_ into a buffer the call allocated itself (not an input) is a copy into new storage
-        fresh_copy = pending.fresh_copy or (
-            bool(pending.copied_into)
-            and not all(shares_any((e,), input_extents) for e in pending.copied_into)
-        )
         returned_input = any(
             out.ref() is snapshot.ref() for out in output_snapshots for snapshot in input_snapshots
         )
-        aliases_input = returned_input or any(aliased)
-        # copy > in-place > view > compute: an in-place call that cloned first (F.silu(x,
-        # inplace=True) or x.mul_(w) under autograd) copied; ``wrote_input`` says it also wrote
-        if fresh_copy:
-            kind = "copy"
-        elif written_inputs and (
-            not output_extents
-            or any(shares_any(extents, written_inputs) for extents in output_extents)
-        ):
-            kind = "in-place"
-        elif aliases_input:
-            kind = "view"
-        else:
-            kind = "compute"
-        if not self.every_layout and (kind == "copy" or pending.keep_layouts):
+        fields = classify(input_snapshots, output_snapshots, pending, returned_input)
+        if not self.every_layout and (fields["kind"] == "copy" or pending.keep_layouts):
             for snapshot in (*input_snapshots, *output_snapshots):
                 snapshot.read_layout()
         self.log.events.append(
@@ -203,11 +200,8 @@ class Recorder:
                 index=len(self.log.events),
                 call=call,
                 ops=tuple(pending.ops),
-                kind=kind,
-                aliases_input=aliases_input,
-                allocated=not all(aliased),
                 returned_input=returned_input,
-                wrote_input=bool(written_inputs),
+                **fields,
                 bytes_copied=pending.bytes_copied,
                 filename=filename,
                 line=line,
@@ -260,6 +254,9 @@ class CallMode(TorchFunctionMode):
         if pending.ops or has_array(result):
             recorder.add(_call_name(func), (args, kwargs), result, pending)
             self.recorded(func, result, args)
+        elif getattr(func, "__name__", "") == "__set__" and args:
+            # ``x.data = y`` gives x y's layout without an ATen op: x's snapshot no longer holds
+            recorder.seen.pop(id(args[0]), None)
         return result
 
     def recorded(self, func: Any, result: Any, args: tuple[Any, ...]) -> None:
@@ -296,15 +293,19 @@ class OpMode(dispatch_mode_base()):
         if is_higher_order(func):  # its subgraphs' ops come back here, one by one
             return run_higher_order(self, func, args, kwargs, "sw.track_copies")
         recorder = self.recorder
-        standalone = recorder.pending is None
+        pending = recorder.pending
+        standalone = pending is None
         _THREAD.in_dispatch += 1
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
-                recorder.pending = Pending()
-            pending = recorder.pending
-            info = op_info(func)
-            for position, name in info.written:  # in-place metadata ops change the layout
+                pending = recorder.pending = Pending()
+            entry = OP_ENTRIES.get(id(func))
+            if entry is None or entry[0] is not func:
+                entry = op_entry(func)
+            info = entry[1]
+            for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
                 for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
+                    recorder.seen.pop(id(tensor), None)
                     if id(tensor) not in pending.before:
                         pending.before[id(tensor)] = Snapshot(tensor)
             try:

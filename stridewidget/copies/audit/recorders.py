@@ -31,6 +31,7 @@ class AuditRecorder(Recorder):
     its inputs' snapshots when it ran an op that can hide a copy; its kind stays ``""``."""
 
     every_layout = False
+    lazy = False  # record() reads and updates self.blank, in call order
 
     def __init__(self, log: CopyLog, blank: dict[int, int] | None = None) -> None:
         super().__init__(log)

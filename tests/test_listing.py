@@ -217,3 +217,18 @@ def _groups(items, out=None):
             out.append(item)
             _groups(item[4], out)
     return out
+
+
+def test_a_bidi_control_in_a_name_is_shown_as_its_escape_never_applied():
+    """ "\\u202eevil" must not be drawn as "live": no drawn or listed text holds a character
+    Unicode classes as a bidi embedding, override or isolate (oracle: unicodedata)."""
+    import unicodedata
+
+    controls = {"LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"}
+    names = ["\u202eevil", "a\u2067b\u2069c", "\u202bx"]
+    scene = build_scene({name: torch.arange(3.0) for name in names})
+    listed = json.dumps(picture_of(scene, 900, None), ensure_ascii=False)
+    svg = sw.render_svg(scene)
+    for text in (listed, svg, sw.render_text(scene)):
+        assert not [ch for ch in text if unicodedata.bidirectional(ch) in controls]
+    assert "\\\\u202eevil" in listed  # the name as written, its control spelled out

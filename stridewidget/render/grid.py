@@ -210,6 +210,8 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     storage = canvas.lookup.storages.get(storage_id)
     has_values = storage is not None and storage["cells"]["text"] is not None
     w, h = cell_w - 3, G["logical_h"] - 3
+    # on a colour scale, a value whose own text fits its cell is printed all the same
+    show_values = show_values or (text is not None and text_width(text, G["font_size"]) <= w - 8)
     scale = (
         None
         if show_values or not has_values

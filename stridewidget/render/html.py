@@ -42,8 +42,9 @@ def _facts(tensor: dict[str, Any]) -> str:
     )
     summary = f"{tensor['mark']} {tensor['name']}: {layout_summary(layout)}"
     return (
-        f'<details><summary title="{html.escape(NOTATION)}">{html.escape(summary)}</summary>'
-        f"<table>{table}</table>"
+        # a long name or shape breaks anywhere rather than widen the fallback past its column
+        f'<details style="overflow-wrap:anywhere"><summary title="{html.escape(NOTATION)}">'
+        f"{html.escape(summary)}</summary><table>{table}</table>"
         f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
         "</details>"
     )

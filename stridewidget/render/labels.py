@@ -65,19 +65,60 @@ def gap_words(segment: Mapping[str, Any]) -> str:
 
 def special_text(text: str, room: float) -> str:
     """A value with no place on a colour scale (nan, ±inf) as text in ``room`` px: as it is
-    where it fits, else the special word it holds (the hover line has it whole).
+    where it fits, else the special word it holds (the hover line has it whole).  A complex
+    value keeps its parts apart (``…`` for a finite one, ``j`` on the imaginary one), so
+    ``1-infj`` never reads as a real ``-inf``: the first of its shorter forms that fits.
 
-    >>> special_text("nan", 40), special_text("0.0000e+00+infj", 40), special_text("-inf+1.j", 40)
-    ('nan', 'inf', '-inf')
+    >>> special_text("nan", 40), special_text("0.0000e+00+infj", 60), special_text("-inf+1.j", 50)
+    ('nan', '…+infj', '-inf+…j')
+    >>> special_text("1.0000e+00-infj", 30), special_text("-inf+1.j", 30), special_text("nan+nanj", 60)
+    ('…-∞j', '-∞+…', 'nan+nanj')
     """
     from .primitives import G
 
-    if len(text) * G["char_em"] * G["font_size"] <= room:
+    def fits(candidate: str) -> bool:
+        return len(candidate) * G["char_em"] * G["font_size"] <= room
+
+    if fits(text):
         return text
+    candidates = _complex_forms(text) if text.endswith("j") else []
+    for candidate in candidates:
+        if fits(candidate):
+            return candidate
+    if candidates:
+        return candidates[-1]
     for word in ("nan", "-inf", "inf"):
         if word in text:
             return word
     return text[: max(1, int(room // (G["char_em"] * G["font_size"])) - 1)] + "…"
+
+
+def _complex_forms(text: str) -> list[str]:
+    """Shorter forms of a complex value's text that keep which part is special, longest first."""
+    import math
+
+    try:
+        z = complex(text)
+    except ValueError:
+        return []
+
+    def word(part: float, short: bool) -> str:
+        if math.isnan(part):
+            return "nan"
+        if math.isinf(part):
+            return ("-" if part < 0 else "") + ("∞" if short else "inf")
+        return "…"
+
+    forms = []
+    for short in (False, True):
+        re_, im = word(z.real, short), word(z.imag, short)
+        forms.append(f"{re_}{'' if im.startswith('-') else '+'}{im}j")
+    re_, im = word(z.real, True), word(z.imag, True)
+    if im == "…":  # only the real part is special
+        forms.append(f"{re_}+…")
+    elif re_ == "…":  # only the imaginary part
+        forms.append(f"…{'' if im.startswith('-') else '+'}{im}j")
+    return forms
 
 
 def signed(stride: int) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
 from .canvas import Canvas
 from .labels import compact_marks, gap_words, group_digits, reader_mark, special_text, viridis
-from .primitives import LIMITS, PAD, G, Group, Rect, Text, text_width
+from .primitives import LIMITS, PAD, G, Group, Rect, Text, text_width, wrapped
 
 __all__ = ["draw_strip", "no_values_reason"]
 
@@ -71,9 +71,11 @@ def draw_strip(
     canvas.items.extend(label_items)
     if storage["cells"]["text"] is not None and not plan.show_text and storage.get("value_range"):
         lo, hi = storage["value_range"]
-        note = f"values too wide for the cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
-        y += G["line_h"] - 4
-        canvas.items.append(canvas.text(plan.left, y, note, muted=True))
+        note = f"values too wide for their cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
+        y -= 4
+        for line in wrapped(note, canvas.max_width - plan.left - PAD, G["font_size"]):
+            y += G["line_h"]
+            canvas.items.append(canvas.text(plan.left, y, line, muted=True))
     return y + 2
 
 
@@ -488,6 +490,8 @@ def _storage_cell(
     )
     texts, values = storage["cells"]["text"], storage["cells"]["value"]
     text = texts[i] if texts is not None else None
+    # on a colour scale, a value whose own text fits its cell is printed all the same
+    show_text = show_text or (text is not None and text_width(text, G["font_size"]) <= cell_w - 6)
     scale = (
         None
         if show_text or not readers

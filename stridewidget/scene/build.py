@@ -87,6 +87,7 @@ both test suites check scenes against it)::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -231,6 +232,9 @@ def _entries(
         # surrogate) is U+FFFD, so every surface can send and save the name
         label = label if len(label) <= _MAX_NAME else label[: _MAX_NAME - 1] + "…"
         label = label.encode("utf-8", "replace").decode("utf-8")
+        # a bidi control would reorder the picture's text around it ("\u202eevil" drawn as
+        # "live"): shown as its escape, so the name reads as written
+        label = _BIDI.sub(lambda m: f"\\u{ord(m.group()):04x}", label)
         entries.append(
             {
                 "name": label,
@@ -277,6 +281,10 @@ def _tensor_scene(
             touch,
         ),
     }
+
+
+#: Unicode's bidirectional controls (embeddings, overrides, isolates, marks).
+_BIDI = re.compile("[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]")
 
 
 def _mark(order: int) -> str:

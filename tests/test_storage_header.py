@@ -61,3 +61,19 @@ def test_one_element_is_singular(x) -> None:
     assert facts["storage"] == f"1 element ({nbytes} B)"
     assert facts["touched"] == "1 of 1 storage element"
     assert "1 elements" not in strip + text + str(facts)
+
+
+def test_explain_counts_one_skipped_cell_singular() -> None:
+    t = torch.arange(3.0)[::2]
+    read = {t.storage_offset() + i * t.stride(0) for i in range(t.numel())}  # torch's addresses
+    skipped = max(read) - min(read) + 1 - len(read)
+    assert skipped == 1
+    text = sw.inspect(t).explain()
+    assert "1 cell in between is skipped." in text and "1 cells" not in text
+
+
+def test_out_of_bounds_on_a_one_cell_storage_is_singular() -> None:
+    text = sw.Layout(
+        shape=(2,), strides=(1,), storage_size=1, dtype="float32", itemsize=4
+    ).explain()
+    assert "but the storage has 1 cell." in text

@@ -232,7 +232,8 @@ class Playground(LaidOut, StaticFallbackWidget):
     def summary(self) -> str:
         """One paragraph of text: the setting, and the verdict."""
         head = (
-            f"as_strided playground over {self.dtype} storage of {self.storage_size} elements "
+            f"as_strided playground over {self.dtype} storage of {self.storage_size} "
+            f"element{'' if self.storage_size == 1 else 's'} "
             f"(x: shape {_python_tuple(self.base_shape)}, stride {_python_tuple(self.base_strides)}, "
             f"offset {self.base_offset})\n{self.code}"
         )

@@ -1,15 +1,16 @@
 """Both command lines: ``python -m stridewidget EXPR …`` (a tensor's layout) and
 ``python -m stridewidget.audit MODEL …`` (every copy one step of a model makes).
 
-``python -m stridewidget EXPR [--html out.html] [--text] [--wrap N]``: ``EXPR`` is **your own
+``python -m stridewidget EXPR [--html [out.html]] [--text] [--wrap N]``: ``EXPR`` is **your own
 Python code**, evaluated like ``python -c`` would run it (with ``torch``, ``np``/``numpy`` and
 ``sw`` in scope): only pass expressions you would run yourself.  It may give one tensor/array, a
 tuple/list of them, or a dict of name → tensor.  It prints each tensor's layout line
 (``str(sw.inspect(x))``), its ``explain()`` and the text picture (storage strip with markers,
 logical grid); ``--text`` prints only the picture.  ``--html out.html`` also writes a standalone
-page with the interactive widget (:func:`stridewidget.notebook.page.widget_page`: the widget's own
-bundle, its state and a small host script, all inlined; tens of KB) that works offline and
+page with the interactive widget (:func:`stridewidget.notebook.page.widget_page`: the widget's
+own bundle, its state and a small host script, all inlined; tens of KB) that works offline and
 without a kernel, from any install: nothing is fetched when a page is written or opened.
+``--html`` alone (or ``--html -``) prints only the page, to stdout: ``EXPR --html > out.html``.
 
 ``python -m stridewidget.audit MODEL --input EXPR [--input EXPR ...] [--kwargs EXPR]
 [--no-backward] [--html out.html]`` audits one step of a model from the terminal and prints
@@ -119,20 +120,36 @@ def standalone_html(
         widget.close()
 
 
+#: ``--html`` with no file (or ``-``): the page goes to stdout
+STDOUT = pathlib.Path("-")
+
+
 def _show_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m stridewidget",
         description=(
-            "Show a tensor's memory layout. EXPR is your own Python code, evaluated with torch, "
-            "np and sw in scope (only pass code you would run yourself)."
+            "Show a tensor's memory layout. EXPR is your own Python code, evaluated with\n"
+            "torch, np and sw in scope (only pass code you would run yourself)."
         ),
-        epilog='example: python -m stridewidget "torch.arange(12.0).reshape(3, 4).t()" --html t.html',
+        # raw: argparse would rewrap an example across lines, and a copied one would then fail
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=(
+            "examples:\n"
+            '  python -m stridewidget "torch.arange(12.0).reshape(3, 4).t()" --html t.html\n'
+            '  python -m stridewidget "torch.arange(12.0).reshape(3, 4).t()" --html > t.html'
+        ),
     )
     parser.add_argument(
         "expr", metavar="EXPR", help="expression giving a tensor/array (or several)"
     )
     parser.add_argument(
-        "--html", metavar="OUT.html", type=pathlib.Path, help="write a standalone interactive page"
+        "--html",
+        metavar="OUT.html",
+        type=pathlib.Path,
+        nargs="?",
+        const=STDOUT,
+        help="write a standalone interactive page to OUT.html; with no OUT.html (or -), print "
+        "only the page, to stdout",
     )
     parser.add_argument("--text", action="store_true", help="print only the text picture")
     parser.add_argument(
@@ -173,7 +190,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         as_wrap(args.wrap)
     except ValueError as error:
         raise SystemExit(f"stridewidget: --{error}") from None
-    if args.html is not None:
+    to_stdout = args.html == STDOUT
+    if args.html is not None and not to_stdout:
         _check_html_target(args.html)
     import stridewidget as sw
 
@@ -184,6 +202,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         layouts = {name: sw.inspect(value) for name, value in tensors.items()}
     except (sw.LayoutError, TypeError) as error:
         raise SystemExit(f"stridewidget: {error}") from None
+    if to_stdout:  # stdout is the page alone: `... --html > page.html` is a valid page
+        sys.stdout.write(
+            standalone_html(tensors, title=f"stridewidget: {args.expr}", wrap=args.wrap)
+        )
+        return 0
     if not args.text:
         for name, layout in layouts.items():
             print(f"{name}: {layout}")

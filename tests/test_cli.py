@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import pathlib
 import re
+import shlex
 import subprocess
 import sys
 
@@ -127,3 +129,59 @@ def test_html_to_an_unwritable_file_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setattr(type(target), "write_text", refuse)
     with pytest.raises(SystemExit, match=r"cannot write --html .*Permission denied"):
         cli.main(["torch.zeros(2)", "--text", "--html", str(target)])
+
+
+def _page_ok(page: str) -> None:
+    assert page.lstrip().lower().startswith("<!doctype html") and page.rstrip().endswith("</html>")
+
+
+@pytest.mark.parametrize("option", [["--html"], ["--html", "-"]], ids=["bare", "dash"])
+def test_html_without_a_file_prints_only_the_page(tmp_path, monkeypatch, capsys, option):
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["torch.arange(6.0).reshape(2, 3).t()", *option]) == 0
+    out = capsys.readouterr().out
+    _page_ok(out)  # stdout is the page alone: `> page.html` is a page
+    assert "stridewidget: torch.arange(6.0).reshape(2, 3).t()" in out
+    assert list(tmp_path.iterdir()) == []  # no file named "-"
+
+
+def test_html_file_still_written(tmp_path, capsys):
+    target = tmp_path / "t.html"
+    assert cli.main(["torch.zeros(2)", "--text", "--html", str(target)]) == 0
+    _page_ok(target.read_text(encoding="utf-8"))
+    assert f"wrote {target}" in capsys.readouterr().out
+
+
+def test_help_examples_run_as_printed(tmp_path, monkeypatch, capsys):
+    """Each example line of --help, split as a shell would, runs (argparse's own parse)."""
+    monkeypatch.setenv("COLUMNS", "60")  # a narrow terminal must not wrap an example
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    examples = [
+        line.strip()
+        for line in capsys.readouterr().out.splitlines()
+        if line.strip().startswith('python -m stridewidget "')
+    ]
+    assert len(examples) == 2
+    for example in examples:
+        command, _, redirect = example.partition(" > ")
+        words = shlex.split(command)
+        assert words[:3] == ["python", "-m", "stridewidget"]
+        assert cli.main(words[3:]) == 0
+        out = capsys.readouterr().out
+        _page_ok(out if redirect else (tmp_path / words[-1]).read_text(encoding="utf-8"))
+
+
+def test_readme_html_examples_parse(tmp_path, monkeypatch, capsys):
+    """Every `python -m stridewidget ... --html ...` command in README.md runs as written."""
+    readme = (pathlib.Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"`python -m stridewidget (\"[^`]*?--html[^`]*)`", readme)
+    assert commands
+    monkeypatch.chdir(tmp_path)
+    for command in commands:
+        command, _, redirect = command.partition(" > ")
+        words = shlex.split(command)
+        assert cli.main(words) == 0
+        out = capsys.readouterr().out
+        _page_ok(out if redirect else (tmp_path / words[-1]).read_text(encoding="utf-8"))

@@ -13,6 +13,7 @@ import pytest
 import torch
 
 import stridewidget as sw
+from stridewidget.errors import LayoutError
 from stridewidget.notebook.playground import Playground
 from stridewidget.render.primitives import MAX_WIDTH
 
@@ -253,3 +254,19 @@ def test_playground_class_is_an_anywidget_with_its_bundle():
     assert issubclass(Playground, anywidget.AnyWidget)
     pg = sw.playground()
     assert "export" in pg._esm and len(pg._esm) > 1000  # the built bundle, not a path
+
+
+def test_numpy_base_stepping_backwards_is_one_honest_line():
+    a = np.arange(12.0)[::-1]
+    assert a.strides == (-a.itemsize,)  # NumPy's own: the view steps backwards
+    with pytest.raises(LayoutError) as refused:
+        sw.playground(a)
+    message = str(refused.value)
+    assert "\n" not in message and "torch" not in message
+    assert "stride (-1,) steps backwards" in message and "non-negative strides only" in message
+    pg = sw.playground(a.base)  # what the line says to do
+    assert pg.error == "" and np.array_equal(pg.view, a.base) and np.shares_memory(pg.view, a)
+    pg.stride = [-1]  # an edit that steps backwards: the same line, no torch advice
+    assert pg.view is None and pg.error == message
+    pg.stride, pg.offset, pg.size = [2], 1, [3]
+    assert pg.view.tolist() == a.base[1::2][:3].tolist()

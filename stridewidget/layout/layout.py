@@ -454,12 +454,17 @@ class Layout:
             gaps = lo_hi[1] - lo_hi[0] + 1 - touched
             lines.append(
                 f"Gapped: the view reads {bound}{touched} of the {lo_hi[1] - lo_hi[0] + 1} cells in "
-                f"its span [{lo_hi[0]}, {lo_hi[1]}]; {gaps} cells in between are skipped."
+                f"its span [{lo_hi[0]}, {lo_hi[1]}]; "
+                + (
+                    "1 cell in between is skipped."
+                    if gaps == 1
+                    else f"{gaps} cells in between are skipped."
+                )
             )
         if not self.in_bounds:
             lines.append(
                 f"OUT OF BOUNDS: the view reaches storage [{lo_hi[0]}, {lo_hi[1]}] "
-                f"but the storage has {self.storage_size} cells."
+                f"but the storage has {self.storage_size} cell{'' if self.storage_size == 1 else 's'}."
             )
         for note in self.notes:
             text = _NOTE_TEXT.get(note)

@@ -65,6 +65,19 @@ def _numpy_view(base: Any, size: Sequence[int], stride: Sequence[int], offset: i
     return np.asarray(_Window())
 
 
+def _numpy_backwards(stride: tuple[int, ...]) -> str:
+    """The one line for a NumPy setting that steps backwards (NumPy allows it; the playground's
+    checks and its browser twin take non-negative strides only).
+
+    >>> _numpy_backwards((-1,))
+    'playground: stride (-1,) steps backwards, and the playground edits non-negative strides only; pass the array that owns the memory (a.base) or strides >= 0'
+    """
+    return (
+        f"playground: stride {_python_tuple(stride)} steps backwards, and the playground edits "
+        "non-negative strides only; pass the array that owns the memory (a.base) or strides >= 0"
+    )
+
+
 class Playground(LaidOut, StaticFallbackWidget):
     """Edit ``size``, ``stride`` and ``storage_offset`` over a tensor's storage and watch the view.
 
@@ -128,6 +141,9 @@ class Playground(LaidOut, StaticFallbackWidget):
         self._base = base
         size = layout.shape if size is None else size
         stride = layout.strides if stride is None else stride
+        stride = list(as_indices(stride, "playground stride", int64=False))
+        if self._is_numpy and min(stride, default=0) < 0:
+            raise LayoutError(_numpy_backwards(tuple(stride)))
         super().__init__(
             base_shape=list(layout.shape),
             base_strides=list(layout.strides),
@@ -138,7 +154,7 @@ class Playground(LaidOut, StaticFallbackWidget):
             device=layout.device,
             # as as_strided takes them: 2.7, "34" and True are refused, never truncated
             size=list(as_indices(size, "playground size", int64=False)),
-            stride=list(as_indices(stride, "playground stride", int64=False)),
+            stride=stride,
             offset=as_index(
                 layout.offset if storage_offset is None else storage_offset,
                 "playground storage_offset",
@@ -186,7 +202,8 @@ class Playground(LaidOut, StaticFallbackWidget):
                 self._storage, self.size, self.stride, self.offset, allow_overlap=True
             )
         except LayoutError as refusal:
-            self.error = str(refusal)
+            backwards = self._is_numpy and min(self.stride, default=0) < 0
+            self.error = _numpy_backwards(tuple(self.stride)) if backwards else str(refusal)
             return None
         self.error = ""
         return view
@@ -215,7 +232,8 @@ class Playground(LaidOut, StaticFallbackWidget):
     def summary(self) -> str:
         """One paragraph of text: the setting, and the verdict."""
         head = (
-            f"as_strided playground over {self.dtype} storage of {self.storage_size} elements "
+            f"as_strided playground over {self.dtype} storage of {self.storage_size} "
+            f"element{'' if self.storage_size == 1 else 's'} "
             f"(x: shape {_python_tuple(self.base_shape)}, stride {_python_tuple(self.base_strides)}, "
             f"offset {self.base_offset})\n{self.code}"
         )

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..style import STYLE
 from .facts import NOTATION, layout_summary
-from .labels import group_digits
+from .labels import counted, group_digits, storage_words
 from .picture import scene_of
 from .svg import svg_of_scene
 
@@ -22,18 +22,18 @@ __all__ = ["html_of", "render_html"]
 
 def _facts(tensor: dict[str, Any]) -> str:
     layout = tensor["layout"]
+    size, nbytes, unit = layout["storage_size"], layout["storage_nbytes"], layout["unit"]
+    if unit == layout["itemsize"]:
+        cell, storage = "element", f"{counted(size, 'element')} ({group_digits(nbytes)} B)"
+    else:  # a byte-misaligned or record-field view: its storage counts smaller cells
+        cell = "cell"
+        storage = storage_words(size, layout["itemsize"], unit, layout["dtype"], nbytes)
     rows = [
         ("notation", layout["text"]),
         ("strides", f"{tuple(layout['strides'])} elements = {tuple(layout['byte_strides'])} bytes"),
         ("dtype / device", f"{layout['dtype']} / {layout['device']}"),
-        (
-            "storage",
-            f"{group_digits(layout['storage_size'])} elements ({group_digits(layout['storage_nbytes'])} B)",
-        ),
-        (
-            "touched",
-            f"{group_digits(layout['touched'])} of {group_digits(layout['storage_size'])} storage elements",
-        ),
+        ("storage", storage),
+        ("touched", f"{group_digits(layout['touched'])} of {counted(size, 'storage ' + cell)}"),
     ]
     table = "".join(
         f'<tr><th style="text-align:left;padding-right:8px">{html.escape(key)}</th>'

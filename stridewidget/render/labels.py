@@ -13,12 +13,14 @@ from ..style import STYLE
 
 __all__ = [
     "compact_marks",
+    "counted",
     "gap_note",
     "gap_words",
     "group_digits",
     "reader_mark",
     "signed",
     "special_text",
+    "storage_words",
     "tensor_colour",
     "viridis",
 ]
@@ -31,6 +33,30 @@ def group_digits(n: int) -> str:
     '1,234,567'
     """
     return f"{n:,}"
+
+
+def counted(n: int, word: str) -> str:
+    """``n`` and ``word``, plural unless ``n`` is one, digits grouped.
+
+    >>> counted(1, "element"), counted(0, "element"), counted(1234, "cell")
+    ('1 element', '0 elements', '1,234 cells')
+    """
+    return f"{group_digits(n)} {word}{'' if n == 1 else 's'}"
+
+
+def storage_words(size: int, itemsize: int, unit: int, dtype: str, nbytes: int) -> str:
+    """A storage's size as every surface writes it: ``size`` cells of ``unit`` bytes.  Cells are
+    the dtype's elements unless a byte-misaligned or record-field view reads them in smaller
+    units (NumPy's base bytes, say); then the header counts those cells and names the dtype viewed.
+
+    >>> storage_words(3, 4, 4, "float32", 12)
+    'float32 · 3 elements × 4 B = 12 B'
+    >>> storage_words(17, 8, 1, "float64", 17)
+    '17 cells × 1 B = 17 B (viewed as float64)'
+    """
+    if unit == itemsize:
+        return f"{dtype} · {counted(size, 'element')} × {itemsize} B = {group_digits(nbytes)} B"
+    return f"{counted(size, 'cell')} × {unit} B = {group_digits(nbytes)} B (viewed as {dtype})"
 
 
 def gap_note(gap: Mapping[str, Any]) -> str:

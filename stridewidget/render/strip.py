@@ -17,7 +17,15 @@ from typing import Any
 
 from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
 from .canvas import Canvas
-from .labels import compact_marks, gap_words, group_digits, reader_mark, special_text, viridis
+from .labels import (
+    compact_marks,
+    gap_words,
+    group_digits,
+    reader_mark,
+    special_text,
+    storage_words,
+    viridis,
+)
 from .primitives import LIMITS, PAD, G, Group, Rect, Text, text_width, wrapped
 
 __all__ = ["draw_strip", "no_values_reason"]
@@ -43,10 +51,10 @@ def draw_strip(
 ) -> float:
     """Draw ``storage`` (read by ``members``, the scene's tensors over it) from ``top`` down onto
     ``canvas``; the y just below it."""
-    header = (
-        f"storage {storage['id']} · {storage['dtype']} · {group_digits(storage['size'])} elements "
-        f"× {storage['itemsize']} B = {group_digits(storage['nbytes'])} B · {storage['device']}"
+    words = storage_words(
+        storage["size"], storage["itemsize"], storage["unit"], storage["dtype"], storage["nbytes"]
     )
+    header = f"storage {storage['id']} · {words} · {storage['device']}"
     y = top + G["font_size_title"] + 2
     storage = canvas.lookup.storages.get(storage["id"], storage)  # its values as shown
     canvas.items.append(canvas.text(PAD, y, header, size=G["font_size_title"], bold=True))

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .labels import gap_note, gap_words, group_digits, reader_mark
+from .labels import counted, gap_note, gap_words, group_digits, reader_mark, storage_words
 from .picture import scene_of
 from .strip import no_values_reason
 
@@ -31,9 +31,14 @@ def _storage_lines(storage: Mapping[str, Any], members: list[Mapping[str, Any]])
     # one line for a short storage (the scene's row is then the whole storage), else its rows
     per_line = max(1, int(storage["wrap"]))
     rows = f" · rows of {per_line}" if per_line < len(cells) else ""
+    size, unit = storage["size"], storage.get("unit", storage["itemsize"])
+    words = (
+        f"{storage['dtype']} · {counted(size, 'element')}"
+        if unit == storage["itemsize"]
+        else storage_words(size, storage["itemsize"], unit, storage["dtype"], storage["nbytes"])
+    )
     lines = [
-        f"storage {storage['id']} · {storage['dtype']} · {group_digits(storage['size'])} elements · "
-        f"{storage['device']}{rows}"
+        f"storage {storage['id']} · {words} · {storage['device']}{rows}"
         + ("" if texts is not None else f" · {no_values_reason(storage)}")
     ]
 

@@ -57,7 +57,9 @@ def draw_strip(
     header = f"storage {storage['id']} · {words} · {storage['device']}"
     y = top + G["font_size_title"] + 2
     storage = canvas.lookup.storages.get(storage["id"], storage)  # its values as shown
-    canvas.items.append(canvas.text(PAD, y, header, size=G["font_size_title"], bold=True))
+    for k, line in enumerate(wrapped(header, canvas.max_width - 2 * PAD, G["font_size_title"])):
+        y += G["line_h"] if k else 0
+        canvas.items.append(canvas.text(PAD, y, line, size=G["font_size_title"], bold=True))
     y += G["line_h"]
     if storage.get("same_memory"):  # a float32 tensor and its .view(torch.int32): one memory
         others = ", ".join(storage["same_memory"])

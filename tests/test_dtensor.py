@@ -144,6 +144,9 @@ def test_uneven_shard_says_who_holds_fewer(group):
     assert lay.uneven_words() == [
         "uneven: dim 0 (7) — most ranks hold 2; rank 3 holds 1 (1 fewer, padded to 2 for collectives)"
     ]
+    # torch's own padding for its collectives: the pad size of each rank's chunk
+    _, pad_sizes = Shard(0)._split_tensor(source, 4, with_padding=True)
+    assert pad_sizes == [max(s.shape[0] for s in lay.ranks) - s.shape[0] for s in lay.ranks]
 
 
 def test_more_ranks_than_rows_leaves_a_rank_empty(group):
@@ -247,3 +250,17 @@ def test_compat_fallbacks_give_torchs_answers():
             assert shard_positions(Shard(0), length, chunks, rank) == expected[rank]
     assert local_tensors_by_rank(torch.zeros(2)) is None
     assert strided_split_factor(Shard(0)) is None
+
+
+def test_display_keeps_torchs_own_repr(group):
+    """``display(d)`` in IPython: the formatter declines a DTensor (torch's repr is shown), so no
+    picture of a storage that is nowhere."""
+    from stridewidget.notebook.display import _bundle_for
+
+    group(2)
+    mesh = init_device_mesh("cpu", (2,))
+    d = distribute_tensor(torch.arange(4.0), mesh, [Shard(0)])
+
+    shell = type("Shell", (), {})()
+    shell.user_ns = {"d": d}
+    assert _bundle_for(shell)(d) is None

@@ -70,8 +70,21 @@ def _this_rank() -> int | None:
 def distributed_layout(d: Any) -> DistributedLayout:
     """The :class:`DistributedLayout` of a live ``DTensor``: what ``sw.inspect(d)`` returns.
 
-    Doctested in ``tests/test_dtensor.py`` (it needs a process group); the pure layout's own
-    examples are in :mod:`stridewidget.layout.distributed`.
+    One real rank (3 of 8, a fake process group): its own local tensor is read, the other
+    ranks' shares are computed from the placements.
+
+    >>> import torch, torch.distributed as dist
+    >>> from torch.distributed.device_mesh import init_device_mesh
+    >>> from torch.distributed.tensor import Shard, distribute_tensor
+    >>> from torch.testing._internal.distributed.fake_pg import FakeStore
+    >>> dist.init_process_group("fake", store=FakeStore(), rank=3, world_size=8)
+    >>> mesh = init_device_mesh("cpu", (2, 4))
+    >>> lay = distributed_layout(distribute_tensor(torch.zeros(8, 8), mesh, [Shard(0), Shard(1)]))
+    >>> print(lay.rank(3).explain())
+    rank 3 at (0, 3) holds rows 0–3 and columns 6–7: a (4, 2) local tensor, strides (2, 1), offset 0, storage 8, contiguous
+    >>> lay.computed_ranks
+    (0, 1, 2, 4, 5, 6, 7)
+    >>> dist.destroy_process_group()
     """
     try:
         mesh = d.device_mesh

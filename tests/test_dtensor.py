@@ -88,7 +88,12 @@ def _check_against_torch(d, source, full):
         for v in mine:
             holders.setdefault(v, set()).add(shard.rank)
     for index in itertools.product(*(range(n) for n in source.shape)):
-        assert set(lay.holders(index)) == holders.get(_flat(index, source.shape), set())
+        flat = _flat(index, source.shape)
+        assert set(lay.holders(index)) == holders.get(flat, set())
+        for rank, cell in lay.where(index):  # the storage element each holder keeps it in
+            storage = locals_[rank].untyped_storage()
+            kept = torch.tensor(storage[cell * 4 : cell * 4 + 4], dtype=torch.uint8)
+            assert kept.view(source.dtype).item() == flat
     return lay
 
 

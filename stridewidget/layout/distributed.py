@@ -184,6 +184,24 @@ class DistributedLayout:
             raise IndexError(f"index {index} is not in the global shape {self.global_shape}")
         return tuple(s.rank for s in self.ranks if s.holds(index))
 
+    def where(self, index: Sequence[int]) -> tuple[tuple[int, int | None], ...]:
+        """Every rank that holds global element ``index``, with the storage element of its local
+        tensor that holds it (``None`` where that tensor was not read, only computed).
+
+        >>> lay = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
+        >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), lay) for r in range(2))
+        >>> DistributedLayout((2, 4), "float32", (2,), None, (Placement("shard", 0),), ranks).where((1, 2))
+        ((1, 2),)
+        """
+        found = []
+        holders = set(self.holders(index))
+        for shard in self.ranks:
+            if shard.rank in holders:
+                local_index = tuple(held.index(i) for i, held in zip(index, shard.indices))
+                cell = None if shard.local is None else shard.local.address(local_index)
+                found.append((shard.rank, cell))
+        return tuple(found)
+
     def _mesh_words(self) -> str:
         names = self.mesh_dim_names or tuple(f"dim{i}" for i in range(len(self.mesh_shape)))
         return "(" + ", ".join(f"{n}={s}" for n, s in zip(names, self.mesh_shape)) + ")"

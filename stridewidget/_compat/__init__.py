@@ -33,6 +33,7 @@ from .dispatch import (
     run_composite_implicit,
     schema_name,
 )
+from .distributed import local_tensors_by_rank, shard_positions, strided_split_factor
 from .higher_order import is_higher_order, run_higher_order
 from .numpy import diophantine_solver
 from .printing import torch_print_options, torch_summary_options
@@ -106,6 +107,7 @@ __all__ = [
     "known_false",
     "known_true",
     "legacy_profiler_available",
+    "local_tensors_by_rank",
     "mode_skipped_compiles",
     "neg_view",
     "op_arguments",
@@ -124,10 +126,12 @@ __all__ = [
     "run_composite_implicit",
     "run_higher_order",
     "schema_name",
+    "shard_positions",
     "simplified_text",
     "sparse_parts",
     "storage_id",
     "storage_identity",
+    "strided_split_factor",
     "symbol_example",
     "symbol_names",
     "symbol_values",

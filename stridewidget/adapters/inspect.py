@@ -13,8 +13,10 @@ from typing import Any, NamedTuple
 
 from .._compat import storage_id, wrapped_tensors
 from ..errors import LayoutError
+from ..layout.distributed import DistributedLayout
 from ..layout.layout import Layout
 from ..layout.overlap import ranges_overlap
+from .distributed import distributed_layout, is_dtensor
 from .numpy import (
     _check_numpy,
     _numpy_buffer,
@@ -33,6 +35,7 @@ from .torch import (
 )
 
 __all__ = [
+    "drawable",
     "inspect",
     "layout_and_cells",
     "overlap",
@@ -42,7 +45,7 @@ __all__ = [
 ]
 
 
-def inspect(x: Any) -> Layout:
+def inspect(x: Any) -> Layout | DistributedLayout:
     """The exact memory layout of a live tensor or array, in O(ndim) time.
 
     Reads only metadata (shape, strides, offset, storage size): never values, never a device sync.
@@ -55,7 +58,12 @@ def inspect(x: Any) -> Layout:
     True
     >>> sw.inspect(torch.empty(10**12, device="meta")).numel
     1000000000000
+
+    A ``torch.distributed.tensor.DTensor`` gives a :class:`DistributedLayout`: its global shape,
+    mesh and placements, and each rank's real local layout (see its ``explain()``).
     """
+    if is_dtensor(x):
+        return distributed_layout(x)
     if is_tensor(x):
         return _torch_layout(x)
     if is_ndarray(x):
@@ -68,9 +76,27 @@ def inspect(x: Any) -> Layout:
     )
 
 
+def drawable(x: Any, who: str = "sw.show") -> Layout:
+    """:func:`inspect` for what draws one storage: a DTensor has none of its own (each rank holds
+    a local tensor), so it is refused in one line rather than drawn as a storage that is nowhere.
+
+    >>> import torch
+    >>> print(drawable(torch.zeros(2)))
+    float32 (2):(1) +0 · storage 2 · contiguous
+    """
+    layout = inspect(x)
+    if isinstance(layout, DistributedLayout):
+        raise LayoutError(
+            f"{who}: a DTensor is not drawn yet (its global tensor has no storage of its own); "
+            "print(sw.inspect(d).explain()) says which rank holds what, "
+            "and sw.show(d.to_local()) draws this rank's local tensor"
+        )
+    return layout
+
+
 def layout_and_cells(x: Any) -> tuple[Layout, Any]:
     """Layout of ``x`` plus a key that is equal exactly when two objects share a storage."""
-    layout = inspect(x)
+    layout = drawable(x)
     return layout, _storage_identity(x, layout.storage_address, layout.device)
 
 
@@ -319,7 +345,7 @@ def read_cells(x: Any, storage_indices: Sequence[int], *, as_stored: bool = Fals
     [(1+2j)]
     """
     np = __import__("numpy")
-    layout = inspect(x)
+    layout = drawable(x, "read_cells")
     if getattr(layout, "is_symbolic", False):  # a traced (fake) tensor: no values, and no guards
         return None
     indices = np.asarray(storage_indices, dtype=np.int64).reshape(-1)

@@ -46,12 +46,12 @@ def _user_name(ip: Any, obj: Any) -> str:
 
 def _bundle_for(ip: Any) -> Any:
     def bundle(obj: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
-        from ..adapters.inspect import inspect
+        from ..adapters.inspect import drawable
         from ..errors import LayoutError
         from .widget import StrideWidget
 
         try:
-            inspect(obj)  # sparse / nested / ... tensors: keep their plain repr
+            drawable(obj)  # sparse, nested, DTensor ...: keep their plain repr
         except (LayoutError, TypeError):
             return None
         widget = StrideWidget(**{_user_name(ip, obj): obj})

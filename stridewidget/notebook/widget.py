@@ -22,7 +22,7 @@ import executing
 import traitlets
 
 from .._compat import version_counter, view_base
-from ..adapters.inspect import inspect
+from ..adapters.inspect import drawable
 from ..adapters.numpy import is_ndarray
 from ..adapters.rebuild import array_memory, rebuild_array, rebuild_tensor, tensor_memory
 from ..adapters.torch import is_tensor
@@ -53,7 +53,7 @@ class _Held:
 
     def __init__(self, name: str, obj: Any) -> None:
         self.name = name
-        self.layout = inspect(obj)  # first: a non-tensor gets inspect's TypeError
+        self.layout = drawable(obj)  # first: a non-tensor gets a TypeError, a DTensor a LayoutError
         self.strong = obj if isinstance(obj, Layout) else None  # pure data: tiny, keep it
         self.ref = None if self.strong is not None else weakref.ref(obj)
         self.base_refs: list[weakref.ref] = []
@@ -99,7 +99,7 @@ class _Held:
 
     def remember(self, obj: Any) -> None:
         """Record what ``obj`` is now: its layout, version and, while it lives, its memory."""
-        self.layout = inspect(obj)
+        self.layout = drawable(obj)
         self.version = self.current_version()
         if self.ref is not None and self.ref() is obj and is_tensor(obj):
             self.memory = tensor_memory(obj)
@@ -403,7 +403,7 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
                     self.refresh()
                     return True
                 continue
-            now = inspect(obj)
+            now = drawable(obj)
             if (
                 was_released
                 or now != held.layout

@@ -1,0 +1,267 @@
+"""A distributed tensor's layout as pure data: the global shape, the mesh, the placements, and
+for every rank the global indices it holds and (where its tensor is at hand) its local
+:class:`Layout`.
+
+The adapter (:mod:`stridewidget.adapters.distributed`) reads a live ``DTensor`` into a
+:class:`DistributedLayout`; everything here is ints and strings.  A rank whose local tensor is
+not in this process (a real multi-process run holds only its own) has ``local=None``: its
+indices are computed from the placements, and the words say so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from .layout import Layout
+
+__all__ = ["DistributedLayout", "Placement", "RankShard", "index_words"]
+
+#: How many ranks :meth:`DistributedLayout.explain` describes one by one; the rest are counted.
+EXPLAIN_RANKS = 16
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One mesh dim's placement: ``kind`` is ``"shard"``, ``"strided_shard"``, ``"replicate"``
+    or ``"partial"``.
+
+    >>> str(Placement("shard", dim=0)), str(Placement("partial", reduce_op="sum"))
+    ('Shard(0)', 'Partial(sum)')
+    """
+
+    kind: str
+    dim: int | None = None
+    reduce_op: str | None = None
+    split_factor: int | None = None
+
+    def __str__(self) -> str:
+        if self.kind == "shard":
+            return f"Shard({self.dim})"
+        if self.kind == "strided_shard":
+            return f"StridedShard(dim={self.dim}, split_factor={self.split_factor})"
+        if self.kind == "partial":
+            return f"Partial({self.reduce_op})"
+        return "Replicate()"
+
+
+def index_words(indices: Sequence[int]) -> str:
+    """Global indices along one dim as words: a run ``4–7``, one index, or a short list.
+
+    >>> index_words(range(4, 8)), index_words([3]), index_words([0, 1, 4, 5]), index_words([])
+    ('4–7', '3', '0, 1, 4, 5', 'none')
+    """
+    values = list(indices)
+    if not values:
+        return "none"
+    if len(values) == 1:
+        return str(values[0])
+    if values == list(range(values[0], values[0] + len(values))):
+        return f"{values[0]}–{values[-1]}"
+    if len(values) <= 6:
+        return ", ".join(map(str, values))
+    return f"{values[0]}, {values[1]}, …, {values[-1]} ({len(values)} indices)"
+
+
+def _dim_name(dim: int, ndim: int) -> str:
+    if ndim == 1:
+        return "elements"
+    if ndim == 2:
+        return ("rows", "columns")[dim]
+    return f"dim {dim} indices"
+
+
+def _tup(values: Sequence[int]) -> str:
+    return "(" + ", ".join(map(str, values)) + ("," if len(values) == 1 else "") + ")"
+
+
+@dataclass(frozen=True)
+class RankShard:
+    """What one rank holds: its mesh coordinate, the global indices along each tensor dim (the
+    rank holds their product), and its local tensor's real layout, ``None`` when that tensor is
+    not in this process (then the indices are computed from the placements)."""
+
+    rank: int
+    coordinate: tuple[int, ...]
+    indices: tuple[tuple[int, ...], ...]
+    local: Layout | None = None
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The local shape the placements give this rank."""
+        return tuple(len(i) for i in self.indices)
+
+    @property
+    def present(self) -> bool:
+        """Is this rank's local tensor in this process (read, not computed)?"""
+        return self.local is not None
+
+    def holds(self, index: Sequence[int]) -> bool:
+        """Does this rank hold global element ``index``?"""
+        return all(i in held for i, held in zip(index, self.indices, strict=True))
+
+    def explain(self) -> str:
+        """One line: which global indices, and the local tensor's layout (or that it is computed).
+
+        >>> lay = Layout(shape=(4, 2), strides=(2, 1), storage_size=8)
+        >>> print(RankShard(6, (1, 2), ((4, 5, 6, 7), (4, 5)), lay).explain())
+        rank 6 at (1, 2) holds rows 4–7 and columns 4–5: a (4, 2) local tensor, strides (2, 1), offset 0, storage 8, contiguous
+        """
+        ndim = len(self.indices)
+        parts = [f"{_dim_name(d, ndim)} {index_words(i)}" for d, i in enumerate(self.indices)]
+        where = " and ".join(parts) if parts else "the one element"
+        if 0 in self.shape:
+            where = f"no element ({where})"
+        head = f"rank {self.rank} at {_tup(self.coordinate)} holds {where}"
+        if self.local is None:
+            return f"{head}: a {_tup(self.shape)} local tensor (computed from the placements)"
+        lay = self.local
+        flags = ", ".join(lay.flags) if lay.flags else "strided"
+        text = (
+            f"{head}: a {_tup(lay.shape)} local tensor, strides {_tup(lay.strides)}, "
+            f"offset {lay.offset}, storage {lay.storage_size}, {flags}"
+        )
+        if lay.shape != self.shape:
+            text += f" (the placements give {_tup(self.shape)})"
+        return text
+
+
+@dataclass(frozen=True)
+class DistributedLayout:
+    """A distributed tensor's layout: global shape, mesh, placements and every rank's share.
+
+    ``local`` is the :class:`Layout` of this process's rank's local tensor (``this_rank``).
+
+    >>> lay = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
+    >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), lay if r == 0 else None)
+    ...               for r in range(2))
+    >>> d = DistributedLayout((2, 4), "float32", (2,), ("dp",), (Placement("shard", 0),), ranks, 0)
+    >>> print(d)
+    DTensor float32 (2, 4) on mesh (dp=2) [Shard(0)] · rank 0: float32 (1,4):(4,1) +0 · storage 4 · contiguous
+    >>> d.holders((1, 3))
+    (1,)
+    """
+
+    global_shape: tuple[int, ...]
+    dtype: str
+    mesh_shape: tuple[int, ...]
+    mesh_dim_names: tuple[str, ...] | None
+    placements: tuple[Placement, ...]
+    ranks: tuple[RankShard, ...]
+    this_rank: int | None = None
+
+    @property
+    def local(self) -> Layout | None:
+        """This rank's local layout (``None`` when this process is no rank of the mesh)."""
+        for shard in self.ranks:
+            if shard.rank == self.this_rank:
+                return shard.local
+        return None
+
+    @property
+    def present_ranks(self) -> tuple[int, ...]:
+        """Ranks whose local tensors were read (all of them under ``LocalTensorMode``)."""
+        return tuple(s.rank for s in self.ranks if s.present)
+
+    @property
+    def computed_ranks(self) -> tuple[int, ...]:
+        """Ranks whose local shapes and indices come from the placements only."""
+        return tuple(s.rank for s in self.ranks if not s.present)
+
+    def rank(self, rank: int) -> RankShard:
+        """The share of one rank; a clear error for a rank not in the mesh."""
+        for shard in self.ranks:
+            if shard.rank == rank:
+                return shard
+        raise KeyError(f"rank {rank} is not in this mesh (ranks {[s.rank for s in self.ranks]})")
+
+    def holders(self, index: Sequence[int]) -> tuple[int, ...]:
+        """The ranks that hold global element ``index`` (every rank of a replicated dim)."""
+        index = tuple(index)
+        if len(index) != len(self.global_shape) or not all(
+            0 <= i < n for i, n in zip(index, self.global_shape, strict=True)
+        ):
+            raise IndexError(f"index {index} is not in the global shape {self.global_shape}")
+        return tuple(s.rank for s in self.ranks if s.holds(index))
+
+    def where(self, index: Sequence[int]) -> tuple[tuple[int, int | None], ...]:
+        """Every rank that holds global element ``index``, with the storage element of its local
+        tensor that holds it (``None`` where that tensor was not read, only computed).
+
+        >>> lay = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
+        >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), lay) for r in range(2))
+        >>> DistributedLayout((2, 4), "float32", (2,), None, (Placement("shard", 0),), ranks).where((1, 2))
+        ((1, 2),)
+        """
+        found = []
+        holders = set(self.holders(index))
+        for shard in self.ranks:
+            if shard.rank in holders:
+                local_index = tuple(held.index(i) for i, held in zip(index, shard.indices))
+                cell = None if shard.local is None else shard.local.address(local_index)
+                found.append((shard.rank, cell))
+        return tuple(found)
+
+    def _mesh_words(self) -> str:
+        names = self.mesh_dim_names or tuple(f"dim{i}" for i in range(len(self.mesh_shape)))
+        return "(" + ", ".join(f"{n}={s}" for n, s in zip(names, self.mesh_shape)) + ")"
+
+    def __str__(self) -> str:
+        head = (
+            f"DTensor {self.dtype} {_tup(self.global_shape)} on mesh {self._mesh_words()} "
+            f"[{', '.join(map(str, self.placements))}]"
+        )
+        local = self.local
+        if local is None:
+            return head
+        return f"{head} · rank {self.this_rank}: {local}"
+
+    def uneven_words(self) -> list[str]:
+        """One line per tensor dim that is split unevenly: which ranks hold fewer indices."""
+        lines = []
+        for dim in range(len(self.global_shape)):
+            sizes = {s.rank: s.shape[dim] for s in self.ranks}
+            most = max(sizes.values(), default=0)
+            fewer = {r: n for r, n in sizes.items() if n < most}
+            if not fewer:
+                continue
+            by_size: dict[int, list[int]] = {}
+            for r, n in sorted(fewer.items()):
+                by_size.setdefault(n, []).append(r)
+            said = "; ".join(
+                f"rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))} hold{'' if len(rs) > 1 else 's'} "
+                f"{n} ({most - n} fewer, padded to {most} for collectives)"
+                for n, rs in sorted(by_size.items(), reverse=True)
+            )
+            lines.append(
+                f"uneven: dim {dim} ({self.global_shape[dim]}) — most ranks hold {most}; {said}"
+            )
+        return lines
+
+    def explain(self) -> str:
+        """The mesh, the placements, each rank's share and local layout, in plain words."""
+        lines = [str(self).split(" · ")[0]]
+        names = self.mesh_dim_names or tuple(f"dim{i}" for i in range(len(self.mesh_shape)))
+        for name, size, placement in zip(names, self.mesh_shape, self.placements):
+            if placement.kind in ("shard", "strided_shard"):
+                what = f"splits tensor dim {placement.dim} over its {size} coordinates"
+            elif placement.kind == "partial":
+                what = f"holds partial values: the tensor is the {placement.reduce_op} over its {size} ranks"
+            else:
+                what = f"replicates: each of its {size} coordinates holds the same elements"
+            lines.append(f"mesh dim {name!r} ({size}): {placement} — {what}")
+        shown = self.ranks[:EXPLAIN_RANKS]
+        lines += [s.explain() for s in shown]
+        if len(self.ranks) > len(shown):
+            lines.append(f"… and {len(self.ranks) - len(shown)} more ranks")
+        lines += self.uneven_words()
+        computed = self.computed_ranks
+        if not computed:
+            lines.append("every rank's local tensor was read (all ranks are in this process)")
+        else:
+            lines.append(
+                f"read: rank{'s' if len(self.present_ranks) != 1 else ''} "
+                f"{', '.join(map(str, self.present_ranks)) or 'none'}; the other "
+                f"{len(computed)} ranks' shares are computed from the placements"
+            )
+        return "\n".join(lines)

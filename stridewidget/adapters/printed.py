@@ -63,10 +63,17 @@ def _within_storage(t: Any) -> bool:
 def _torch_printed(t: Any) -> list[Any]:
     threshold, edge_items = torch_summary_options()
     if t.numel() > threshold:
+        # the edge indices of every dim at once (broadcast index tensors): a gather of the shown
+        # elements only, never one dim at a time (expand(n, n) would materialise 6·n elements)
         torch = sys.modules["torch"]
-        for dim, size in enumerate(t.shape):
-            index = torch.tensor(_edge_indices(size, edge_items), device=t.device)
-            t = t.index_select(dim, index)
+        ndim = t.dim()
+        index = tuple(
+            torch.tensor(_edge_indices(size, edge_items), device=t.device).reshape(
+                [-1 if k == dim else 1 for k in range(ndim)]
+            )
+            for dim, size in enumerate(t.shape)
+        )
+        t = t[index]
     if t.is_quantized:
         t = t.dequantize()
     return t.resolve_conj().resolve_neg().reshape(-1).tolist()

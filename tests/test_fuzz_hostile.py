@@ -108,3 +108,30 @@ def test_inputs_that_cannot_be_relaid_are_named(make, said):
     report = sw.fuzz_layouts(lambda s, x: x * 2, t, torch.randn(3, 4))
     assert report.ok and report.runs > 0
     assert len(report.skipped) == 1 and said in report.skipped[0] and "input 0" in report.skipped[0]
+
+
+def _reads_storage_as_contiguous(x, draw):
+    """A layout bug: the first row as if x were contiguous; optionally a random draw beside it."""
+    if draw:
+        _ = torch.rand(1)
+    flat = torch.empty(0, dtype=x.dtype).set_(x.untyped_storage())
+    return flat[: x.shape[1]].clone()
+
+
+def _first_row_drawing(x, draw):
+    """Correct in every layout (torch's own indexing), with the same random draw."""
+    if draw:
+        _ = torch.rand(1)
+    return x[0].clone()
+
+
+@pytest.mark.parametrize("draw", [False, True], ids=["no-draw", "a-random-draw"])
+def test_a_random_draw_does_not_hide_a_layout_bug(draw):
+    x = torch.arange(12.0).reshape(3, 4)
+    buggy = sw.fuzz_layouts(lambda t: _reads_storage_as_contiguous(t, draw), x)
+    fine = sw.fuzz_layouts(lambda t: _first_row_drawing(t, draw), x)
+    # oracle: torch's x[0] is the right answer; the buggy function's own output per layout
+    # differs from it exactly where the fuzzer reports a finding
+    assert buggy.findings and not buggy.ok
+    assert {f.kind for f in buggy.findings} == {"values"}
+    assert fine.ok and not fine.findings

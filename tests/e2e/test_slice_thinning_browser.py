@@ -14,6 +14,7 @@ import pytest
 import torch
 
 import stridewidget as sw
+from stridewidget.scene.build import build_scene
 
 from .conftest import screenshot
 
@@ -43,7 +44,9 @@ def static_page(tmp_path, browser):
     page = context.new_page()
     page.goto(out.as_uri())
     page.locator(".sw-root").wait_for(timeout=30_000)
-    yield page, json.loads(state)["state"]["scene"]
+    assert "picture" in json.loads(state)["state"]
+    # the scene the page's picture was laid out from, built here from the same expression
+    yield page, build_scene({"x": _view()})
     context.close()
 
 

@@ -10,7 +10,10 @@ import subprocess
 import sys
 
 import pytest
+import torch
 from playwright.sync_api import expect
+
+from stridewidget.scene.build import build_scene
 
 from .conftest import screenshot
 
@@ -37,7 +40,12 @@ def export(tmp_path):
                 re.S,
             ).group(1)
         )
-        return out.as_uri(), view["state"]["scene"]
+        assert "picture" in view["state"] and "scene" not in view["state"]  # Python laid it out
+        # the scene the page's picture was laid out from, built here from the same expression
+        # (a mapping of names: the names the command line gives it)
+        tensors = eval(expr, {"torch": torch})
+        scene = build_scene(tensors) if isinstance(tensors, dict) else None
+        return out.as_uri(), scene
 
     return write
 

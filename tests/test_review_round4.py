@@ -95,3 +95,39 @@ def test_index_write_reading_a_written_element_still_raises(name):
     with hazard, sw.sanitize():
         _result(run, x)
     assert torch.equal(x, torch.arange(1.0, 7.0))  # refused before it wrote
+
+
+class Tagged(torch.Tensor):
+    """A subclass that overrides only ``__torch_function__``: torch's ``__deepcopy__`` raises."""
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+class _Permuting(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.c = torch.nn.Conv2d(3, 4, 1)
+
+    def forward(self, x):
+        h = self.c(x) * 2
+        return h.permute(0, 2, 3, 1).reshape(len(x), -1)
+
+
+def test_audit_suggestions_and_html_for_a_torch_function_subclass_input(tmp_path):
+    torch.manual_seed(0)
+    model, x = _Permuting(), torch.randn(2, 3, 4, 4)
+    tagged = x.as_subclass(Tagged)
+    with pytest.raises(RuntimeError, match="__deepcopy__"):
+        __import__("copy").deepcopy(tagged)  # torch's own deepcopy refuses it
+    plain = sw.audit(model, x).suggestions
+    report = sw.audit(model, tagged)
+    suggestions = report.suggestions
+    assert [(s.where, s.fix) for s in suggestions] == [(s.where, s.fix) for s in plain]
+    applied = [s for s in suggestions if s.applied]
+    assert applied and all(s.outputs_match and not s.unchecked for s in applied)
+    page = tmp_path / "audit.html"
+    report.to_html(str(page))
+    assert "<html" in page.read_text().lower()
+    assert type(tagged) is Tagged and torch.equal(tagged.as_subclass(torch.Tensor), x)

@@ -28,6 +28,7 @@ from .geometry import (
     same_view,
     unwrapped,
 )
+from .indexed import INDEXED_OPS, reads_unwritten
 from .resize import resized_overlaps
 
 __all__ = ["METADATA_OPS", "ORDER_FREE_OPS", "Finding", "OpRule", "hazards_of", "rule_of"]
@@ -313,14 +314,30 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> lis
     if not written or rule.order_free or _copy_onto_itself(rule, written, read):
         return found
     if _one_value_write(rule, args, kwargs, written, read):  # no order: only the indices
-        return _write_hazards(rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False)
-    found = _write_hazards(rule, written, read)
+        found = _write_hazards(
+            rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False
+        )
+        return _written_reads(rule, found, args, kwargs)
+    found = _written_reads(rule, _write_hazards(rule, written, read), args, kwargs)
     if func is not None and rule.has_out:
         found += [
             Finding("partial-overlap", witness, (out, other), what)
             for witness, out, other, what in resized_overlaps(func, args, kwargs, written, read)
         ]
     return found
+
+
+def _written_reads(rule: OpRule, found: list[Finding], args: tuple, kwargs: dict) -> list[Finding]:
+    """Less the overlaps of an index-driven write (``index_put_``, ``scatter_`` ...) whose other
+    tensor reads no element its indices write (:mod:`.indexed`, from the index values)."""
+    if rule.packet not in INDEXED_OPS or rule.has_out:
+        return found
+    return [
+        f
+        for f in found
+        if f.kind != "partial-overlap"
+        or not reads_unwritten(rule.packet, f.tensors[0], f.tensors[1], args, kwargs)
+    ]
 
 
 def _copy_onto_itself(rule: OpRule, written: list[_Arg], read: list[_Arg]) -> bool:

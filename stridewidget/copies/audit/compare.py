@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ..._compat import dispatch_mode_base, op_arguments, tree_map
+from ..._compat import dispatch_mode_base, op_arguments, tree_flatten, tree_map
 from .guard import output_tensors
 from .step import run_step
 
@@ -60,6 +60,54 @@ class _DrawnInOrder(dispatch_mode_base()):  # type: ignore[misc]
         return tree_map(lambda v: given[id(v)][0] if id(v) in given else v, result)
 
 
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+
+
+def deep_copied(value: Any) -> Any:
+    """``copy.deepcopy(value)``, and a tensor subclass in it that keeps torch's own
+    ``__deepcopy__`` and ``__torch_dispatch__`` (one that overrides only ``__torch_function__``,
+    whose ``new_empty`` is no instance of it: the default ``__deepcopy__`` raises) copied too: its
+    data over a private storage at the same offset, sizes and strides (the layout is what the
+    audit measures; views of one storage stay views of one copy), as the same subclass.
+
+    >>> class Tagged(torch.Tensor):
+    ...     @classmethod
+    ...     def __torch_function__(cls, func, types, args=(), kwargs=None):
+    ...         return super().__torch_function__(func, types, args, kwargs or {})
+    >>> x = torch.arange(6.0).view(2, 3).t().as_subclass(Tagged)
+    >>> y = deep_copied((x,))[0]
+    >>> type(y).__name__, y.stride(), torch.equal(y, x), y.data_ptr() != x.data_ptr()
+    ('Tagged', (1, 3), True, True)
+    """
+    memo: dict[int, Any] = {}
+    storages: dict[int, Any] = {}
+    for leaf in tree_flatten(value)[0]:
+        if (
+            isinstance(leaf, torch.Tensor)
+            and type(leaf) not in _PLAIN
+            and type(leaf).__deepcopy__ is torch.Tensor.__deepcopy__
+            and type(leaf).__torch_dispatch__ is torch.Tensor.__torch_dispatch__
+            and leaf.layout is torch.strided
+            and id(leaf) not in memo
+        ):
+            memo[id(leaf)] = _subclass_copied(leaf, storages, memo)
+    return copy.deepcopy(value, memo)
+
+
+def _subclass_copied(t: torch.Tensor, storages: dict[int, Any], memo: dict[int, Any]) -> Any:
+    plain = t.as_subclass(torch.Tensor).detach()
+    storage = plain.untyped_storage()
+    key = storage.data_ptr()
+    if key not in storages:
+        storages[key] = storage.clone()
+    with torch.no_grad():
+        data = torch.empty(0, dtype=plain.dtype, device=plain.device)
+        data.set_(storages[key], plain.storage_offset(), plain.shape, plain.stride())
+    copied = data.requires_grad_(t.requires_grad).as_subclass(type(t))
+    copied.__dict__.update(copy.deepcopy(t.__dict__, memo))
+    return copied
+
+
 def compared(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],
@@ -82,14 +130,14 @@ def compared(
     (True, '')
     """
     results = {}
-    double_model = copy.deepcopy(model).double()
+    double_model = deep_copied(model).double()
     double_inputs, double_kwargs = (tree_map(_double, part) for part in (inputs, kwargs))
     try:
         for label, (variant_model, variant_inputs) in variants(double_model, double_inputs).items():
             torch.manual_seed(0)
             with drawn_in_order():
                 results[label] = run_step(
-                    variant_model, variant_inputs, backward, loss_fn, copy.deepcopy(double_kwargs)
+                    variant_model, variant_inputs, backward, loss_fn, deep_copied(double_kwargs)
                 )
     except Exception as error:  # the model's own code in float64: a tensor it makes in float32
         first = (str(error).strip().splitlines() or [""])[0]

@@ -15,7 +15,6 @@ embedding), can only be fixed by editing the model's source, so they are reporte
 
 from __future__ import annotations
 
-import copy
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -26,7 +25,7 @@ import torch
 
 from ...layout.layout import Layout
 from ..format import counted, format_bytes
-from .compare import compared
+from .compare import compared, deep_copied
 from .fixes import (
     contiguous_if_channels_last,
     contiguous_input,
@@ -206,7 +205,7 @@ def _as_audited(
         return found[0].measured["before"]
     if deadline is not None and time.perf_counter() > deadline:
         return None
-    unchanged = copy.deepcopy((model, inputs, kwargs))
+    unchanged = deep_copied((model, inputs, kwargs))
     timing = interleaved(
         {"before": lambda: run_step(*unchanged[:2], backward, loss_fn, unchanged[2])}
     )
@@ -432,12 +431,12 @@ def measure(
     variants = _variants(model, inputs, apply)
     kwargs = kwargs or {}
     audited = {
-        label: audited_step(m, x, backward, loss_fn, copy.deepcopy(kwargs))
+        label: audited_step(m, x, backward, loss_fn, deep_copied(kwargs))
         for label, (m, x) in variants.items()
     }
     timings = interleaved(
         {
-            label: partial(run_step, m, x, backward, loss_fn, copy.deepcopy(kwargs))
+            label: partial(run_step, m, x, backward, loss_fn, deep_copied(kwargs))
             for label, (m, x) in variants.items()
         },
         round_seconds=round_seconds,
@@ -447,7 +446,7 @@ def measure(
         for label, copies in audited.items()
     }
     match, unchecked = compared(
-        model, inputs, copy.deepcopy(kwargs), backward, loss_fn, partial(_variants, apply=apply)
+        model, inputs, deep_copied(kwargs), backward, loss_fn, partial(_variants, apply=apply)
     )
     return Suggestion(where, what, fix, measured, match, unchecked=unchecked)
 
@@ -459,6 +458,6 @@ def _variants(
 ) -> dict[str, tuple[torch.nn.Module, tuple[Any, ...]]]:
     """Deep copies of the model and inputs, as they are and with the fix applied."""
     return {
-        "before": (copy.deepcopy(model), copy.deepcopy(inputs)),
-        "after": apply(copy.deepcopy(model), copy.deepcopy(inputs)),
+        "before": (deep_copied(model), deep_copied(inputs)),
+        "after": apply(deep_copied(model), deep_copied(inputs)),
     }

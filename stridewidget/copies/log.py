@@ -117,6 +117,34 @@ def classify(
     }
 
 
+def _recorded_event(
+    index: int,
+    call: str,
+    pending: Any,
+    returned_input: bool,
+    fields: dict[str, Any],
+    filename: str,
+    line: int,
+    inputs: tuple,
+    outputs: tuple,
+) -> CopyEvent:
+    """The event of one recorded call, from its classified ``fields`` (:func:`classify`) and
+    what the tracker noted: one constructor for the lazy log and the audit's eager recorder."""
+    return CopyEvent._recorded(
+        index=index,
+        call=call,
+        ops=tuple(pending.ops),
+        returned_input=returned_input,
+        **fields,
+        bytes_copied=pending.bytes_copied,
+        filename=filename,
+        line=line,
+        _inputs=inputs,
+        _outputs=outputs,
+        transforms=pending.transforms,
+    )
+
+
 class CopyLog:
     """The events a :func:`track_copies` block recorded, in call order.
 
@@ -154,21 +182,11 @@ class CopyLog:
         events, recorded = self._events, self.recorded
         self.recorded = []
         for call, pending, inputs, outputs, returned_input, filename, line in recorded:
-            event = object.__new__(CopyEvent)  # as CopyEvent._recorded
-            event.__dict__.update(
-                index=len(events),
-                call=call,
-                ops=tuple(pending.ops),
-                returned_input=returned_input,
-                **classify(inputs, outputs, pending, returned_input),
-                bytes_copied=pending.bytes_copied,
-                filename=filename,
-                line=line,
-                _inputs=inputs,
-                _outputs=outputs,
-                transforms=pending.transforms,
-            )
-            events.append(event)
+            fields = classify(inputs, outputs, pending, returned_input)
+            events.append(
+                _recorded_event(len(events), call, pending, returned_input, fields, filename, line,
+                               inputs, outputs)
+            )  # fmt: skip
 
     @property
     def copies(self) -> list[CopyEvent]:

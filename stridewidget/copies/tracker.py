@@ -67,7 +67,7 @@ from .._compat import (
     run_higher_order,
 )
 from ..frames import user_line
-from .log import CopyEvent, CopyLog, classify
+from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
 from .snapshot import (
     Snapshot,
@@ -196,20 +196,9 @@ class Recorder:
             for snapshot in (*input_snapshots, *output_snapshots):
                 snapshot.read_layout()
         self.log.events.append(
-            CopyEvent._recorded(
-                index=len(self.log.events),
-                call=call,
-                ops=tuple(pending.ops),
-                returned_input=returned_input,
-                **fields,
-                bytes_copied=pending.bytes_copied,
-                filename=filename,
-                line=line,
-                _inputs=input_snapshots,
-                _outputs=output_snapshots,
-                transforms=pending.transforms,
-            )
-        )
+            _recorded_event(len(self.log.events), call, pending, returned_input, fields, filename,
+                           line, input_snapshots, output_snapshots)
+        )  # fmt: skip
 
 
 _CALL_NAMES: dict[Any, str] = {}

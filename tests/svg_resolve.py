@@ -41,6 +41,10 @@ INHERITED = {
     "marker-end": "none",
 }
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+_N = r"(-?\d+(?:\.\d+)?)"
+#: one rect as path data (``M x y h w v h h -w z``), and a path made only of them
+_RECT = re.compile(rf"M{_N} {_N}h{_N}v{_N}h-{_N}z")
+_RECTS = re.compile(rf"(?:M{_N} {_N}h{_N}v{_N}h-{_N}z)+")
 
 
 def colour(value: str) -> str:
@@ -130,6 +134,13 @@ def drawn(svg: str) -> list[dict[str, Any]]:
                 walk(child, style, groups)
             return
         text = "".join(element.itertext()) if tag == "text" else None
+        if tag == "path" and _RECTS.fullmatch(element.get("d", "")):
+            # square rects written as one path of closed subpaths: each is its rect
+            for x, y, w, h, back in _RECT.findall(element.get("d")):
+                assert back == w, element.get("d")
+                box = {"x": x, "y": y, "width": w, "height": h}
+                out.append({**_shape("rect", box, style, None), "groups": groups})
+            return
         out.append({**_shape(tag, element.attrib, style, text), "groups": groups})
 
     walk(root, dict(INHERITED), ())

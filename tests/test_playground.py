@@ -213,8 +213,17 @@ def test_static_fallback_and_text_say_what_the_setting_is():
     assert "refused: as_strided: index (3, 3)" in data["text/plain"]
     # the refusal text stays; the static picture is the phantom strip alone, no view drawn
     assert "refused: as_strided: index (3, 3)" in data["text/html"]
-    assert 'class="sws-phantom"' in data["text/html"]
-    assert "sws-tensor" not in data["text/html"]
+    assert "past the end of the storage" in data["text/html"]
+    keyed = _keyed(pg)  # the fallback's picture, with the keys the saved fallback leaves out
+    assert 'class="sws-phantom"' in keyed and "sws-tensor" not in keyed
+
+
+def _keyed(pg) -> str:
+    """The SVG of the picture the playground's fallback draws, each cell's group and key kept."""
+    from stridewidget.render.primitives import MAX_WIDTH
+    from stridewidget.render.svg import svg_of_picture
+
+    return svg_of_picture(pg._draw(pg.scene, MAX_WIDTH, None))
 
 
 def _escapes_by_brute_force(size, stride, offset, storage_size):
@@ -234,7 +243,9 @@ def _escapes_by_brute_force(size, stride, offset, storage_size):
 def test_static_fallback_draws_the_escaping_cells_torch_would_read(size, stride, offset):
     pg = sw.playground(torch.arange(24).view(4, 6), size=size, stride=stride, storage_offset=offset)
     assert pg.view is None
-    html = pg._repr_mimebundle_()[0]["text/html"]
+    fallback = pg._repr_mimebundle_()[0]["text/html"]
+    assert "data-cell" not in fallback  # a picture, not an app: its keys are checked on `html`
+    html = _keyed(pg)
     want = _escapes_by_brute_force(size, stride, offset, 24)
     drawn = [int(cell) for cell in re.findall(r'class="sws-phantom" data-cell="(\d+)"', html)]
     assert drawn == list(want)[:16]

@@ -31,8 +31,11 @@ function mountGraph({ selected = 3, kernel = true } = {}) {
 }
 
 const row = (el, i) => el.querySelector(`tr.sw-graph-row[data-index="${i}"]`);
-// the painted picture names the tensors it draws (its title: "memory layout of a, b")
-const drawnNames = (el) => el.querySelector(".sw-graph-picture svg.sws-picture").getAttribute("aria-label").replace("memory layout of ", "").split(", ");
+// the painted picture names the tensors it draws (its title: "memory layout of a: <layout>; b: <layout>;
+// both over storage s0")
+const drawnNames = (el) =>
+  el.querySelector(".sw-graph-picture svg.sws-picture").getAttribute("aria-label").replace("memory layout of ", "")
+    .split("; ").filter((part) => part.includes(": ")).map((part) => part.slice(0, part.indexOf(": ")));
 const paintedTexts = (el) => [...el.querySelectorAll(".sw-graph-picture svg.sws-picture text")].map((t) => t.textContent);
 const paintedStorages = (el) => new Set([...el.querySelectorAll(".sw-graph-picture g.sws-scell")].map((g) => g.dataset.storage));
 const key = (node, name) => node.dispatchEvent(new KeyboardEvent("keydown", { key: name, bubbles: true }));

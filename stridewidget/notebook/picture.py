@@ -112,4 +112,4 @@ class LaidOut(traitlets.HasTraits):
         layout instead of laying the picture out twice.  None otherwise."""
         if self._laid_picture is None or self._laid_width != MAX_WIDTH:
             return None
-        return svg_of_picture(self._laid_picture)
+        return svg_of_picture(self._laid_picture, keys=False)

@@ -255,7 +255,7 @@ class Playground(LaidOut, StaticFallbackWidget):
         picture = self._laid_picture
         if picture is None or self._laid_width != MAX_WIDTH:  # laid out for another column
             picture = self._draw(self.scene, MAX_WIDTH, None)
-        return text + html_of(self.scene, svg_of_picture(picture))
+        return text + html_of(self.scene, svg_of_picture(picture, keys=False))
 
 
 def playground(

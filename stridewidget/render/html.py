@@ -61,7 +61,8 @@ def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **
     (False, True)
     """
     scene = scene_of(*tensors, wrap=wrap, **named)
-    return html_of(scene, svg_of_scene(scene, theme), theme)  # the SVG first: it checks the theme
+    # the SVG first: it checks the theme; a picture, not an app (no per-cell keys or tooltips)
+    return html_of(scene, svg_of_scene(scene, theme, keys=False), theme)
 
 
 def html_of(scene: Mapping[str, Any], picture: str, theme: str = "light") -> str:

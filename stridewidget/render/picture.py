@@ -80,6 +80,30 @@ def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, 
     return build_scene(mapping, wrap=wrap)
 
 
+def described(scene: Mapping[str, Any]) -> str:
+    """The picture in words, for its one ``<title>`` and ``aria-label``: each tensor's layout and
+    the storage it is drawn over.
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> x = torch.zeros(2, 3)
+    >>> described(build_scene({"x": x, "xt": x.t()}))
+    'memory layout of x: float32 (2,3):(3,1) +0 · storage 6 · contiguous; xt: float32 (3,2):(1,3) +0 · storage 6 · F-contiguous; both over storage s0'
+    """
+    tensors = list(scene.get("tensors", []))
+    parts = [f"{t['name']}: {t['layout']['text']}" for t in tensors]
+    storages: dict[str, list[str]] = {}
+    for tensor in tensors:
+        storages.setdefault(tensor["storage"], []).append(tensor["name"])
+    for storage, names in storages.items():
+        if len(names) > 1:
+            who = "both" if len(names) == 2 else f"all {len(names)}"
+            if len(storages) > 1:
+                who = " and ".join([", ".join(names[:-1]), names[-1]])
+            parts.append(f"{who} over storage {storage}")
+    return "memory layout of " + "; ".join(parts)
+
+
 def draw(
     scene: Mapping[str, Any],
     theme: str = "light",
@@ -125,5 +149,4 @@ def draw(
                 muted=True,
             )
         )
-    title = "memory layout of " + ", ".join(t["name"] for t in tensors)
-    return Picture(max(canvas.width, 240.0), y + 8, theme, canvas.items, title, tensors)
+    return Picture(max(canvas.width, 240.0), y + 8, theme, canvas.items, described(scene), tensors)

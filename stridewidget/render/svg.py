@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..style import STYLE
+from .layers import layered
 from .picture import draw, scene_of
 from .primitives import MAX_WIDTH, Group, Path, Picture, Rect, Text, path_data
 from .primitives import px as _number
@@ -84,7 +85,13 @@ class _Writer:
         return value
 
     def rect_style(self, item: Rect) -> str:
-        key = ("r", item.rx, item.fill, item.stroke, item.stroke_width, item.dash)
+        """A rect's attributes but its geometry: its corner radius, then its paint."""
+        paint = self.rect_paint(item)
+        return f' rx="{_number(item.rx)}"{paint}' if item.rx else paint
+
+    def rect_paint(self, item: Rect) -> str:
+        """A rect's fill and stroke attributes (inherited ones: a layer's group may say them)."""
+        key = ("r", item.fill, item.stroke, item.stroke_width, item.dash)
         found = self.styles.get(key)
         if found is None:
             fill = self.paint(item.fill)
@@ -93,7 +100,7 @@ class _Writer:
                 paint = f"url(#{_UID}-p{fill[1]})"
             else:
                 paint = _colour(fill) if fill else "none"
-            found = (f' rx="{_number(item.rx)}"' if item.rx else "") + f' fill="{paint}"'
+            found = f' fill="{paint}"'
             if stroke:
                 found += f' stroke="{_colour(stroke)}"'
                 if item.stroke_width != 1:  # 1 is SVG's initial stroke width
@@ -102,6 +109,49 @@ class _Writer:
                     found += f' stroke-dasharray="{item.dash}"'
             self.styles[key] = found
         return found
+
+    def layer_key(self, item: Any) -> Any:
+        """What shapes written under one group share: the style they inherit from it."""
+        kind = type(item)
+        if kind is Rect:
+            return ("r", item.fill, item.stroke, item.stroke_width, item.dash)
+        if kind is Text:
+            return ("t", item.size, item.fill, item.anchor, item.bold, item.halo)
+        return id(item)  # a path is written whole
+
+    def write_layers(self, items: list) -> None:
+        """The shapes of ``items`` without their groups, in layers of one style (see
+        :mod:`.layers`): a layer of two or more shapes says its style once, on a group."""
+        parts, numbers, number = self.parts, self.numbers, self.number
+        for run in layered(items, self.layer_key):
+            first = run[0]
+            kind = type(first)
+            if len(run) == 1 or kind is Path:
+                self.write(run)
+                continue
+            if kind is Rect and not any(item.rx for item in run):
+                # square rects: one path of closed subpaths, each drawn as its rect
+                parts.append(f'<path{self.rect_paint(first)} d="')
+                for item in run:
+                    x, y, w, h = self.xywh(item)
+                    parts.append(f"M{x} {y}h{w}v{h}h-{w}z")
+                parts.append('"/>')
+                continue
+            if kind is Rect:
+                parts.append(f"<g{self.rect_paint(first)}>")
+                for item in run:
+                    x, y, w, h = self.xywh(item)
+                    rx = f' rx="{_number(item.rx)}"' if item.rx else ""
+                    parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}"{rx}/>')
+            else:
+                parts.append(f"<g{self.text_style(first)}>")
+                for item in run:
+                    x, y = item.x, item.y
+                    parts.append(
+                        f'<text x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}">'
+                        f"{self.escape(item.text)}</text>"
+                    )
+            parts.append("</g>")
 
     def text_style(self, item: Text) -> str:
         key = ("t", item.size, item.fill, item.anchor, item.bold, item.halo)
@@ -135,16 +185,25 @@ class _Writer:
         found = self.numbers[value] = _number(value)
         return found
 
+    def xywh(self, item: Rect) -> tuple[str, str, str, str]:
+        """A rect's x, y, width and height as written."""
+        numbers, number = self.numbers, self.number
+        x, y, w, h = item.x, item.y, item.w, item.h
+        return (
+            numbers.get(x) or number(x),
+            numbers.get(y) or number(y),
+            numbers.get(w) or number(w),
+            numbers.get(h) or number(h),
+        )
+
     def write(self, items: list) -> None:
         parts, numbers, number = self.parts, self.numbers, self.number
         for item in items:
             kind = type(item)
             if kind is Rect:
-                x, y, w, h = item.x, item.y, item.w, item.h
+                x, y, w, h = self.xywh(item)
                 parts.append(
-                    f'<rect x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}" '
-                    f'width="{numbers.get(w) or number(w)}" height="{numbers.get(h) or number(h)}"'
-                    f"{self.rect_style(item)}/>"
+                    f'<rect x="{x}" y="{y}" width="{w}" height="{h}"{self.rect_style(item)}/>'
                 )
             elif kind is Text:
                 x, y = item.x, item.y
@@ -193,18 +252,23 @@ def _defs(picture: Picture, markers: Mapping[str, str]) -> str:
     return "<defs>" + "".join(parts) + "</defs>"
 
 
-def _document(picture: Picture) -> str:
-    """The SVG of ``picture`` with ``_UID`` where its id prefix goes."""
+def _document(picture: Picture, keys: bool = True) -> str:
+    """The SVG of ``picture`` with ``_UID`` where its id prefix goes; ``keys=False`` leaves out
+    each cell's group, data attributes and tooltip (the picture in words stays, once)."""
     writer = _Writer(picture)
-    writer.write(picture.items)
+    if keys:
+        writer.write(picture.items)
+    else:
+        writer.write_layers(picture.items)
     width, height = round(picture.width), round(picture.height)
     geometry = STYLE["geometry"]
     background = STYLE["themes"][picture.theme]["background"]
+    words = _text(picture.title)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" class="sws-svg" role="img" width="{width}" '
         f'height="{height}" viewBox="0 0 {width} {height}" style="max-width:100%;height:auto" '
         f'font-family="{_text(geometry["font_family"])}" font-size="{geometry["font_size"]}" '
-        f'data-theme="{_text(picture.theme)}"><title>{_text(picture.title)}</title>'
+        f'data-theme="{_text(picture.theme)}" aria-label="{words}"><title>{words}</title>'
         f'<rect width="100%" height="100%" fill="{background}"/>'
         + _defs(picture, writer.markers)
         + f'<g fill="{_colour(writer.ink)}" text-anchor="middle">'
@@ -225,7 +289,7 @@ def svg_of(picture: Picture, uid: str) -> str:
 
 
 def svg_of_scene(
-    scene: Mapping[str, Any], theme: str = "light", *, width: float = MAX_WIDTH
+    scene: Mapping[str, Any], theme: str = "light", *, width: float = MAX_WIDTH, keys: bool = True
 ) -> str:
     """The SVG of a checked scene (what :func:`render_svg` draws once it has the scene), laid out
     for ``width`` px.
@@ -239,20 +303,27 @@ def svg_of_scene(
     >>> svg_of_scene(scene) == render_svg(x=torch.arange(3.0))
     True
     """
-    return svg_of_picture(draw(scene, theme, width=width))
+    return svg_of_picture(draw(scene, theme, width=width), keys=keys)
 
 
-def svg_of_picture(picture: Picture) -> str:
+def svg_of_picture(picture: Picture, *, keys: bool = True) -> str:
     """The SVG of a laid-out picture, ids from a hash of the document (see :func:`svg_of_scene`):
     the widget writes its static fallback from the picture it laid out, not laying it out twice.
+
+    ``keys=False`` writes the picture only: no group, ``data-*`` key or tooltip per cell (the
+    saved notebook fallback, a third of the bytes; the kernel-free page is the interactive
+    export), the layout in words once, as the root's ``<title>`` and ``aria-label``.
 
     >>> import torch
     >>> from stridewidget.scene.build import build_scene
     >>> scene = build_scene({"x": torch.arange(3.0)})
     >>> svg_of_picture(draw(scene, roles=True)) == svg_of_scene(scene)
     True
+    >>> bare = svg_of_picture(draw(scene), keys=False)
+    >>> "<g class" in bare, 'aria-label="memory layout of x: float32 (3):(1) +0' in bare
+    (False, True)
     """
-    document = _document(picture)
+    document = _document(picture, keys)
     digest = hashlib.blake2b(document.encode(), digest_size=5).hexdigest()
     return document.replace(_UID, "sw" + digest)
 

@@ -1,0 +1,123 @@
+"""The static fallback's shapes in layers: runs of one style that can be written under one group.
+
+The saved fallback (:func:`stridewidget.render.svg.svg_of_picture` with ``keys=False``) is a
+picture, not an app: no per-cell groups.  Most of its bytes are then the style each shape repeats
+(a storage cell's box, band, mark, value and index each say their colours, size and weight).
+Written in layers — every cell's box, then every band, ... — shapes of one style are neighbours
+and one ``<g>`` says their style once.
+
+Reordering changes nothing on screen as long as every two shapes that may overlap keep their
+order.  :func:`layered` keeps it, greedily: each shape goes into the first run of its style that
+comes after every run holding a shape it may overlap; with none, a new run at the end.  "May
+overlap" is decided per top-level item (a cell's group, an arrow, a text) on a conservative box (a
+text's box from its length at a wide advance, a path's from all its points plus room for its
+arrowhead); the shapes inside one item are taken to overlap each other, so they keep their order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+from .primitives import Group, Path, Rect, Text
+
+__all__ = ["box_of", "layered"]
+
+#: Spatial hash cell (px): items are found by the buckets their boxes cover.
+_BUCKET = 128.0
+#: Advance assumed for a text (em): the picture's monospace advance is 0.6 (a little more, for
+#: fonts that round it up), and two em per character for a text with one that may be wide (CJK,
+#: emoji).  Above the baseline one em, below it 0.35 em; the halo's stroke on every side.
+_ASCII_EM, _WIDE_EM, _ASCENT, _DESCENT, _HALO = 0.64, 2.0, 1.0, 0.35, 2.0
+#: Room for an arrowhead past a path's points (px); a rect's stroke and anti-aliasing.
+_HEAD, _AA = 12.0, 1.0
+
+Box = tuple[float, float, float, float]
+
+
+def box_of(item: Any) -> Box:
+    """A box (x0, y0, x1, y1) that holds everything ``item`` paints (never smaller).
+
+    >>> box_of(Rect(10, 20, 30, 40, "#fff"))
+    (8.5, 18.5, 41.5, 61.5)
+    """
+    kind = type(item)
+    if kind is Rect:
+        pad = item.stroke_width / 2 + _AA
+        return (item.x - pad, item.y - pad, item.x + item.w + pad, item.y + item.h + pad)
+    if kind is Text:
+        size, text = item.size, item.text
+        width = len(text) * size * (_ASCII_EM if text.isascii() else _WIDE_EM)
+        x0 = item.x - (
+            width if item.anchor == "end" else width / 2 if item.anchor == "middle" else 0
+        )
+        top, bottom = item.y - _ASCENT * size - _HALO, item.y + _DESCENT * size + _HALO
+        return (x0 - _HALO, top, x0 + width + _HALO, bottom)
+    if kind is Path:
+        xs = [v for _, *values in item.commands for v in values[0::2]]
+        ys = [v for _, *values in item.commands for v in values[1::2]]
+        pad = _HEAD + item.width
+        return (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
+    if kind is Group:
+        boxes = [box_of(child) for child in item.children] or [(0.0, 0.0, 0.0, 0.0)]
+        return (
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        )
+    raise TypeError(f"cannot place {kind.__name__}")
+
+
+def _leaves(item: Any, out: list) -> list:
+    if type(item) is Group:
+        for child in item.children:
+            _leaves(child, out)
+    else:
+        out.append(item)
+    return out
+
+
+def layered(items: list, style: Callable[[Any], Hashable]) -> list[list]:
+    """``items``' shapes (groups opened) as runs of one ``style(shape)`` each, in an order that
+    paints what they paint: every two shapes that may overlap keep their order.
+
+    >>> a, b = Rect(0, 0, 10, 10, "#fff"), Text(5, 8, "1", 11, "#000", "middle")
+    >>> c, d = Rect(50, 0, 10, 10, "#fff"), Text(55, 8, "2", 11, "#000", "middle")
+    >>> [[type(s).__name__ for s in run] for run in layered([a, b, c, d], lambda s: type(s))]
+    [['Rect', 'Rect'], ['Text', 'Text']]
+    """
+    runs: list[list] = []
+    styles: list[Hashable] = []
+    #: per style, the indices of its runs (ascending)
+    by_style: dict[Hashable, list[int]] = {}
+    buckets: dict[tuple[int, int], list[tuple[Box, int]]] = {}
+    for item in items:
+        box = box_of(item)
+        x0, y0, x1, y1 = box
+        keys = [
+            (bx, by)
+            for bx in range(int(x0 // _BUCKET), int(x1 // _BUCKET) + 1)
+            for by in range(int(y0 // _BUCKET), int(y1 // _BUCKET) + 1)
+        ]
+        lower = 0
+        seen: set[int] = set()
+        for key in keys:
+            for other, top in buckets.get(key, ()):
+                if top >= lower and id(other) not in seen:
+                    seen.add(id(other))
+                    if other[0] < x1 and x0 < other[2] and other[1] < y1 and y0 < other[3]:
+                        lower = top
+        for shape in _leaves(item, []):
+            kind = style(shape)
+            found = next((r for r in by_style.get(kind, ()) if r >= lower), None)
+            if found is None:
+                found = len(runs)
+                runs.append([])
+                styles.append(kind)
+                by_style.setdefault(kind, []).append(found)
+            runs[found].append(shape)
+            lower = found  # the next shape of this item comes after this one
+        for key in keys:
+            buckets.setdefault(key, []).append((box, lower))
+    return runs

@@ -1,9 +1,17 @@
-"""The stride arrows over the storage strip: one arc per dim (equal strides merged, stride 0 a
-loop) in its own lane above a row, or a path through a lane left of the strip when the arrow joins
-two rows of a wrapped strip; each with a boxed label, pushed apart where labels share a column.
+"""The stride arrows over the storage strip: one per dim (equal strides merged, stride 0 a loop),
+each in a lane of its own, so that no two run on top of each other and none runs through a text.
 
-Which arrows there are and their lanes come from the scene (``tensor["arrows"]``); :mod:`.strip`
-reserves the lanes and calls these with the cells' positions.
+* An arrow within one row (:func:`row_arrows`) rises from its start cell to its own lane over the
+  row, runs along it and drops into its end cell; its label sits just above its line, where no
+  higher arrow's leg passes.  Every arrow that starts or ends in a cell leaves it by a leg of its
+  own, spread across the cell's width and nested (outer legs for higher lanes), so lines cross as
+  little as they can and never share a stretch.
+* An arrow between two rows of a wrapped strip (:func:`cross_arrow`) rises to a channel of its
+  own over its start row, runs out to a lane of its own left of the strip, along it to its channel
+  over the end row and in to the end cell; the labels stand in a column left of every lane.
+
+Which arrows there are comes from the scene (``tensor["arrows"]``); :mod:`.strip` reserves the
+room (:func:`lane_band`, :func:`channel_room`) and calls these with the cells' positions.
 """
 
 from __future__ import annotations
@@ -15,7 +23,24 @@ from .canvas import Canvas
 from .labels import tensor_colour
 from .primitives import G, Group, Path, Rect, text_width
 
-__all__ = ["arc", "cross_arrow", "place_side_labels", "strip_arrows"]
+__all__ = [
+    "CHANNEL",
+    "channel_room",
+    "channel_slots",
+    "cross_arrow",
+    "label_width",
+    "lane_band",
+    "place_side_labels",
+    "row_arrows",
+    "strip_arrows",
+]
+
+LANE = 16  # px between two lanes over a row: a label (13 px) above its line, clear of the next
+BASE = 8  # px from a row's top to its lowest lane
+CHANNEL = 4  # px between two cross-row arrows' channels over a row
+LABEL_H = 13
+_CORNER = 4.0  # radius of an arrow's bends
+_CLEAR = 3.0  # px a label keeps from a leg it must not cover
 
 
 def strip_arrows(members: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -33,6 +58,36 @@ def strip_arrows(members: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+def lane_band(arcs: int) -> float:
+    """The height over a row that ``arcs`` lanes take, their labels included."""
+    return BASE + LANE * arcs - 2 if arcs else 0.0
+
+
+def channel_room(channels: int) -> float:
+    """The height over a row that ``channels`` cross-row channels add to the 6 px gap."""
+    return CHANNEL * max(0, channels - 1)
+
+
+def channel_slots(
+    cross: Sequence[Mapping[str, Any]], row_of: Mapping[int, int]
+) -> tuple[dict[tuple[int, str], int], dict[int, int]]:
+    """Each cross-row arrow end's channel over its row (``(k, "from"/"to")`` → 0, 1, …: one of
+    its own) and how many channels each row has."""
+    slots: dict[tuple[int, str], int] = {}
+    count: dict[int, int] = {}
+    for k, arrow in enumerate(cross):
+        for end in ("from", "to"):
+            r = row_of[arrow[end]]
+            slots[(k, end)] = count.get(r, 0)
+            count[r] = count.get(r, 0) + 1
+    return slots, count
+
+
+def label_width(label: str) -> float:
+    """The width of an arrow label's box."""
+    return text_width(label, G["font_size"]) + 6
+
+
 def _arrow_group(arrow: Mapping[str, Any], path: Path) -> Group:
     return Group(
         "sws-arrow",
@@ -46,16 +101,16 @@ def _arrow_group(arrow: Mapping[str, Any], path: Path) -> Group:
 
 def _label(canvas: Canvas, arrow, x: float, y: float, anchor: str) -> Group:
     size = G["font_size"]
-    w = text_width(arrow["label"], size) + 6
+    w = label_width(arrow["label"])
     box_x = x - 3 if anchor == "start" else x - w + 3 if anchor == "end" else x - w / 2
     return Group(
         "sws-arrow-label",
         [
             Rect(
                 box_x,
-                y - 11,
+                y - 10,
                 w,
-                14,
+                LABEL_H,
                 canvas.colours["label_bg"],
                 tensor_colour(arrow["tensor"]["order"]),
                 1.0,
@@ -66,45 +121,119 @@ def _label(canvas: Canvas, arrow, x: float, y: float, anchor: str) -> Group:
     )
 
 
-def arc(
-    canvas: Canvas, arrow, positions, row_top: float, lane: int, cell_w: float
-) -> tuple[Group, Group]:
-    """An arrow within one row: an arc in lane ``lane`` over the row at ``row_top`` (a loop over
-    the cell for stride 0), and its label at the apex."""
+def _style(arrow) -> tuple[str, str | None]:
     order = arrow["tensor"]["order"]
-    colour, dash = tensor_colour(order), (None if order % 2 == 0 else "6 3")
-    (x1, _), (x2, _) = positions[arrow["from"]], positions[arrow["to"]]
-    apex = row_top - G["arrow_lane"] * (lane + 1) - 4
-    control = row_top + (apex - row_top) / 0.75  # a cubic's apex is 3/4 of its control height
-    if arrow["from"] == arrow["to"]:  # stride 0: a loop over the cell
-        cx = x1 + cell_w / 2
-        half = G["loop_w"] / 2
-        commands = [
-            ("M", cx - 5, row_top),
-            ("C", cx - half, control, cx + half, control, cx + 5, row_top),
-        ]
-        label_x, anchor = cx + half / 2 + 6, "start"
-    else:
-        a, b = x1 + cell_w / 2, x2 + cell_w / 2
-        commands = [("M", a, row_top), ("C", a, control, b, control, b, row_top)]
-        label_x, anchor = (a + b) / 2, "middle"
-    path = Path(commands, colour, dash=dash)
-    return _arrow_group(arrow, path), _label(canvas, arrow, label_x, apex + 4, anchor)
+    return tensor_colour(order), (None if order % 2 == 0 else "6 3")
+
+
+def _legs(arcs, cross_ends, positions, cell_w) -> tuple[dict, dict]:
+    """Each arc's two legs' x (``(i, "from")``, ``(i, "to")``) and each cross-row arrow's leg x in
+    this row (by its key), spread over their cells and nested: in a cell, loops' left legs, then
+    legs whose line runs left (low lanes first), legs whose line runs right (high lanes first),
+    loops' right legs (low lanes first)."""
+    at: dict[int, list] = {}
+    for i, arrow in enumerate(arcs):  # i is the lane: arcs come low lane first
+        f, t = arrow["from"], arrow["to"]
+        if f == t:
+            at.setdefault(f, []).extend([((0, -i), ("a", i, "from")), ((3, i), ("a", i, "to"))])
+            continue
+        rightward = positions[t][0] > positions[f][0]
+        left_end, right_end = ("from", "to") if rightward else ("to", "from")
+        at.setdefault(arrow[left_end], []).append(((2, -i), ("a", i, left_end)))
+        at.setdefault(arrow[right_end], []).append(((1, i), ("a", i, right_end)))
+    for n, (key, cell) in enumerate(
+        cross_ends
+    ):  # above every lane: rightmost of those running left
+        at.setdefault(cell, []).append(((1, 10**6 + n), ("c", key, None)))
+    arc_x: dict = {}
+    cross_x: dict = {}
+    for cell, legs in at.items():
+        legs.sort(key=lambda leg: leg[0])
+        m = len(legs)
+        step = min(10.0, (cell_w - 11) / (m - 1)) if m > 1 else 0.0
+        centre = positions[cell][0] + (cell_w - 3) / 2
+        for k, (_, (kind, i, end)) in enumerate(legs):
+            x = centre + (k - (m - 1) / 2) * step
+            if kind == "a":
+                arc_x[(i, end)] = x
+            else:
+                cross_x[i] = x
+    return arc_x, cross_x
+
+
+def _bracket(x1: float, x2: float, top: float, y: float) -> list[tuple]:
+    """Up from (x1, top) to the line at ``y``, along it and down to (x2, top), bends rounded."""
+    r = min(_CORNER, abs(x2 - x1) / 2, (top - y) / 2)
+    d = 1.0 if x2 > x1 else -1.0
+    return [
+        ("M", x1, top),
+        ("L", x1, y + r),
+        ("C", x1, y, x1, y, x1 + d * r, y),
+        ("L", x2 - d * r, y),
+        ("C", x2, y, x2, y, x2, y + r),
+        ("L", x2, top),
+    ]
+
+
+def _free_centre(want: float, w: float, blocked: list[float], lo: float, hi: float) -> float:
+    """The centre nearest ``want`` of a ``w`` px label within [lo, hi] that covers no x of
+    ``blocked`` (else the one that covers fewest)."""
+    half = w / 2 + _CLEAR
+    candidates = [want, lo + w / 2, hi - w / 2]
+    for x in blocked:
+        candidates += [x - half, x + half]
+    candidates = [c for c in candidates if lo + w / 2 - 1e-6 <= c <= hi - w / 2 + 1e-6] or [want]
+
+    def cost(c: float) -> tuple[int, float]:
+        return sum(1 for x in blocked if abs(x - c) < half - 1e-6), abs(c - want)
+
+    return min(candidates, key=cost)
+
+
+def row_arrows(
+    canvas: Canvas,
+    arcs: list[Mapping[str, Any]],
+    cross_ends: list[tuple[Any, int]],
+    positions,
+    row_top: float,
+    cell_w: float,
+    bounds: tuple[float, float],
+) -> tuple[list[Group], list[Group], dict]:
+    """The arrows within the row at ``row_top``: ``arcs`` low lane first (lane ``i`` is the
+    ``i``-th), each with its label above its line; and where ``cross_ends`` (``(key, cell)`` of
+    the cross-row arrows that start or end in this row) leave their cells.  Returns the arrows,
+    their labels and each cross-row arrow's leg x by key.  Labels stay within ``bounds``."""
+    arc_x, cross_x = _legs(arcs, cross_ends, positions, cell_w)
+    paths: list[Group] = []
+    labels: list[Group] = []
+    for i, arrow in enumerate(arcs):
+        colour, dash = _style(arrow)
+        y = row_top - BASE - LANE * i
+        x1, x2 = arc_x[(i, "from")], arc_x[(i, "to")]
+        paths.append(_arrow_group(arrow, Path(_bracket(x1, x2, row_top, y), colour, dash=dash)))
+        # a higher arrow's legs and every cross-row leg of this row pass through this label's band
+        blocked = [x for (j, _), x in arc_x.items() if j > i] + list(cross_x.values())
+        w = label_width(arrow["label"])
+        x = _free_centre((x1 + x2) / 2, w, blocked, *bounds)
+        labels.append(_label(canvas, arrow, x, y - 4, "middle"))
+    return paths, labels, cross_x
 
 
 def cross_arrow(
-    canvas: Canvas, arrow, positions, row_tops, row_of, bands, lane_x: float, k: int
+    canvas: Canvas,
+    arrow,
+    ends: tuple[tuple[float, float], tuple[float, float]],
+    channels: tuple[float, float],
+    lane_x: float,
+    label_x: float,
 ) -> tuple[Group, Group]:
-    """An arrow between two rows (the ``k``-th such): through the lane at ``lane_x`` left of the
-    strip, and its label left of that lane; ``bands`` is each row's height of arc lanes."""
-    order = arrow["tensor"]["order"]
-    colour, dash = tensor_colour(order), (None if order % 2 == 0 else "6 3")
-    (x1, y1), (x2, y2) = positions[arrow["from"]], positions[arrow["to"]]
-    # up into the channel over the start row, out to a lane left of the strip, along it to the
-    # channel over the end row, and in to the end cell: never across a cell or a text
-    c1 = row_tops[row_of[arrow["from"]]] - bands.get(row_of[arrow["from"]], 0.0) - 3
-    c2 = row_tops[row_of[arrow["to"]]] - bands.get(row_of[arrow["to"]], 0.0) - 3
-    sx, ex = x1 + 4 + 2 * k, x2 + 4 + 2 * k
+    """An arrow between two rows: up from its start leg ``ends[0]`` (x, cell top) to its channel
+    ``channels[0]``, out to its lane at ``lane_x`` left of the strip, along it to its channel over
+    the end row and in to its end leg; its label right-aligned at ``label_x``, left of every lane.
+    """
+    colour, dash = _style(arrow)
+    (sx, y1), (ex, y2) = ends
+    c1, c2 = channels
     commands = [
         ("M", sx, y1),
         ("L", sx, c1),
@@ -114,7 +243,7 @@ def cross_arrow(
         ("L", ex, y2),
     ]
     path = Path(commands, colour, dash=dash)
-    return _arrow_group(arrow, path), _label(canvas, arrow, lane_x - 5, (c1 + c2) / 2 + 4, "end")
+    return _arrow_group(arrow, path), _label(canvas, arrow, label_x, (c1 + c2) / 2 + 4, "end")
 
 
 def place_side_labels(labels: list[Group]) -> None:

@@ -15,7 +15,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .arrows import arc, cross_arrow, place_side_labels, strip_arrows
+from .arrows import (
+    CHANNEL,
+    channel_room,
+    channel_slots,
+    cross_arrow,
+    label_width,
+    lane_band,
+    place_side_labels,
+    row_arrows,
+    strip_arrows,
+)
 from .canvas import Canvas
 from .labels import (
     compact_marks,
@@ -68,11 +78,19 @@ def draw_strip(
         y += G["line_h"]
     plan = _plan(storage, members, canvas.max_width)
     y = _legend(canvas, storage, members, plan.wrap, y)
-    y, positions, row_tops, arc_items, label_items = _draw_rows(canvas, storage, members, plan, y)
-    for k, arrow in enumerate(plan.cross):
+    legs: dict = {}
+    y, positions, row_tops, arc_items, label_items = _draw_rows(
+        canvas, storage, members, plan, y, legs
+    )
+    for k, arrow in enumerate(plan.cross):  # each in a lane and channels of its own
         lane_x = PAD + plan.cross_label_w + 8 + 8 * k
+        ends = tuple((legs[(k, end)], positions[arrow[end]][1]) for end in ("from", "to"))
+        channels = tuple(
+            row_tops[r] - plan.lanes.get(r, 0.0) - 3 - CHANNEL * plan.channels[(k, end)]
+            for r, end in ((plan.row_of[arrow[e]], e) for e in ("from", "to"))
+        )
         path, label = cross_arrow(
-            canvas, arrow, positions, row_tops, plan.row_of, plan.bands, lane_x, k
+            canvas, arrow, ends, channels, lane_x, PAD + plan.cross_label_w - 3
         )
         arc_items.append(path)
         label_items.append(label)
@@ -103,7 +121,9 @@ class _Plan:
     cross: list[dict[str, Any]]
     cross_label_w: float
     same_row: dict[int, list[dict[str, Any]]]
-    bands: dict[int, float]  # each row's height of arc lanes
+    bands: dict[int, float]  # each row's height over its 6 px gap: channels, then arc lanes
+    lanes: dict[int, float]  # each row's height of arc lanes
+    channels: dict[tuple[int, str], int]  # (cross arrow, "from"/"to"): its channel over the row
 
 
 def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_width: float) -> _Plan:
@@ -123,7 +143,7 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
         a for a in arrows
         if a["from"] in row_of and a["to"] in row_of and row_of[a["from"]] != row_of[a["to"]]
     ]  # fmt: skip
-    cross_label_w = max((text_width(a["label"], 10) for a in cross), default=0)
+    cross_label_w = max((label_width(a["label"]) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
     rows, wrap = _strip_rows(storage, members, cell_w, max_width - PAD - left, ends)
@@ -134,8 +154,13 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
     for arrow in shown:
         if row_of[arrow["from"]] == row_of[arrow["to"]]:
             same_row.setdefault(row_of[arrow["from"]], []).append(arrow)
-    bands = {r: len(arcs) * G["arrow_lane"] + 8 for r, arcs in same_row.items()}
-    return _Plan(cell_w, show_text, rows, wrap, left, row_of, cross, cross_label_w, same_row, bands)
+    lanes = {r: lane_band(len(arcs)) for r, arcs in same_row.items()}
+    channels, count = channel_slots(cross, row_of)
+    bands = {r: lanes.get(r, 0.0) + channel_room(count.get(r, 0)) for r in range(len(rows))}
+    return _Plan(
+        cell_w, show_text, rows, wrap, left, row_of, cross, cross_label_w, same_row, bands,
+        lanes, channels,
+    )  # fmt: skip
 
 
 def _legend(
@@ -188,10 +213,12 @@ def _draw_rows(
     members: list[Mapping[str, Any]],
     plan: _Plan,
     y: float,
+    legs: dict,
 ) -> tuple[float, dict[int, tuple[float, float]], list[float], list, list]:
     """The column header (wrapped strips), then each row: its label, cells and gaps, and its
-    arcs.  Returns the y below, each cell's position, each row's top, and the arcs and labels
-    (not yet on the canvas: they go over every row)."""
+    arrows.  Returns the y below, each cell's position, each row's top, and the arrows and labels
+    (not yet on the canvas: they go over every row); ``legs`` gets each cross-row arrow's leg x
+    by ``(k, "from"/"to")``."""
     left, cell_w, wrap = plan.left, plan.cell_w, plan.wrap
     if wrap is not None:  # column offsets over the columns
         y += G["header_h"]
@@ -232,10 +259,19 @@ def _draw_rows(
         by_length = sorted(
             plan.same_row.get(r, []), key=lambda a: (a["stride"] == 0, abs(a["to"] - a["from"]))
         )
-        for lane, arrow in enumerate(by_length):
-            path, label = arc(canvas, arrow, positions, y, lane, cell_w)
-            arc_items.append(path)
-            label_items.append(label)
+        cross_ends = [
+            ((k, end), arrow[end])
+            for k, arrow in enumerate(plan.cross)
+            for end in ("from", "to")
+            if plan.row_of[arrow[end]] == r
+        ]
+        bounds = (left, canvas.max_width - PAD)
+        paths, labels, cross_x = row_arrows(
+            canvas, by_length, cross_ends, positions, y, cell_w, bounds
+        )
+        arc_items.extend(paths)
+        label_items.extend(labels)
+        legs.update(cross_x)
         y += G["cell_h"] + (2 if wrap is not None else G["index_h"] + 2)
     return y, positions, row_tops, arc_items, label_items
 

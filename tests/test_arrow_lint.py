@@ -1,0 +1,66 @@
+"""Issue 36 "Arrows": no two stride arrows run on top of each other, and no arrow runs through a
+text (its own label included), over the visual-lint corpus and the issue's cases at 900 and
+1,280 px.  The lint (``tests/arrow_lint.py``) is checked first on pictures made to break it."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from arrow_lint import lint
+from e2e.lint_corpus import CASES, tensors_of
+
+from stridewidget.render.picture import draw, scene_of
+from stridewidget.render.primitives import Group, Path, Picture, Text
+
+
+def _heads():
+    q = torch.randn(2, 5, 32)
+    return {"q": q, "h": q.view(2, 5, 4, 8).transpose(1, 2)}
+
+
+ISSUE_CASES = {
+    "5-d permuted": lambda: {
+        "p": torch.arange(720.0).reshape(2, 3, 4, 5, 6).permute(4, 2, 0, 3, 1)
+    },
+    "expand of a 2-d": lambda: {"e": torch.arange(6.0).reshape(2, 3).expand(4, 2, 3)},
+    "4-d": lambda: {"x": torch.arange(120.0).reshape(2, 3, 4, 5)},
+    "4-d channels-last": lambda: {
+        "c": torch.arange(120.0).reshape(2, 3, 4, 5).contiguous(memory_format=torch.channels_last)
+    },
+    "attention heads": _heads,
+}
+PICTURES = [(f"corpus {c.name}", lambda c=c: (tensors_of(c), c.wrap)) for c in CASES] + [
+    (f"issue {name}", lambda make=make: (make(), None)) for name, make in ISSUE_CASES.items()
+]
+
+
+def _picture(*items) -> Picture:
+    return Picture(400, 200, "light", list(items), "t", [])
+
+
+def _arrow(commands) -> Group:
+    return Group("sws-arrow", [Path(commands, "#000")], {"tensor": "t0", "dim": "0"})
+
+
+def test_the_lint_finds_arrows_on_top_of_each_other_and_through_text():
+    one = _arrow([("M", 10, 100), ("L", 10, 50), ("L", 200, 50)])
+    near = _arrow([("M", 300, 51), ("L", 100, 51), ("L", 100, 90)])  # 1 px under, parallel
+    apart = _arrow([("M", 10, 120), ("L", 200, 120)])
+    found = lint(_picture(one, near, apart))
+    assert found.counts() == (1, 0, 0)
+    label = Text(150, 54, "d0 +1", 11, "#000", anchor="middle")
+    assert lint(_picture(one, label)).counts() == (0, 0, 1)
+    assert lint(_picture(apart, label)).counts() == (0, 0, 0)
+    curve = _arrow([("M", 10, 100), ("C", 10, 60, 40, 60, 40, 100)])
+    assert (
+        lint(_picture(curve, _arrow([("M", 10, 100), ("C", 10, 68, 40, 68, 40, 100)]))).counts()[0]
+        == 1
+    )
+
+
+@pytest.mark.parametrize("width", [900, 1280])
+@pytest.mark.parametrize("name, make", PICTURES, ids=[name for name, _ in PICTURES])
+def test_no_arrow_runs_on_another_or_through_a_text(name, make, width):
+    tensors, wrap = make()
+    found = lint(draw(scene_of(tensors, wrap=wrap), width=width))
+    assert found.overlaps == [] and found.label_overlaps == [] and found.crossings == []

@@ -18,8 +18,7 @@ import traitlets
 
 from ..limits import MAX_GRAPH_TENSORS_DRAWN as MAX_TENSORS_DRAWN
 from ..notebook.picture import LaidOut
-from ..notebook.static import read_static
-from ..notebook.widget import StaticFallbackWidget
+from ..notebook.widget import StaticFallbackWidget, bundle
 from ..scene.build import build_scene
 from .html import copies_text, graph_html
 from .nodes import tensor_values
@@ -102,8 +101,8 @@ class GraphWidget(LaidOut, StaticFallbackWidget):
     (1, ['%t', '%args_0'])
     """
 
-    _esm = read_static("graph.js")
-    _css = read_static("graph.css")
+    _esm = bundle("graph.js")
+    _css = bundle("graph.css")
 
     rows = traitlets.List().tag(sync=True)
     selected = traitlets.Int(default_value=None, allow_none=True).tag(sync=True)

@@ -28,8 +28,7 @@ from ..adapters.numpy import is_ndarray, numpy_storage_view
 from ..errors import LayoutError
 from ..layout.ints import as_index, as_indices
 from .picture import LaidOut, laid_out
-from .static import read_static
-from .widget import StaticFallbackWidget
+from .widget import StaticFallbackWidget, bundle
 
 __all__ = ["Playground", "playground"]
 
@@ -88,8 +87,8 @@ class Playground(LaidOut, StaticFallbackWidget):
 
     # The bundle's text, not its path: anywidget ties a widget whose _esm is a path to a
     # class-wide file watcher that keeps it (and its base tensor) alive forever.
-    _esm = read_static("playground.js")
-    _css = read_static("playground.css")
+    _esm = bundle("playground.js")
+    _css = bundle("playground.css")
 
     # the base `x` and its storage (Python -> JS, set once)
     base_shape = traitlets.List(traitlets.Int()).tag(sync=True)

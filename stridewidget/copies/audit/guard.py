@@ -5,6 +5,8 @@ model's buffers and the RNG left as found."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import sysconfig
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,12 +84,34 @@ def compiled_calls_note(skipped: list[str], said: bool) -> str:
 
     >>> compiled_calls_note([], said=False)
     ''
+    >>> compiled_calls_note([f"wrapper ({torch.__file__}:1)"], said=False)  # torch's own compile
+    ''
     """
-    if not skipped or said:
+    users = [frame for frame in skipped if not _library_frame(frame)]
+    if not users or said:
         return ""
-    called = COMPILED_CALLED_NOTE.format(functions=skipped[0])
+    called = COMPILED_CALLED_NOTE.format(functions=users[0])
     warnings.warn(f"sw.audit: {called}", UserWarning, stacklevel=3)
     return called
+
+
+#: Where torch, the audit and Python's standard library live: frames there that dynamo skipped
+#: are not the user's compiled code (``torch.cond`` and the other higher-order ops compile their
+#: own wrapper, ``_hop_compile_and_call``, on every eager call).
+_LIBRARY_ROOTS = (
+    os.path.dirname(os.path.normpath(torch.__file__)) + os.sep,
+    os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..")) + os.sep,
+)
+
+
+def _library_frame(frame: str) -> bool:
+    """Is the skipped frame ``"name (file:line)"`` torch's, the audit's, generated code's
+    (``<string>``) or the standard library's (outside site-packages), not the user's?"""
+    file = os.path.normpath(frame.rpartition(" (")[2].rpartition(":")[0])
+    if file.startswith("<") or file.startswith(_LIBRARY_ROOTS):
+        return True
+    stdlib = os.path.normpath(sysconfig.get_paths()["stdlib"]) + os.sep
+    return file.startswith(stdlib) and "-packages" + os.sep not in file
 
 
 def check_model(model: torch.nn.Module, backward: bool) -> None:

@@ -265,7 +265,9 @@ def _backward(
     """The gradients of the parameters, each backward op tracked alone; the recorder holding
     the backward log and each event's autograd node."""
     roots = differentiable(output, loss_fn)
-    if _reentrant_checkpoint(roots):  # else, with no path to a parameter, silently no gradient
+    if _in_graph(
+        roots, "CheckpointFunctionBackward"
+    ):  # else, with no path to a parameter, silently no gradient
         raise RuntimeError(REENTRANT_CHECKPOINT) from None
     origins.resolve(roots)
     params = [p for p in model.parameters() if p.requires_grad]
@@ -284,6 +286,8 @@ def _backward(
         except Exception as error:
             if str(error).startswith("sw.audit"):  # the audit's own words
                 raise
+            if _in_graph(roots, "CondAutogradOpBackward"):
+                raise RuntimeError(COND_BACKWARD.format(torch.__version__.split("+")[0])) from error
             raise RuntimeError(
                 f"sw.audit: backward raised {type(error).__name__}: {error} — the audit has "
                 "nothing to report; call loss.backward() on model(*inputs)'s output directly to "
@@ -317,8 +321,19 @@ REENTRANT_CHECKPOINT = (
 )
 
 
-def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
-    """Is a reentrant checkpoint's node (``CheckpointFunctionBackward``) in the graph of
+#: cond's backward traces its branches (``materialize_as_graph``), which fails under any
+#: dispatch mode (torch 2.13: a bare ``TorchDispatchMode`` gets no rule for cond).
+COND_BACKWARD = (
+    "sw.audit: the model uses torch.cond, whose backward torch {} cannot run under a dispatch "
+    "mode (the audit sees each op through one), so its backward cannot be audited; pass "
+    "backward=False to audit the forward only, or audit torch.compile(model), whose compiled "
+    "program holds cond's backward"
+)
+
+
+def _in_graph(roots: list[torch.Tensor], name: str) -> bool:
+    """Is an autograd node of type ``name`` (a reentrant checkpoint's
+    ``CheckpointFunctionBackward``, cond's ``CondAutogradOpBackward``) in the graph of
     ``roots``?"""
     seen: set[int] = set()
     nodes = [r.grad_fn for r in roots if r.grad_fn is not None]
@@ -327,7 +342,7 @@ def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if type(node).__name__ == "CheckpointFunctionBackward":
+        if type(node).__name__ == name:
             return True
         nodes.extend(n for n, _ in node.next_functions if n is not None)
     return False

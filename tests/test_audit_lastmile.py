@@ -1,0 +1,70 @@
+"""Issue 37's last mile (items 7 on): each against torch's own result."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import stridewidget as sw
+
+
+def _one_line_error(error: BaseException) -> str:
+    message = str(error)
+    assert message.startswith("sw.audit:") and "\n" not in message
+    return message
+
+
+class _Cond(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.lin(x)
+        return torch.cond(y.sum() > 0, lambda t: t.relu(), lambda t: t.sin(), (y,))
+
+
+class _BareMode(TorchDispatchMode):
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def test_cond_backward_under_a_dispatch_mode_is_refused_in_honest_words():
+    model, x = _Cond(), torch.randn(3, 4)
+    params = list(model.parameters())
+    # torch's own: cond's backward runs without a mode, and raises under a bare dispatch mode
+    assert all(g is not None for g in torch.autograd.grad(model(x).sum(), params))
+    out = model(x).sum()
+    with pytest.raises(NotImplementedError, match="cond"), _BareMode():
+        torch.autograd.grad(out, params)
+    with pytest.raises(RuntimeError) as caught, warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sw.audit(model, x)
+    message = _one_line_error(caught.value)
+    assert "torch.cond" in message and "dispatch mode" in message
+    assert "backward=False" in message and "has no len" not in message
+
+
+def test_cond_gets_no_torch_compile_note_it_does_not_need():
+    model, x = _Cond(), torch.randn(3, 4)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = sw.audit(model, x, backward=False)
+    assert "torch.compile" not in report.note
+    assert not [w for w in caught if "torch.compile" in str(w.message)]
+
+    @torch.compile(backend="eager")
+    def double(t):
+        return t * 2
+
+    class _Calls(_Cond):
+        def forward(self, x):
+            return double(super().forward(x))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = sw.audit(_Calls(), x, backward=False)
+    assert "torch.compile'd code (double" in report.note  # the user's own compile is still said

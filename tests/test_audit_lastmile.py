@@ -68,3 +68,27 @@ def test_cond_gets_no_torch_compile_note_it_does_not_need():
         warnings.simplefilter("ignore")
         report = sw.audit(_Calls(), x, backward=False)
     assert "torch.compile'd code (double" in report.note  # the user's own compile is still said
+
+
+class _ReluFlatten(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin = torch.nn.Linear(48, 2)
+
+    def forward(self, x):
+        return self.lin(torch.relu(x).permute(0, 2, 3, 1).reshape(len(x), -1))
+
+
+def test_a_permute_reshape_that_a_channels_last_input_makes_a_view_is_said_so():
+    x = torch.randn(2, 3, 4, 4)
+    # torch's own: NCHW, the reshape copies; a channels-last input, relu keeps it and it is a view
+    plain = torch.relu(x).permute(0, 2, 3, 1)
+    assert plain.reshape(2, -1).data_ptr() != plain.data_ptr()
+    nhwc = torch.relu(x.contiguous(memory_format=torch.channels_last)).permute(0, 2, 3, 1)
+    assert nhwc.reshape(2, -1).data_ptr() == nhwc.data_ptr()
+    report = sw.audit(_ReluFlatten(), x)
+    (channels_last,) = [s for s in report.suggestions if s.applied and "channels_last" in s.fix]
+    assert channels_last.outputs_match
+    assert channels_last.measured["after"].bytes < channels_last.measured["before"].bytes
+    (inside,) = [s for s in report.suggestions if not s.applied]
+    assert "in any order" not in inside.what and "channels-last" in inside.what

@@ -92,3 +92,36 @@ def test_a_permute_reshape_that_a_channels_last_input_makes_a_view_is_said_so():
     assert channels_last.measured["after"].bytes < channels_last.measured["before"].bytes
     (inside,) = [s for s in report.suggestions if not s.applied]
     assert "in any order" not in inside.what and "channels-last" in inside.what
+
+
+class _KeepsState(torch.nn.Module):
+    """A plain tensor attribute written in place, and a generator of its own, in forward."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 1)
+        self.cache = torch.zeros(3)
+        self.history = [torch.zeros(2)]
+        self.gen = torch.Generator().manual_seed(0)
+
+    def forward(self, x):
+        self.cache.add_(1)
+        self.history[0].sub_(1)
+        noise = torch.randn(x.shape, generator=self.gen)
+        return self.conv(x + noise).flatten(1)
+
+
+def test_plain_tensor_attributes_and_a_models_generator_are_left_as_found():
+    model, x = _KeepsState(), torch.randn(2, 3, 4, 4)
+    cache, history, gen = model.cache, model.history[0], model.gen
+    values = (cache.clone(), history.clone(), gen.get_state())
+    # torch's own: one step writes the attributes and moves the generator
+    probe = _KeepsState()
+    probe(x)
+    assert not torch.equal(probe.cache, values[0]) and not torch.equal(probe.history[0], values[1])
+    assert not torch.equal(probe.gen.get_state(), values[2])
+    report = sw.audit(model, x)
+    assert report.suggestions  # measured on copies: the user's model is not run again
+    assert model.cache is cache and model.history[0] is history and model.gen is gen
+    assert torch.equal(cache, values[0]) and torch.equal(history, values[1])
+    assert torch.equal(gen.get_state(), values[2])

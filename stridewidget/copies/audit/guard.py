@@ -175,7 +175,9 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     tied under two names too), and written back only where its bits changed (one left alone keeps
     its version counter).  Costs one copy of the parameters, buffers and inputs (an input is
     written back only where its version counter moved; a leaf that requires grad, which no step
-    can write, is not copied) and one shallow copy of each module's ``__dict__``."""
+    can write, is not copied) and one shallow copy of each module's ``__dict__``.  A module's
+    plain tensor attributes (``self.cache``, in lists and dicts too) are kept as the inputs are,
+    and the ``torch.Generator`` objects modules hold get their states back."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -197,13 +199,19 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             for t in dict.fromkeys(output_tensors(inputs))
             if not (t.is_leaf and t.requires_grad) and not t.is_inference()
         ]
+        kept_inputs.extend(
+            _plain_tensors(model, {id(t) for t in saved} | {id(k[0]) for k in kept_inputs})
+        )
     attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
+    generators = [(g, g.get_state()) for g in _own_generators(model)]
     devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
         _attributes_restored(attributes)
+        for generator, state in generators:
+            generator.set_state(state)
         with torch.no_grad():
             for tensor, version, values in kept_inputs:
                 if version is not None and version_counter(tensor) == version:
@@ -217,6 +225,40 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not _same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+#: A module's own dicts of parameters, buffers and submodules: their tensors are kept apart.
+_OWN_DICTS = ("_parameters", "_buffers", "_modules")
+
+
+def _plain_tensors(
+    model: torch.nn.Module, kept: set[int]
+) -> list[tuple[torch.Tensor, int | None, torch.Tensor]]:
+    """Each tensor a module holds as a plain attribute (``self.cache = torch.zeros(3)``, in a
+    list or dict too), not a parameter or buffer nor one already ``kept``: with its version
+    counter and a copy of its values, as the inputs are kept (a step may write it in place)."""
+    found: dict[int, tuple[torch.Tensor, int | None, torch.Tensor]] = {}
+    for module in model.modules():
+        for name, value in vars(module).items():
+            if name in _OWN_DICTS:
+                continue
+            for tensor in output_tensors(value):
+                if id(tensor) in kept or id(tensor) in found or tensor.is_inference():
+                    continue
+                found[id(tensor)] = (tensor, version_counter(tensor), tensor.detach().clone())
+    return list(found.values())
+
+
+def _own_generators(model: torch.nn.Module) -> list[torch.Generator]:
+    """The ``torch.Generator`` objects the modules hold as attributes (a step's own draws move
+    them; ``fork_rng`` keeps torch's default generators only)."""
+    found = {
+        id(value): value
+        for module in model.modules()
+        for value in vars(module).values()
+        if isinstance(value, torch.Generator)
+    }
+    return list(found.values())
 
 
 def _placement(tensor: torch.Tensor) -> tuple[Any, ...] | None:

@@ -6,6 +6,7 @@ import warnings
 
 import pytest
 import torch
+from test_audit_zoo import _into_blank_buffer, _moved_bytes
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import stridewidget as sw
@@ -125,3 +126,29 @@ def test_plain_tensor_attributes_and_a_models_generator_are_left_as_found():
     assert model.cache is cache and model.history[0] is history and model.gen is gen
     assert torch.equal(cache, values[0]) and torch.equal(history, values[1])
     assert torch.equal(gen.get_state(), values[2])
+
+
+class _Flatten(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x).permute(0, 2, 3, 1).reshape(len(x), -1)
+
+
+@pytest.mark.parametrize("model", [_Flatten(), torch.nn.Linear(4, 4).requires_grad_(False)])
+def test_a_model_without_trainable_parameters_audits_the_gradient_of_an_input(model):
+    x = torch.randn(2, 3, 4, 4) if isinstance(model, _Flatten) else torch.randn(3, 4).t().t()
+    x.requires_grad_(True)
+    report = sw.audit(model, x)
+    assert x.grad is None  # left as found
+    # torch's own: the profiler's bytes of the plain step, backward reaching the input
+    _, forward = _moved_bytes(lambda: model(x))
+    output = model(x)
+    seed = torch.ones_like(output)  # the audit's: a dense gradient of sum(), made outside
+    _, backward = _moved_bytes(lambda: torch.autograd.backward(output, seed, inputs=[x]))
+    assert x.grad is not None
+    for phase, expected in (("forward", forward), ("backward", backward)):
+        items = [c for c in report.copies if c.phase == phase]
+        assert sum(c.bytes for c in items if not _into_blank_buffer(c)) == expected, phase
+    assert report.backward
+    applied = [s for s in report.suggestions if s.applied]  # compared on the input's gradient
+    assert all(s.outputs_match and not s.unchecked for s in applied)
+    assert x.grad is not None and x.is_leaf  # the user's input: the fixes ran on copies

@@ -130,24 +130,32 @@ def layout_code(order: tuple[int, ...]) -> str:
 def to_channels_last(
     model: torch.nn.Module, inputs: tuple[Any, ...]
 ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-    return model.to(memory_format=torch.channels_last), tuple(
-        value.contiguous(memory_format=torch.channels_last)
-        if isinstance(value, torch.Tensor) and value.dim() == 4
-        else value
-        for value in inputs
-    )
+    return channels_last_inputs(model.to(memory_format=torch.channels_last), inputs)
 
 
 def channels_last_inputs(
     model: torch.nn.Module, inputs: tuple[Any, ...]
 ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-    """The 4-d inputs stored channels-last; the model as it is."""
+    """The 4-d inputs stored channels-last (a leaf stays a leaf); the model as it is."""
     return model, tuple(
-        value.contiguous(memory_format=torch.channels_last)
+        _stored(value, value.contiguous(memory_format=torch.channels_last))
         if isinstance(value, torch.Tensor) and value.dim() == 4
         else value
         for value in inputs
     )
+
+
+def _stored(value: torch.Tensor, stored: torch.Tensor) -> torch.Tensor:
+    """``stored`` (``value`` laid out anew) as the user would make it, outside the step: a leaf
+    ``value`` (one that requires grad: the step's gradient goes to it) gives a leaf.
+
+    >>> x = torch.ones(2, 3, requires_grad=True)
+    >>> _stored(x, x.t().contiguous().t()).is_leaf
+    True
+    """
+    if value.is_leaf and stored is not value:
+        return stored.detach().requires_grad_(value.requires_grad)
+    return stored
 
 
 def relaid_parameter(
@@ -163,7 +171,7 @@ def input_stored_for(
     position: int, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
 ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
     stored = list(inputs)
-    stored[position] = laid_out_for(stored[position], order)
+    stored[position] = _stored(stored[position], laid_out_for(stored[position], order))
     return model, tuple(stored)
 
 

@@ -114,8 +114,18 @@ def _library_frame(frame: str) -> bool:
     return file.startswith(stdlib) and "-packages" + os.sep not in file
 
 
-def check_model(model: torch.nn.Module, backward: bool) -> None:
-    """Clear errors for a model the step cannot run backward through."""
+def grad_targets(model: torch.nn.Module, inputs: Any) -> list[torch.Tensor]:
+    """What backward computes the gradient of: the parameters that require grad, else (a
+    parameter-free or frozen model) the input tensors that do (the gradient flows to them)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if params:
+        return params
+    return list({id(t): t for t in output_tensors(inputs) if t.requires_grad}.values())
+
+
+def check_model(model: torch.nn.Module, backward: bool, inputs: Any = ()) -> None:
+    """Clear errors for a model the step cannot run backward through (``inputs``: the step's,
+    an input that requires grad gets a gradient from a model with no trainable parameter)."""
     if backward and not any(p.requires_grad for p in model.parameters()):
         if _quantized(model):
             raise ValueError(
@@ -123,10 +133,13 @@ def check_model(model: torch.nn.Module, backward: bool) -> None:
                 "nothing to train), so backward computes no gradient; audit its forward with "
                 "backward=False"
             )
+        if grad_targets(model, inputs):
+            return
         if next(model.parameters(), None) is None:
             raise ValueError(
-                f"sw.audit: the model ({type(model).__name__}) has no parameters, so backward "
-                "computes no gradient; pass backward=False to audit the forward only"
+                f"sw.audit: the model ({type(model).__name__}) has no parameters and no input "
+                "requires grad, so backward computes no gradient; pass backward=False to audit "
+                "the forward only, or an input that requires grad to audit its gradient"
             )
         raise ValueError(
             "sw.audit: the model is frozen (no parameter requires grad), so backward computes "

@@ -373,7 +373,9 @@ def _made_non_contiguous_candidates(
 
 
 def _why(suggestion: Suggestion) -> str:
-    return suggestion.result if suggestion.outputs_match else "its outputs differed"
+    if suggestion.outputs_match:
+        return suggestion.result
+    return suggestion.unchecked or "its outputs differed"
 
 
 def _permute_reshape_candidates(

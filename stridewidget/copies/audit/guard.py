@@ -212,11 +212,10 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             for t in dict.fromkeys(output_tensors(inputs))
             if not (t.is_leaf and t.requires_grad) and not t.is_inference()
         ]
-        kept_inputs.extend(
-            _plain_tensors(model, {id(t) for t in saved} | {id(k[0]) for k in kept_inputs})
-        )
-    attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
-    generators = [(g, g.get_state()) for g in _own_generators(model)]
+        attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
+        kept = {id(t) for t in saved} | {id(k[0]) for k in kept_inputs}
+        plain, generators = _plain_state(attributes, kept)
+        kept_inputs.extend(plain)
     devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
     try:
         with torch.random.fork_rng(devices=devices):
@@ -240,38 +239,40 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                     tensor.copy_(values)
 
 
-#: A module's own dicts of parameters, buffers and submodules: their tensors are kept apart.
-_OWN_DICTS = ("_parameters", "_buffers", "_modules")
+#: What ``nn.Module.__init__`` puts in every module's ``__dict__`` (its parameters, buffers,
+#: submodules and hooks): never a plain attribute of the user's, and not searched.
+_OWN_DICTS = frozenset(vars(torch.nn.Module()))
 
 
-def _plain_tensors(
-    model: torch.nn.Module, kept: set[int]
-) -> list[tuple[torch.Tensor, int | None, torch.Tensor]]:
-    """Each tensor a module holds as a plain attribute (``self.cache = torch.zeros(3)``, in a
-    list or dict too), not a parameter or buffer nor one already ``kept``: with its version
-    counter and a copy of its values, as the inputs are kept (a step may write it in place)."""
-    found: dict[int, tuple[torch.Tensor, int | None, torch.Tensor]] = {}
-    for module in model.modules():
-        for name, value in vars(module).items():
+_SCALARS = frozenset({int, float, bool, str, type(None)})
+
+
+def _plain_state(
+    attributes: list[tuple[torch.nn.Module, type, dict[str, Any]]], kept: set[int]
+) -> tuple[list[tuple[torch.Tensor, int | None, torch.Tensor]], list[tuple[Any, Any]]]:
+    """In the modules' ``__dict__``s (``attributes``): each tensor a module holds as a plain
+    attribute (``self.cache = torch.zeros(3)``, in a list or dict too), not a parameter or
+    buffer nor one already ``kept``, with its version counter and a copy of its values, as the
+    inputs are kept (a step may write it in place); and each ``torch.Generator`` with its state
+    (a step's own draws move it; ``fork_rng`` keeps torch's default generators only)."""
+    tensors: dict[int, tuple[torch.Tensor, int | None, torch.Tensor]] = {}
+    generators: dict[int, tuple[Any, Any]] = {}
+    for _, _, found in attributes:
+        for name, value in found.items():
             if name in _OWN_DICTS:
                 continue
-            for tensor in output_tensors(value):
-                if id(tensor) in kept or id(tensor) in found or tensor.is_inference():
-                    continue
-                found[id(tensor)] = (tensor, version_counter(tensor), tensor.detach().clone())
-    return list(found.values())
-
-
-def _own_generators(model: torch.nn.Module) -> list[torch.Generator]:
-    """The ``torch.Generator`` objects the modules hold as attributes (a step's own draws move
-    them; ``fork_rng`` keeps torch's default generators only)."""
-    found = {
-        id(value): value
-        for module in model.modules()
-        for value in vars(module).values()
-        if isinstance(value, torch.Generator)
-    }
-    return list(found.values())
+            if type(value) in _SCALARS or (
+                type(value) is tuple and all(type(v) in _SCALARS for v in value)
+            ):
+                continue  # the common case (Conv2d's kernel_size): nothing to keep
+            if type(value) is torch.Generator:  # (isinstance costs a metaclass check)
+                generators.setdefault(id(value), (value, value.get_state()))
+            elif isinstance(value, (torch.Tensor, list, tuple, dict)):
+                for tensor in output_tensors(value):
+                    if id(tensor) in kept or id(tensor) in tensors or tensor.is_inference():
+                        continue
+                    tensors[id(tensor)] = (tensor, version_counter(tensor), tensor.detach().clone())
+    return list(tensors.values()), list(generators.values())
 
 
 def _placement(tensor: torch.Tensor) -> tuple[Any, ...] | None:

@@ -47,6 +47,9 @@ def test_cond_backward_under_a_dispatch_mode_is_refused_in_honest_words():
     message = _one_line_error(caught.value)
     assert "torch.cond" in message and "dispatch mode" in message
     assert "backward=False" in message and "has no len" not in message
+    assert "torch.compile(model)" in message  # the way it offers, which audits the backward:
+    compiled = sw.audit(torch.compile(model), x)
+    assert compiled.backward
 
 
 def test_cond_gets_no_torch_compile_note_it_does_not_need():

@@ -193,7 +193,11 @@ def measured_suggestions(
         for where, _, fix, _, position, source in permuted
         if position is None
     )
-    unapplied.extend(_made_non_contiguous_candidates(model, inputs, kwargs, copies, channels_last))
+    # the patch-convolution route needs the convolution stack's channels-last, not the inputs'
+    convolutions = (
+        channels_last if channels_last and channels_last.fix != CHANNELS_LAST_INPUTS_FIX else None
+    )
+    unapplied.extend(_made_non_contiguous_candidates(model, inputs, kwargs, copies, convolutions))
     if unapplied:
         as_audited = _as_audited(model, inputs, backward, loss_fn, copies, kwargs, found, deadline)
         if as_audited is None:

@@ -149,9 +149,12 @@ def compared(
 
 
 def _double(value: Any) -> Any:
-    return (
-        value.double() if isinstance(value, torch.Tensor) and value.is_floating_point() else value
-    )
+    """``value`` in float64; a leaf stays a leaf (an input that requires grad gets the gradient)."""
+    if not isinstance(value, torch.Tensor) or not value.is_floating_point():
+        return value
+    if value.is_leaf and value.requires_grad and value.dtype != torch.float64:
+        return value.detach().double().requires_grad_(True)
+    return value.double()
 
 
 def _scale(tensors: list[torch.Tensor]) -> float:

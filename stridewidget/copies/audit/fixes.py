@@ -12,11 +12,13 @@ import torch
 from ...layout.layout import Layout
 
 __all__ = [
+    "channels_last_inputs",
     "contiguous_if_channels_last",
     "contiguous_input",
     "input_stored_for",
     "laid_out_for",
     "layout_code",
+    "permute_contiguous_if_channels_last",
     "relaid_parameter",
     "to_channels_last",
     "view_order",
@@ -91,6 +93,32 @@ def contiguous_if_channels_last(shape: tuple[int, ...], strides: tuple[int, ...]
     return nhwc.permute(order).is_contiguous()
 
 
+def permute_contiguous_if_channels_last(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Would this permuted view of a contiguous 4-d (NCHW) tensor (``permute(0, 2, 3, 1)``) be
+    contiguous were that tensor channels-last?  Checked on meta tensors, as
+    :func:`contiguous_if_channels_last`: the producer's dims are the view's by falling stride,
+    the view is rebuilt on a contiguous meta tensor (it must give ``strides``) and asked of a
+    channels-last one.
+
+    >>> permute_contiguous_if_channels_last((2, 4, 4, 3), (48, 4, 1, 16))  # permute(0, 2, 3, 1)
+    True
+    >>> permute_contiguous_if_channels_last((2, 4, 3, 4), (48, 4, 16, 1))  # permute(0, 2, 1, 3)
+    False
+    """
+    if len(shape) != 4 or len(strides) != 4:
+        return False
+    by_stride = sorted(range(4), key=lambda d: -strides[d])  # the producer's N, C, H, W dims
+    order = [0, 0, 0, 0]
+    for producer_dim, view_dim in enumerate(by_stride):
+        order[view_dim] = producer_dim
+    sizes = [shape[d] for d in by_stride]
+    nchw = torch.empty(sizes, device="meta").permute(order)
+    if tuple(nchw.shape) != tuple(shape) or nchw.stride() != tuple(strides):
+        return False
+    nhwc = torch.empty(sizes, device="meta", memory_format=torch.channels_last)
+    return nhwc.permute(order).is_contiguous()
+
+
 def layout_code(order: tuple[int, ...]) -> str:
     if order == tuple(range(len(order))):
         return ".contiguous()"
@@ -102,12 +130,32 @@ def layout_code(order: tuple[int, ...]) -> str:
 def to_channels_last(
     model: torch.nn.Module, inputs: tuple[Any, ...]
 ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
-    return model.to(memory_format=torch.channels_last), tuple(
-        value.contiguous(memory_format=torch.channels_last)
+    return channels_last_inputs(model.to(memory_format=torch.channels_last), inputs)
+
+
+def channels_last_inputs(
+    model: torch.nn.Module, inputs: tuple[Any, ...]
+) -> tuple[torch.nn.Module, tuple[Any, ...]]:
+    """The 4-d inputs stored channels-last (a leaf stays a leaf); the model as it is."""
+    return model, tuple(
+        _stored(value, value.contiguous(memory_format=torch.channels_last))
         if isinstance(value, torch.Tensor) and value.dim() == 4
         else value
         for value in inputs
     )
+
+
+def _stored(value: torch.Tensor, stored: torch.Tensor) -> torch.Tensor:
+    """``stored`` (``value`` laid out anew) as the user would make it, outside the step: a leaf
+    ``value`` (one that requires grad: the step's gradient goes to it) gives a leaf.
+
+    >>> x = torch.ones(2, 3, requires_grad=True)
+    >>> _stored(x, x.t().contiguous().t()).is_leaf
+    True
+    """
+    if value.is_leaf and stored is not value:
+        return stored.detach().requires_grad_(value.requires_grad)
+    return stored
 
 
 def relaid_parameter(
@@ -123,7 +171,7 @@ def input_stored_for(
     position: int, order: tuple[int, ...], model: torch.nn.Module, inputs: tuple[Any, ...]
 ) -> tuple[torch.nn.Module, tuple[Any, ...]]:
     stored = list(inputs)
-    stored[position] = laid_out_for(stored[position], order)
+    stored[position] = _stored(stored[position], laid_out_for(stored[position], order))
     return model, tuple(stored)
 
 

@@ -5,6 +5,8 @@ model's buffers and the RNG left as found."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import sysconfig
 import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -82,16 +84,48 @@ def compiled_calls_note(skipped: list[str], said: bool) -> str:
 
     >>> compiled_calls_note([], said=False)
     ''
+    >>> compiled_calls_note([f"wrapper ({torch.__file__}:1)"], said=False)  # torch's own compile
+    ''
     """
-    if not skipped or said:
+    users = [frame for frame in skipped if not _library_frame(frame)]
+    if not users or said:
         return ""
-    called = COMPILED_CALLED_NOTE.format(functions=skipped[0])
+    called = COMPILED_CALLED_NOTE.format(functions=users[0])
     warnings.warn(f"sw.audit: {called}", UserWarning, stacklevel=3)
     return called
 
 
-def check_model(model: torch.nn.Module, backward: bool) -> None:
-    """Clear errors for a model the step cannot run backward through."""
+#: Where torch, the audit and Python's standard library live: frames there that dynamo skipped
+#: are not the user's compiled code (``torch.cond`` and the other higher-order ops compile their
+#: own wrapper, ``_hop_compile_and_call``, on every eager call).
+_LIBRARY_ROOTS = (
+    os.path.dirname(os.path.normpath(torch.__file__)) + os.sep,
+    os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..")) + os.sep,
+)
+
+
+def _library_frame(frame: str) -> bool:
+    """Is the skipped frame ``"name (file:line)"`` torch's, the audit's, generated code's
+    (``<string>``) or the standard library's (outside site-packages), not the user's?"""
+    file = os.path.normpath(frame.rpartition(" (")[2].rpartition(":")[0])
+    if file.startswith("<") or file.startswith(_LIBRARY_ROOTS):
+        return True
+    stdlib = os.path.normpath(sysconfig.get_paths()["stdlib"]) + os.sep
+    return file.startswith(stdlib) and "-packages" + os.sep not in file
+
+
+def grad_targets(model: torch.nn.Module, inputs: Any) -> list[torch.Tensor]:
+    """What backward computes the gradient of: the parameters that require grad, else (a
+    parameter-free or frozen model) the input tensors that do (the gradient flows to them)."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    if params:
+        return params
+    return list({id(t): t for t in output_tensors(inputs) if t.requires_grad}.values())
+
+
+def check_model(model: torch.nn.Module, backward: bool, inputs: Any = ()) -> None:
+    """Clear errors for a model the step cannot run backward through (``inputs``: the step's,
+    an input that requires grad gets a gradient from a model with no trainable parameter)."""
     if backward and not any(p.requires_grad for p in model.parameters()):
         if _quantized(model):
             raise ValueError(
@@ -99,10 +133,13 @@ def check_model(model: torch.nn.Module, backward: bool) -> None:
                 "nothing to train), so backward computes no gradient; audit its forward with "
                 "backward=False"
             )
+        if grad_targets(model, inputs):
+            return
         if next(model.parameters(), None) is None:
             raise ValueError(
-                f"sw.audit: the model ({type(model).__name__}) has no parameters, so backward "
-                "computes no gradient; pass backward=False to audit the forward only"
+                f"sw.audit: the model ({type(model).__name__}) has no parameters and no input "
+                "requires grad, so backward computes no gradient; pass backward=False to audit "
+                "the forward only, or an input that requires grad to audit its gradient"
             )
         raise ValueError(
             "sw.audit: the model is frozen (no parameter requires grad), so backward computes "
@@ -151,7 +188,9 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     tied under two names too), and written back only where its bits changed (one left alone keeps
     its version counter).  Costs one copy of the parameters, buffers and inputs (an input is
     written back only where its version counter moved; a leaf that requires grad, which no step
-    can write, is not copied) and one shallow copy of each module's ``__dict__``."""
+    can write, is not copied) and one shallow copy of each module's ``__dict__``.  A module's
+    plain tensor attributes (``self.cache``, in lists and dicts too) are kept as the inputs are,
+    and the ``torch.Generator`` objects modules hold get their states back."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -173,13 +212,18 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             for t in dict.fromkeys(output_tensors(inputs))
             if not (t.is_leaf and t.requires_grad) and not t.is_inference()
         ]
-    attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
+        attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
+        kept = {id(t) for t in saved} | {id(k[0]) for k in kept_inputs}
+        plain, generators = _plain_state(attributes, kept)
+        kept_inputs.extend(plain)
     devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
         _attributes_restored(attributes)
+        for generator, state in generators:
+            generator.set_state(state)
         with torch.no_grad():
             for tensor, version, values in kept_inputs:
                 if version is not None and version_counter(tensor) == version:
@@ -193,6 +237,42 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not _same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+#: What ``nn.Module.__init__`` puts in every module's ``__dict__`` (its parameters, buffers,
+#: submodules and hooks): never a plain attribute of the user's, and not searched.
+_OWN_DICTS = frozenset(vars(torch.nn.Module()))
+
+
+_SCALARS = frozenset({int, float, bool, str, type(None)})
+
+
+def _plain_state(
+    attributes: list[tuple[torch.nn.Module, type, dict[str, Any]]], kept: set[int]
+) -> tuple[list[tuple[torch.Tensor, int | None, torch.Tensor]], list[tuple[Any, Any]]]:
+    """In the modules' ``__dict__``s (``attributes``): each tensor a module holds as a plain
+    attribute (``self.cache = torch.zeros(3)``, in a list or dict too), not a parameter or
+    buffer nor one already ``kept``, with its version counter and a copy of its values, as the
+    inputs are kept (a step may write it in place); and each ``torch.Generator`` with its state
+    (a step's own draws move it; ``fork_rng`` keeps torch's default generators only)."""
+    tensors: dict[int, tuple[torch.Tensor, int | None, torch.Tensor]] = {}
+    generators: dict[int, tuple[Any, Any]] = {}
+    for _, _, found in attributes:
+        for name, value in found.items():
+            if name in _OWN_DICTS:
+                continue
+            if type(value) in _SCALARS or (
+                type(value) is tuple and all(type(v) in _SCALARS for v in value)
+            ):
+                continue  # the common case (Conv2d's kernel_size): nothing to keep
+            if type(value) is torch.Generator:  # (isinstance costs a metaclass check)
+                generators.setdefault(id(value), (value, value.get_state()))
+            elif isinstance(value, (torch.Tensor, list, tuple, dict)):
+                for tensor in output_tensors(value):
+                    if id(tensor) in kept or id(tensor) in tensors or tensor.is_inference():
+                        continue
+                    tensors[id(tensor)] = (tensor, version_counter(tensor), tensor.detach().clone())
+    return list(tensors.values()), list(generators.values())
 
 
 def _placement(tensor: torch.Tensor) -> tuple[Any, ...] | None:

@@ -266,9 +266,12 @@ def audit(
 
     Backward starts from ``loss_fn(output)`` when given, else from ``output["loss"]`` when the
     model returns one (a dict's or a dataclass's), else from every output tensor that requires
-    grad (in tuples, lists, dicts and dataclasses; as the backward of their sum).  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
-    statistics), inputs the step wrote in place, attributes it rebound (a call counter) and
-    torch's RNG states are put back as they were.  A ``torch.compile``d model
+    grad (in tuples, lists, dicts and dataclasses; as the backward of their sum), to the
+    trainable parameters, else (a parameter-free or frozen model) to the inputs that require
+    grad.  Parameters' ``.grad`` are not touched; buffers (BatchNorm's running
+    statistics), inputs the step wrote in place, attributes it rebound (a call counter), plain
+    tensor attributes it wrote in place (``self.cache``), ``torch.Generator`` objects the model
+    holds and torch's RNG states are put back as they were.  A ``torch.compile``d model
     is audited as its compiled program: the copies of the AOTAutograd forward and backward
     graphs torch.compile hands its backend (a :class:`~stridewidget.graph.CompiledAudit`, read
     like this report); with ``loss_fn`` or ``model_kwargs`` it is audited as the eager model it

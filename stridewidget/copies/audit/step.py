@@ -78,7 +78,7 @@ from ..ops import COPY_OPS
 from ..tracker import CallMode, tracking
 from . import profiler
 from .found import AuditCopy
-from .guard import check_devices, check_model, differentiable
+from .guard import check_devices, check_model, differentiable, grad_targets
 from .origins import NodeOrigins, Timeline, line_text, modules_followed
 from .profiler import BACKWARD, Marked
 from .recorders import AuditCalls, AuditOps, AuditRecorder, BackwardRecorder
@@ -119,12 +119,13 @@ def run_step(
     loss_fn: Callable[[Any], torch.Tensor] | None,
     kwargs: dict[str, Any] | None = None,
 ) -> tuple[Any, tuple[torch.Tensor, ...]]:
-    """One plain step (forward, and gradients w.r.t. the parameters): what the audit times."""
+    """One plain step (forward, and gradients w.r.t. the parameters, or the inputs that require
+    grad for a model without trainable ones): what the audit times."""
     output = model(*inputs, **(kwargs or {}))
     if not backward:
         return output, ()
     roots = differentiable(output, loss_fn)
-    return output, gradients(roots, [p for p in model.parameters() if p.requires_grad])
+    return output, gradients(roots, grad_targets(model, (inputs, kwargs)))
 
 
 def gradients(roots: list[torch.Tensor], params: list[torch.Tensor]) -> tuple[Any, ...]:
@@ -197,8 +198,13 @@ def audited_step(
     with profiler.profiled(check_devices(model, inputs), marked) as profile:
         output = _forward(model, inputs, kwargs or {}, forward_recorder, origins, marked)
         if backward:
-            check_model(model, backward)  # before the roots: a frozen model has none
-            backward_recorder = _backward(model, output, loss_fn, forward_recorder, origins, marked)
+            check_model(
+                model, backward, (inputs, kwargs)
+            )  # before the roots: a frozen model has none
+            targets = grad_targets(model, (inputs, kwargs))
+            backward_recorder = _backward(
+                targets, output, loss_fn, forward_recorder, origins, marked
+            )
     hidden = profile.hidden_copies(marked)
     if writes is not None:
         writes.extend(_in_place_writes(forward_recorder.log.events, [], "forward"))
@@ -255,20 +261,21 @@ def _forward(
 
 
 def _backward(
-    model: torch.nn.Module,
+    params: list[torch.Tensor],
     output: Any,
     loss_fn: Callable[[Any], torch.Tensor] | None,
     forward_recorder: AuditRecorder,
     origins: NodeOrigins,
     marked: Marked,
 ) -> BackwardRecorder:
-    """The gradients of the parameters, each backward op tracked alone; the recorder holding
-    the backward log and each event's autograd node."""
+    """The gradients of ``params`` (the trainable parameters, else the inputs that require grad:
+    :func:`~.guard.grad_targets`), each backward op tracked alone; the recorder holding the
+    backward log and each event's autograd node."""
     roots = differentiable(output, loss_fn)
-    if _reentrant_checkpoint(roots):  # else, with no path to a parameter, silently no gradient
+    # else, with no path to a parameter, silently no gradient
+    if _in_graph(roots, "CheckpointFunctionBackward"):
         raise RuntimeError(REENTRANT_CHECKPOINT) from None
     origins.resolve(roots)
-    params = [p for p in model.parameters() if p.requires_grad]
     backward_recorder = BackwardRecorder(CopyLog(), forward_recorder.blank)
     # No user-level calls in backward: the tracker's own call mode.  Dense ones as the
     # output gradient: the gradient of sum(), without the stride-0 expand that sum()'s
@@ -284,6 +291,8 @@ def _backward(
         except Exception as error:
             if str(error).startswith("sw.audit"):  # the audit's own words
                 raise
+            if _in_graph(roots, "CondAutogradOpBackward"):
+                raise RuntimeError(COND_BACKWARD.format(torch.__version__.split("+")[0])) from error
             raise RuntimeError(
                 f"sw.audit: backward raised {type(error).__name__}: {error} — the audit has "
                 "nothing to report; call loss.backward() on model(*inputs)'s output directly to "
@@ -317,8 +326,19 @@ REENTRANT_CHECKPOINT = (
 )
 
 
-def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
-    """Is a reentrant checkpoint's node (``CheckpointFunctionBackward``) in the graph of
+#: cond's backward traces its branches (``materialize_as_graph``), which fails under any
+#: dispatch mode (torch 2.13: a bare ``TorchDispatchMode`` gets no rule for cond).
+COND_BACKWARD = (
+    "sw.audit: the model uses torch.cond, whose backward torch {} cannot run under a dispatch "
+    "mode (the audit sees each op through one), so its backward cannot be audited; pass "
+    "backward=False to audit the forward only, or audit torch.compile(model), whose compiled "
+    "program holds cond's backward"
+)
+
+
+def _in_graph(roots: list[torch.Tensor], name: str) -> bool:
+    """Is an autograd node of type ``name`` (a reentrant checkpoint's
+    ``CheckpointFunctionBackward``, cond's ``CondAutogradOpBackward``) in the graph of
     ``roots``?"""
     seen: set[int] = set()
     nodes = [r.grad_fn for r in roots if r.grad_fn is not None]
@@ -327,7 +347,7 @@ def _reentrant_checkpoint(roots: list[torch.Tensor]) -> bool:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        if type(node).__name__ == "CheckpointFunctionBackward":
+        if type(node).__name__ == name:
             return True
         nodes.extend(n for n, _ in node.next_functions if n is not None)
     return False

@@ -27,10 +27,12 @@ from ...layout.layout import Layout
 from ..format import counted, format_bytes
 from .compare import compared, deep_copied
 from .fixes import (
+    channels_last_inputs,
     contiguous_if_channels_last,
     contiguous_input,
     input_stored_for,
     layout_code,
+    permute_contiguous_if_channels_last,
     relaid_parameter,
     to_channels_last,
     view_order,
@@ -144,9 +146,9 @@ def measured_suggestions(
     one left is named (``where: fix``) in ``unmeasured``."""
     kwargs = kwargs or {}
     candidates = []
-    if any(isinstance(m, torch.nn.Conv2d) for m in model.modules()) and any(
-        t.dim() == 4 for value in inputs for t in output_tensors(value)
-    ):
+    permuted = _permute_reshape_candidates(inputs, kwargs, copies)
+    four_d = any(t.dim() == 4 for value in inputs for t in output_tensors(value))
+    if four_d and any(isinstance(m, torch.nn.Conv2d) for m in model.modules()):
         candidates.append(
             (
                 "the convolution stack",
@@ -156,14 +158,23 @@ def measured_suggestions(
                 to_channels_last,
             )
         )
+    elif four_d and any(p[4] is None and _channels_last_view(p[5]) for p in permuted):
+        candidates.append(
+            (
+                "the 4-d inputs",
+                "store the 4-d inputs channels-last (NHWC): the ops that keep their input's "
+                "layout write it, and a permute(0, 2, 3, 1) of what they write is contiguous",
+                CHANNELS_LAST_INPUTS_FIX,
+                channels_last_inputs,
+            )
+        )
     candidates.extend(_contiguous_input_candidates(inputs, kwargs, copies))
     candidates.extend(_transposed_weight_candidates(model, copies))
     unapplied = []
-    for where, what, fix, order, position in _permute_reshape_candidates(inputs, kwargs, copies):
+    for where, what, fix, order, position, _ in permuted:
         if position is None:
-            unapplied.append((where, what, fix))
-        else:
-            candidates.append((where, what, fix, partial(input_stored_for, position, order)))
+            continue
+        candidates.append((where, what, fix, partial(input_stored_for, position, order)))
     found = []
     for where, what, fix, apply in candidates:
         if deadline is not None and time.perf_counter() > deadline:
@@ -173,8 +184,20 @@ def measured_suggestions(
         found.append(measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs))
     # An edit that builds on channels-last is proposed only when channels-last measured helps:
     # never a fix that needs another fix which was measured not to pay.
-    channels_last = next((s for s in found if s.fix.startswith("model = model.to(")), None)
-    unapplied.extend(_made_non_contiguous_candidates(model, inputs, kwargs, copies, channels_last))
+    channels_last = next(
+        (s for s in found if s.fix.startswith(("model = model.to(", CHANNELS_LAST_INPUTS_FIX))),
+        None,
+    )
+    unapplied.extend(
+        (where, _made_permuted_what(source, channels_last), fix)
+        for where, _, fix, _, position, source in permuted
+        if position is None
+    )
+    # the patch-convolution route needs the convolution stack's channels-last, not the inputs'
+    convolutions = (
+        channels_last if channels_last and channels_last.fix != CHANNELS_LAST_INPUTS_FIX else None
+    )
+    unapplied.extend(_made_non_contiguous_candidates(model, inputs, kwargs, copies, convolutions))
     if unapplied:
         as_audited = _as_audited(model, inputs, backward, loss_fn, copies, kwargs, found, deadline)
         if as_audited is None:
@@ -354,12 +377,14 @@ def _made_non_contiguous_candidates(
 
 
 def _why(suggestion: Suggestion) -> str:
-    return suggestion.result if suggestion.outputs_match else "its outputs differed"
+    if suggestion.outputs_match:
+        return suggestion.result
+    return suggestion.unchecked or "its outputs differed"
 
 
 def _permute_reshape_candidates(
     inputs: tuple[Any, ...], kwargs: dict[str, Any], copies: list[AuditCopy]
-) -> list[tuple[str, str, str, tuple[int, ...], int | None]]:
+) -> list[tuple[str, str, str, tuple[int, ...], int | None, Layout]]:
     """A ``reshape`` / ``flatten`` that copied because its source is a permuted dense tensor.
 
     Such a reshape merges dims that are not adjacent in memory, so no reordering of the same two
@@ -367,7 +392,8 @@ def _permute_reshape_candidates(
     it is a model input, that is applied (inside the step, so the relayout's own copy counts):
     ``(where, what, fix, order, input position)``.  When it is made inside the model, only the
     model's source can change (make the producer write it permuted, or let the consumer take the
-    unmerged dims): reported with position ``None``, not applied.
+    unmerged dims): reported with position ``None``, not applied (its words are
+    :func:`_made_permuted_what`'s).  Each comes with the source's layout.
     """
     by_storage = {
         value.untyped_storage().data_ptr(): (position, value)
@@ -391,14 +417,7 @@ def _permute_reshape_candidates(
         seen.add((item.where, position))
         where = f"{item.call} at {item.where} of {source.shape} with strides {source.strides}"
         if position is None:
-            what = (
-                "not applied automatically: the permuted tensor is made inside the model, and "
-                "a reshape that merges dims not adjacent in memory copies in any order of the "
-                "calls; rewrite the code so the producer writes the permuted order, or the "
-                "consumer takes the unmerged dims"
-            )
-            fix = f"edit {item.where}"
-            found.append((where, what, fix, (), None))
+            found.append((where, "", f"edit {item.where}", (), None, source))
         else:
             what = (
                 f"store input {position} in the order its permute reads it, so that the "
@@ -406,8 +425,40 @@ def _permute_reshape_candidates(
                 "the step, as for channels-last)"
             )
             fix = f"inputs[{position}] = inputs[{position}]{layout_code(order)}"
-            found.append((where, what, fix, order, position))
+            found.append((where, what, fix, order, position, source))
     return found
+
+
+#: The fix of the channels-last candidate for a model without convolutions.
+CHANNELS_LAST_INPUTS_FIX = "x = x.contiguous(memory_format=torch.channels_last)"
+
+
+def _channels_last_view(source: Layout) -> bool:
+    return permute_contiguous_if_channels_last(source.shape, source.strides)
+
+
+def _made_permuted_what(source: Layout, channels_last: Suggestion | None) -> str:
+    """The words of an unapplied permute + reshape of a tensor made inside the model: where the
+    permute would be contiguous were its producer channels-last (checked on meta tensors),
+    what channels-last (``channels_last``, ``None`` when not tried) was measured to do."""
+    if not _channels_last_view(source):
+        return (
+            "not applied automatically: the permuted tensor is made inside the model, and a "
+            "reshape that merges dims not adjacent in memory copies in any order of the calls; "
+            "rewrite the code so the producer writes the permuted order, or the consumer takes "
+            "the unmerged dims"
+        )
+    what = (
+        "the permuted tensor is made inside the model; were its producer's output channels-last, "
+        "this permute would be contiguous and the reshape a view (checked on meta tensors)"
+    )
+    if channels_last is not None and channels_last.helps:
+        return what + f": the channels-last fix above does that (measured: {channels_last.result})"
+    if channels_last is not None:
+        return (
+            what + f", but channels-last was measured above and did not help: {_why(channels_last)}"
+        )
+    return what + "; channels-last was not measured"
 
 
 def _timing_fields(timing: Timing) -> tuple[float, float, float]:

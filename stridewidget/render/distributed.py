@@ -135,9 +135,12 @@ class _Drawer:
     def text(self, x: float, y: float, text: str, **kw: Any) -> Text:
         return self.canvas.text(x, y, text, anchor="start", **kw)
 
-    def slice_panel(self, window: Mapping[str, Any], slice_: Mapping[str, Any], cell_w: float):
-        """One 2-D slice of the global grid at (0, 0): its items, width and height."""
-        c, items = self.canvas.colours, []
+    def slice_panel(
+        self, window: Mapping[str, Any], slice_: Mapping[str, Any], cell_w: float, room: float
+    ) -> tuple[list, float, float]:
+        """One 2-D slice of the global grid at (0, 0): its items, width and height.  A slice
+        wider than ``room`` px continues below in blocks of columns (as torch prints it)."""
+        items: list = []
         cells = _cells(window, slice_)
         label_w = max(text_width(str(r), G["font_size_small"]) for r in slice_["rows"] or [0]) + 8
         y = 0.0
@@ -146,27 +149,40 @@ class _Drawer:
                 self.text(0, y + G["font_size"], f"{self.name}{slice_['label']}", bold=True)
             )
             y += G["line_h"]
-        for k, col in enumerate(slice_["cols"] or []):
+        per_block = max(1, int((room - label_w) // cell_w))
+        columns = list(range(len(cells[0]) if cells else 0))
+        for b in range(0, len(columns), per_block):
+            y += 8 if b else 0
+            y = self.block(items, slice_, cells, columns[b : b + per_block], label_w, cell_w, y)
+        width = label_w + cell_w * min(per_block, len(columns))
+        return items, width, y
+
+    def block(self, items, slice_, cells, columns, label_w, cell_w, y) -> float:
+        """Columns ``columns`` of one slice from ``y`` down: header, row indices, cells."""
+        for k, position in enumerate(columns):
+            col = (slice_["cols"] or [None])[position]
             x = label_w + k * cell_w + (cell_w - 3) / 2
             word = "…" if col is None else str(col)
-            items.append(self.canvas.text(x, y + 10, word, size=G["font_size_small"], muted=True))
+            if slice_["cols"] is not None:
+                items.append(
+                    self.canvas.text(x, y + 10, word, size=G["font_size_small"], muted=True)
+                )
         y += G["header_h"] if slice_["cols"] is not None else 0
         h = G["logical_h"] - 3
+        small = {"size": G["font_size_small"], "muted": True, "anchor": "end"}
         for r, line in enumerate(cells):
             row = (slice_["rows"] or [None])[r]
             if slice_["rows"] is not None:
                 word = "…" if row is None else str(row)
-                small = {"size": G["font_size_small"], "muted": True, "anchor": "end"}
                 items.append(self.canvas.text(label_w - 6, y + h / 2 + 4, word, **small))
-            for k, index in enumerate(line):
-                x = label_w + k * cell_w
+            for k, position in enumerate(columns):
+                x, index = label_w + k * cell_w, line[position]
                 if index is None:
                     items.append(self.canvas.text(x + cell_w / 2, y + h / 2 + 4, "…", muted=True))
                     continue
-                items.append(self.cell(index, x, y, cell_w - 3, h, c))
+                items.append(self.cell(index, x, y, cell_w - 3, h, self.canvas.colours))
             y += G["logical_h"]
-        width = label_w + cell_w * len(cells[0]) if cells else label_w
-        return items, width, y
+        return y
 
     def cell(self, index: tuple, x: float, y: float, w: float, h: float, c: Mapping) -> Group:
         holders = self.lay.holders(index)
@@ -203,7 +219,7 @@ class _Drawer:
                 )
                 y += G["line_h"]
                 continue
-            panel, w, h = self.slice_panel(window, slice_, cell_w)
+            panel, w, h = self.slice_panel(window, slice_, cell_w, room)
             if x and x + w > room:
                 x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
             items.extend(translated(panel, x, y))
@@ -217,7 +233,7 @@ class _Drawer:
             row_h = G["line_h"]
         return items, width, y + row_h
 
-    def mesh(self) -> tuple[list, float, float]:
+    def mesh(self, room: float) -> tuple[list, float, float]:
         """The mesh at (0, 0): its words, then each rank a box with its coordinate."""
         lay, c, items = self.lay, self.canvas.colours, []
         names = lay.mesh_dim_names or tuple(f"dim{i}" for i in range(len(lay.mesh_shape)))
@@ -230,6 +246,7 @@ class _Drawer:
         cols = lay.mesh_shape[-1] if lay.mesh_shape else 1
         box_w = max(text_width(_tup(lay.ranks[-1].coordinate), G["font_size_small"]) + 8, 40)
         box_h, width = 32.0, max(text_width(line, G["font_size"]) for line in lines)
+        cols = max(1, min(cols, int((room + 4) // (box_w + 4))))  # a long mesh dim wraps
         for k, shard in enumerate(lay.ranks[:MAX_MESH_BOXES]):
             bx, by = (k % cols) * (box_w + 4), y + 4 + (k // cols) * (box_h + 4)
             body = [
@@ -320,10 +337,12 @@ def draw_distributed(
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y, line, muted=True))
     y += 8
-    mesh, mesh_w, mesh_h = drawer.mesh()
-    grid, grid_w, grid_h = drawer.grid(canvas.max_width - 2 * PAD - mesh_w - G["panel_gap"])
+    room = canvas.max_width - 2 * PAD
+    mesh, mesh_w, mesh_h = drawer.mesh(room)
+    beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
+    grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
     canvas.items.extend(translated(grid, PAD, y))
-    if PAD + grid_w + 2 * G["panel_gap"] + mesh_w <= canvas.max_width:
+    if beside >= room / 2 and grid_w <= beside:
         canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))
         y += max(grid_h, mesh_h)
     else:

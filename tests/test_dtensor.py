@@ -216,10 +216,12 @@ def test_one_rank_present_the_others_computed(group):
 
 
 def test_drawing_refuses_in_one_line(group):
+    """The widget refuses a DTensor, and so does a picture of it among other tensors (alone,
+    sw.render_svg draws it: tests/test_dtensor_picture.py)."""
     group(8, rank=3)
     mesh = init_device_mesh("cpu", (2, 4))
     d = distribute_tensor(torch.arange(64.0).reshape(8, 8), mesh, [Shard(0), Shard(1)])
-    for draw in (sw.render_svg, sw.show):
+    for draw in (sw.show, lambda d: sw.render_svg(d, torch.zeros(2))):
         with pytest.raises(LayoutError) as caught:
             draw(d)
         message = str(caught.value)

@@ -17,7 +17,7 @@ from ..errors import LayoutError
 from ..layout.distributed import DistributedLayout, Placement, RankShard
 from .torch import _torch_layout
 
-__all__ = ["distributed_layout", "is_dtensor"]
+__all__ = ["distributed_layout", "is_dtensor", "local_tensors"]
 
 
 def is_dtensor(x: Any) -> bool:
@@ -120,3 +120,25 @@ def distributed_layout(d: Any) -> DistributedLayout:
         ranks=tuple(ranks),
         this_rank=this,
     )
+
+
+def local_tensors(d: Any) -> dict[int, Any]:
+    """The local tensors of ``d`` that are in this process, by rank: every rank's under
+    ``LocalTensorMode``, else this rank's own (none when this process is no rank of the mesh).
+
+    >>> import torch, torch.distributed as dist
+    >>> from torch.distributed.device_mesh import init_device_mesh
+    >>> from torch.distributed.tensor import Shard, distribute_tensor
+    >>> from torch.testing._internal.distributed.fake_pg import FakeStore
+    >>> dist.init_process_group("fake", store=FakeStore(), rank=1, world_size=2)
+    >>> d = distribute_tensor(torch.arange(4.0), init_device_mesh("cpu", (2,)), [Shard(0)])
+    >>> {rank: tuple(t.shape) for rank, t in local_tensors(d).items()}
+    {1: (2,)}
+    >>> dist.destroy_process_group()
+    """
+    local = d.to_local()
+    by_rank = local_tensors_by_rank(local)
+    if by_rank is not None:
+        return by_rank
+    this = _this_rank()
+    return {} if this is None else {this: local}

@@ -87,7 +87,8 @@ def drawable(x: Any, who: str = "sw.show") -> Layout:
     layout = inspect(x)
     if isinstance(layout, DistributedLayout):
         raise LayoutError(
-            f"{who}: a DTensor is not drawn yet (its global tensor has no storage of its own); "
+            f"{who}: a DTensor is not drawn here yet (its global tensor has no storage of its "
+            "own); sw.render_svg(d) or sw.render_html(d) draws it alone, "
             "print(sw.inspect(d).explain()) says which rank holds what, "
             "and sw.show(d.to_local()) draws this rank's local tensor"
         )

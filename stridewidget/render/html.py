@@ -11,11 +11,13 @@ import html
 from collections.abc import Mapping
 from typing import Any
 
+from ..adapters.inspect import inspect
 from ..style import STYLE
+from .distributed import draw_distributed, single_dtensor
 from .facts import NOTATION, layout_summary
 from .labels import counted, group_digits, storage_words
 from .picture import scene_of
-from .svg import svg_of_scene
+from .svg import svg_of_picture, svg_of_scene
 
 __all__ = ["html_of", "render_html"]
 
@@ -53,13 +55,20 @@ def _facts(tensor: dict[str, Any]) -> str:
 def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **named: Any) -> str:
     """Static HTML: the inline SVG plus each tensor's facts and ``explain()`` — no JS, no kernel.
 
-    Takes what :func:`~stridewidget.render_svg` takes; ``theme`` is ``"light"`` or ``"dark"``.
+    Takes what :func:`~stridewidget.render_svg` takes (a ``DTensor`` alone too: its picture and
+    ``sw.inspect(d).explain()``); ``theme`` is ``"light"`` or ``"dark"``.
 
     >>> import torch, stridewidget as sw
     >>> page = sw.render_html(**{"<img src=x onerror=alert(1)>": torch.zeros(2)})
     >>> "<img" in page, "&lt;img src=x onerror=alert(1)&gt;" in page
     (False, True)
     """
+    dtensor = single_dtensor(tensors, named)
+    if dtensor is not None:  # its picture, then the mesh and every rank's share in words
+        picture = svg_of_picture(draw_distributed(dtensor[1], dtensor[0], theme), keys=False)
+        words = html.escape(inspect(dtensor[1]).explain())
+        pre = f'<pre style="white-space:pre-wrap;margin:4px 0">{words}</pre>'
+        return html_of({}, picture + pre, theme)
     scene = scene_of(*tensors, wrap=wrap, **named)
     # the SVG first: it checks the theme; a picture, not an app (no per-cell keys or tooltips)
     return html_of(scene, svg_of_scene(scene, theme, keys=False), theme)

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..style import STYLE
+from .distributed import draw_distributed, single_dtensor
 from .layers import layered
 from .picture import draw, scene_of
 from .primitives import MAX_WIDTH, Group, Path, Picture, Rect, Text, path_data
@@ -341,5 +342,11 @@ def render_svg(*tensors: Any, wrap: int | None = None, theme: str = "light", **n
     >>> svg = render_svg(x=x, xt=x.t())
     >>> svg.startswith("<svg") and "B d1 +3" in svg and "xt[2, 1] → storage[5] = 5." in svg
     True
+
+    A ``DTensor`` (alone) is drawn as its global grid, each cell naming the rank(s) holding it,
+    its mesh and each rank's local storage (:mod:`.distributed`).
     """
+    dtensor = single_dtensor(tensors, named)
+    if dtensor is not None:
+        return svg_of_picture(draw_distributed(dtensor[1], dtensor[0], theme))
     return svg_of_scene(scene_of(*tensors, wrap=wrap, **named), theme)

@@ -1,0 +1,369 @@
+"""The one picture of a ``DTensor``, laid out in Python: its global logical grid with the rank(s)
+holding each element, the device mesh beside it, and each rank's local storage as a strip of its
+own with its stride arrows.
+
+* the global grid: the 2-D slices of the global shape that a picture of a tensor that shape would
+  show (:func:`~stridewidget.scene.logical.logical_window`, elided and bounded alike); each cell
+  says which rank holds it (``r5``; a replicated element every rank of its replica group, a
+  partial one marked ``Σ``), coloured by the group of ranks holding the same elements; its title
+  says which rank holds it where (``d[3, 5] → rank 2 at (0, 2) local[7]``);
+* the mesh: its shape, dim names and placements, each rank a small box with its coordinate;
+* the ranks' local tensors: at most :data:`MAX_RANK_STRIPS` drawn as the storage strip of an
+  ordinary scene of that rank's real ``to_local()`` (:func:`.strip.draw_strip`, arrows and all),
+  the rest in words, ranks of one local layout on one line.
+
+A rank whose local tensor is not in this process (a real multi-process run holds only its own) is
+drawn from its computed share: its cells name it, its storage index is not known.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ..adapters.distributed import distributed_layout, is_dtensor, local_tensors
+from ..layout.distributed import DistributedLayout, RankShard, index_words
+from ..layout.layout import Layout
+from ..layout.strides import contiguous_strides
+from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, THRESHOLD
+from ..scene.build import MAX_SLICES, build_scene
+from ..scene.logical import logical_window
+from .canvas import Canvas
+from .labels import tensor_colour
+from .primitives import MAX_WIDTH, PAD, G, Group, Picture, Rect, Text, text_width, translated
+from .strip import draw_strip
+
+__all__ = ["MAX_MESH_BOXES", "MAX_RANK_STRIPS", "draw_distributed", "single_dtensor"]
+
+#: How many ranks' local storages are drawn as strips; the others are listed in words.
+MAX_RANK_STRIPS = 4
+#: How many ranks the mesh draws as boxes; the others are counted.
+MAX_MESH_BOXES = 64
+
+
+def single_dtensor(tensors: tuple, named: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """``(name, d)`` when the one thing to draw is a ``DTensor`` (a positional one is named
+    ``d``), else ``None``.
+
+    >>> import torch
+    >>> single_dtensor((torch.zeros(2),), {}) is None
+    True
+    """
+    items = [("d", t) for t in tensors] + list(named.items())
+    if len(items) == 1 and is_dtensor(items[0][1]):
+        return str(items[0][0]), items[0][1]
+    return None
+
+
+def _tup(values: tuple[int, ...]) -> str:
+    return "(" + ", ".join(map(str, values)) + ("," if len(values) == 1 else "") + ")"
+
+
+def _groups(lay: DistributedLayout) -> dict[int, int]:
+    """Each rank's colour: ranks holding the same global elements (a replica group) share one."""
+    seen: dict[tuple, int] = {}
+    return {s.rank: seen.setdefault(s.indices, len(seen)) for s in lay.ranks}
+
+
+def _partial_words(lay: DistributedLayout) -> str:
+    names = lay.mesh_dim_names or tuple(f"dim{i}" for i in range(len(lay.mesh_shape)))
+    parts = [
+        f"{p.reduce_op} over mesh dim {n!r}"
+        for n, p in zip(names, lay.placements)
+        if p.kind == "partial"
+    ]
+    return "; partial: each holder keeps a summand, the value is the " + ", ".join(parts)
+
+
+def cell_title(lay: DistributedLayout, name: str, index: tuple[int, ...]) -> str:
+    """Who holds global element ``index``, and where in each holder's local storage.
+
+    >>> from stridewidget.layout.distributed import Placement
+    >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
+    >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), local) for r in range(2))
+    >>> lay = DistributedLayout((2, 4), "float32", (2,), None, (Placement("shard", 0),), ranks)
+    >>> cell_title(lay, "d", (1, 2))
+    'd[1, 2] → rank 1 at (1,) local[2]'
+    """
+    places = []
+    for rank, cell in lay.where(index):
+        where = "local index not read (computed share)" if cell is None else f"local[{cell}]"
+        places.append(f"rank {rank} at {_tup(lay.rank(rank).coordinate)} {where}")
+    text = f"{name}[{', '.join(map(str, index))}] → " + "; ".join(places or ["no rank"])
+    if any(p.kind == "partial" for p in lay.placements):
+        text += _partial_words(lay)
+    return text
+
+
+def _mark(holders: tuple[int, ...], partial: bool) -> str:
+    text = (
+        "r" + ",".join(map(str, holders))
+        if len(holders) <= 2
+        else f"r{holders[0]}+{len(holders) - 1}"
+    )
+    return text + ("Σ" if partial else "")
+
+
+def _cells(window: Mapping[str, Any], slice_: Mapping[str, Any]) -> list[list[tuple | None]]:
+    """The global index of each cell of one slice (``None`` at an elided row or column)."""
+    rows = slice_["rows"] if slice_["rows"] is not None else [0]
+    cols = slice_["cols"] if slice_["cols"] is not None else [0]
+    out = []
+    for r in rows:
+        line = []
+        for c in cols:
+            if r is None or c is None:
+                line.append(None)
+                continue
+            index = list(slice_["lead"])
+            index += [r] if window["row_dim"] is not None else []
+            index += [c] if window["col_dim"] is not None else []
+            line.append(tuple(index))
+        out.append(line)
+    return out
+
+
+class _Drawer:
+    """Lays out one DTensor's picture on a canvas: grid, mesh, strips, from the top down."""
+
+    def __init__(self, canvas: Canvas, lay: DistributedLayout, name: str) -> None:
+        self.canvas, self.lay, self.name = canvas, lay, name
+        self.colour = _groups(lay)
+        self.partial = any(p.kind == "partial" for p in lay.placements)
+
+    def text(self, x: float, y: float, text: str, **kw: Any) -> Text:
+        return self.canvas.text(x, y, text, anchor="start", **kw)
+
+    def slice_panel(
+        self, window: Mapping[str, Any], slice_: Mapping[str, Any], cell_w: float, room: float
+    ) -> tuple[list, float, float]:
+        """One 2-D slice of the global grid at (0, 0): its items, width and height.  A slice
+        wider than ``room`` px continues below in blocks of columns (as torch prints it)."""
+        items: list = []
+        cells = _cells(window, slice_)
+        label_w = max(text_width(str(r), G["font_size_small"]) for r in slice_["rows"] or [0]) + 8
+        y = 0.0
+        if window["ndim"] > 2:
+            items.append(
+                self.text(0, y + G["font_size"], f"{self.name}{slice_['label']}", bold=True)
+            )
+            y += G["line_h"]
+        per_block = max(1, int((room - label_w) // cell_w))
+        columns = list(range(len(cells[0]) if cells else 0))
+        for b in range(0, len(columns), per_block):
+            y += 8 if b else 0
+            y = self.block(items, slice_, cells, columns[b : b + per_block], label_w, cell_w, y)
+        width = label_w + cell_w * min(per_block, len(columns))
+        return items, width, y
+
+    def block(self, items, slice_, cells, columns, label_w, cell_w, y) -> float:
+        """Columns ``columns`` of one slice from ``y`` down: header, row indices, cells."""
+        for k, position in enumerate(columns):
+            col = (slice_["cols"] or [None])[position]
+            x = label_w + k * cell_w + (cell_w - 3) / 2
+            word = "…" if col is None else str(col)
+            if slice_["cols"] is not None:
+                items.append(
+                    self.canvas.text(x, y + 10, word, size=G["font_size_small"], muted=True)
+                )
+        y += G["header_h"] if slice_["cols"] is not None else 0
+        h = G["logical_h"] - 3
+        small = {"size": G["font_size_small"], "muted": True, "anchor": "end"}
+        for r, line in enumerate(cells):
+            row = (slice_["rows"] or [None])[r]
+            if slice_["rows"] is not None:
+                word = "…" if row is None else str(row)
+                items.append(self.canvas.text(label_w - 6, y + h / 2 + 4, word, **small))
+            for k, position in enumerate(columns):
+                x, index = label_w + k * cell_w, line[position]
+                if index is None:
+                    items.append(self.canvas.text(x + cell_w / 2, y + h / 2 + 4, "…", muted=True))
+                    continue
+                items.append(self.cell(index, x, y, cell_w - 3, h, self.canvas.colours))
+            y += G["logical_h"]
+        return y
+
+    def cell(self, index: tuple, x: float, y: float, w: float, h: float, c: Mapping) -> Group:
+        holders = self.lay.holders(index)
+        colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
+        dash = "3 2" if self.partial else None
+        body = [
+            Rect(x, y, w, h, c["cell_bg"], c["cell_stroke"], 1.0, dash, rx=3),
+            Rect(x + 1, y + 1, w - 2, 5, colour),
+            self.canvas.text(
+                x + w / 2, y + h / 2 + 6, _mark(holders, self.partial), anchor="middle"
+            ),
+        ]
+        data = {"index": ",".join(map(str, index)), "ranks": ",".join(map(str, holders))}
+        return Group("sws-dcell", body, data, cell_title(self.lay, self.name, index))
+
+    def grid(self, room: float) -> tuple[list, float, float]:
+        """The global grid's slices at (0, 0), laid out in rows of panels within ``room`` px."""
+        lay = self.lay
+        glob = Layout(shape=lay.global_shape, strides=contiguous_strides(lay.global_shape))
+        window = logical_window(glob, EDGE_ITEMS, THRESHOLD, MAX_DIM_ITEMS, MAX_SLICES, self.name)
+        replicas: dict[tuple, tuple[int, ...]] = {}
+        for shard in lay.ranks:
+            replicas[shard.indices] = (*replicas.get(shard.indices, ()), shard.rank)
+        longest = max(text_width(_mark(r, self.partial), G["font_size"]) for r in replicas.values())
+        cell_w = max(G["logical_w"] - 10, longest + 10)
+        items: list = []
+        x = y = row_h = width = 0.0
+        for slice_ in window["slices"]:
+            if slice_["kind"] == "gap":
+                if x:
+                    x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
+                items.append(
+                    self.text(0, y + G["font_size"], f"{slice_['text']} not drawn", muted=True)
+                )
+                y += G["line_h"]
+                continue
+            panel, w, h = self.slice_panel(window, slice_, cell_w, room)
+            if x and x + w > room:
+                x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
+            items.extend(translated(panel, x, y))
+            width = max(width, x + w)
+            x += w + G["panel_gap"]
+            row_h = max(row_h, h)
+        if not window["slices"]:
+            items.append(
+                self.text(0, y + G["font_size"], "no element (an empty tensor)", muted=True)
+            )
+            row_h = G["line_h"]
+        return items, width, y + row_h
+
+    def mesh(self, room: float) -> tuple[list, float, float]:
+        """The mesh at (0, 0): its words, then each rank a box with its coordinate."""
+        lay, c, items = self.lay, self.canvas.colours, []
+        names = lay.mesh_dim_names or tuple(f"dim{i}" for i in range(len(lay.mesh_shape)))
+        words = ", ".join(f"{n}={s}" for n, s in zip(names, lay.mesh_shape))
+        lines = [f"mesh ({words})"] + [f"{n}: {p}" for n, p in zip(names, lay.placements)]
+        y = 0.0
+        for k, line in enumerate(lines):
+            y += G["line_h"]
+            items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
+        cols = lay.mesh_shape[-1] if lay.mesh_shape else 1
+        box_w = max(text_width(_tup(lay.ranks[-1].coordinate), G["font_size_small"]) + 8, 40)
+        box_h, width = 32.0, max(text_width(line, G["font_size"]) for line in lines)
+        cols = max(1, min(cols, int((room + 4) // (box_w + 4))))  # a long mesh dim wraps
+        for k, shard in enumerate(lay.ranks[:MAX_MESH_BOXES]):
+            bx, by = (k % cols) * (box_w + 4), y + 4 + (k // cols) * (box_h + 4)
+            body = [
+                Rect(bx, by, box_w, box_h, c["cell_bg"], c["cell_stroke"], rx=3),
+                Rect(bx + 1, by + 1, box_w - 2, 4, tensor_colour(self.colour[shard.rank])),
+                self.canvas.text(
+                    bx + box_w / 2, by + 17, f"r{shard.rank}", anchor="middle", bold=True
+                ),
+                self.canvas.text(
+                    bx + box_w / 2,
+                    by + 28,
+                    _tup(shard.coordinate),
+                    anchor="middle",
+                    size=G["font_size_small"],
+                    muted=True,
+                ),
+            ]
+            items.append(Group("sws-mesh-rank", body, {"rank": shard.rank}, shard.explain()))
+            width = max(width, bx + box_w)
+        rows = math.ceil(min(len(lay.ranks), MAX_MESH_BOXES) / cols)
+        y += 4 + rows * (box_h + 4)
+        if len(lay.ranks) > MAX_MESH_BOXES:
+            y += G["line_h"]
+            more = f"… and {len(lay.ranks) - MAX_MESH_BOXES} more ranks"
+            items.append(self.text(0, y - 4, more, muted=True))
+        return items, width, y
+
+
+def _rank_strip(shard: RankShard, tensor: Any, name: str, theme: str, width: float, roles: bool):
+    """One rank's local storage as the strip of an ordinary scene of its local tensor."""
+    scene = build_scene({f"{name} rank {shard.rank}": tensor})
+    canvas = Canvas(scene, theme, max_width=width, roles=roles)
+    head = f"rank {shard.rank} at {_tup(shard.coordinate)}: local {scene['tensors'][0]['layout']['text']}"
+    canvas.items.append(canvas.text(PAD, G["font_size_title"], head, bold=True, anchor="start"))
+    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], G["line_h"])
+    group = Group("sws-rank-strip", canvas.items, {"rank": shard.rank}, shard.explain())
+    return group, canvas.width, bottom, scene["tensors"][0]
+
+
+def rest_in_words(shards: list[RankShard]) -> list[str]:
+    """The ranks not drawn, one line per local layout (ranks of one layout together).
+
+    >>> local = Layout(shape=(4, 2), strides=(2, 1), storage_size=8)
+    >>> shards = [RankShard(r, (r,), ((0, 1, 2, 3), (0, 1)), local) for r in range(4, 8)]
+    >>> rest_in_words(shards)
+    ['ranks 4–7: (4, 2) local tensors, strides (2, 1), contiguous']
+    """
+    kinds: dict[str, list[int]] = {}
+    for shard in shards:
+        lay = shard.local
+        if lay is None:
+            what = f"{_tup(shard.shape)} local tensor{{s}} (computed from the placements)"
+        else:
+            flags = ", ".join(lay.flags) if lay.flags else "strided"
+            what = f"{_tup(lay.shape)} local tensor{{s}}, strides {_tup(lay.strides)}, {flags}"
+        kinds.setdefault(what, []).append(shard.rank)
+    return [
+        f"rank{'s' if len(r) > 1 else ''} {index_words(r)}: {what.format(s='s' if len(r) > 1 else '')}"
+        for what, r in kinds.items()
+    ]
+
+
+def draw_distributed(
+    d: Any, name: str = "d", theme: str = "light", *, width: float = MAX_WIDTH, roles: bool = False
+) -> Picture:
+    """The picture of DTensor ``d`` (see the module docstring), laid out for ``width`` px.
+
+    >>> import torch, torch.distributed as dist
+    >>> from torch.distributed._local_tensor import LocalTensorMode
+    >>> from torch.distributed.device_mesh import init_device_mesh
+    >>> from torch.distributed.tensor import Shard, distribute_tensor
+    >>> from torch.testing._internal.distributed.fake_pg import FakeStore
+    >>> dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+    >>> with LocalTensorMode(2):
+    ...     d = distribute_tensor(torch.arange(6.0).reshape(2, 3), init_device_mesh("cpu", (2,)), [Shard(0)])
+    >>> picture = draw_distributed(d)
+    >>> [g.title for g in picture.items if isinstance(g, Group) and g.cls == "sws-dcell"][4]
+    'd[1, 1] → rank 1 at (1,) local[1]'
+    >>> dist.destroy_process_group()
+    """
+    lay = distributed_layout(d)
+    canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
+    drawer = _Drawer(canvas, lay, name)
+    head = f"{name}: {str(lay).split(' · ')[0]}"
+    y = 4.0 + G["font_size_title"]
+    canvas.items.append(drawer.text(PAD, y, head, size=G["font_size_title"], bold=True))
+    for line in lay.uneven_words():
+        y += G["line_h"]
+        canvas.items.append(drawer.text(PAD, y, line, muted=True))
+    y += 8
+    room = canvas.max_width - 2 * PAD
+    mesh, mesh_w, mesh_h = drawer.mesh(room)
+    beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
+    grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
+    canvas.items.extend(translated(grid, PAD, y))
+    if beside >= room / 2 and grid_w <= beside:
+        canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))
+        y += max(grid_h, mesh_h)
+    else:
+        canvas.items.extend(translated(mesh, PAD, y + grid_h + 6))
+        y += grid_h + 6 + mesh_h
+    canvas.width = max(canvas.width, PAD + grid_w, PAD + mesh_w)
+    y += 10
+    tensors = local_tensors(d)
+    drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]
+    patterns: list = []
+    for shard in drawn:
+        group, w, h, tensor = _rank_strip(shard, tensors[shard.rank], name, theme, width, roles)
+        canvas.items.append(
+            Group(group.cls, translated(group.children, 0, y), group.data, group.title)
+        )
+        canvas.width = max(canvas.width, w)
+        patterns = patterns or [tensor]
+        y += h + 8
+    rest = [s for s in lay.ranks if s not in drawn]
+    for line in rest_in_words(rest):
+        y += G["line_h"]
+        canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
+    words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"
+    return Picture(max(canvas.width, 240.0), y + 8, theme, canvas.items, words, patterns)

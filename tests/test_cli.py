@@ -88,7 +88,7 @@ def test_html_page_is_standalone_offline_and_escaped(tmp_path):
     )
     assert len(views) == 1
     view = json.loads(views[0])
-    picture = view["state"]["picture"]
+    picture = json.loads(view["state"]["picture"])  # synced as one JSON text
     assert picture["tensors"][0]["name"] == evil
     assert picture["tensors"][0]["walk"]["strides"] == [3, 2]
     assert "export" in view["esm"]  # the widget's code travels with the page

@@ -279,7 +279,7 @@ def test_page_holds_each_view_with_its_own_state():
             r'<script type="application/vnd\.stridewidget\.view\+json">(.*?)</script>', page
         )
     ]
-    assert [p["state"]["picture"] for p in payloads] == [first.picture, second.picture]
+    assert [json.loads(p["state"]["picture"]) for p in payloads] == [first.picture, second.picture]
     assert [p["state"]["wrap"] for p in payloads] == [None, 2]
     assert page.count(first.get_state()["_css"]) == 1  # one stylesheet for two views
 
@@ -300,7 +300,7 @@ def test_a_new_widget_opens_its_comm_with_the_scene_and_sends_no_update(monkeypa
 
     def open_(self):
         original(self)
-        opened.append(self.get_state().get("picture"))
+        opened.append(json.loads(self.get_state().get("picture") or "null"))
 
     monkeypatch.setattr(ipywidgets.Widget, "open", open_)
     x = torch.arange(6.0).reshape(2, 3)

@@ -5,6 +5,15 @@ import { htmlEl } from "../widget/dom.js";
 import { paintPicture } from "./paint.js";
 import { linkPicture } from "./link.js";
 
+/**
+ * The model's `picture` display list: Python syncs it as one JSON text (a page host or a test may
+ * hand it over as the object itself).  Parsed, never evaluated.
+ */
+export function pictureOf(model) {
+  const raw = model.get("picture");
+  return typeof raw === "string" ? JSON.parse(raw) : raw;
+}
+
 /** Debounce of the width reported to Python (ms). */
 export const WIDTH_DEBOUNCE_MS = 150;
 
@@ -24,7 +33,7 @@ export function pictureView({ root, holder, model, uid, onStatus, measure, after
     link?.detach();
     link = null;
     holder.replaceChildren();
-    const list = model.get("picture");
+    const list = pictureOf(model);
     if (list && list.v) {
       try {
         const svg = paintPicture(list, uid);

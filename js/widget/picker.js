@@ -3,6 +3,7 @@
 // sets the `picked` trait (tensor name -> leading indices); Python draws the picture again with that
 // slice in it.  In a page with no kernel it says so instead.
 import { htmlEl } from "./dom.js";
+import { pictureOf } from "../paint/view.js";
 
 /** "3, 1" -> [3, 1] when it is a slice of leading sizes `lead`; else the reason (a string). */
 export function parsePick(text, lead) {
@@ -22,7 +23,7 @@ export function pickerControl(model) {
   const box = htmlEl("span", "sw-pick");
   const refresh = () => {
     box.replaceChildren();
-    const list = model.get("picture");
+    const list = pictureOf(model);
     // a model without the trait (the graph widget's pane) has no picker
     const pickable = model.get("picked") === undefined ? [] : (list?.tensors ?? []).filter((t) => t.pick);
     box.hidden = pickable.length === 0;

@@ -81,6 +81,14 @@ describe("painting", () => {
     expect(el.querySelector(".sw-error").textContent).toMatch(/version 1 is needed, got 99/);
   });
 
+  it("paints the list Python syncs as one JSON text the same as the object, and never runs it", () => {
+    const asObject = mount(aliases).el.querySelector("svg").outerHTML;
+    const { el } = mount(JSON.stringify(aliases));
+    expect(el.querySelector("svg").outerHTML.replace(/sw\d+/g, "")).toBe(asObject.replace(/sw\d+/g, ""));
+    const hostile = mount(JSON.stringify(xss)).el;
+    expect(hostile.querySelector("img")).toBeNull();
+  });
+
   it("paints the new list when Python lays the picture out again", () => {
     const { el, model } = mount(xss);
     model.set("picture", aliases);

@@ -4,7 +4,9 @@
 
 * ``picture`` (dict, Python → JS): the display list (:mod:`stridewidget.render.listing`) of the
   scene's picture, laid out for the widget's width, colours as theme roles; the front end
-  (``js/paint/``) paints it and links hover from its keys, deciding nothing;
+  (``js/paint/``) paints it and links hover from its keys, deciding nothing.  It is synced as one
+  JSON text (``JSON.parse`` in the browser): ipywidgets walks a nested state in Python for
+  binary buffers on every send, a text it passes as it is;
 * ``width`` (int or None, JS → Python): the px the front end has for the picture.  Python lays the
   picture out again only when it changes by at least one storage cell's width, so a column that
   grows by a few px does not redraw.  None (no front end yet, a kernel-free page) lays out for
@@ -13,6 +15,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import traitlets
@@ -23,12 +26,21 @@ from ..render.primitives import MAX_WIDTH, Picture
 from ..render.svg import svg_of_picture
 from ..style import STYLE
 
-__all__ = ["LaidOut", "laid_out", "layout_width", "picture_of"]
+__all__ = ["LaidOut", "laid_out", "layout_width", "listed_json", "picture_of"]
 
 #: Narrowest and widest px the picture is laid out for (a narrower box scales it down).
 MIN_LAYOUT, MAX_LAYOUT = 320, 1600
 #: A width change smaller than this keeps the picture as it is (one storage cell).
 RELAYOUT_PX = STYLE["geometry"]["cell_w"]
+
+
+def listed_json(listed: dict[str, Any]) -> str:
+    """A display list as the JSON text the ``picture`` trait is synced as.
+
+    >>> listed_json({"v": 1, "items": [["t", 1.5, 2, "x"]]})
+    '{"v":1,"items":[["t",1.5,2,"x"]]}'
+    """
+    return json.dumps(listed, separators=(",", ":"), ensure_ascii=False)
 
 
 def layout_width(width: int | None) -> int:
@@ -65,7 +77,7 @@ def picture_of(scene: dict[str, Any], width: int | None, wrap: int | None) -> di
 class LaidOut(traitlets.HasTraits):
     """The ``picture`` and ``width`` traits, kept in step with ``scene``, ``wrap`` and ``width``."""
 
-    picture = traitlets.Dict().tag(sync=True)
+    picture = traitlets.Dict().tag(sync=True, to_json=lambda value, _widget: listed_json(value))
     width = traitlets.Int(default_value=None, allow_none=True).tag(sync=True)
 
     _laid_width: int | None = None

@@ -97,6 +97,11 @@ _TENSOR_TABLE = [
     ("8x8", "{'x': torch.arange(64.0).reshape(8, 8)}", HEIGHT_2D),
     ("conj-view", "(lambda z: {'z': z, 'zc': z.conj()})(torch.tensor([1 + 2j, 3 - 4j, -5 + 6j]))", HEIGHT_2D),
     ("neg-view", "{'n': torch._neg_view(torch.arange(6.0).reshape(2, 3))}", HEIGHT_2D),
+    # issue 36's cases: an expand whose d0 label its own arrow crossed, the 5-D permuted view whose
+    # read cells collapsed like a gap, a float32 storage and its int32 view (one memory)
+    ("expand-3d", "{'e': torch.arange(6.0).reshape(2, 3).expand(4, 2, 3)}", HEIGHT_ND),
+    ("permuted-5d-720", "{'p': torch.arange(720.0).reshape(2, 3, 4, 5, 6).permute(4, 2, 0, 3, 1)}", HEIGHT_ND),
+    ("float-and-int-view", "(lambda f: {'s1': f, 's2': f.view(torch.int32)})(torch.arange(6.0))", HEIGHT_2D),
 ]  # fmt: skip
 _TENSOR_CASES = [
     Case(name, expression, height, wrap=20 if name == "nchw-wrap-20" else None)

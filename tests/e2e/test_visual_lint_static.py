@@ -46,6 +46,35 @@ def test_lint_finds_each_planted_problem_and_nothing_else(page):
     assert counts(result)["height"] == round(page.locator("#pic").bounding_box()["height"])
 
 
+ARROWS = """
+<div id="pic" style="width:400px;background:#ffffff">
+  <svg width="400" height="120" style="display:block">
+    <defs><marker id="m" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7"
+      orient="auto"><path d="M 0 0 L 10 5 L 0 10 z" fill="#000"/></marker></defs>
+    <text x="40" y="24" font-size="11" fill="#222222">crossed-label</text>
+    <path d="M 20 20 L 200 20" stroke="#000" fill="none" marker-end="url(#m)"/>
+    <path d="M 20 60 L 200 60" stroke="#000" fill="none" marker-end="url(#m)"/>
+    <path d="M 100 60 L 300 60" stroke="#000" fill="none" marker-end="url(#m)"/>
+    <path d="M 250 10 L 250 110" stroke="#000" fill="none" marker-end="url(#m)"/>
+    <text x="260" y="100" font-size="11" fill="#222222">clear-label</text>
+    <path d="M 20 100 L 120 100" stroke="#000" fill="none"/>
+    <text x="40" y="104" font-size="11" fill="#222222">under-a-plain-line</text>
+  </svg>
+</div>
+"""
+
+
+def test_lint_finds_arrows_over_text_and_over_arrows(page):
+    """An arrow through a label and two arrows run together are found; an arrow crossing another,
+    a label beside an arrow and a line without an arrowhead are not."""
+    page.set_content(ARROWS)
+    result = lint(page, "#pic")
+    assert [hit["text"] for hit in result["arrows_over_text"]] == ["crossed-label"]
+    assert len(result["arrows_over_arrows"]) == 1  # the two on y = 60, not the crossing one
+    assert result["arrows_over_arrows"][0]["px"] >= 90
+    assert result["arrows"] == 4
+
+
 def test_lint_on_a_clean_picture_counts_zero(page):
     page.set_content(
         '<div id="pic" style="background:#1e1e1e;padding:4px">'
@@ -98,16 +127,9 @@ def test_static_fallback_over_the_corpus_has_no_text_problems_and_fits(browser, 
         )
         lines.append(summary_line(case.name, result))
         c = counts(result)
-        if c["overlaps"] or c["clipped"] or c["low_contrast"] or c["height"] > case.max_height:
-            failures.append(
-                (
-                    case.name,
-                    c,
-                    result["overlaps"][:3],
-                    result["clipped"][:3],
-                    result["low_contrast"][:3],
-                )
-            )
+        bad = ("overlaps", "clipped", "low_contrast", "arrows_over_text", "arrows_over_arrows")
+        if any(c[kind] for kind in bad) or c["height"] > case.max_height:
+            failures.append((case.name, c, *(result[kind][:3] for kind in bad)))
     context.close()
     table = "\n".join([f"static fallback, {theme} theme, 1,280 px wide:", *lines])
     print(table)

@@ -157,7 +157,10 @@ def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
     page.evaluate(f"document.body.style.background = '{THEMES[theme]}'")
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     lines, failures = [], []
-    totals = {"overlaps": 0, "clipped": 0, "low_contrast": 0}
+    totals = {
+        "overlaps": 0, "clipped": 0, "low_contrast": 0, "arrows_over_text": 0,
+        "arrows_over_arrows": 0,
+    }  # fmt: skip
     for case in CASES:
         which, state = _model_state(case)
         page.evaluate(_RENDER, [which, state])
@@ -194,10 +197,13 @@ def test_widget_draws_every_corpus_layout_legibly(lint_page, theme):
                 lines[-1] += f"  dimming {dimming:.2f}:1"
                 if dimming < MIN_DIMMING_RATIO:
                     problems.append(f"dimmed cells {dimming:.2f}:1 from linked ones")
-            result = {k: result[k] + hovered[k] for k in ("overlaps", "clipped", "low_contrast")}
+            result = {k: result[k] + hovered[k] for k in totals}
             page.mouse.move(0, 0)
         if problems:
-            details = result["overlaps"][:2] + result["clipped"][:2] + result["low_contrast"][:2]
+            details = (
+                result["overlaps"][:2] + result["clipped"][:2] + result["low_contrast"][:2]
+                + result["arrows_over_text"][:2] + result["arrows_over_arrows"][:2]
+            )  # fmt: skip
             failures.append(f"{case.name}: {', '.join(problems)} {details}")
     print(f"\nwidget visual lint, {theme} theme, {WIDTH} px wide, {len(CASES)} layouts")
     print("\n".join(lines))

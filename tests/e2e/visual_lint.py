@@ -11,6 +11,10 @@ what a reader would trip over:
   measured from pixels: the root is screenshotted with every glyph made transparent, and the text
   colour (blended by its effective opacity) is compared with each colour covering at least a
   quarter of its box (a halo — ``paint-order: stroke`` — counts as the background);
+* ``arrows_over_text``: a stride arrow (a path with an arrowhead, sampled every 2 px as drawn)
+  running through a text's em box (its first and last 4 px, where it leaves and enters a cell, left
+  out); ``arrows_over_arrows``: two arrows running on top of each other for more than 6 px (within
+  1.5 px; crossing is fine);
 * ``height`` / ``width`` of the root, in CSS px.
 
 Texts are SVG ``<text>`` elements and the visible text nodes of HTML elements (one box per line);
@@ -123,11 +127,56 @@ _COLLECT = r"""
       }
     }
   }
+  // stride arrows: every path with an arrowhead, sampled every 2 px in page coordinates
+  const arrows = [];
+  for (const path of root.querySelectorAll("path")) {
+    if (hidden(path) || getComputedStyle(path).markerEnd === "none" || !path.getTotalLength) continue;
+    const matrix = path.getScreenCTM();
+    const length = path.getTotalLength();
+    const points = [];
+    for (let at = 0; at <= length; at += 2) {
+      const p = path.getPointAtLength(at).matrixTransform(matrix);
+      points.push([p.x, p.y]);
+    }
+    const box = path.getBoundingClientRect();
+    arrows.push({ where: describe(path), points, box });
+  }
+  // an arrow through a text: a sample point inside the text's em box (less 1 px each side),
+  // its first and last 3 px (where it leaves and enters a cell) left out
+  const arrowsOverText = [];
+  for (const arrow of arrows) {
+    const inner = arrow.points.slice(2, -2);
+    for (const t of items) {
+      if (t.right < arrow.box.left || t.left > arrow.box.right || t.bottom < arrow.box.top || t.top > arrow.box.bottom) continue;
+      if (inner.some(([x, y]) => x > t.left + 1 && x < t.right - 1 && y > t.top + 1 && y < t.bottom - 1)) {
+        arrowsOverText.push({ arrow: arrow.where, text: t.text, where: t.where });
+      }
+    }
+  }
+  // two arrows on top of each other: over 6 px of one (4 samples in a row, its ends left out)
+  // within 1.5 px of the other's samples
+  const arrowsOverArrows = [];
+  const near = (p, pts) => pts.some(([x, y]) => Math.abs(x - p[0]) <= 1.5 && Math.abs(y - p[1]) <= 1.5);
+  for (let i = 0; i < arrows.length; i++) {
+    for (let j = i + 1; j < arrows.length; j++) {
+      const a = arrows[i], b = arrows[j];
+      if (a.box.right < b.box.left - 2 || b.box.right < a.box.left - 2 || a.box.bottom < b.box.top - 2 || b.box.bottom < a.box.top - 2) continue;
+      let run = 0, most = 0;
+      for (const p of a.points.slice(3, -3)) {
+        run = near(p, b.points) ? run + 1 : 0;
+        most = Math.max(most, run);
+      }
+      if (most >= 4) arrowsOverArrows.push({ a: a.where, b: b.where, px: most * 2 });
+    }
+  }
   const texts = items.map((t) => ({
     text: t.text, where: t.where, colour: t.colour, halo: t.halo, opacity: t.opacity,
     left: t.left - rootBox.left, top: t.top - rootBox.top, right: t.right - rootBox.left, bottom: t.bottom - rootBox.top,
   }));
-  return { texts, overlaps, clipped, width: rootBox.width, height: rootBox.height };
+  return {
+    texts, overlaps, clipped, arrows: arrows.length, arrows_over_text: arrowsOverText,
+    arrows_over_arrows: arrowsOverArrows, width: rootBox.width, height: rootBox.height,
+  };
 }
 """
 
@@ -211,6 +260,8 @@ def counts(result: dict[str, Any]) -> dict[str, Any]:
         "overlaps": len(result["overlaps"]),
         "clipped": len(result["clipped"]),
         "low_contrast": len(result["low_contrast"]),
+        "arrows_over_text": len(result["arrows_over_text"]),
+        "arrows_over_arrows": len(result["arrows_over_arrows"]),
         "height": round(result["height"]),
     }
 
@@ -220,5 +271,6 @@ def summary_line(name: str, result: dict[str, Any]) -> str:
     c = counts(result)
     return (
         f"{name:<32} texts {c['texts']:>4}  overlaps {c['overlaps']:>3}  clipped {c['clipped']:>3}  "
-        f"low-contrast {c['low_contrast']:>3}  height {c['height']:>5}px"
+        f"low-contrast {c['low_contrast']:>3}  arrows over text {c['arrows_over_text']:>2}  "
+        f"over arrows {c['arrows_over_arrows']:>2}  height {c['height']:>5}px"
     )

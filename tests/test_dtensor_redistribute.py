@@ -66,7 +66,8 @@ def _check_moves(mesh_shape, shape, source_placements, target_placements, dtype=
         for index, senders in received.items():
             assert list(senders) == [()]
             (sender,) = senders.values()
-            assert _flat(index, shape) in _values(before_locals[sender])  # it had it
+            holders = [r for r in range(world) if _flat(index, shape) in _values(before_locals[r])]
+            assert sender == min(holders)  # the lowest-numbered rank that held it
         m = move.move(rank)
         assert m.receives == len(new) and m.receive_bytes == len(new) * itemsize
         total += len(new) * itemsize
@@ -199,10 +200,14 @@ def test_partial_counts_every_summand(group, mesh_shape, shape, source, target):
         assert ours == torch_got, rank
         for index, summands in move.received(rank).items():
             for s, sender in summands.items():
-                assert tuple(coords[sender][m] for m in partial) == s
-                assert _flat(index, shape) in {
-                    int(u) >> world for u in before_locals[sender].reshape(-1).tolist()
-                }
+                holders = [
+                    r
+                    for r in range(world)
+                    if tuple(coords[r][m] for m in partial) == s
+                    and _flat(index, shape)
+                    in {int(u) >> world for u in before_locals[r].reshape(-1).tolist()}
+                ]
+                assert sender == min(holders)  # the lowest-numbered holder of that summand
         count = sum(len(ids) for ids in torch_got.values())
         assert move.move(rank).receives == count
         total += count * 8

@@ -236,7 +236,7 @@ def test_bad_targets_are_one_line_errors(group):
     lay = sw.inspect(d)
     for bad, words in [
         ([Shard(2), Replicate()], "Shard(2) on mesh dim 0, but the tensor has 2 dims"),
-        ([Shard(0)], "1 placements for a 2-dim mesh (2, 2)"),
+        ([Shard(0)], "1 placement for a 2-dim mesh (2, 2)"),
         ([Replicate(), Partial()], "to Partial(sum) on mesh dim 1 from Replicate()"),
         (["Shard(x)", Replicate()], "'Shard(x)' is not Shard(dim), Replicate() or Partial(op)"),
         ([object(), Replicate()], "stridewidget does not know"),

@@ -268,9 +268,10 @@ class DistributedLayout:
         """
         placements = list(placements)
         if len(placements) != len(self.mesh_shape):
+            given = f"{len(placements)} placement{'' if len(placements) == 1 else 's'}"
             raise LayoutError(
-                f"redistribute: {len(placements)} placements for a {len(self.mesh_shape)}-dim "
-                f"mesh {_tup(self.mesh_shape)}: give one per mesh dim"
+                f"redistribute: {given} for a {len(self.mesh_shape)}-dim mesh "
+                f"{_tup(self.mesh_shape)}: give one per mesh dim"
             )
         target = tuple(self._target_placement(p, m) for m, p in enumerate(placements))
         partial = [m for m, p in enumerate(self.placements) if p.kind == "partial"]

@@ -28,7 +28,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-__all__ = ["RankMove", "Redistribution", "chunk_positions", "target_indices"]
+__all__ = ["RankMove", "Redistribution", "bytes_words", "chunk_positions", "plan", "target_indices"]
 
 
 def chunk_positions(length: int, num_chunks: int, coordinate: int) -> list[int]:
@@ -66,6 +66,18 @@ def target_indices(
 
 def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def bytes_words(n: int) -> str:
+    """Bytes exactly, with MiB / GiB beside them from one MiB up.
+
+    >>> bytes_words(96), bytes_words(528482304)
+    ('96 B', '528482304 B = 504 MiB')
+    """
+    if n < 2**20:
+        return f"{n} B"
+    unit, size = ("GiB", n / 2**30) if n >= 2**30 else ("MiB", n / 2**20)
+    return f"{n} B = {size:.4g} {unit}"
 
 
 def _ranks_words(ranks: Sequence[int]) -> str:
@@ -165,15 +177,15 @@ class Redistribution:
         unit = "summand" if self.reduction else "element"
         head = (
             f"redistribute [{', '.join(self.source_placements)}] → "
-            f"[{', '.join(self.target_placements)}]: {self.total_bytes} B move in all "
+            f"[{', '.join(self.target_placements)}]: {bytes_words(self.total_bytes)} move in all "
             f"({_plural(self.total_elements, unit)} of {self.dtype}, {self.itemsize} B each)"
         )
         lines = [head]
         for m in self.moves[:16]:
-            got = f"receives {_plural(m.receives, unit)} ({m.receive_bytes} B)"
+            got = f"receives {_plural(m.receives, unit)} ({bytes_words(m.receive_bytes)})"
             if m.from_ranks:
                 got += f" from {_ranks_words(m.from_ranks)}"
-            sent = f"sends {_plural(m.sends, unit)} ({m.send_bytes} B)"
+            sent = f"sends {_plural(m.sends, unit)} ({bytes_words(m.send_bytes)})"
             if m.to_ranks:
                 sent += f" to {_ranks_words(m.to_ranks)}"
             lines.append(f"rank {m.rank} {got}; {sent}")

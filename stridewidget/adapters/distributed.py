@@ -36,12 +36,15 @@ def _placement(p: Any) -> Placement:
     factor = strided_split_factor(p)
     if factor is not None:
         return Placement("strided_shard", dim=int(p.dim), split_factor=factor)
-    if p.is_shard():
-        return Placement("shard", dim=int(p.dim))
-    if p.is_partial():
-        return Placement("partial", reduce_op=str(p.reduce_op))
-    if p.is_replicate():
-        return Placement("replicate")
+    try:
+        if p.is_shard():
+            return Placement("shard", dim=int(p.dim))
+        if p.is_partial():
+            return Placement("partial", reduce_op=str(p.reduce_op))
+        if p.is_replicate():
+            return Placement("replicate")
+    except (AttributeError, TypeError, ValueError):  # not a torch placement at all
+        pass
     raise LayoutError(f"sw.inspect: a DTensor placement stridewidget does not know: {p!r}")
 
 
@@ -119,6 +122,8 @@ def distributed_layout(d: Any) -> DistributedLayout:
         placements=tuple(_placement(p) for p in placements),
         ranks=tuple(ranks),
         this_rank=this,
+        itemsize=int(d.dtype.itemsize),
+        read_placement=_placement,
     )
 
 

@@ -10,10 +10,14 @@ indices are computed from the placements, and the words say so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
+from ..errors import LayoutError
 from .layout import Layout
+from .redistribute import RankMove, Redistribution, plan, target_indices
 
 __all__ = ["DistributedLayout", "Placement", "RankShard", "index_words"]
 
@@ -149,6 +153,12 @@ class DistributedLayout:
     placements: tuple[Placement, ...]
     ranks: tuple[RankShard, ...]
     this_rank: int | None = None
+    itemsize: int | None = None
+    #: Reads one placement of the library's own (a torch ``Shard(0)``) into a :class:`Placement`:
+    #: the adapter sets it, so :meth:`redistribute` takes torch's placements while this stays pure.
+    read_placement: Callable[[Any], Placement] | None = field(
+        default=None, compare=False, repr=False
+    )
 
     @property
     def local(self) -> Layout | None:
@@ -201,6 +211,101 @@ class DistributedLayout:
                 cell = None if shard.local is None else shard.local.address(local_index)
                 found.append((shard.rank, cell))
         return tuple(found)
+
+    def _target_placement(self, p: Any, mesh_dim: int) -> Placement:
+        if isinstance(p, str):
+            text = p.replace(" ", "")
+            shard = re.fullmatch(r"Shard\((-?\d+)\)", text)
+            partial = re.fullmatch(r"Partial\((\w*)\)", text)
+            if shard is not None:
+                p = Placement("shard", dim=int(shard.group(1)))
+            elif partial is not None:
+                p = Placement("partial", reduce_op=partial.group(1) or "sum")
+            elif text == "Replicate()":
+                p = Placement("replicate")
+            else:
+                raise LayoutError(
+                    f"redistribute: {p!r} is not Shard(dim), Replicate() or Partial(op)"
+                )
+        elif not isinstance(p, Placement):
+            if self.read_placement is None:
+                raise LayoutError(f"redistribute: {p!r} is not a placement")
+            p = self.read_placement(p)
+        ndim = len(self.global_shape)
+        if p.kind == "strided_shard":
+            raise LayoutError(
+                f"redistribute: to {p} is not counted (only Shard, Replicate, Partial)"
+            )
+        if p.kind == "shard":
+            if p.dim is None or not -ndim <= p.dim < ndim:
+                raise LayoutError(
+                    f"redistribute: {p} on mesh dim {mesh_dim}, but the tensor has {ndim} dims "
+                    f"(shape {_tup(self.global_shape)})"
+                )
+            p = Placement("shard", dim=p.dim % ndim)
+        if p.kind == "partial" and self.placements[mesh_dim] != p:
+            raise LayoutError(
+                f"redistribute: to {p} on mesh dim {mesh_dim} from {self.placements[mesh_dim]}: "
+                "only a Partial kept as it is is counted (torch makes a new one locally)"
+            )
+        return p
+
+    def redistribute(self, placements: Sequence[Any]) -> Redistribution:
+        """What ``d.redistribute(mesh, placements)`` would move between ranks, computed from the
+        current and the target placements (no collective runs): per rank the elements and bytes
+        it receives (those it holds after and not before) and sends (each element a rank lacks
+        comes from its lowest-numbered holder), and the total.  From a ``Partial`` it is a
+        reduction: every partial holder sends its summand (see :mod:`.redistribute`).
+        ``placements`` are torch's (through ``sw.inspect(d)``), :class:`Placement` s or words.
+
+        >>> lay = Layout(shape=(2, 4), strides=(4, 1), storage_size=8)
+        >>> ranks = tuple(RankShard(r, (r,), ((2 * r, 2 * r + 1), (0, 1, 2, 3)), lay)
+        ...               for r in range(2))
+        >>> d = DistributedLayout((4, 4), "float32", (2,), ("tp",), (Placement("shard", 0),),
+        ...                       ranks, itemsize=4)
+        >>> print(d.redistribute(["Shard(1)"]).explain().splitlines()[0])
+        redistribute [Shard(0)] → [Shard(1)]: 32 B move in all (8 elements of float32, 4 B each)
+        """
+        placements = list(placements)
+        if len(placements) != len(self.mesh_shape):
+            given = f"{len(placements)} placement{'' if len(placements) == 1 else 's'}"
+            raise LayoutError(
+                f"redistribute: {given} for a {len(self.mesh_shape)}-dim mesh "
+                f"{_tup(self.mesh_shape)}: give one per mesh dim"
+            )
+        target = tuple(self._target_placement(p, m) for m, p in enumerate(placements))
+        partial = [m for m, p in enumerate(self.placements) if p.kind == "partial"]
+        kept_dims = [i for i, m in enumerate(partial) if target[m].kind == "partial"]
+        pairs = [(p.kind, p.dim) for p in target]
+        source, needs, summand_of, kept = {}, {}, {}, {}
+        for s in self.ranks:
+            source[s.rank] = s.indices
+            needs[s.rank] = target_indices(pairs, self.global_shape, self.mesh_shape, s.coordinate)
+            summand_of[s.rank] = tuple(s.coordinate[m] for m in partial)
+            kept[s.rank] = tuple((i, summand_of[s.rank][i]) for i in kept_dims)
+        atoms, moved = plan(self.global_shape, source, needs, summand_of, kept)
+        itemsize = self.itemsize or _itemsize(self.dtype, self.ranks)
+        reduce_ops = sorted({str(self.placements[m].reduce_op) for m in partial})
+        reduced = len(kept_dims) < len(partial)
+        return Redistribution(
+            source_placements=tuple(map(str, self.placements)),
+            target_placements=tuple(map(str, target)),
+            moves=tuple(
+                RankMove(
+                    s.rank,
+                    moved[s.rank]["receives"],
+                    moved[s.rank]["sends"],
+                    tuple(sorted(moved[s.rank]["from"])),
+                    tuple(sorted(moved[s.rank]["to"])),
+                    itemsize,
+                )
+                for s in self.ranks
+            ),
+            itemsize=itemsize,
+            dtype=self.dtype,
+            reduction=", ".join(reduce_ops) if reduced else None,
+            atoms=tuple(atoms),
+        )
 
     def _mesh_words(self) -> str:
         names = self.mesh_dim_names or tuple(f"dim{i}" for i in range(len(self.mesh_shape)))
@@ -265,3 +370,12 @@ class DistributedLayout:
                 f"{len(computed)} ranks' shares are computed from the placements"
             )
         return "\n".join(lines)
+
+
+def _itemsize(dtype: str, ranks: Sequence[RankShard]) -> int:
+    """Bytes per element: a read local tensor's, else the bits in the dtype's name."""
+    for s in ranks:
+        if s.local is not None:
+            return s.local.itemsize
+    bits = re.search(r"\d+", dtype)
+    return max(1, int(bits.group()) // 8) if bits else 1

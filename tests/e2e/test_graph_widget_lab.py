@@ -97,7 +97,9 @@ def _check_drawn(page, root, index: int) -> None:
     expect(root.locator(".sw-graph-caption")).to_have_attribute("data-drawn", str(index))
     expected = ast.literal_eval(kernel_eval(page, f"print(_expected({index}))"))
     picture = root.locator(".sw-graph-picture svg.sws-picture")
-    names = picture.get_attribute("aria-label").removeprefix("memory layout of ").split(", ")
+    # its title: "memory layout of a: <layout>; b: <layout>[; both over storage s0]"
+    parts = picture.get_attribute("aria-label").removeprefix("memory layout of ").split("; ")
+    names = [part.split(": ", 1)[0] for part in parts if ": " in part]
     assert names == [name for name, *_ in expected]
     # which storage each drawn tensor is over: the picture's own table (the painter's input)
     storages = ast.literal_eval(kernel_eval(page, PICTURE_STORAGES))

@@ -308,10 +308,14 @@ def call_snapshots(
         key = id(obj)
         if key not in taken:
             snapshot = before.get(key) if before else None
-            if snapshot is None:  # as _seen_snapshot, inlined: it runs for most tensors seen
+            if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined: per tensor
                 snapshot = seen.get(key)
-                if snapshot is None or snapshot.ref() is not obj or not snapshot.still(obj):
+                if snapshot is None or snapshot.ref() is not obj:
                     snapshot = _new_snapshot(obj, key, seen)
+                else:
+                    storage, raw = obj.untyped_storage(), snapshot._raw
+                    if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+                        snapshot = _new_snapshot(obj, key, seen)
             taken[key] = snapshot
     inputs = tuple(taken.values())
     if isinstance(result, ARRAY_TYPES):
@@ -344,7 +348,11 @@ def _seen_snapshot(obj: Any, key: int, seen: dict[int, Snapshot]) -> Snapshot:
 
 def _new_snapshot(obj: Any, key: int, seen: dict[int, Snapshot]) -> Snapshot:
     """A new snapshot of ``obj``, kept in ``seen`` when it is a plain tensor's."""
-    snapshot = Snapshot(obj)
-    if snapshot._raw is not None:
-        seen[key] = snapshot
+    raw = _plain_fields(obj) if type(obj) in _PLAIN_TENSOR_TYPES else None
+    if raw is None:
+        return Snapshot(obj)
+    snapshot = object.__new__(Snapshot)  # as Snapshot(obj) does for a plain tensor
+    snapshot.ref, snapshot._raw = weakref.ref(obj), raw
+    snapshot._layout = snapshot._fields = snapshot._extents = None
+    seen[key] = snapshot
     return snapshot

@@ -66,6 +66,7 @@ from .._compat import (
     run_composite_implicit,
     run_higher_order,
 )
+from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
@@ -220,6 +221,10 @@ class CallMode(TorchFunctionMode):
         self.recorder = recorder
         # recorded() not overridden (the tracker's own mode): no call to make per event
         self.plain_recorded = type(self).recorded is CallMode.recorded
+        # the tracker's own recorder: its add() is inlined in the handler (a frame per call)
+        self.inline_add = (
+            type(recorder).add is Recorder.add and recorder.lazy and recorder.user_lines
+        )
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
@@ -242,9 +247,19 @@ class CallMode(TorchFunctionMode):
             # the wrapper: no op wrote an argument, but the wrapper's mutation count moved
             if functional_mutation_count(tensor) != count:
                 pending.written.extend(storage_extents(tensor))
-        if pending.ops or has_array(result):
-            name = _CALL_NAMES.get(func)
-            recorder.add(name or _call_name(func), (args, kwargs), result, pending)
+        if pending.ops or isinstance(result, ARRAY_TYPES) or has_array(result):
+            name = _CALL_NAMES.get(func) or _call_name(func)
+            if self.inline_add:  # Recorder.add's lazy path, without its frame
+                # user_line's walk starts at this handler's caller, as it would from add
+                filename, line = user_line()
+                inputs, outputs, returned_input = call_snapshots(
+                    args, kwargs, result, pending.before, recorder.seen
+                )
+                recorder.log.recorded.append(
+                    (name, pending, inputs, outputs, returned_input, filename, line)
+                )
+            else:
+                recorder.add(name, (args, kwargs), result, pending)
             if not self.plain_recorded:
                 self.recorded(func, result, args)
         elif getattr(func, "__name__", "") == "__set__" and args:

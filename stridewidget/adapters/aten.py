@@ -353,13 +353,22 @@ def moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
     runs a logical op where a float one is moved): the answer must not depend on which call came
     first.
     """
-    by_dtypes = _MOVES_DATA.lookup(func)
-    if by_dtypes is MISSING:
+    entry = _MOVES_DATA.get(id(func))  # as _MOVES_DATA.lookup, inlined: it runs per op call
+    by_dtypes = entry[1] if entry is not None and entry[0] is func else None
+    if by_dtypes is None:
         by_dtypes = _MOVES_DATA.store(func, {})
-    if kwargs or any(type(arg) in _CONTAINERS for arg in args):
-        dtypes = tuple([t.dtype for t in arrays_in((args, kwargs), [])])
-    else:  # the common call, flat: the same key without arrays_in's walk
-        dtypes = tuple([arg.dtype for arg in args if isinstance(arg, ARRAY_TYPES)])
+    found: list[Any] | None = None
+    if not kwargs:  # the common call, flat: the same key without arrays_in's walk
+        found = []
+        for arg in args:
+            if isinstance(arg, ARRAY_TYPES):
+                found.append(arg.dtype)
+            elif type(arg) in _CONTAINERS:
+                found = None
+                break
+    dtypes = (
+        tuple([t.dtype for t in arrays_in((args, kwargs), [])]) if found is None else tuple(found)
+    )
     answer = by_dtypes.get(dtypes)
     if answer is None:
         answer, decomposed = _follow_data(func, args, kwargs)

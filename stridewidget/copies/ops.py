@@ -25,7 +25,14 @@ from ..adapters.aten import (
     op_info,
     undecomposed,
 )
-from .snapshot import Extent, Snapshot, arrays_in, data_nbytes, storage_extents
+from .snapshot import (
+    _PLAIN_TENSOR_TYPES,
+    Extent,
+    Snapshot,
+    arrays_in,
+    data_nbytes,
+    storage_extents,
+)
 
 __all__ = [
     "COMPOSITE_IMPLICIT",
@@ -77,7 +84,15 @@ def note_op(
 ) -> None:
     """Add what one ATen op did (its name, what it wrote, the bytes it moved) to ``pending``."""
     pending.ops.append(info.name)
-    if info.written:
+    if info.written and not info.is_copy:  # in-place arithmetic (add_, mul_): writes, moves none
+        for position, name in info.written:
+            value = args[position] if position < len(args) else kwargs.get(name)
+            if type(value) in _PLAIN_TENSOR_TYPES:
+                pending.written.extend(storage_extents(value))
+            else:
+                for tensor in arrays_in(value, []):
+                    pending.written.extend(storage_extents(tensor))
+    elif info.written:
         moves = info.moves(args, kwargs)
         for position, name in info.written:
             for tensor in arrays_in(argument_value(args, kwargs, position, name), []):

@@ -56,6 +56,7 @@ class Extent(NamedTuple):
 
 
 _CPU = torch.device("cpu")
+_new_tuple = tuple.__new__  # an Extent from its four fields without NamedTuple's Python __new__
 _CONTAINERS = frozenset({tuple, list, dict})  # as arrays_in looks into
 
 
@@ -66,6 +67,13 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
     (``vmap``'s BatchedTensor, ``grad``'s TensorWrapper) the tensor it wraps.  Empty for sparse
     and other tensors without a storage to alias."""
     plain = type(t) in _PLAIN_TENSOR_TYPES  # not a wrapper; its storage is on its device
+    if plain and _PLAIN_DEVICES.get(t.device):  # the common case, as below in one go
+        try:
+            storage = t.untyped_storage()
+            extent = (storage_id(storage), t.device, storage.data_ptr(), storage.nbytes())
+            return (_new_tuple(Extent, extent),)
+        except (RuntimeError, NotImplementedError, TypeError):
+            pass  # no storage, or no memory: the general path below says which
     inner = None if plain else wrapped_tensors(t)
     if inner is not None:
         return tuple(extent for tensor in inner for extent in storage_extents(tensor))
@@ -300,7 +308,15 @@ def call_snapshots(
         key = id(obj)
         if key not in taken:
             snapshot = before.get(key) if before else None
-            taken[key] = snapshot or _seen_snapshot(obj, key, seen)
+            if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined: per tensor
+                snapshot = seen.get(key)
+                if snapshot is None or snapshot.ref() is not obj:
+                    snapshot = _new_snapshot(obj, key, seen)
+                else:
+                    storage, raw = obj.untyped_storage(), snapshot._raw
+                    if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+                        snapshot = _new_snapshot(obj, key, seen)
+            taken[key] = snapshot
     inputs = tuple(taken.values())
     if isinstance(result, ARRAY_TYPES):
         results: list[Any] = [result]
@@ -327,7 +343,16 @@ def _seen_snapshot(obj: Any, key: int, seen: dict[int, Snapshot]) -> Snapshot:
     snapshot = seen.get(key)
     if snapshot is not None and snapshot.ref() is obj and snapshot.still(obj):
         return snapshot
-    snapshot = Snapshot(obj)
-    if snapshot._raw is not None:
-        seen[key] = snapshot
+    return _new_snapshot(obj, key, seen)
+
+
+def _new_snapshot(obj: Any, key: int, seen: dict[int, Snapshot]) -> Snapshot:
+    """A new snapshot of ``obj``, kept in ``seen`` when it is a plain tensor's."""
+    raw = _plain_fields(obj) if type(obj) in _PLAIN_TENSOR_TYPES else None
+    if raw is None:
+        return Snapshot(obj)
+    snapshot = object.__new__(Snapshot)  # as Snapshot(obj) does for a plain tensor
+    snapshot.ref, snapshot._raw = weakref.ref(obj), raw
+    snapshot._layout = snapshot._fields = snapshot._extents = None
+    seen[key] = snapshot
     return snapshot

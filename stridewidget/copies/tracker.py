@@ -66,6 +66,7 @@ from .._compat import (
     run_composite_implicit,
     run_higher_order,
 )
+from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
@@ -218,6 +219,12 @@ class CallMode(TorchFunctionMode):
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
         self.recorder = recorder
+        # recorded() not overridden (the tracker's own mode): no call to make per event
+        self.plain_recorded = type(self).recorded is CallMode.recorded
+        # the tracker's own recorder: its add() is inlined in the handler (a frame per call)
+        self.inline_add = (
+            type(recorder).add is Recorder.add and recorder.lazy and recorder.user_lines
+        )
 
     def __torch_function__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
@@ -240,9 +247,21 @@ class CallMode(TorchFunctionMode):
             # the wrapper: no op wrote an argument, but the wrapper's mutation count moved
             if functional_mutation_count(tensor) != count:
                 pending.written.extend(storage_extents(tensor))
-        if pending.ops or has_array(result):
-            recorder.add(_call_name(func), (args, kwargs), result, pending)
-            self.recorded(func, result, args)
+        if pending.ops or isinstance(result, ARRAY_TYPES) or has_array(result):
+            name = _CALL_NAMES.get(func) or _call_name(func)
+            if self.inline_add:  # Recorder.add's lazy path, without its frame
+                # user_line's walk starts at this handler's caller, as it would from add
+                filename, line = user_line()
+                inputs, outputs, returned_input = call_snapshots(
+                    args, kwargs, result, pending.before, recorder.seen
+                )
+                recorder.log.recorded.append(
+                    (name, pending, inputs, outputs, returned_input, filename, line)
+                )
+            else:
+                recorder.add(name, (args, kwargs), result, pending)
+            if not self.plain_recorded:
+                self.recorded(func, result, args)
         elif getattr(func, "__name__", "") == "__set__" and args:
             # ``x.data = y`` gives x y's layout without an ATen op: x's snapshot no longer holds
             recorder.seen.pop(id(args[0]), None)
@@ -273,25 +292,28 @@ class OpMode(dispatch_mode_base()):
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
         self.recorder = recorder
+        # run() not overridden (the tracker's own mode): each op is called directly
+        self.plain_run = type(self).run is OpMode.run
 
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
         if kwargs is None:
             kwargs = {}
-        if is_higher_order(func):  # its subgraphs' ops come back here, one by one
-            return run_higher_order(self, func, args, kwargs, "sw.track_copies")
+        entry = OP_ENTRIES.get(id(func))  # an op seen before is an OpOverload, not higher-order
+        if entry is None or entry[0] is not func:
+            if is_higher_order(func):  # its subgraphs' ops come back here, one by one
+                return run_higher_order(self, func, args, kwargs, "sw.track_copies")
+            entry = op_entry(func)
+        info = entry[1]
         recorder = self.recorder
         pending = recorder.pending
         standalone = pending is None
-        _THREAD.in_dispatch += 1
+        thread = _THREAD
+        thread.in_dispatch += 1
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
                 pending = recorder.pending = Pending()
-            entry = OP_ENTRIES.get(id(func))
-            if entry is None or entry[0] is not func:
-                entry = op_entry(func)
-            info = entry[1]
             for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
                 for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
                     recorder.seen.pop(id(tensor), None)
@@ -307,7 +329,9 @@ class OpMode(dispatch_mode_base()):
                     with self:
                         result = run_composite_implicit(func, *args, **kwargs)
                 else:
-                    result = self.run(func, args, kwargs)
+                    result = (
+                        func(*args, **kwargs) if self.plain_run else self.run(func, args, kwargs)
+                    )
                     if id(func) in PLAIN_OPS:  # known to move and write nothing: its name only
                         pending.ops.append(info.name)
                     else:
@@ -318,7 +342,7 @@ class OpMode(dispatch_mode_base()):
             if standalone:
                 recorder.add(info.name, (args, kwargs), result, pending)
         finally:
-            _THREAD.in_dispatch -= 1
+            thread.in_dispatch -= 1
         return result
 
     def run(self, func: Any, args: tuple[Any, ...], kwargs: dict) -> Any:

@@ -75,6 +75,10 @@ def bundle_cases() -> dict[str, object]:
         "10**6 (1000x1000)": torch.randn(1000, 1000, generator=gen),
         "10**8 meta (10**4x10**4)": torch.empty(10**4, 10**4, device="meta"),
         "2x3x4x5": torch.randn(2, 3, 4, 5, generator=gen),
+        "attention heads (2,4,5,8)": torch.randn(2, 5, 32, generator=gen)
+        .view(2, 5, 4, 8)
+        .transpose(1, 2),
+        "5x6x7x8": torch.randn(5, 6, 7, 8, generator=gen),
     }
 
 
@@ -272,6 +276,19 @@ def screenshots(directory: pathlib.Path) -> list[pathlib.Path]:
     return written
 
 
+def readme_numbers(bundles: dict[str, dict[str, float]]) -> dict[str, dict[str, float | str]]:
+    """The numbers the README cites (``<!-- result ...#readme.KEY -->``): fallback kB and bundle
+    ms at the sizes issue 36 names, and the slowest bundle's ratio to ``repr``."""
+    kb = {"100x100": "10**4 (100x100)", "2x3x4x5": "2x3x4x5", "heads": "attention heads (2,4,5,8)"}
+    out: dict[str, dict[str, float | str]] = {
+        f"fallback_kB_{key}": {"value": bundles[name]["fallback_bytes"] / 1000, "unit": "kB"}
+        for key, name in kb.items()
+    }
+    times = [b["bundle_ms"] for b in bundles.values()]
+    out["bundle_ms"] = {"low": min(times), "high": max(times), "unit": "ms"}
+    return out
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=15)
@@ -298,6 +315,7 @@ def main() -> int:
             "repeats": args.repeats,
             "load_average_1min": os.getloadavg()[0],  # a shared machine: how busy it was
             "bundle": bundles,
+            "readme": readme_numbers(bundles),
         }
         args.json.write_text(json.dumps(stored, indent=1) + "\n")
     if args.bundle_only:

@@ -25,6 +25,7 @@ from .primitives import G, Group, Path, Rect, text_width
 
 __all__ = [
     "CHANNEL",
+    "HEAD",
     "channel_room",
     "channel_slots",
     "cross_arrow",
@@ -38,6 +39,9 @@ __all__ = [
 LANE = 16  # px between two lanes over a row: a label (13 px) above its line, clear of the next
 BASE = 8  # px from a row's top to its lowest lane
 CHANNEL = 4  # px between two cross-row arrows' channels over a row
+#: px an arrow drops from its channel to the row (with the 8 px under the row above, its ~11 px
+#: head stays clear of the storage indices printed there)
+HEAD = 5
 LABEL_H = 13
 _CORNER = 4.0  # radius of an arrow's bends
 _CLEAR = 3.0  # px a label keeps from a leg it must not cover
@@ -63,9 +67,17 @@ def lane_band(arcs: int) -> float:
     return BASE + LANE * arcs - 2 if arcs else 0.0
 
 
-def channel_room(channels: int) -> float:
-    """The height over a row that ``channels`` cross-row channels add to the 6 px gap."""
-    return CHANNEL * max(0, channels - 1)
+def channel_room(channels: int, head: bool = False) -> float:
+    """The height over a row that ``channels`` cross-row channels add to the 6 px gap, and with
+    ``head`` (an arrow ends in the row and no arc lanes lie over it) the arrowhead's drop below
+    the lowest channel.
+
+    >>> channel_room(0), channel_room(1), channel_room(3), channel_room(1, head=True)
+    (0.0, 0.0, 8.0, 5.0)
+    """
+    if channels <= 0:
+        return 0.0
+    return float(CHANNEL * (channels - 1) + (HEAD if head else 0))
 
 
 def channel_slots(

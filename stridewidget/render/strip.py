@@ -17,6 +17,7 @@ from typing import Any
 
 from .arrows import (
     CHANNEL,
+    HEAD,
     channel_room,
     channel_slots,
     cross_arrow,
@@ -85,10 +86,11 @@ def draw_strip(
     for k, arrow in enumerate(plan.cross):  # each in a lane and channels of its own
         lane_x = PAD + plan.cross_label_w + 8 + 8 * k
         ends = tuple((legs[(k, end)], positions[arrow[end]][1]) for end in ("from", "to"))
-        channels = tuple(
-            row_tops[r] - plan.lanes.get(r, 0.0) - 3 - CHANNEL * plan.channels[(k, end)]
+        channels = tuple(  # over the row's arc lanes, 3 px (and an arrowhead's drop) up
+            row_tops[r] - plan.lanes.get(r, 0.0) - 3 - HEAD * (r in plan.heads)
+            - CHANNEL * plan.channels[(k, end)]
             for r, end in ((plan.row_of[arrow[e]], e) for e in ("from", "to"))
-        )
+        )  # fmt: skip
         path, label = cross_arrow(
             canvas, arrow, ends, channels, lane_x, PAD + plan.cross_label_w - 3
         )
@@ -124,6 +126,7 @@ class _Plan:
     bands: dict[int, float]  # each row's height over its 6 px gap: channels, then arc lanes
     lanes: dict[int, float]  # each row's height of arc lanes
     channels: dict[tuple[int, str], int]  # (cross arrow, "from"/"to"): its channel over the row
+    heads: set[int]  # rows an arrowhead drops into below its channel (no arc lanes over them)
 
 
 def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_width: float) -> _Plan:
@@ -156,10 +159,14 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
             same_row.setdefault(row_of[arrow["from"]], []).append(arrow)
     lanes = {r: lane_band(len(arcs)) for r, arcs in same_row.items()}
     channels, count = channel_slots(cross, row_of)
-    bands = {r: lanes.get(r, 0.0) + channel_room(count.get(r, 0)) for r in range(len(rows))}
+    # a row an arrow ends in, with no arc lanes over it, drops the arrowhead below its channels
+    heads = {row_of[a["to"]] for a in cross} - set(lanes)
+    bands = {
+        r: lanes.get(r, 0.0) + channel_room(count.get(r, 0), r in heads) for r in range(len(rows))
+    }
     return _Plan(
         cell_w, show_text, rows, wrap, left, row_of, cross, cross_label_w, same_row, bands,
-        lanes, channels,
+        lanes, channels, heads,
     )  # fmt: skip
 
 

@@ -48,7 +48,7 @@ def test_lint_finds_each_planted_problem_and_nothing_else(page):
 
 ARROWS = """
 <div id="pic" style="width:400px;background:#ffffff">
-  <svg width="400" height="120" style="display:block">
+  <svg width="400" height="140" style="display:block">
     <defs><marker id="m" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7"
       orient="auto"><path d="M 0 0 L 10 5 L 0 10 z" fill="#000"/></marker></defs>
     <text x="40" y="24" font-size="11" fill="#222222">crossed-label</text>
@@ -57,6 +57,8 @@ ARROWS = """
     <path d="M 100 60 L 300 60" stroke="#000" fill="none" marker-end="url(#m)"/>
     <path d="M 250 10 L 250 110" stroke="#000" fill="none" marker-end="url(#m)"/>
     <text x="260" y="100" font-size="11" fill="#222222">clear-label</text>
+    <text x="300" y="115" font-size="11" fill="#222222">under-a-head</text>
+    <path d="M 330 70 L 330 108" stroke="#000" fill="none" marker-end="url(#m)"/>
     <path d="M 20 100 L 120 100" stroke="#000" fill="none"/>
     <text x="40" y="104" font-size="11" fill="#222222">under-a-plain-line</text>
   </svg>
@@ -69,10 +71,11 @@ def test_lint_finds_arrows_over_text_and_over_arrows(page):
     a label beside an arrow and a line without an arrowhead are not."""
     page.set_content(ARROWS)
     result = lint(page, "#pic")
-    assert [hit["text"] for hit in result["arrows_over_text"]] == ["crossed-label"]
+    found = sorted(hit["text"] for hit in result["arrows_over_text"])
+    assert found == ["crossed-label", "under-a-head"]  # a line through one, a head on the other
     assert len(result["arrows_over_arrows"]) == 1  # the two on y = 60, not the crossing one
     assert result["arrows_over_arrows"][0]["px"] >= 90
-    assert result["arrows"] == 4
+    assert result["arrows"] == 5
 
 
 def test_lint_on_a_clean_picture_counts_zero(page):

@@ -12,8 +12,8 @@ what a reader would trip over:
   colour (blended by its effective opacity) is compared with each colour covering at least a
   quarter of its box (a halo — ``paint-order: stroke`` — counts as the background);
 * ``arrows_over_text``: a stride arrow (a path with an arrowhead, sampled every 2 px as drawn)
-  running through a text's em box (its first and last 4 px, where it leaves and enters a cell, left
-  out); ``arrows_over_arrows``: two arrows running on top of each other for more than 6 px (within
+  running through a text's em box (its first 4 px, where it leaves a cell, left out; its last 10 px,
+  the arrowhead, with 1.5 px around it; the tip itself left out); ``arrows_over_arrows``: two arrows running on top of each other for more than 6 px (within
   1.5 px; crossing is fine);
 * ``height`` / ``width`` of the root, in CSS px.
 
@@ -143,12 +143,15 @@ _COLLECT = r"""
   }
   // an arrow through a text: a sample point inside the text's em box (less 1 px each side),
   // its first and last 3 px (where it leaves and enters a cell) left out
+  // the arrowhead (about 11 px back from the tip, its own tip left out) counts with 1.5 px around it
   const arrowsOverText = [];
   for (const arrow of arrows) {
-    const inner = arrow.points.slice(2, -2);
+    const line = arrow.points.slice(2, -6);
+    const head = arrow.points.slice(Math.max(2, arrow.points.length - 6), -1);
     for (const t of items) {
-      if (t.right < arrow.box.left || t.left > arrow.box.right || t.bottom < arrow.box.top || t.top > arrow.box.bottom) continue;
-      if (inner.some(([x, y]) => x > t.left + 1 && x < t.right - 1 && y > t.top + 1 && y < t.bottom - 1)) {
+      if (t.right < arrow.box.left - 12 || t.left > arrow.box.right + 12 || t.bottom < arrow.box.top - 12 || t.top > arrow.box.bottom + 12) continue;
+      const inBox = (m) => ([x, y]) => x > t.left + 1 - m && x < t.right - 1 + m && y > t.top + 1 - m && y < t.bottom - 1 + m;
+      if (line.some(inBox(0)) || head.some(inBox(1.5))) {
         arrowsOverText.push({ arrow: arrow.where, text: t.text, where: t.where });
       }
     }

@@ -345,10 +345,11 @@ def draw_distributed(
     if beside >= room / 2 and grid_w <= beside:
         canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))
         y += max(grid_h, mesh_h)
+        canvas.width = max(canvas.width, PAD + grid_w + 2 * G["panel_gap"] + mesh_w + PAD)
     else:
         canvas.items.extend(translated(mesh, PAD, y + grid_h + 6))
         y += grid_h + 6 + mesh_h
-    canvas.width = max(canvas.width, PAD + grid_w, PAD + mesh_w)
+        canvas.width = max(canvas.width, PAD + max(grid_w, mesh_w) + PAD)
     y += 10
     tensors = local_tensors(d)
     drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]

@@ -4,6 +4,7 @@ the saved picture says what its cell marks mean.  One CPU process, a fake proces
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -95,3 +96,10 @@ def test_every_primitive_lies_inside_the_picture(picture):
         what = getattr(item, "text", type(item).__name__)
         assert x0 >= -0.5 and y0 >= -0.5, what
         assert x1 <= picture.width + 0.5 and y1 <= picture.height + 0.5, (what, x1, picture.width)
+
+
+def test_no_two_texts_overlap(picture):
+    texts = [t for t in _leaves(picture.items) if isinstance(t, Text) and t.text.strip()]
+    for a, b in itertools.combinations(texts, 2):
+        (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = _text_box(a), _text_box(b)
+        assert not (ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1), (a.text, b.text)

@@ -227,10 +227,9 @@ class _Drawer:
             x += w + G["panel_gap"]
             row_h = max(row_h, h)
         if not window["slices"]:
-            items.append(
-                self.text(0, y + G["font_size"], "no element (an empty tensor)", muted=True)
-            )
-            row_h = G["line_h"]
+            words = "no element (an empty tensor)"
+            items.append(self.text(0, y + G["font_size"], words, muted=True))
+            row_h, width = G["line_h"], max(width, text_width(words, G["font_size"]))
         return items, width, y + row_h
 
     def mesh(self, room: float) -> tuple[list, float, float]:

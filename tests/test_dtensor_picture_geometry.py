@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from stridewidget.render.primitives import Group, Path, Rect, Text
+from stridewidget.render.primitives import MAX_WIDTH, Group, Path, Rect, Text
 
 if not dist.is_available():
     pytest.skip("torch.distributed is not available in this torch build", allow_module_level=True)
@@ -32,9 +32,9 @@ def group():
     dist.destroy_process_group()
 
 
-def _make(mesh_shape, placements, source=None, local=None):
+def _make(mesh_shape, placements, source=None, local=None, names=None):
     with LocalTensorMode(math.prod(mesh_shape)):
-        mesh = init_device_mesh("cpu", mesh_shape)
+        mesh = init_device_mesh("cpu", mesh_shape, mesh_dim_names=names)
         if local is not None:
             return DTensor.from_local(local, mesh, placements)
         return distribute_tensor(source, mesh, placements)
@@ -81,13 +81,14 @@ CASES = {
         None,
         torch.ones(3, 5),
     ),
+    "long-mesh-dim-names": ((2, 4), [Shard(0), Shard(1)], A44, None, ("data" * 30, "tp" * 60)),
 }
 
 
 @pytest.fixture(scope="module", params=sorted(CASES))
 def picture(request):
-    mesh_shape, placements, source, local = CASES[request.param]
-    return draw_distributed(_make(mesh_shape, placements, source, local))
+    mesh_shape, placements, source, local, *names = CASES[request.param]
+    return draw_distributed(_make(mesh_shape, placements, source, local, *names))
 
 
 def test_every_primitive_lies_inside_the_picture(picture):
@@ -103,3 +104,7 @@ def test_no_two_texts_overlap(picture):
     for a, b in itertools.combinations(texts, 2):
         (ax0, ay0, ax1, ay1), (bx0, by0, bx1, by1) = _text_box(a), _text_box(b)
         assert not (ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1), (a.text, b.text)
+
+
+def test_the_picture_keeps_to_the_width_it_is_laid_out_for(picture):
+    assert picture.width <= MAX_WIDTH

@@ -31,7 +31,18 @@ from ..scene.build import MAX_SLICES, build_scene
 from ..scene.logical import logical_window
 from .canvas import Canvas
 from .labels import tensor_colour
-from .primitives import MAX_WIDTH, PAD, G, Group, Picture, Rect, Text, text_width, translated
+from .primitives import (
+    MAX_WIDTH,
+    PAD,
+    G,
+    Group,
+    Picture,
+    Rect,
+    Text,
+    text_width,
+    translated,
+    wrapped,
+)
 from .strip import draw_strip
 
 __all__ = ["MAX_MESH_BOXES", "MAX_RANK_STRIPS", "draw_distributed", "single_dtensor"]
@@ -239,12 +250,13 @@ class _Drawer:
         words = ", ".join(f"{n}={s}" for n, s in zip(names, lay.mesh_shape))
         lines = [f"mesh ({words})"] + [f"{n}: {p}" for n, p in zip(names, lay.placements)]
         y = 0.0
-        for k, line in enumerate(lines):
-            y += G["line_h"]
-            items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
+        for k, words in enumerate(lines):
+            for line in wrapped(words, room, G["font_size"]):
+                y += G["line_h"]
+                items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
         cols = lay.mesh_shape[-1] if lay.mesh_shape else 1
         box_w = max(text_width(_tup(lay.ranks[-1].coordinate), G["font_size_small"]) + 8, 40)
-        box_h, width = 32.0, max(text_width(line, G["font_size"]) for line in lines)
+        box_h, width = 32.0, max(min(text_width(line, G["font_size"]), room) for line in lines)
         cols = max(1, min(cols, int((room + 4) // (box_w + 4))))  # a long mesh dim wraps
         for k, shard in enumerate(lay.ranks[:MAX_MESH_BOXES]):
             bx, by = (k % cols) * (box_w + 4), y + 4 + (k // cols) * (box_h + 4)
@@ -330,13 +342,15 @@ def draw_distributed(
     canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
     drawer = _Drawer(canvas, lay, name)
     head = f"{name}: {str(lay).split(' · ')[0]}"
-    y = 4.0 + G["font_size_title"]
-    canvas.items.append(drawer.text(PAD, y, head, size=G["font_size_title"], bold=True))
-    for line in lay.uneven_words():
+    room, size = canvas.max_width - 2 * PAD, G["font_size"]
+    y = 4.0 + G["font_size_title"] - G["line_h"]
+    for line in wrapped(head, room, G["font_size_title"]):
+        y += G["line_h"]
+        canvas.items.append(drawer.text(PAD, y, line, size=G["font_size_title"], bold=True))
+    for line in (part for words in lay.uneven_words() for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y, line, muted=True))
     y += 8
-    room = canvas.max_width - 2 * PAD
     mesh, mesh_w, mesh_h = drawer.mesh(room)
     beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
     grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
@@ -362,7 +376,7 @@ def draw_distributed(
         patterns = patterns or [tensor]
         y += h + 8
     rest = [s for s in lay.ranks if s not in drawn]
-    for line in rest_in_words(rest):
+    for line in (part for words in rest_in_words(rest) for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
     words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"

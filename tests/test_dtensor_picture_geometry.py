@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import pytest
 import torch
@@ -108,3 +109,25 @@ def test_no_two_texts_overlap(picture):
 
 def test_the_picture_keeps_to_the_width_it_is_laid_out_for(picture):
     assert picture.width <= MAX_WIDTH
+
+
+def test_the_legend_names_each_kind_of_mark_drawn(picture):
+    """The saved picture has no tooltips: a line under the heading says what ``r5``, ``r0,4``,
+    ``r0+3`` and ``Σ`` mean, for each kind its cells show (and no other)."""
+    marks = [
+        t.text
+        for g in picture.items
+        if isinstance(g, Group) and g.cls == "sws-dcell"
+        for t in _leaves(g.children)
+        if isinstance(t, Text)
+    ]
+    kinds = {
+        "one": r"r\d+",
+        "two": r"r\d+,\d+",
+        "more": r"r\d+\+\d+",
+    }
+    words = " ".join(t.text for t in picture.items if isinstance(t, Text))
+    for kind, pattern in kinds.items():
+        drawn = any(re.fullmatch(pattern + "Σ?", m) for m in marks)
+        assert bool(re.search(rf"(^| ){pattern}: ", words)) == drawn, (kind, words[:300])
+    assert ("Σ: " in words) == any(m.endswith("Σ") for m in marks)

@@ -142,6 +142,23 @@ class _Drawer:
         self.canvas, self.lay, self.name = canvas, lay, name
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
+        #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
+        self.marks: dict[int, tuple[int, ...]] = {}
+
+    def legend(self) -> str:
+        """What the grid's cell marks mean, for the kinds of mark it drew (none: ``""``)."""
+        words, m = [], self.marks
+        if 1 in m:
+            words.append(f"r{m[1][0]}: held by rank {m[1][0]}")
+        if 2 in m:
+            how = "held by" if self.partial else "replicated on"
+            words.append(f"{_mark(m[2], False)}: {how} ranks {m[2][0]} and {m[2][1]}")
+        if 3 in m:
+            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {len(m[3]) - 1} more ranks")
+        if self.partial and m:
+            ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
+            words.append(f"Σ: each holds a partial summand (the value is their {', '.join(ops)})")
+        return " · ".join(words)
 
     def text(self, x: float, y: float, text: str, **kw: Any) -> Text:
         return self.canvas.text(x, y, text, anchor="start", **kw)
@@ -197,6 +214,7 @@ class _Drawer:
 
     def cell(self, index: tuple, x: float, y: float, w: float, h: float, c: Mapping) -> Group:
         holders = self.lay.holders(index)
+        self.marks.setdefault(min(len(holders), 3), holders)
         colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
         dash = "3 2" if self.partial else None
         body = [
@@ -347,13 +365,16 @@ def draw_distributed(
     for line in wrapped(head, room, G["font_size_title"]):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y, line, size=G["font_size_title"], bold=True))
-    for line in (part for words in lay.uneven_words() for part in wrapped(words, room, size)):
-        y += G["line_h"]
-        canvas.items.append(drawer.text(PAD, y, line, muted=True))
-    y += 8
     mesh, mesh_w, mesh_h = drawer.mesh(room)
     beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
     grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
+    # under the heading: what the cell marks mean (the saved picture has no tooltips), then
+    # which dims are split unevenly
+    for words in [drawer.legend(), *lay.uneven_words()]:
+        for line in wrapped(words, room, size) if words else []:
+            y += G["line_h"]
+            canvas.items.append(drawer.text(PAD, y, line, muted=True))
+    y += 8
     canvas.items.extend(translated(grid, PAD, y))
     if beside >= room / 2 and grid_w <= beside:
         canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))

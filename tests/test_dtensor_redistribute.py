@@ -253,3 +253,32 @@ def test_bad_targets_are_one_line_errors(group):
         "Shard(1)",
         "Replicate()",
     )
+
+
+def test_a_lone_placement_or_none_is_a_one_line_redistribute_error(group):
+    group(4)
+    with LocalTensorMode(4):
+        mesh = init_device_mesh("cpu", (2, 2))
+        d = distribute_tensor(torch.arange(12.0).reshape(3, 4), mesh, [Shard(0), Replicate()])
+        flat = distribute_tensor(
+            torch.arange(12.0).reshape(3, 4), init_device_mesh("cpu", (4,)), [Shard(0)]
+        )
+    lay = sw.inspect(d)
+    for bad, words in [
+        ("Shard(0)", "one placement 'Shard(0)' for a 2-dim mesh (2, 2): pass a list"),
+        (Shard(0), "one placement Shard(dim=0) for a 2-dim mesh (2, 2): pass a list"),
+        (None, "no placements (None) for a 2-dim mesh (2, 2): pass a list"),
+        ([Replicate(), None], "stridewidget does not know: None"),
+        ([Replicate(), 5], "stridewidget does not know: 5"),
+    ]:
+        with pytest.raises(LayoutError) as caught:
+            lay.redistribute(bad)
+        message = str(caught.value)
+        assert message.startswith("redistribute: ") and words in message, message
+        assert "\n" not in message
+    # a single placement alone is the whole target of a 1-D mesh, as a list of one is
+    one = sw.inspect(flat)
+    for alone in ("Shard(1)", Shard(1)):
+        assert one.redistribute(alone) == one.redistribute([Shard(1)])
+    with pytest.raises(LayoutError, match=r"^redistribute: no placements \(None\)"):
+        one.redistribute(None)

@@ -11,7 +11,7 @@ indices are computed from the placements, and the words say so.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -230,7 +230,12 @@ class DistributedLayout:
         elif not isinstance(p, Placement):
             if self.read_placement is None:
                 raise LayoutError(f"redistribute: {p!r} is not a placement")
-            p = self.read_placement(p)
+            try:
+                p = self.read_placement(p)
+            except LayoutError as error:  # said for sw.inspect: say it for redistribute
+                raise LayoutError(
+                    "redistribute: " + str(error).removeprefix("sw.inspect: ")
+                ) from None
         ndim = len(self.global_shape)
         if p.kind == "strided_shard":
             raise LayoutError(
@@ -256,7 +261,8 @@ class DistributedLayout:
         it receives (those it holds after and not before) and sends (each element a rank lacks
         comes from its lowest-numbered holder), and the total.  From a ``Partial`` it is a
         reduction: every partial holder sends its summand (see :mod:`.redistribute`).
-        ``placements`` are torch's (through ``sw.inspect(d)``), :class:`Placement` s or words.
+        ``placements`` are torch's (through ``sw.inspect(d)``), :class:`Placement` s or words,
+        one per mesh dim, in a list (a single one alone only for a 1-D mesh).
 
         >>> lay = Layout(shape=(2, 4), strides=(4, 1), storage_size=8)
         >>> ranks = tuple(RankShard(r, (r,), ((2 * r, 2 * r + 1), (0, 1, 2, 3)), lay)
@@ -266,6 +272,16 @@ class DistributedLayout:
         >>> print(d.redistribute(["Shard(1)"]).explain().splitlines()[0])
         redistribute [Shard(0)] → [Shard(1)]: 32 B move in all (8 elements of float32, 4 B each)
         """
+        mesh = f"{len(self.mesh_shape)}-dim mesh {_tup(self.mesh_shape)}"
+        if placements is None:
+            raise LayoutError(f"redistribute: no placements (None) for a {mesh}: pass a list")
+        if isinstance(placements, (str, Placement)) or not isinstance(placements, Iterable):
+            if len(self.mesh_shape) != 1:  # one placement: only for a 1-D mesh
+                raise LayoutError(
+                    f"redistribute: one placement {placements!r} for a {mesh}: "
+                    "pass a list, one per mesh dim"
+                )
+            placements = [placements]
         placements = list(placements)
         if len(placements) != len(self.mesh_shape):
             given = f"{len(placements)} placement{'' if len(placements) == 1 else 's'}"

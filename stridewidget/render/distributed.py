@@ -31,7 +31,18 @@ from ..scene.build import MAX_SLICES, build_scene
 from ..scene.logical import logical_window
 from .canvas import Canvas
 from .labels import tensor_colour
-from .primitives import MAX_WIDTH, PAD, G, Group, Picture, Rect, Text, text_width, translated
+from .primitives import (
+    MAX_WIDTH,
+    PAD,
+    G,
+    Group,
+    Picture,
+    Rect,
+    Text,
+    text_width,
+    translated,
+    wrapped,
+)
 from .strip import draw_strip
 
 __all__ = ["MAX_MESH_BOXES", "MAX_RANK_STRIPS", "draw_distributed", "single_dtensor"]
@@ -131,6 +142,23 @@ class _Drawer:
         self.canvas, self.lay, self.name = canvas, lay, name
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
+        #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
+        self.marks: dict[int, tuple[int, ...]] = {}
+
+    def legend(self) -> str:
+        """What the grid's cell marks mean, for the kinds of mark it drew (none: ``""``)."""
+        words, m = [], self.marks
+        if 1 in m:
+            words.append(f"r{m[1][0]}: held by rank {m[1][0]}")
+        if 2 in m:
+            how = "held by" if self.partial else "replicated on"
+            words.append(f"{_mark(m[2], False)}: {how} ranks {m[2][0]} and {m[2][1]}")
+        if 3 in m:
+            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {len(m[3]) - 1} more ranks")
+        if self.partial and m:
+            ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
+            words.append(f"Σ: each holds a partial summand (the value is their {', '.join(ops)})")
+        return " · ".join(words)
 
     def text(self, x: float, y: float, text: str, **kw: Any) -> Text:
         return self.canvas.text(x, y, text, anchor="start", **kw)
@@ -186,6 +214,7 @@ class _Drawer:
 
     def cell(self, index: tuple, x: float, y: float, w: float, h: float, c: Mapping) -> Group:
         holders = self.lay.holders(index)
+        self.marks.setdefault(min(len(holders), 3), holders)
         colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
         dash = "3 2" if self.partial else None
         body = [
@@ -227,10 +256,9 @@ class _Drawer:
             x += w + G["panel_gap"]
             row_h = max(row_h, h)
         if not window["slices"]:
-            items.append(
-                self.text(0, y + G["font_size"], "no element (an empty tensor)", muted=True)
-            )
-            row_h = G["line_h"]
+            words = "no element (an empty tensor)"
+            items.append(self.text(0, y + G["font_size"], words, muted=True))
+            row_h, width = G["line_h"], max(width, text_width(words, G["font_size"]))
         return items, width, y + row_h
 
     def mesh(self, room: float) -> tuple[list, float, float]:
@@ -240,12 +268,13 @@ class _Drawer:
         words = ", ".join(f"{n}={s}" for n, s in zip(names, lay.mesh_shape))
         lines = [f"mesh ({words})"] + [f"{n}: {p}" for n, p in zip(names, lay.placements)]
         y = 0.0
-        for k, line in enumerate(lines):
-            y += G["line_h"]
-            items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
+        for k, words in enumerate(lines):
+            for line in wrapped(words, room, G["font_size"]):
+                y += G["line_h"]
+                items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
         cols = lay.mesh_shape[-1] if lay.mesh_shape else 1
         box_w = max(text_width(_tup(lay.ranks[-1].coordinate), G["font_size_small"]) + 8, 40)
-        box_h, width = 32.0, max(text_width(line, G["font_size"]) for line in lines)
+        box_h, width = 32.0, max(min(text_width(line, G["font_size"]), room) for line in lines)
         cols = max(1, min(cols, int((room + 4) // (box_w + 4))))  # a long mesh dim wraps
         for k, shard in enumerate(lay.ranks[:MAX_MESH_BOXES]):
             bx, by = (k % cols) * (box_w + 4), y + 4 + (k // cols) * (box_h + 4)
@@ -331,24 +360,30 @@ def draw_distributed(
     canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
     drawer = _Drawer(canvas, lay, name)
     head = f"{name}: {str(lay).split(' · ')[0]}"
-    y = 4.0 + G["font_size_title"]
-    canvas.items.append(drawer.text(PAD, y, head, size=G["font_size_title"], bold=True))
-    for line in lay.uneven_words():
+    room, size = canvas.max_width - 2 * PAD, G["font_size"]
+    y = 4.0 + G["font_size_title"] - G["line_h"]
+    for line in wrapped(head, room, G["font_size_title"]):
         y += G["line_h"]
-        canvas.items.append(drawer.text(PAD, y, line, muted=True))
-    y += 8
-    room = canvas.max_width - 2 * PAD
+        canvas.items.append(drawer.text(PAD, y, line, size=G["font_size_title"], bold=True))
     mesh, mesh_w, mesh_h = drawer.mesh(room)
     beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
     grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
+    # under the heading: what the cell marks mean (the saved picture has no tooltips), then
+    # which dims are split unevenly
+    for words in [drawer.legend(), *lay.uneven_words()]:
+        for line in wrapped(words, room, size) if words else []:
+            y += G["line_h"]
+            canvas.items.append(drawer.text(PAD, y, line, muted=True))
+    y += 8
     canvas.items.extend(translated(grid, PAD, y))
     if beside >= room / 2 and grid_w <= beside:
         canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))
         y += max(grid_h, mesh_h)
+        canvas.width = max(canvas.width, PAD + grid_w + 2 * G["panel_gap"] + mesh_w + PAD)
     else:
         canvas.items.extend(translated(mesh, PAD, y + grid_h + 6))
         y += grid_h + 6 + mesh_h
-    canvas.width = max(canvas.width, PAD + grid_w, PAD + mesh_w)
+        canvas.width = max(canvas.width, PAD + max(grid_w, mesh_w) + PAD)
     y += 10
     tensors = local_tensors(d)
     drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]
@@ -362,7 +397,7 @@ def draw_distributed(
         patterns = patterns or [tensor]
         y += h + 8
     rest = [s for s in lay.ranks if s not in drawn]
-    for line in rest_in_words(rest):
+    for line in (part for words in rest_in_words(rest) for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
     words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"

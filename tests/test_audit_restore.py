@@ -110,7 +110,7 @@ def test_writes_outside_torch_are_put_back(what, how, grad):
 def test_saved_values_and_same_bits_are_exact():
     torch.manual_seed(0)
     tensors = [
-        torch.randn(3, 5),
+        torch.randn(1024, 600),  # 2.4 MB: into the huge-page buffer, compared with memcmp
         torch.randn(4, 6).t(),  # not contiguous: cloned with its strides
         torch.arange(7, dtype=torch.int8),
         torch.randn(2, dtype=torch.complex128),
@@ -122,9 +122,10 @@ def test_saved_values_and_same_bits_are_exact():
         assert (value.shape, value.dtype) == (tensor.shape, tensor.dtype)
         assert _bytes(value) == _bytes(tensor)
         assert same_bits(tensor, value)
+    assert values[0].untyped_storage().nbytes() > tensors[0].nbytes  # in the shared buffer
     # one bit apart, -0.0 against 0.0, another NaN payload: all told apart
     flipped = tensors[0].clone()
-    flipped.view(torch.int32)[1, 2] ^= 1
+    flipped.view(torch.int32)[1000, 2] ^= 1
     assert not same_bits(flipped, values[0])
     assert not same_bits(torch.tensor([-0.0, float("nan")]), values[5])
     other_nan = torch.tensor([0.0, float("nan")])

@@ -230,9 +230,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             for tensor, version, values in kept_inputs:
                 if version is not None and version_counter(tensor) != version:
                     tensor.copy_(values)  # written in place by an ATen op
-                elif (tensor.shape, tensor.dtype) == (values.shape, values.dtype) and not (
-                    same_bits(tensor, values)
-                ):  # written where no version counter sees: NumPy, DLPack, x.data.mul_(2)
+                elif _bits_moved(tensor, values):  # unseen: NumPy, DLPack, x.data.mul_(2)
                     tensor.copy_(values)
             for module, name, tensor, is_parameter in named:
                 (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
@@ -241,6 +239,21 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+def _bits_moved(tensor: torch.Tensor, values: torch.Tensor) -> bool:
+    """Do an input's (or plain attribute's) bits differ from its saved ``values``, where its
+    version counter did not move?  ``False`` where they cannot be compared (a sparse tensor, a
+    subclass without the views, another shape or dtype): it is then left as it is."""
+    if tensor.layout != torch.strided or (tensor.shape, tensor.dtype) != (
+        values.shape,
+        values.dtype,
+    ):
+        return False
+    try:
+        return not same_bits(tensor, values)
+    except (RuntimeError, NotImplementedError, TypeError):
+        return False
 
 
 #: What ``nn.Module.__init__`` puts in every module's ``__dict__`` (its parameters, buffers,

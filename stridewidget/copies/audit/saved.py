@@ -45,7 +45,7 @@ def _libc() -> Any:
         if sys.platform.startswith("linux"):
             libc.madvise.restype = ctypes.c_int
             libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # no C library by that name (Windows: None)
         return None
     return libc
 
@@ -69,12 +69,14 @@ _HUGE_PAGES = _huge_pages()
 
 
 def _flat(tensor: torch.Tensor) -> bool:
-    """Is ``tensor`` a plain contiguous CPU tensor whose elements are its ``nbytes`` bytes from
-    ``data_ptr()`` (not a subclass, sparse, quantized, meta or conjugate/negative view)?"""
+    """Is ``tensor`` a plain contiguous CPU tensor of at least ``_BIG`` bytes, whose elements are
+    its ``nbytes`` bytes from ``data_ptr()`` (not a subclass, sparse, quantized, meta or
+    conjugate/negative view)?"""
     return (
         type(tensor) in (torch.Tensor, torch.nn.Parameter)
         and tensor.device.type == "cpu"
         and tensor.layout == torch.strided
+        and tensor.nbytes >= _BIG
         and not tensor.is_quantized
         and not tensor.is_conj()
         and not tensor.is_neg()
@@ -88,7 +90,7 @@ def saved_values(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     them) cloned with their strides."""
     offsets, total = [], 0
     for tensor in tensors:
-        if tensor.nbytes >= _BIG and _flat(tensor):
+        if _flat(tensor):
             offsets.append(total)
             total += -(-tensor.nbytes // _ALIGN) * _ALIGN
         else:
@@ -134,15 +136,17 @@ def same_bits(tensor: torch.Tensor, values: torch.Tensor) -> bool:
     """
     if tensor.device.type == "meta":
         return True
-    if _LIBC is not None and tensor.nbytes >= _BIG and _flat(tensor) and _flat(values):
+    if _LIBC is not None and _flat(tensor) and _flat(values):
         size = tensor.nbytes
         if size != values.nbytes:
             return False
         return size == 0 or _LIBC.memcmp(tensor.data_ptr(), values.data_ptr(), size) == 0
+    if tensor.is_quantized:  # (torch 2.13 crashes viewing one as integers)
+        return bool(torch.equal(tensor, values))
     words = _WORDS.get(tensor.element_size(), torch.uint8)
     try:
         if words.itemsize == tensor.element_size():  # a view of any strides
             return bool(torch.equal(tensor.view(words), values.view(words)))
         return bool(torch.equal(tensor.reshape(-1).view(words), values.reshape(-1).view(words)))
-    except RuntimeError:  # a view that cannot be reinterpreted, or a quantized tensor
+    except RuntimeError:  # a view that cannot be reinterpreted
         return bool(torch.equal(tensor, values))

@@ -34,6 +34,12 @@ each model it prints what each layer adds: interception, tracker, audit (module 
 nodes, source lines, the report; net of what the audit does not read: it decides no aliasing for
 an event that moved no data and wrote nothing, so this layer can come out negative), profiler.
 
+``--state`` times what keeping the model's state costs alone (``state_kept``: the parameters,
+buffers and inputs saved before the step, compared bit for bit and given back after it, around a
+block that writes one buffer as a training step does) beside the plain step; with
+``--baseline DIR`` that build's ``state_kept`` in the same rounds; with ``--json PATH``
+(``benchmarks/results/bench_audit_state.json``) it stores them.
+
 ``--json PATH`` also stores the run (``benchmarks/results/bench_audit.json``): per model its
 ``label``, ``ops``, ``plain_s``, ``audited_s``, ``ratio``, ``plain_us_per_op`` and
 ``added_us_per_op``; and the two numbers the targets are about: ``added_us_per_op_median`` (the
@@ -44,6 +50,7 @@ median over the models of what the audit adds per ATen op; target <= 40) and
 Run:  python benchmarks/bench_audit.py [--rounds 7] [--threads 1] [--baseline DIR] [--only TEXT] [--json PATH]
       python benchmarks/bench_audit.py --breakdown [--only TEXT]
       python benchmarks/bench_audit.py --modules [--only TEXT]
+      python benchmarks/bench_audit.py --state [--baseline DIR] [--only TEXT] [--json PATH]
 """
 
 from __future__ import annotations
@@ -284,6 +291,69 @@ def _module_tracking(models: dict, rounds: int) -> None:
         )
 
 
+def _kept(state_kept, model: torch.nn.Module, inputs: tuple) -> None:
+    """The state kept around a block that writes the first buffer, as a training step does."""
+    with state_kept(model, (inputs, None)), torch.no_grad():
+        next(model.buffers()).add_(1)
+
+
+def _state(models: dict, rounds: int, baseline: types.ModuleType | None) -> list[dict]:
+    ours = importlib.import_module("stridewidget.copies.audit.guard").state_kept
+    theirs = None
+    if baseline is not None:
+        theirs = importlib.import_module(f"{baseline.__name__}.copies.audit.guard").state_kept
+    header = f"{'model':68} {'MB kept':>8} {'plain':>9} {'state kept':>11} {'kept/plain':>11}"
+    print(header + (f" {'baseline':>9} {'this/baseline':>14}" if theirs else ""))
+    results = []
+    for label, (model, inputs) in models.items():
+        if next(model.buffers(), None) is None:
+            continue
+        variants = {
+            "plain": lambda m=model, x=inputs: _run_step(m, x, True, None),
+            "kept": lambda m=model, x=inputs: _kept(ours, m, x),
+        }
+        if theirs is not None:
+            variants["baseline"] = lambda m=model, x=inputs: _kept(theirs, m, x)
+        medians = _medians(variants, rounds)
+        plain, kept = medians["plain"], medians["kept"]
+        size = sum(t.nbytes for t in [*model.parameters(), *model.buffers()]) / 1e6
+        line = (
+            f"{label:68} {size:8.1f} {plain * 1e3:7.1f}ms {kept * 1e3:9.1f}ms {kept / plain:10.2f}x"
+        )
+        if theirs is not None:
+            line += f" {medians['baseline'] * 1e3:7.1f}ms {kept / medians['baseline']:13.2f}x"
+        print(line)
+        results.append(
+            {"label": label, "mb_kept": size, "plain_s": plain, "kept_s": kept}
+            | ({"baseline_s": medians["baseline"]} if theirs is not None else {})
+        )
+    print(f"load average {os.getloadavg()}")
+    return results
+
+
+def _store_state(path: pathlib.Path, results: list[dict], args: argparse.Namespace) -> None:
+    """``--state --json PATH``: the run, and for README.md the largest model's state kept by this
+    build and by the baseline (its directory's name), measured in the same rounds."""
+    largest = max(results, key=lambda r: (r["mb_kept"], r["plain_s"]))
+    summary = {
+        "torch": torch.__version__,
+        "threads": args.threads,
+        "rounds": args.rounds,
+        "baseline": args.baseline.name if args.baseline else None,
+        "load_average": os.getloadavg(),
+        "models": results,
+        "readme": {
+            "label": largest["label"],
+            "mb_kept": {"value": largest["mb_kept"], "unit": "MB"},
+            "kept_ms": {"value": largest["kept_s"] * 1e3, "unit": "ms"},
+        },
+    }
+    if "baseline_s" in largest:
+        summary["readme"]["baseline_kept_ms"] = {"value": largest["baseline_s"] * 1e3, "unit": "ms"}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(summary, indent=1) + "\n")
+
+
 def _medians(variants: dict, rounds: int) -> dict[str, float]:
     """Median seconds of each variant, the variants interleaved round by round, each round
     starting one variant later (a step runs faster or slower after some steps than after others:
@@ -341,6 +411,11 @@ def main() -> None:
         action="store_true",
         help="what following the modules adds to a forward: hooks against wrapped forwards",
     )
+    parser.add_argument(
+        "--state",
+        action="store_true",
+        help="what keeping the model's state (saved, compared, given back) costs alone",
+    )
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
@@ -355,6 +430,11 @@ def main() -> None:
         return
     baseline = _load_baseline(args.baseline) if args.baseline else None
     print(f"torch {torch.__version__}, {args.threads} thread(s), {args.rounds} rounds, medians")
+    if args.state:
+        results = _state(models, args.rounds, baseline)
+        if args.json:
+            _store_state(args.json, results, args)
+        return
     header = (
         f"{'model':68} {'plain':>10} {'tracked':>10} {'audited':>10} "
         f"{'tracked/plain':>14} {'audited/plain':>14} {'ops':>5} {'plain/op':>9} {'audit+/op':>10}"

@@ -23,6 +23,7 @@ from ..._compat import (
     version_counter,
 )
 from ...errors import LayoutError
+from .saved import same_bits, saved_values
 
 COMPILED_NOTE = (
     "the model is torch.compile'd, but a compiled program is audited only without loss_fn and "
@@ -186,9 +187,11 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     a forward may write its parameters or its input (``x.mul_(2)``), and dropout draws from the
     RNG.  Each name is given back its very tensor; each tensor's values are saved once (a weight
     tied under two names too), and written back only where its bits changed (one left alone keeps
-    its version counter).  Costs one copy of the parameters, buffers and inputs (an input is
-    written back only where its version counter moved; a leaf that requires grad, which no step
-    can write, is not copied) and one shallow copy of each module's ``__dict__``.  A module's
+    its version counter).  Costs one copy of the parameters, buffers and inputs and one shallow
+    copy of each module's ``__dict__``; an input is written back where its version counter moved,
+    else where its bits changed (a write through NumPy, DLPack or ``x.data`` moves no version
+    counter; a leaf that requires grad is kept too: ``x.detach().numpy()`` writes it).  The
+    copies and the comparison are :mod:`.saved`'s (one huge-page buffer, ``memcmp``).  A module's
     plain tensor attributes (``self.cache``, in lists and dicts too) are kept as the inputs are,
     and the ``torch.Generator`` objects modules hold get their states back."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
@@ -203,14 +206,13 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                     named.append((module, name, tensor, False))
             for name, tensor in params:
                 named.append((module, name, tensor, True))
-        for _, _, tensor, _ in named:
-            if id(tensor) not in saved:
-                saved[id(tensor)] = (tensor, tensor.detach().clone())
-                where[id(tensor)] = _placement(tensor)
+        unique = list({id(tensor): tensor for _, _, tensor, _ in named}.values())
+        for tensor, values in zip(unique, saved_values(unique)):
+            saved[id(tensor)] = (tensor, values)
+            where[id(tensor)] = _placement(tensor)
+        found = [t for t in dict.fromkeys(output_tensors(inputs)) if not t.is_inference()]
         kept_inputs = [
-            (t, version_counter(t), t.detach().clone())
-            for t in dict.fromkeys(output_tensors(inputs))
-            if not (t.is_leaf and t.requires_grad) and not t.is_inference()
+            (t, version_counter(t), values) for t, values in zip(found, saved_values(found))
         ]
         attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
         kept = {id(t) for t in saved} | {id(k[0]) for k in kept_inputs}
@@ -226,17 +228,32 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             generator.set_state(state)
         with torch.no_grad():
             for tensor, version, values in kept_inputs:
-                if version is not None and version_counter(tensor) == version:
-                    continue  # not written: the common case
-                if version is not None or not _same_bits(tensor, values):
+                if version is not None and version_counter(tensor) != version:
+                    tensor.copy_(values)  # written in place by an ATen op
+                elif _bits_moved(tensor, values):  # unseen: NumPy, DLPack, x.data.mul_(2)
                     tensor.copy_(values)
             for module, name, tensor, is_parameter in named:
                 (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
             for tensor, values in saved.values():
                 _placed_back(tensor, where[id(tensor)])  # set_, resize_, .data = ...double()
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
-                if same_kind and not _same_bits(tensor, values):
+                if same_kind and not same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+def _bits_moved(tensor: torch.Tensor, values: torch.Tensor) -> bool:
+    """Do an input's (or plain attribute's) bits differ from its saved ``values``, where its
+    version counter did not move?  ``False`` where they cannot be compared (a sparse tensor, a
+    subclass without the views, another shape or dtype): it is then left as it is."""
+    if tensor.layout != torch.strided or (tensor.shape, tensor.dtype) != (
+        values.shape,
+        values.dtype,
+    ):
+        return False
+    try:
+        return not same_bits(tensor, values)
+    except (RuntimeError, NotImplementedError, TypeError):
+        return False
 
 
 #: What ``nn.Module.__init__`` puts in every module's ``__dict__`` (its parameters, buffers,
@@ -328,28 +345,6 @@ def _attributes_restored(attributes: list[tuple[torch.nn.Module, type, dict[str,
 
 
 _MISSING = object()
-
-
-#: The integer type a tensor's elements are compared as, by element size: integer equality is
-#: equality of bits (NaN as NaN, -0.0 apart from 0.0), and comparing whole words is several
-#: times faster than comparing bytes (a ResNet18's 45 MB: ~50 ms as bytes, ~14 ms as words).
-#: A 16-byte element (complex128) is two words.
-_WORDS = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64, 16: torch.int64}
-
-
-def _same_bits(tensor: torch.Tensor, values: torch.Tensor) -> bool:
-    """Do ``tensor`` and ``values`` (same shape and dtype) hold the same bits?  NaN as NaN; a
-    tensor left alone is not written (its version counter stays).  A meta tensor has no bits:
-    the same shape and dtype are the same."""
-    if tensor.device.type == "meta":
-        return True
-    words = _WORDS.get(tensor.element_size(), torch.uint8)
-    try:
-        if words.itemsize == tensor.element_size():  # a view of any strides
-            return bool(torch.equal(tensor.view(words), values.view(words)))
-        return bool(torch.equal(tensor.reshape(-1).view(words), values.reshape(-1).view(words)))
-    except RuntimeError:  # a view that cannot be reinterpreted, or a quantized tensor
-        return bool(torch.equal(tensor, values))
 
 
 def output_tensors(value: Any) -> Iterator[torch.Tensor]:

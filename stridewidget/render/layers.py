@@ -24,7 +24,7 @@ from .primitives import Group, Path, Rect, Text
 __all__ = ["box_of", "layered"]
 
 #: Spatial hash cell (px): items are found by the buckets their boxes cover.
-_BUCKET = 128.0
+_BUCKET = 64.0
 #: Advance assumed for a text (em): the picture's monospace advance is 0.6 (a little more, for
 #: fonts that round it up), and two em per character for a text with one that may be wide (CJK,
 #: emoji).  Above the baseline one em, below it 0.35 em; the halo's stroke on every side.
@@ -59,22 +59,25 @@ def box_of(item: Any) -> Box:
         pad = _HEAD + item.width
         return (min(xs) - pad, min(ys) - pad, max(xs) + pad, max(ys) + pad)
     if kind is Group:
-        boxes = [box_of(child) for child in item.children] or [(0.0, 0.0, 0.0, 0.0)]
-        return (
-            min(b[0] for b in boxes),
-            min(b[1] for b in boxes),
-            max(b[2] for b in boxes),
-            max(b[3] for b in boxes),
-        )
+        if not item.children:
+            return (0.0, 0.0, 0.0, 0.0)
+        x0, y0, x1, y1 = box_of(item.children[0])
+        for child in item.children[1:]:
+            a0, b0, a1, b1 = box_of(child)
+            x0, y0 = (a0 if a0 < x0 else x0), (b0 if b0 < y0 else y0)
+            x1, y1 = (a1 if a1 > x1 else x1), (b1 if b1 > y1 else y1)
+        return (x0, y0, x1, y1)
     raise TypeError(f"cannot place {kind.__name__}")
 
 
-def _leaves(item: Any, out: list) -> list:
-    if type(item) is Group:
-        for child in item.children:
-            _leaves(child, out)
-    else:
-        out.append(item)
+def _units(items: list, out: list) -> list:
+    """The items that are placed whole: shapes, and groups of shapes only (one cell, one arrow);
+    a group that holds groups (a panel of cells) is opened, its children placed one by one."""
+    for item in items:
+        if type(item) is Group and any(type(child) is Group for child in item.children):
+            _units(item.children, out)
+        else:
+            out.append(item)
     return out
 
 
@@ -88,36 +91,31 @@ def layered(items: list, style: Callable[[Any], Hashable]) -> list[list]:
     [['Rect', 'Rect'], ['Text', 'Text']]
     """
     runs: list[list] = []
-    styles: list[Hashable] = []
     #: per style, the indices of its runs (ascending)
     by_style: dict[Hashable, list[int]] = {}
-    buckets: dict[tuple[int, int], list[tuple[Box, int]]] = {}
-    for item in items:
-        box = box_of(item)
-        x0, y0, x1, y1 = box
+    buckets: dict[tuple[int, int], list[tuple[float, float, float, float, int]]] = {}
+    for unit in _units(items, []):
+        x0, y0, x1, y1 = box_of(unit)
         keys = [
             (bx, by)
             for bx in range(int(x0 // _BUCKET), int(x1 // _BUCKET) + 1)
             for by in range(int(y0 // _BUCKET), int(y1 // _BUCKET) + 1)
         ]
         lower = 0
-        seen: set[int] = set()
         for key in keys:
-            for other, top in buckets.get(key, ()):
-                if top >= lower and id(other) not in seen:
-                    seen.add(id(other))
-                    if other[0] < x1 and x0 < other[2] and other[1] < y1 and y0 < other[3]:
-                        lower = top
-        for shape in _leaves(item, []):
+            for a0, b0, a1, b1, top in buckets.get(key, ()):
+                if top > lower and a0 < x1 and x0 < a1 and b0 < y1 and y0 < b1:
+                    lower = top
+        for shape in unit.children if type(unit) is Group else (unit,):
             kind = style(shape)
             found = next((r for r in by_style.get(kind, ()) if r >= lower), None)
             if found is None:
                 found = len(runs)
                 runs.append([])
-                styles.append(kind)
                 by_style.setdefault(kind, []).append(found)
             runs[found].append(shape)
-            lower = found  # the next shape of this item comes after this one
+            lower = found  # the next shape of this unit comes after this one
+        entry = (x0, y0, x1, y1, lower)
         for key in keys:
-            buckets.setdefault(key, []).append((box, lower))
+            buckets.setdefault(key, []).append(entry)
     return runs

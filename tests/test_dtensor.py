@@ -221,11 +221,13 @@ def test_drawing_refuses_in_one_line(group):
     group(8, rank=3)
     mesh = init_device_mesh("cpu", (2, 4))
     d = distribute_tensor(torch.arange(64.0).reshape(8, 8), mesh, [Shard(0), Shard(1)])
-    for draw in (sw.show, lambda d: sw.render_svg(d, torch.zeros(2))):
+    for draw in (sw.show, lambda d: sw.render_svg(d, torch.zeros(2)), sw.render_text, sw.plot):
         with pytest.raises(LayoutError) as caught:
             draw(d)
         message = str(caught.value)
         assert "\n" not in message and "sw.inspect(d)" in message
+        # it names no other function than the one called (the review saw "sw.show:" everywhere)
+        assert draw is sw.show or not message.startswith("sw.show"), message
     sw.render_svg(d.to_local())  # this rank's local tensor is a real tensor: drawn
 
 

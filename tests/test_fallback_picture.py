@@ -127,3 +127,18 @@ def test_the_widget_fallback_is_the_keyless_picture():
     html = w._repr_mimebundle_()[0]["text/html"]
     assert "data-cell" not in html and "<g class" not in html
     assert "x: float32 (3,4):(4,1)" in html and "both over storage s0" in html
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.tensor([1e300, -1e-300, 1.2e17], dtype=torch.float64),  # fewer digits
+        lambda: torch.tensor([1 + 2j, -3.5e30j, complex("nan")]),  # too wide: a colour scale
+    ],
+)
+def test_the_saved_picture_promises_hover_only_in_the_live_widget(make):
+    """The saved fallback has no tooltips: where the picture says "hover", it says where."""
+    html = sw.render_html(x=make())
+    words = re.findall(r">([^<]*hover[^<]*)<", html)
+    assert words, "the case no longer shortens or colours its values"
+    assert all("live widget" in w for w in words), words

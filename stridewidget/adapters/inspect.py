@@ -76,7 +76,7 @@ def inspect(x: Any) -> Layout | DistributedLayout:
     )
 
 
-def drawable(x: Any, who: str = "sw.show") -> Layout:
+def drawable(x: Any, who: str | None = None) -> Layout:
     """:func:`inspect` for what draws one storage: a DTensor has none of its own (each rank holds
     a local tensor), so it is refused in one line rather than drawn as a storage that is nowhere.
 
@@ -87,7 +87,8 @@ def drawable(x: Any, who: str = "sw.show") -> Layout:
     layout = inspect(x)
     if isinstance(layout, DistributedLayout):
         raise LayoutError(
-            f"{who}: a DTensor is not drawn here yet (its global tensor has no storage of its "
+            (f"{who}: " if who else "")
+            + "a DTensor is not drawn here yet (its global tensor has no storage of its "
             "own); sw.render_svg(d) or sw.render_html(d) draws it alone, "
             "print(sw.inspect(d).explain()) says which rank holds what, "
             "and sw.show(d.to_local()) draws this rank's local tensor"

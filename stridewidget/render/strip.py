@@ -101,7 +101,7 @@ def draw_strip(
     canvas.items.extend(label_items)
     if storage["cells"]["text"] is not None and not plan.show_text and storage.get("value_range"):
         lo, hi = storage["value_range"]
-        note = f"values too wide for their cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); hover for values"
+        note = f"values too wide for their cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); each value: hover in the live widget"
         y -= 4
         for line in wrapped(note, canvas.max_width - plan.left - PAD, G["font_size"]):
             y += G["line_h"]
@@ -192,7 +192,8 @@ def _legend(
     digits = canvas.lookup.digits.get(storage["id"])
     if texts is not None and digits:  # shortened to fit: say so, and where the rest is
         shown_as = (
-            f"values to {digits} digit{'s' if digits > 1 else ''} after the point (hover: all)"
+            f"values to {digits} digit{'s' if digits > 1 else ''} after the point "
+            "(all: hover in the live widget)"
         )
     where = (
         "a cell's storage index is its row's label plus its column's +offset"

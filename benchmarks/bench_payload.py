@@ -40,6 +40,8 @@ from stridewidget.notebook.picture import picture_of
 from stridewidget.scene.build import build_scene
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: issue 36: display(x) (the whole mime bundle) at most this, at every size
+TARGET_BUNDLE_MS = 3
 STATIC = ROOT / "stridewidget" / "notebook" / "static"
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -125,7 +127,8 @@ def print_bundles(results: dict[str, dict[str, float]], repeats: int) -> None:
             f"{r['fallback_bytes'] / 1000:8.1f}kB {r['state_bytes'] / 1000:7.1f}kB"
         )
     worst = max(r["bundle_ms"] for r in results.values())
-    print(f"  slowest bundle {worst:.2f} ms (target <= 3 ms: {'ok' if worst <= 3 else 'OVER'})")
+    verdict = "ok" if worst <= TARGET_BUNDLE_MS else "OVER"
+    print(f"  slowest bundle {worst:.2f} ms (target <= {TARGET_BUNDLE_MS} ms: {verdict})")
 
 
 def page_html(scene: dict[str, object], dark: bool = False, bundle: pathlib.Path = STATIC) -> str:
@@ -286,6 +289,7 @@ def readme_numbers(bundles: dict[str, dict[str, float]]) -> dict[str, dict[str, 
     }
     times = [b["bundle_ms"] for b in bundles.values()]
     out["bundle_ms"] = {"low": min(times), "high": max(times), "unit": "ms"}
+    out["target_bundle_ms"] = {"value": TARGET_BUNDLE_MS, "unit": "ms"}
     return out
 
 

@@ -161,7 +161,8 @@ def _suggestions_section(suggestions: list[Suggestion], unmeasured: list[str]) -
         left = "".join(f"<li>{html.escape(text)}</li>" for text in unmeasured)
         section += (
             f"<p>Not measured: {len(unmeasured)} more candidate fixes, past the page's time "
-            f"budget (read <code>report.suggestions</code> to measure them all):</p><ul>{left}</ul>"
+            "budget (read <code>report.suggestions</code> to measure them all) or breaking the "
+            f"model (said so):</p><ul>{left}</ul>"
         )
     return section
 

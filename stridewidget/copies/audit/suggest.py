@@ -181,7 +181,8 @@ def measured_suggestions(
             if unmeasured is not None:
                 unmeasured.append(f"{where}: {fix}")
             continue
-        found.append(measure(model, inputs, backward, loss_fn, where, what, fix, apply, kwargs))
+        found.extend(_measured_or_named(unmeasured, where, fix, measure, model, inputs, backward,
+                                        loss_fn, where, what, fix, apply, kwargs))  # fmt: skip
     # An edit that builds on channels-last is proposed only when channels-last measured helps:
     # never a fix that needs another fix which was measured not to pay.
     channels_last = next(
@@ -244,7 +245,9 @@ def _contiguous_input_candidates(
     read = {s.storage_address for item in copies for s in item.source if s is not None}
     candidates = []
     for key, value in (*enumerate(inputs), *kwargs.items()):
-        if not isinstance(value, torch.Tensor) or value.is_contiguous() or not value.numel():
+        if not isinstance(value, torch.Tensor) or value.layout != torch.strided:
+            continue  # a sparse input has no storage of its own to relay
+        if value.is_contiguous() or not value.numel():
             continue
         if value.untyped_storage().data_ptr() not in read:
             continue
@@ -329,7 +332,11 @@ def _made_non_contiguous_candidates(
     suggestion, ``None`` when it was not tried) was measured to help; the text says what was
     measured, and names channels-last only when it was tried."""
     outside = {t.untyped_storage().data_ptr() for t in model_tensors(model)}
-    outside.update(t.untyped_storage().data_ptr() for t in output_tensors((inputs, kwargs)))
+    outside.update(
+        t.untyped_storage().data_ptr()
+        for t in output_tensors((inputs, kwargs))
+        if t.layout == torch.strided
+    )
     found, seen = [], set()
     for item in copies:
         if item.phase != "forward" or not item.hidden_in or item.call not in _NEEDS_CONTIGUOUS:
@@ -398,10 +405,14 @@ def _permute_reshape_candidates(
     by_storage = {
         value.untyped_storage().data_ptr(): (position, value)
         for position, value in enumerate(inputs)
-        if isinstance(value, torch.Tensor) and value.numel()
+        if isinstance(value, torch.Tensor) and value.numel() and value.layout == torch.strided
     }
     # a keyword input is not made inside the model; storing it permuted is not applied (yet)
-    keywords = {t.untyped_storage().data_ptr() for t in output_tensors(kwargs)}
+    keywords = {
+        t.untyped_storage().data_ptr()
+        for t in output_tensors(kwargs)
+        if t.layout == torch.strided  # a sparse input has no storage of its own
+    }
     found = []
     seen = set()
     for item, source in _forward_copies_from(copies):
@@ -459,6 +470,20 @@ def _made_permuted_what(source: Layout, channels_last: Suggestion | None) -> str
             what + f", but channels-last was measured above and did not help: {_why(channels_last)}"
         )
     return what + "; channels-last was not measured"
+
+
+def _measured_or_named(
+    unmeasured: list[str] | None, where: str, fix: str, run: Callable[..., Suggestion], *args: Any
+) -> list[Suggestion]:
+    """``[run(*args)]``; ``[]`` when the model does not run with the fix, named (with the first
+    line of why) in ``unmeasured``: the other candidates still count."""
+    try:
+        return [run(*args)]
+    except Exception as error:
+        if unmeasured is not None:
+            first = str(error).splitlines()[0] if str(error) else type(error).__name__
+            unmeasured.append(f"{where}: {fix} (breaks the model: {first[:200]})")
+        return []
 
 
 def _timing_fields(timing: Timing) -> tuple[float, float, float]:

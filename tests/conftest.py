@@ -27,3 +27,18 @@ def solver_paths(request, monkeypatch):
     if request.param == "depth-first search only":
         monkeypatch.setattr(_lattice, "_flint", None)
     return request.param
+
+
+@pytest.fixture
+def group():
+    """A fake process group (DTensor tests): ``group(world, rank=0)`` starts one of ``world``
+    ranks as ``rank``; destroyed after the test."""
+    import torch.distributed as dist
+    from torch.testing._internal.distributed.fake_pg import FakeStore
+
+    def start(world: int, rank: int = 0) -> None:
+        dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world)
+
+    yield start
+    if dist.is_initialized():
+        dist.destroy_process_group()

@@ -30,19 +30,6 @@ from torch.distributed.tensor import (
 )
 from torch.distributed.tensor._utils import _compute_local_shape_and_global_offset
 from torch.distributed.tensor.placement_types import _StridedShard
-from torch.testing._internal.distributed.fake_pg import FakeStore
-
-
-@pytest.fixture
-def group():
-    """A fake process group of ``world`` ranks as ``rank``; destroyed after the test."""
-
-    def start(world: int, rank: int = 0) -> None:
-        dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world)
-
-    yield start
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 def _all_ranks(mesh_shape, placements, source, names=None):

@@ -24,21 +24,10 @@ if not dist.is_available():
 from torch.distributed._local_tensor import LocalTensorMode
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
-from torch.testing._internal.distributed.fake_pg import FakeStore
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 SVG_G, SVG_TEXT = "{http://www.w3.org/2000/svg}g", "{http://www.w3.org/2000/svg}text"
 TITLE = re.compile(r"rank (\d+) at \(([\d, ]*)\) local\[(\d+)\]")
-
-
-@pytest.fixture
-def group():
-    def start(world: int, rank: int = 0) -> None:
-        dist.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world)
-
-    yield start
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 def _all_ranks(mesh_shape, placements, source, names=None):

@@ -23,17 +23,6 @@ if not dist.is_available():
 from torch.distributed._local_tensor import LocalTensorMode, rank_map
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
-from torch.testing._internal.distributed.fake_pg import FakeStore
-
-
-@pytest.fixture
-def group():
-    def start(world: int) -> None:
-        dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=world)
-
-    yield start
-    if dist.is_initialized():
-        dist.destroy_process_group()
 
 
 def _flat(index, shape):

@@ -76,6 +76,16 @@ GAP_COUNT_LIMIT = 4096
 
 # --- pictures and pages -----------------------------------------------------------------------
 
+#: The height a picture may take (px): one of tensors of at most 2 dims, and any other (more
+#: dims, or more than two tensors).  A taller one is drawn again with fewer digits after the
+#: point in its cells (down to one; ``render.picture.draw``) — narrower cells put more panels on
+#: a row.  The visual lint checks every picture of its corpus against the same two numbers.
+PICTURE_HEIGHT_2D = 1100
+PICTURE_HEIGHT_ND = 1600
+#: ... of which the live widget's controls above the picture take about this many px (52
+#: measured in Chromium at 900 px): the picture itself is laid out for the rest.
+PICTURE_CONTROLS_HEIGHT = 60
+
 #: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).
 PHANTOM_ENUMERATION_LIMIT = 200_000
 #: A widget label taken from the caller's source longer than this reads worse than the generic one.

@@ -23,8 +23,10 @@ def _fits(text: str) -> bool:
     return text_width(text, G["font_size"]) + 8 <= 2 * G["cell_w"]
 
 
-def _shown(texts: list[str] | None) -> tuple[list[str] | None, int | None]:
-    return (None, None) if texts is None else fewer_digits(texts, _fits)
+def _shown(
+    texts: list[str] | None, at_most: int | None = None
+) -> tuple[list[str] | None, int | None]:
+    return (None, None) if texts is None else fewer_digits(texts, _fits, at_most)
 
 
 class Lookup:
@@ -33,14 +35,17 @@ class Lookup:
     ``storages`` hold the texts the picture shows: a storage whose values do not fit two cells'
     width is shown with fewer digits (:func:`.digits.fewer_digits`; ``digits`` says how many,
     per storage), ``"full"`` reads the texts as the scene has them (for hover lines).
+    ``at_most`` caps the digits after the point of every value shown (a picture taller than its
+    height budget is drawn again with fewer: :func:`.picture.draw`).
     """
 
-    def __init__(self, scene: Mapping[str, Any]) -> None:
+    def __init__(self, scene: Mapping[str, Any], at_most: int | None = None) -> None:
+        self.at_most = at_most
         self.full = {s["id"]: s for s in scene.get("storages", [])}
         self.storages: dict[str, Mapping[str, Any]] = {}
         self.digits: dict[str, int | None] = {}
         for sid, storage in self.full.items():
-            shown, self.digits[sid] = _shown(storage["cells"]["text"])
+            shown, self.digits[sid] = _shown(storage["cells"]["text"], at_most)
             cells = {**storage["cells"], "text": shown}
             self.storages[sid] = {**storage, "cells": cells} if self.digits[sid] else storage
         self.position = {
@@ -71,7 +76,7 @@ class Lookup:
             return None
         if what == "text":
             if tensor["id"] not in self._reads:
-                self._reads[tensor["id"]] = _shown(reads["text"])[0]
+                self._reads[tensor["id"]] = _shown(reads["text"], self.at_most)[0]
             return self._reads[tensor["id"]][i]
         return reads[key][i]
 
@@ -91,6 +96,8 @@ class Canvas:
         theme: str,
         max_width: float = MAX_WIDTH,
         roles: bool = False,
+        at_most: int | None = None,
+        colour_values: bool = False,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -101,7 +108,9 @@ class Canvas:
         self.max_width = float(max_width)
         theme_colours = STYLE["themes"][theme]
         self.colours = {k: "@" + k for k in theme_colours} if roles else theme_colours
-        self.lookup = Lookup(scene)
+        self.lookup = Lookup(scene, at_most)
+        #: the logical grids show values as colour (their cells narrow to the addresses' width)
+        self.colour_values = colour_values
         self.items: list = []
         self.width = 0.0
 

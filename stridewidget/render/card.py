@@ -13,7 +13,7 @@ from typing import Any
 from .canvas import Canvas
 from .facts import NOTATION, layout_summary
 from .grid import draw_slice, logical_cell_width
-from .labels import gap_note
+from .labels import gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
 
 __all__ = ["draw_card"]
@@ -44,9 +44,37 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
         for k, line in enumerate(wrapped(f"{outer}; {inner}", _room(canvas), G["font_size"])):
             y += G["line_h"] if k else 0
             canvas.items.append(canvas.text(PAD, y, line, muted=True))
+    if not show_values and storage is not None and storage["cells"]["text"] is not None:
+        y = _colour_key(canvas, tensor, storage, y)
     y += 6 if ndim >= 3 else 2
     bottom = _slices(canvas, tensor, y, cell_w, show_values)
     return _finish_card(canvas, saved, saved_width, bottom)
+
+
+def _colour_key(
+    canvas: Canvas, tensor: Mapping[str, Any], storage: Mapping[str, Any], y: float
+) -> float:
+    """The line that says the grid's cells show values as colour: the scale's two ends, each
+    with its swatch; the y of the line."""
+    value_range = (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
+    if not value_range:
+        return y
+    lo, hi = value_range
+    y += G["line_h"]
+    x = PAD
+    space = text_width(" ", G["font_size"])  # SVG drops a text's own leading/trailing spaces
+    for word, value in (("colour = value:", lo), ("to", hi)):
+        canvas.items.append(canvas.text(x, y, word, muted=True))
+        x += text_width(word, G["font_size"]) + space
+        fill = viridis(value, value_range)
+        canvas.items.append(Rect(x, y - 10, 12, 12, fill[0] if fill else None, "#000000", rx=2))
+        label = f"{value:.4g}"
+        canvas.items.append(canvas.text(x + 15, y, label, muted=True))
+        x += 15 + text_width(label, G["font_size"]) + space
+    tail = "(numbers: the strip above; every digit: hover in the live widget)"
+    if x + text_width(tail, G["font_size"]) <= _room(canvas):
+        canvas.items.append(canvas.text(x, y, tail, muted=True))
+    return y
 
 
 def _head(canvas: Canvas, tensor: Mapping[str, Any]) -> float:

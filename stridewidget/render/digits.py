@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-__all__ = ["fewer_digits"]
+__all__ = ["fewer_digits", "most_digits"]
 
 # a decimal number as torch and NumPy print one: sign, digits, point, digits, exponent
 _NUMBER = re.compile(r"(?<![\w.])([-+]?)(\d+)\.(\d+)(e[-+]\d+)?")
@@ -29,11 +29,23 @@ def _with_digits(text: str, digits: int) -> str:
     return _NUMBER.sub(shorter, text)
 
 
+def most_digits(texts: Sequence[str | None]) -> int:
+    """The most digits after the point any number in ``texts`` has.
+
+    >>> most_digits(["0.5000", None, "1.25e+03", "nan"])
+    4
+    """
+    return max(
+        (len(m.group(3)) for t in texts if t is not None for m in _NUMBER.finditer(t)), default=0
+    )
+
+
 def fewer_digits(
-    texts: Sequence[str | None], fits: Callable[[str], bool]
+    texts: Sequence[str | None], fits: Callable[[str], bool], at_most: int | None = None
 ) -> tuple[list[str | None], int | None]:
     """``texts`` with as many digits after the point as lets every one of them ``fit`` (at least
     one digit), and that count; ``None`` when they fit as they are or nothing shorter does.
+    ``at_most`` caps the digits (a picture too tall for its budget asks for fewer).
 
     >>> fewer_digits(["5.0000+2.5000j", "-1.0000-0.5000j"], lambda t: len(t) <= 12)
     (['5.00+2.50j', '-1.00-0.50j'], 2)
@@ -43,12 +55,16 @@ def fewer_digits(
     (['0.5000', 'nan', 'inf'], None)
     >>> fewer_digits(["1234567.5"], lambda t: len(t) <= 3)
     (['1234567.5'], None)
+    >>> fewer_digits(["-1.1258e+00", "8.9182e-04"], lambda t: True, at_most=1)
+    (['-1.1e+00', '8.9e-04'], 1)
     """
     known = [t for t in texts if t is not None]  # None: a value the scene could not read
-    if all(fits(t) for t in known):
+    most = most_digits(known)
+    capped = at_most is not None and 0 < at_most < most
+    if all(fits(t) for t in known) and not capped:
         return list(texts), None
-    most = max((len(m.group(3)) for t in known for m in _NUMBER.finditer(t)), default=0)
-    for digits in range(most - 1, 0, -1):
+    top = min(most - 1, at_most) if at_most is not None else most - 1
+    for digits in range(max(top, 0), 0, -1):
         shorter = [None if t is None else _with_digits(t, digits) for t in texts]
         if all(fits(t) for t in shorter if t is not None):
             return shorter, digits

@@ -21,7 +21,8 @@ def logical_cell_width(
     canvas: Canvas, tensor: Mapping[str, Any], storage: Mapping[str, Any] | None, slices: list
 ) -> tuple[float, bool]:
     """The width of the tensor's logical cells (wide enough for every address and value), and
-    whether values are shown as text (else as colour)."""
+    whether values are shown as text (else as colour: a value wider than two cells, or a picture
+    too tall for its height budget even with one digit, ``canvas.colour_values``)."""
     addresses = [a for s in slices for row in s["addr"] for a in row if a is not None]
     addr_w = max(
         (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in addresses), default=0
@@ -34,7 +35,7 @@ def logical_cell_width(
         return max(G["logical_w"] - 10, addr_w + 8), False
     texts = [canvas.lookup.read(tensor, a, "text") or "?" for a in addresses]
     value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
-    show_values = value_w + 8 <= 2 * G["logical_w"]
+    show_values = value_w + 8 <= 2 * G["logical_w"] and not canvas.colour_values
     return max(G["logical_w"] - 10, addr_w + 8, value_w + 8 if show_values else 0), show_values
 
 

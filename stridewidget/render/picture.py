@@ -22,13 +22,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..layout.ints import as_wrap
+from ..limits import PICTURE_CONTROLS_HEIGHT, PICTURE_HEIGHT_2D, PICTURE_HEIGHT_ND
 from ..scene.validate import validate_scene
 from .canvas import Canvas
 from .card import draw_card
+from .digits import most_digits
 from .primitives import MAX_WIDTH, PAD, G, Picture, translated
 from .strip import draw_strip
 
-__all__ = ["draw", "scene_of"]
+__all__ = ["draw", "height_budget", "scene_of"]
 
 
 def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, Any]:
@@ -123,7 +125,47 @@ def draw(
     >>> picture.width <= MAX_WIDTH + PAD, [a.data["dim"] for a in arrows]
     (True, ['1', '0'])
     """
-    canvas = Canvas(scene, theme, max_width=width, roles=roles)
+    picture = _laid_out(scene, theme, width, roles, None, False)
+    budget = height_budget(scene)
+    if picture.height <= budget:
+        return picture
+    storages = scene.get("storages", [])
+    most = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0)
+    for at_most in range(min(most - 1, 2), 0, -1):  # 2 digits, then 1: each a whole new layout
+        picture = _laid_out(scene, theme, width, roles, at_most, False)
+        if picture.height <= budget:
+            return picture
+    if any(s["cells"]["text"] is not None for s in storages):  # last: the grids as colour
+        coloured = _laid_out(scene, theme, width, roles, 1 if most > 1 else None, True)
+        if coloured.height < picture.height:
+            return coloured
+    return picture
+
+
+def height_budget(scene: Mapping[str, Any]) -> int:
+    """The px a picture of ``scene`` may be tall: ``PICTURE_HEIGHT_2D`` for one or two tensors of
+    at most 2 dims, else ``PICTURE_HEIGHT_ND``, less the live widget's controls above it.
+
+    >>> import torch
+    >>> height_budget(scene_of(torch.zeros(3, 4))), height_budget(scene_of(torch.zeros(2, 3, 4)))
+    (1040, 1540)
+    """
+    tensors = scene.get("tensors", [])
+    small = len(tensors) <= 2 and all(len(t["layout"]["shape"]) <= 2 for t in tensors)
+    return (PICTURE_HEIGHT_2D if small else PICTURE_HEIGHT_ND) - PICTURE_CONTROLS_HEIGHT
+
+
+def _laid_out(
+    scene: Mapping[str, Any],
+    theme: str,
+    width: float,
+    roles: bool,
+    at_most: int | None,
+    colour: bool,
+) -> Picture:
+    canvas = Canvas(
+        scene, theme, max_width=width, roles=roles, at_most=at_most, colour_values=colour
+    )
     tensors = list(scene.get("tensors", []))
     y = 4.0
     for storage in scene.get("storages", []):

@@ -32,6 +32,9 @@ CASES = {
     "nchw-and-nhwc": ("(lambda x: {'nchw': x, 'nhwc': x.contiguous(memory_format=torch.channels_last)})(torch.arange(120.).reshape(2, 3, 4, 5))", HEIGHT_ND),
     "attention-heads": ("(lambda q: {'q': q, 'h': q.view(2, 5, 4, 8).transpose(1, 2)})(torch.arange(320.).reshape(2, 5, 32))", HEIGHT_ND),
     "expand-3d": ("{'e': torch.arange(6.).reshape(2, 3).expand(4, 2, 3)}", HEIGHT_ND),
+    # random values print in scientific form (11 characters): fewer digits, then colour, to fit
+    "heads-randn": ("{'h': torch.randn(2, 5, 32).view(2, 5, 4, 8).transpose(1, 2)}", HEIGHT_ND),
+    "randn-10x10x10": ("{'x': torch.randn(10, 10, 10)}", HEIGHT_ND),
 }  # fmt: skip
 
 #: (case, window px) whose widget (toolbar + picture) is still taller than the budget: issue 36

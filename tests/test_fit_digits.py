@@ -1,0 +1,130 @@
+"""Issue 36 (Fit): a picture taller than its height budget is drawn again with fewer digits after
+the point (two, then one), then with its logical grids as colour — at the widths a notebook gives
+(a 900 px column: 876 px for the widget, 900 px for the saved fallback) and at 1,280 px.
+
+Oracles: torch's own values (each shown number is the tensor's value rounded to the digits the
+picture says it shows), and the heights the budgets name (``limits.py``).  Before this change the
+randn attention heads were 2,111 px tall at 876 px and ``randn(10, 10, 10)`` 1,969 px.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from stridewidget.limits import PICTURE_CONTROLS_HEIGHT, PICTURE_HEIGHT_2D, PICTURE_HEIGHT_ND
+from stridewidget.render.picture import draw, height_budget, scene_of
+from stridewidget.render.primitives import Group, Text
+
+WIDTHS = [876, 900, 1256]
+
+
+def _heads():
+    return {"h": torch.randn(2, 5, 32).view(2, 5, 4, 8).transpose(1, 2)}
+
+
+CASES = {
+    "randn attention heads": _heads,
+    "randn 10x10x10": lambda: {"x": torch.randn(10, 10, 10)},
+    "randn channels-last": lambda: {"x": torch.randn(1, 3, 8, 8).to(memory_format=torch.channels_last)},
+    "randn 3x40": lambda: {"x": torch.randn(3, 40)},
+}  # fmt: skip
+
+
+def _texts(items, cls=None, inside=None):
+    for item in items:
+        if isinstance(item, Group):
+            mine = cls is not None and item.cls.split()[0] in cls.split("|")
+            yield from _texts(item.children, cls, item if mine else inside)
+        elif isinstance(item, Text) and (cls is None or inside is not None):
+            yield item, inside
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_picture_fits_its_height_budget(name, width):
+    torch.manual_seed(0)
+    scene = scene_of(**CASES[name]())
+    picture = draw(scene, width=width)
+    assert picture.height <= height_budget(scene), (name, width, picture.height)
+    assert picture.width <= width + 10
+
+
+def test_the_budget_is_the_issues_less_the_widgets_controls():
+    two_d = scene_of(torch.zeros(3, 4), torch.zeros(4, 3))
+    many = scene_of(torch.zeros(3, 4), torch.zeros(4, 3), torch.zeros(2, 2))
+    assert height_budget(two_d) == PICTURE_HEIGHT_2D - PICTURE_CONTROLS_HEIGHT
+    assert height_budget(many) == PICTURE_HEIGHT_ND - PICTURE_CONTROLS_HEIGHT
+    assert (
+        height_budget(scene_of(torch.zeros(2, 3, 4))) == PICTURE_HEIGHT_ND - PICTURE_CONTROLS_HEIGHT
+    )
+
+
+_NUMBER = re.compile(r"^-?\d+\.(\d+)(e[-+]\d+)?$")
+
+
+@pytest.mark.parametrize("width", [876, 1256])
+@pytest.mark.parametrize("name", ["randn attention heads", "randn 10x10x10"])
+def test_every_shown_value_is_torchs_value_to_the_digits_the_picture_names(name, width):
+    """Each value text of a logical or storage cell is the element's value (torch's, read through
+    the cell's storage index) rounded to the digits the strip's legend names."""
+    torch.manual_seed(0)
+    tensors = CASES[name]()
+    (t,) = tensors.values()
+    flat = t.untyped_storage()
+    base = torch.empty(0, dtype=t.dtype).set_(flat)  # the storage as a 1-D tensor: the oracle
+    picture = draw(scene_of(**tensors), width=width)
+    words = " ".join(item.text for item, _ in _texts(picture.items))
+    said = re.search(r"values to (\d) digits? after the point", words)
+    checked = 0
+    for item, cell in _texts(picture.items, "sws-lcell|sws-scell"):
+        match = _NUMBER.match(item.text)
+        if match is None or not cell.data:
+            continue
+        digits = len(match.group(1))
+        if said:
+            assert digits == int(said.group(1)), item.text
+        true = float(base[int(cell.data.get("addr", cell.data.get("cell")))])
+        if match.group(2):  # scientific: the mantissa's last digit is the unit
+            exponent = int(match.group(2)[1:])
+            unit = 10.0 ** (exponent - digits)
+        else:
+            unit = 10.0**-digits
+        assert abs(float(item.text) - true) <= unit / 2 + 1e-12, (item.text, true)
+        checked += 1
+    assert checked >= 40
+
+
+def test_colour_is_the_last_step_and_is_said():
+    """randn(10, 10, 10) in a 876 px column: one digit is not enough, so its panels show values
+    as colour (with each cell's storage index), and the picture stays within its budget."""
+    torch.manual_seed(0)
+    scene = scene_of(x=torch.randn(10, 10, 10))
+    wide = draw(scene, width=1256)
+    narrow = draw(scene, width=876)
+    values_in = [i.text for i, _ in _texts(narrow.items, "sws-lcell") if _NUMBER.match(i.text)]
+    values_wide = [i.text for i, _ in _texts(wide.items, "sws-lcell") if _NUMBER.match(i.text)]
+    assert values_wide and not values_in
+    assert narrow.height <= height_budget(scene)
+
+
+def test_the_colour_key_names_the_scales_ends_as_torch_holds_them():
+    """The grid in colour says so on a line with the scale's two ends: each end is a value the
+    tensor holds (torch's, to 4 significant digits), and every cell's value lies between them."""
+    torch.manual_seed(0)
+    x = torch.randn(10, 10, 10)
+    picture = draw(scene_of(x=x), width=876)
+    texts = [item.text for item, _ in _texts(picture.items)]
+    k = texts.index("colour = value:")
+    lo, hi = float(texts[k + 1]), float(texts[k + 3])
+    assert texts[k + 2] == "to"
+    held = {f"{v:.4g}" for v in x.reshape(-1).tolist()}
+    assert texts[k + 1] in held and texts[k + 3] in held
+    addresses = [int(g.data["addr"]) for _, g in _texts(picture.items, "sws-lcell") if g.data]
+    shown = x.reshape(-1)[addresses]
+    assert lo - 5e-4 <= float(shown.min()) and float(shown.max()) <= hi + 5e-4
+    # a picture that shows its values as numbers has no key
+    wide = [item.text for item, _ in _texts(draw(scene_of(x=x), width=1256).items)]
+    assert "colour = value:" not in wide

@@ -1,5 +1,5 @@
 """Issue 36 (Fit): a picture taller than its height budget is drawn again with fewer digits after
-the point (two, then one), then with its logical grids as colour — at the widths a notebook gives
+the point (one), then with its logical grids as colour — at the widths a notebook gives
 (a 900 px column: 876 px for the widget, 900 px for the saved fallback) and at 1,280 px.
 
 Oracles: torch's own values (each shown number is the tensor's value rounded to the digits the

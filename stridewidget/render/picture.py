@@ -131,8 +131,8 @@ def draw(
         return picture
     storages = scene.get("storages", [])
     most = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0)
-    for at_most in range(min(most - 1, 2), 0, -1):  # 2 digits, then 1: each a whole new layout
-        picture = _laid_out(scene, theme, width, roles, at_most, False)
+    if most > 1:  # one digit (each try is a whole new layout: two, then one, cost a third draw)
+        picture = _laid_out(scene, theme, width, roles, 1, False)
         if picture.height <= budget:
             return picture
     if any(s["cells"]["text"] is not None for s in storages):  # last: the grids as colour

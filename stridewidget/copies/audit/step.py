@@ -271,7 +271,15 @@ def _backward(
     """The gradients of ``params`` (the trainable parameters, else the inputs that require grad:
     :func:`~.guard.grad_targets`), each backward op tracked alone; the recorder holding the
     backward log and each event's autograd node."""
-    roots = differentiable(output, loss_fn)
+    try:
+        roots = differentiable(output, loss_fn)
+    except TypeError:
+        # torch.cond under a dispatch mode records no gradient for the tensors its branches
+        # capture (a closure's weight): the output needs no grad there though it does in the
+        # plain step — the model's fault it is not
+        if any(e.call.rsplit(".", 1)[-1] == "cond" for e in forward_recorder.log.events):
+            raise RuntimeError(COND_BACKWARD.format(torch.__version__.split("+")[0])) from None
+        raise
     # else, with no path to a parameter, silently no gradient
     if _in_graph(roots, "CheckpointFunctionBackward"):
         raise RuntimeError(REENTRANT_CHECKPOINT) from None

@@ -193,7 +193,9 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     counter; a leaf that requires grad is kept too: ``x.detach().numpy()`` writes it).  The
     copies and the comparison are :mod:`.saved`'s (one huge-page buffer, ``memcmp``).  A module's
     plain tensor attributes (``self.cache``, in lists and dicts too) are kept as the inputs are,
-    and the ``torch.Generator`` objects modules hold get their states back."""
+    and the ``torch.Generator`` objects modules hold get their states back; so do Python's and
+    NumPy's global generators, grad mode, and each parameter's ``requires_grad`` and ``.grad``
+    (the very tensor: a ``zero_grad()`` in ``forward`` would drop it)."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -219,10 +221,21 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
         plain, generators = _plain_state(attributes, kept)
         kept_inputs.extend(plain)
     devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
+    flags = [(t, t.requires_grad, t.grad) for t in unique if t.is_leaf]
+    other_rngs = _other_rngs()
+    grad_mode = torch.is_grad_enabled()
     try:
         with torch.random.fork_rng(devices=devices):
             yield
     finally:
+        torch.set_grad_enabled(grad_mode)
+        for restore in other_rngs:
+            restore()
+        for tensor, requires_grad, grad in flags:
+            if tensor.requires_grad != requires_grad:  # requires_grad_(False) in forward
+                tensor.requires_grad_(requires_grad)
+            if tensor.grad is not grad:  # zero_grad() / .grad = ... in forward
+                tensor.grad = grad
         _attributes_restored(attributes)
         for generator, state in generators:
             generator.set_state(state)
@@ -239,6 +252,23 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not same_bits(tensor, values):
                     tensor.copy_(values)
+
+
+def _other_rngs() -> list[Callable[[], None]]:
+    """Callables that give Python's ``random`` and NumPy's global generator (where NumPy is
+    imported) their states back: a forward may draw from them (``random.random()`` for a
+    drop-path, ``np.random.rand()`` for an augmentation)."""
+    import random
+    import sys
+
+    restores: list[Callable[[], None]] = []
+    state = random.getstate()
+    restores.append(lambda: random.setstate(state))
+    numpy = sys.modules.get("numpy")
+    if numpy is not None:
+        numpy_state = numpy.random.get_state()
+        restores.append(lambda: numpy.random.set_state(numpy_state))
+    return restores
 
 
 def _bits_moved(tensor: torch.Tensor, values: torch.Tensor) -> bool:

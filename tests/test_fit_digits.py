@@ -128,3 +128,59 @@ def test_the_colour_key_names_the_scales_ends_as_torch_holds_them():
     # a picture that shows its values as numbers has no key
     wide = [item.text for item, _ in _texts(draw(scene_of(x=x), width=1256).items)]
     assert "colour = value:" not in wide
+
+
+def _many(n):
+    x = torch.arange(12.0).reshape(3, 4)
+    return {f"v{i}": x[:, i % 4 :] if i % 2 else x.t() for i in range(n)}
+
+
+def _randn_rows(n):
+    y = torch.randn(64, 64)
+    return {f"v{i}": y[i:, :] for i in range(n)}
+
+
+@pytest.mark.parametrize("width", [876, 1256])
+@pytest.mark.parametrize("make, n", [(_many, 12), (_many, 24), (_randn_rows, 8)])
+def test_many_tensors_fit_and_each_is_drawn_or_listed_with_torchs_layout(make, n, width):
+    """Many tensors at once: the picture stays within its height budget; each tensor is either
+    drawn (its card's title, its mark in the strip) or listed in words with the shape, strides and
+    offset torch gives it — and a listed one is not marked in the strip."""
+    torch.manual_seed(0)
+    tensors = make(n)
+    scene = scene_of(**tensors)
+    picture = draw(scene, width=width)
+    assert picture.height <= height_budget(scene)
+    texts = [item.text for item, _ in _texts(picture.items)]
+    listed = [t for t in texts if t.startswith("· ")]
+    marks = {t["name"]: t["mark"] for t in scene["tensors"]}
+    strip_marks = {
+        item.text for item, _ in _texts(picture.items, "sws-scell") if item.text in marks.values()
+    }
+    drawn = 0
+    for name, t in tensors.items():
+        torch_layout = (
+            f"({','.join(map(str, t.shape))}):({','.join(map(str, t.stride()))}) "
+            f"+{t.storage_offset()}"
+        )
+        card = f"{marks[name]}  {name}" in texts
+        line = next((row for row in listed if row.startswith(f"· {name}: ")), None)
+        counted = any(row.startswith("· … and ") for row in listed)
+        assert card or line is not None or counted, name
+        if card:
+            drawn += 1
+            assert marks[name] in strip_marks, name
+        else:
+            assert marks[name] not in strip_marks, name
+            if line is not None:
+                assert torch_layout in line, (line, torch_layout)
+    assert drawn >= 1
+
+
+def test_many_tensors_fallback_fits_64_kb():
+    from stridewidget.notebook.widget import StrideWidget
+
+    torch.manual_seed(0)
+    for tensors in (_many(24), _randn_rows(8)):
+        html = StrideWidget(**tensors)._repr_mimebundle_()[0]["text/html"]
+        assert len(html.encode()) <= 64_000

@@ -27,7 +27,7 @@ from ..scene.validate import validate_scene
 from .canvas import Canvas
 from .card import draw_card
 from .digits import most_digits
-from .primitives import MAX_WIDTH, PAD, G, Picture, translated
+from .primitives import MAX_WIDTH, PAD, G, Picture, text_width, translated, wrapped
 from .strip import draw_strip
 
 __all__ = ["draw", "height_budget", "scene_of"]
@@ -131,14 +131,24 @@ def draw(
         return picture
     storages = scene.get("storages", [])
     most = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0)
+    digits, colour = None, False
     if most > 1:  # one digit (each try is a whole new layout: two, then one, cost a third draw)
-        picture = _laid_out(scene, theme, width, roles, 1, False)
+        picture, digits = _laid_out(scene, theme, width, roles, 1, False), 1
         if picture.height <= budget:
             return picture
-    if any(s["cells"]["text"] is not None for s in storages):  # last: the grids as colour
-        coloured = _laid_out(scene, theme, width, roles, 1 if most > 1 else None, True)
+    if any(s["cells"]["text"] is not None for s in storages):  # then the grids as colour
+        coloured = _laid_out(scene, theme, width, roles, digits, True)
         if coloured.height < picture.height:
-            return coloured
+            picture, colour = coloured, True
+    count = len(scene.get("tensors", []))
+    keep = min(count - 1, _MAX_DRAWN_CUT) if count > 2 else 0  # two: a comparison, kept whole
+    while picture.height > budget and keep >= 1:
+        # last: the tensors that do not fit are listed in words, one line each (each try a
+        # layout; a picture of many tensors only)
+        fewer = _laid_out(scene, theme, width, roles, digits, colour, keep=keep)
+        if fewer.height < picture.height:
+            picture = fewer
+        keep -= 1
     return picture
 
 
@@ -155,6 +165,31 @@ def height_budget(scene: Mapping[str, Any]) -> int:
     return (PICTURE_HEIGHT_2D if small else PICTURE_HEIGHT_ND) - PICTURE_CONTROLS_HEIGHT
 
 
+#: Tensors a picture lists in words at most when their cards do not fit (the rest are counted).
+_MAX_LISTED = 12
+#: Tensors a picture too tall for its budget draws at most (in the strips and as cards); the
+#: rest are listed in words.  More arrows over one strip than this many tensors' are a tangle.
+_MAX_DRAWN_CUT = 6
+
+
+def _listed(canvas: Canvas, tensors: list, y: float) -> float:
+    """The tensors whose cards do not fit the height budget, one line each (name and layout);
+    the y below them."""
+    if not tensors:
+        return y
+    lines = [f"{len(tensors)} more not drawn (the picture's height budget); their layouts:"]
+    room = canvas.max_width - 2 * PAD
+    for t in tensors[:_MAX_LISTED]:
+        lines += wrapped(f"· {t['name']}: {t['layout']['text']}", room, G["font_size"])
+    if len(tensors) > _MAX_LISTED:
+        lines.append(f"· … and {len(tensors) - _MAX_LISTED} more")
+    for line in lines:
+        y += G["line_h"]
+        canvas.items.append(canvas.text(PAD, y, line, muted=True))
+        canvas.width = max(canvas.width, PAD + text_width(line, G["font_size"]))
+    return y + 6
+
+
 def _laid_out(
     scene: Mapping[str, Any],
     theme: str,
@@ -162,15 +197,23 @@ def _laid_out(
     roles: bool,
     at_most: int | None,
     colour: bool,
+    keep: int | None = None,
 ) -> Picture:
+    """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
+    with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
+    the rest listed in words."""
     canvas = Canvas(
         scene, theme, max_width=width, roles=roles, at_most=at_most, colour_values=colour
     )
     tensors = list(scene.get("tensors", []))
+    left_out: list[Mapping[str, Any]] = []
+    if keep is not None:
+        tensors, left_out = tensors[:keep], tensors[keep:]
     y = 4.0
     for storage in scene.get("storages", []):
         members = [t for t in tensors if t["storage"] == storage["id"]]
-        y = draw_strip(canvas, storage, members, y) + 6
+        if members or keep is None:
+            y = draw_strip(canvas, storage, members, y) + 6
     x, row_h = 0.0, 0.0
     for tensor in tensors:
         items, w, h = draw_card(canvas, tensor)
@@ -181,6 +224,7 @@ def _laid_out(
         x += w + G["panel_gap"]
         row_h = max(row_h, h)
     y += row_h + 6
+    y = _listed(canvas, left_out, y)
     for name in scene.get("released", []):
         y += G["line_h"]
         canvas.items.append(

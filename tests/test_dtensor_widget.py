@@ -260,3 +260,22 @@ def test_the_widget_holds_the_dtensor_weakly(group):
     assert w.picture == before and "freed" in w.summary()
     assert json.loads(listed_json(w.picture)) == w.picture
     w.close()
+
+
+def test_one_real_rank_links_its_own_strip_only(group):
+    group(8, rank=3)
+    mesh = init_device_mesh("cpu", (2, 4))
+    d = distribute_tensor(torch.arange(64.0).reshape(8, 8), mesh, [Shard(0), Shard(1)])
+    w = sw.show(d)
+    cells = {g[2]["index"]: g for g in _groups(w.picture["items"], "sws-dcell")}
+    local = d.to_local()  # rank 3 holds rows 0–3, columns 6–7
+    mine = cells["0,7"]
+    assert mine[3] == "d[0, 7] → rank 3 at (0, 3) local[1]"
+    # [0, 7] is [0, 7 - 6] of rank 3's (4, 2) local tensor (the fake group moves no values)
+    assert tuple(local.shape) == (4, 2)
+    assert local.storage_offset() + 0 * local.stride(0) + 1 * local.stride(1) == 1
+    assert sorted(mine[2]["links"].split()) == ["r3", "r3:1"]
+    other = cells["7,0"]  # rank 4's: computed, its storage index not known
+    assert "rank 4 at (1, 0) local index not read" in other[3]
+    assert other[2]["links"] == "r4"
+    w.close()

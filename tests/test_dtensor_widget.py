@@ -14,8 +14,10 @@ import gc
 import itertools
 import json
 import math
+import pathlib
 import re
 
+import jsonschema
 import pytest
 import torch
 import torch.distributed as dist
@@ -119,6 +121,8 @@ def test_each_element_links_exactly_the_storage_cells_torch_holds_it_in(group, c
             if ":" in key:
                 assert keys[key][3].startswith(f"storage[{key.split(':')[1]}] = ")
                 assert f" = {source[index].item():g}." in keys[key][3]
+    schema = pathlib.Path(sw.__file__).parent / "render" / "listing.schema.json"
+    jsonschema.validate(listed, json.loads(schema.read_text()))
     for rank in strips:  # a strip cell links its rank's box; a box is keyed by its rank
         for g in _groups(listed["items"], "sws-scell"):
             if g[2]["key"].startswith(f"r{rank}:"):

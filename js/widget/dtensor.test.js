@@ -34,10 +34,10 @@ describe("a DTensor's picture", () => {
     }
   });
 
-  it("lights a rank's elements and storage when its mesh box is hovered", () => {
+  it.each(["sws-mesh-rank", "sws-rank-head"])("lights a rank's elements and storage when its %s is hovered", (cls) => {
     const { el } = mount(dtensor);
     for (let r = 0; r < 4; r += 1) {
-      hover(el.querySelector(`g.sws-mesh-rank[data-rank="${r}"]`));
+      hover(el.querySelector(`g.${cls}[data-rank="${r}"]`));
       const mine = [];
       for (let i = 0; i < 2; i += 1) for (let j = 0; j < 4; j += 1) if (holders(j).includes(r)) mine.push(`e${i},${j}`);
       expect(lit(el, "sws-dcell")).toEqual(mine.sort());

@@ -363,7 +363,10 @@ def _rank_strip(
     scene = build_scene({f"{name} rank {shard.rank}": tensor}, wrap=wrap)
     canvas = Canvas(scene, theme, max_width=width, roles=roles)
     head = f"rank {shard.rank} at {_tup(shard.coordinate)}: local {scene['tensors'][0]['layout']['text']}"
-    canvas.items.append(canvas.text(PAD, G["font_size_title"], head, bold=True, anchor="start"))
+    words = canvas.text(PAD, G["font_size_title"], head, bold=True, anchor="start")
+    # the heading stands for the rank, as its mesh box does: hovered, it lights its elements
+    key = {"rank": shard.rank, "key": f"r{shard.rank}"}
+    canvas.items.append(Group("sws-rank-head", [words], key, shard.explain()))
     bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], G["line_h"])
     group = Group(
         "sws-rank-strip", _keyed(canvas.items, shard.rank), {"rank": shard.rank}, shard.explain()
@@ -408,7 +411,8 @@ def draw_distributed(
 
     Its groups carry hover keys (``key``/``links``, linked by ``js/paint/link.js``): a global
     cell ``e1,2`` links its holders' mesh boxes ``r3`` and the storage cells ``r3:5`` holding it
-    in the drawn rank strips (each of those links its rank's box).
+    in the drawn rank strips (each of those links its rank's box); a rank strip's heading is
+    keyed ``r3`` as its mesh box is.
 
     >>> import torch, torch.distributed as dist
     >>> from torch.distributed._local_tensor import LocalTensorMode

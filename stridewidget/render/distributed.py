@@ -363,11 +363,16 @@ def _rank_strip(
     scene = build_scene({f"{name} rank {shard.rank}": tensor}, wrap=wrap)
     canvas = Canvas(scene, theme, max_width=width, roles=roles)
     head = f"rank {shard.rank} at {_tup(shard.coordinate)}: local {scene['tensors'][0]['layout']['text']}"
-    words = canvas.text(PAD, G["font_size_title"], head, bold=True, anchor="start")
+    lines = wrapped(head, canvas.max_width - 2 * PAD, G["font_size_title"])  # a narrow column
+    words = [
+        canvas.text(PAD, G["font_size_title"] + k * G["line_h"], line, bold=True, anchor="start")
+        for k, line in enumerate(lines)
+    ]
     # the heading stands for the rank, as its mesh box does: hovered, it lights its elements
     key = {"rank": shard.rank, "key": f"r{shard.rank}"}
-    canvas.items.append(Group("sws-rank-head", [words], key, shard.explain()))
-    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], G["line_h"])
+    canvas.items.append(Group("sws-rank-head", words, key, shard.explain()))
+    top = G["line_h"] * len(lines)
+    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], top)
     group = Group(
         "sws-rank-strip", _keyed(canvas.items, shard.rank), {"rank": shard.rank}, shard.explain()
     )

@@ -284,3 +284,16 @@ def test_one_real_rank_links_its_own_strip_only(group):
     assert "rank 4 at (1, 0) local index not read" in other[3]
     assert other[2]["links"] == "r4"
     w.close()
+
+
+def test_refresh_reads_the_ranks_again(group):
+    group(2)
+    d = _all_ranks((2,), [Shard(0)], torch.arange(4.0))
+    w = sw.show(d)
+    titles = lambda: [g[3] for g in _groups(w.picture["items"], "sws-scell")]  # noqa: E731
+    assert titles()[1].startswith("storage[1] = 1.")
+    with LocalTensorMode(2):
+        d.mul_(10)
+    w.refresh()
+    assert titles()[1].startswith("storage[1] = 10.") and titles()[3].startswith("storage[1] = 30.")
+    w.close()

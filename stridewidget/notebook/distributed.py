@@ -9,7 +9,9 @@ boxes, its hover line says which ranks hold it where (replicated or partial said
 mesh box lights its elements and its storage.
 
 The widget holds the ``DTensor`` weakly, as :class:`~stridewidget.StrideWidget` holds tensors:
-once it is freed the picture stays as last laid out.
+once it is freed the picture stays as last laid out.  It is not re-read after every cell (an
+in-place write under ``LocalTensorMode`` rewraps each rank's tensor without moving its version
+counter, so only the values would tell): call :meth:`DistributedWidget.refresh`.
 """
 
 from __future__ import annotations
@@ -68,7 +70,8 @@ class DistributedWidget(LaidOut, StaticFallbackWidget):
         self.dlayout = distributed_layout(d)
         self.name = str(name)
         self._ref = weakref.ref(d)
-        super().__init__(scene={"dtensor": self.name}, wrap=as_wrap(wrap))
+        self._reads = 0
+        super().__init__(scene={"dtensor": self.name, "read": 0}, wrap=as_wrap(wrap))
 
     @traitlets.validate("wrap")
     def _valid_wrap(self, proposal: Any) -> int | None:
@@ -87,7 +90,8 @@ class DistributedWidget(LaidOut, StaticFallbackWidget):
         d = self._ref()
         if d is not None:
             self.dlayout = distributed_layout(d)
-        self.scene = {"dtensor": self.name}
+        self._reads += 1  # a new scene (an equal dict would not be a change)
+        self.scene = {"dtensor": self.name, "read": self._reads}
 
     def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
         d = self._ref()

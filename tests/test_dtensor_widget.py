@@ -297,3 +297,19 @@ def test_refresh_reads_the_ranks_again(group):
     w.refresh()
     assert titles()[1].startswith("storage[1] = 10.") and titles()[3].startswith("storage[1] = 30.")
     w.close()
+
+
+def test_named_and_wrapped(group):
+    group(2)
+    d = _all_ranks((2,), [Shard(0)], torch.arange(16.0))
+    w = sw.show(weights=d, wrap=3)
+    assert w.name == "weights" and w.wrap == 3
+    cells = _groups(w.picture["items"], "sws-dcell")
+    assert cells[0][3].startswith("weights[0] → rank 0")
+    rows = {
+        g[4][0][2] for g in _groups(w.picture["items"], "sws-scell") if g[2]["key"][:3] == "r0:"
+    }
+    assert len(rows) == 3  # 8 storage cells, 3 a row
+    with pytest.raises(Exception, match="wrap"):
+        w.wrap = -1
+    w.close()

@@ -121,6 +121,7 @@ def test_each_element_links_exactly_the_storage_cells_torch_holds_it_in(group, c
             if ":" in key:
                 assert keys[key][3].startswith(f"storage[{key.split(':')[1]}] = ")
                 assert f" = {source[index].item():g}." in keys[key][3]
+                assert keys[key][3].endswith(f" · holds d[{', '.join(map(str, index))}]")
     schema = pathlib.Path(sw.__file__).parent / "render" / "listing.schema.json"
     jsonschema.validate(listed, json.loads(schema.read_text()))
     for rank in strips:  # a strip cell links its rank's box; a box is keyed by its rank

@@ -50,6 +50,7 @@ describe("a DTensor's picture", () => {
     const { el, model } = mount(dtensor);
     hover(el.querySelector('g.sws-scell[data-key="r2:3"]'));
     expect(lit(el, "sws-dcell")).toEqual(["e1,3"]);
+    expect(el.querySelector(".sw-status").textContent).toContain("holds d[1, 3]");
     expect(lit(el, "sws-mesh-rank")).toEqual(["r2"]);
     expect(model.get("hovered")).toEqual({ key: "r2:3" });
     model.set("picture", JSON.parse(JSON.stringify(dtensor))); // Python laid it out again

@@ -167,6 +167,8 @@ class _Drawer:
         #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
         self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
         self.strips = strips
+        #: (rank, local storage index) -> the drawn global elements it holds (strip hover lines)
+        self.held: dict[tuple[int, int], list[tuple]] = {}
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
@@ -256,6 +258,9 @@ class _Drawer:
         # to the storage cell holding it in each drawn rank strip
         links = [f"r{r}" for r in holders if r in self.boxes]
         links += [f"r{r}:{at}" for r, at in places if r in self.strips and at is not None]
+        for r, at in places:
+            if r in self.strips and at is not None:
+                self.held.setdefault((r, at), []).append(index)
         data = {
             "index": ",".join(map(str, index)),
             "ranks": ",".join(map(str, holders)),
@@ -342,22 +347,42 @@ class _Drawer:
         return items, width, y
 
 
-def _keyed(items: list, rank: int) -> list:
+def _keyed(items: list, rank: int, holds: Mapping[int, list[str]] | None = None) -> list:
     """A rank strip's storage cells keyed for hover (``r3:5``: storage cell 5 of rank 3, linked
-    to the rank's mesh box ``r3``); the strips' own storage ids (``s0`` in each) stay as drawn."""
-    out = []
+    to the rank's mesh box ``r3``), their hover lines naming the drawn global elements they hold
+    (``holds``: storage index -> words); the strips' own storage ids (``s0`` in each) stay."""
+    out, holds = [], holds or {}
     for item in items:
         if isinstance(item, Group):
-            data = item.data
+            data, title = item.data, item.title
             if item.cls == "sws-scell":
                 data = {**data, "key": f"r{rank}:{data['cell']}", "links": f"r{rank}"}
-            item = Group(item.cls, _keyed(item.children, rank), data, item.title)
+                words = holds.get(data["cell"])
+                title = f"{title} · holds {', '.join(words)}" if words and title else title
+            item = Group(item.cls, _keyed(item.children, rank, holds), data, title)
         out.append(item)
     return out
 
 
+def _holds(held: Mapping[tuple[int, int], list[tuple]], rank: int, name: str) -> dict:
+    """Rank ``rank``'s storage index -> the global elements it holds in words (3 at most)."""
+    out = {}
+    for (r, at), indices in held.items():
+        if r == rank:
+            words = [f"{name}[{', '.join(map(str, i))}]" for i in indices[:3]]
+            out[at] = words + ([f"{len(indices) - 3} more"] if len(indices) > 3 else [])
+    return out
+
+
 def _rank_strip(
-    shard: RankShard, tensor: Any, name: str, theme: str, width: float, roles: bool, wrap=None
+    shard: RankShard,
+    tensor: Any,
+    name: str,
+    theme: str,
+    width: float,
+    roles: bool,
+    wrap: int | None = None,
+    holds: Mapping[int, list[str]] | None = None,
 ):
     """One rank's local storage as the strip of an ordinary scene of its local tensor."""
     scene = build_scene({f"{name} rank {shard.rank}": tensor}, wrap=wrap)
@@ -374,7 +399,10 @@ def _rank_strip(
     top = G["line_h"] * len(lines)
     bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], top)
     group = Group(
-        "sws-rank-strip", _keyed(canvas.items, shard.rank), {"rank": shard.rank}, shard.explain()
+        "sws-rank-strip",
+        _keyed(canvas.items, shard.rank, holds),
+        {"rank": shard.rank},
+        shard.explain(),
     )
     return group, canvas.width, bottom, scene["tensors"][0]
 
@@ -465,8 +493,9 @@ def draw_distributed(
     y += 10
     patterns: list = []
     for shard in drawn:
+        holds = _holds(drawer.held, shard.rank, name)
         group, w, h, tensor = _rank_strip(
-            shard, tensors[shard.rank], name, theme, width, roles, wrap
+            shard, tensors[shard.rank], name, theme, width, roles, wrap, holds
         )
         canvas.items.append(
             Group(group.cls, translated(group.children, 0, y), group.data, group.title)

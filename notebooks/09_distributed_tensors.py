@@ -81,7 +81,9 @@ assert lay.holders((5, 4)) == tuple(r for r, t in local.items() if (t == 5 * 8 +
 #
 # `sw.render_html(d)` (or `sw.render_svg(d)`) draws the global grid, each cell marked with the
 # rank that holds it, the mesh with its placements, and the first ranks' local storages as
-# ordinary strips. (`sw.show` draws single tensors; a DTensor gets this static picture.)
+# ordinary strips. `sw.show(d)` is the same picture live in a running kernel: hover an element
+# and the storage cell holding it lights up on every rank that holds it; hover a rank's mesh box
+# and its elements light up. This saved page shows the static picture.
 
 # %%
 page = sw.render_html(d)

@@ -203,18 +203,19 @@ def test_one_rank_present_the_others_computed(group):
 
 
 def test_drawing_refuses_in_one_line(group):
-    """The widget refuses a DTensor, and so does a picture of it among other tensors (alone,
-    sw.render_svg draws it: tests/test_dtensor_picture.py)."""
+    """A picture of a DTensor among other tensors is refused, and a text or a plot of it (alone,
+    sw.render_svg and sw.show draw it: tests/test_dtensor_picture.py, test_dtensor_widget.py)."""
     group(8, rank=3)
     mesh = init_device_mesh("cpu", (2, 4))
     d = distribute_tensor(torch.arange(64.0).reshape(8, 8), mesh, [Shard(0), Shard(1)])
-    for draw in (sw.show, lambda d: sw.render_svg(d, torch.zeros(2)), sw.render_text, sw.plot):
+    show = lambda d: sw.show(d, torch.zeros(2))  # noqa: E731
+    for draw in (show, lambda d: sw.render_svg(d, torch.zeros(2)), sw.render_text, sw.plot):
         with pytest.raises(LayoutError) as caught:
             draw(d)
         message = str(caught.value)
         assert "\n" not in message and "sw.inspect(d)" in message
         # it names no other function than the one called (the review saw "sw.show:" everywhere)
-        assert draw is sw.show or not message.startswith("sw.show"), message
+        assert draw is show or not message.startswith("sw.show"), message
     sw.render_svg(d.to_local())  # this rank's local tensor is a real tensor: drawn
 
 
@@ -248,9 +249,9 @@ def test_compat_fallbacks_give_torchs_answers():
     assert strided_split_factor(Shard(0)) is None
 
 
-def test_display_keeps_torchs_own_repr(group):
-    """``display(d)`` in IPython: the formatter declines a DTensor (torch's repr is shown), so no
-    picture of a storage that is nowhere."""
+def test_display_shows_the_distributed_picture(group):
+    """``display(d)`` in IPython: the formatter shows the DTensor's own live picture (not a storage
+    that is nowhere), torch's repr as its text, the saved keyless picture as its HTML."""
     from stridewidget.notebook.display import _bundle_for
 
     group(2)
@@ -259,4 +260,7 @@ def test_display_keeps_torchs_own_repr(group):
 
     shell = type("Shell", (), {})()
     shell.user_ns = {"d": d}
-    assert _bundle_for(shell)(d) is None
+    data, _ = _bundle_for(shell)(d)
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert data["text/plain"] == repr(d)
+    assert "<svg" in data["text/html"] and "sws-dcell" not in data["text/html"]

@@ -187,15 +187,18 @@ def test_one_real_rank_draws_its_own_strip(group):
     assert "computed from the placements" in svg
 
 
-def test_html_fallback_and_show_refusal(group):
+def test_html_fallback_and_a_dtensor_among_other_tensors_refused(group):
     group(4)
     source = torch.arange(8.0).reshape(2, 4)
     d = _all_ranks((4,), [Shard(1)], source)
     page = sw.render_html(d)
     assert "<svg" in page and "sws-dcell" not in page and "mesh dim" in page
-    with pytest.raises(LayoutError) as caught:
-        sw.show(d)
+    with pytest.raises(
+        LayoutError
+    ) as caught:  # drawn alone (sw.show(d): tests/test_dtensor_widget.py)
+        sw.show(d, torch.zeros(2))
     assert "\n" not in str(caught.value) and "sw.inspect(d)" in str(caught.value)
+    assert "sw.show(d)" in str(caught.value)
     with pytest.raises(LayoutError):  # a DTensor among other tensors: still refused
         sw.render_svg(d, torch.zeros(2))
 

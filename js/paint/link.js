@@ -4,6 +4,10 @@
 //     every shown logical cell that reads the same storage cell, and draws its index walk: the
 //     storage cells offset, offset + i0·s0, … it visits (data-hop on each);
 //   a storage cell (g.sws-scell: data-storage, data-cell) lights every logical cell that reads it.
+//   a keyed group (g[data-key], a DTensor's picture: a global element, a rank, a rank's storage
+//     cell) lights every group whose key its data-links names and every group whose data-links
+//     name its key (Python writes each link once, on one side): one element to the storage cells
+//     of all the ranks holding it, one rank to all its elements.
 // The status line says the hovered cell's hover line (its data-hover, written by Python).  The
 // hovered item goes to `onHovered` as plain JSON (the widget's `hovered` trait).
 
@@ -46,11 +50,25 @@ export function indexCells(svg, list) {
     if (!readers.has(key)) readers.set(key, []);
     readers.get(key).push(g);
   }
-  return { tensors, storageCells, readers };
+  const keyed = new Map(); // "r3" -> [g, …] groups with that data-key
+  const linking = new Map(); // "r3" -> [g, …] groups whose data-links name it
+  const add = (map, key, g) => {
+    if (!map.has(key)) map.set(key, []);
+    map.get(key).push(g);
+  };
+  for (const g of svg.querySelectorAll("g[data-key]")) {
+    add(keyed, g.dataset.key, g);
+    for (const key of linksOf(g)) add(linking, key, g);
+  }
+  return { tensors, storageCells, readers, keyed, linking };
 }
+
+const linksOf = (g) => (g.dataset.links ? g.dataset.links.split(" ").filter(Boolean) : []);
 
 /** What a pointer target stands for, as the `hovered` trait says it; null off the cells. */
 export function describe(node, cells) {
+  const keyed = node.closest?.("g[data-key]");
+  if (keyed) return { kind: "key", node: keyed, key: keyed.dataset.key };
   const logical = node.closest?.("g.sws-lcell");
   if (logical) {
     const tensor = cells.tensors.get(logical.dataset.tensor);
@@ -65,6 +83,7 @@ export function describe(node, cells) {
 
 export function hoveredValue(target) {
   if (!target) return null;
+  if (target.kind === "key") return { key: target.key };
   if (target.kind === "logical") {
     return { tensor: target.tensor.id, name: target.tensor.name, index: target.index, storage: target.storage, cell: target.cell };
   }
@@ -79,6 +98,13 @@ export function highlight(target, cells) {
     node.classList.add(cls);
     lit.push([node, cls]);
   };
+  if (target.kind === "key") {
+    for (const key of linksOf(target.node)) for (const node of cells.keyed.get(key) ?? []) mark(node, "sw-hl");
+    for (const node of cells.linking.get(target.key) ?? []) mark(node, "sw-hl");
+    mark(target.node, "sw-hl");
+    mark(target.node, "sw-hl-source");
+    return { lit, status: target.node.dataset.hover ?? "" };
+  }
   const key = `${target.storage}:${target.cell}`;
   for (const reader of cells.readers.get(key) ?? []) mark(reader, "sw-hl");
   mark(cells.storageCells.get(key), "sw-hl");
@@ -142,7 +168,9 @@ export function linkPicture(root, svg, list, { onStatus = () => {}, onHovered = 
     restore(value) {
       if (!value) return;
       const same = (g, pairs) => pairs.every(([key, want]) => g.dataset[key] === String(want));
-      const node = value.tensor !== undefined
+      const node = value.key !== undefined
+        ? [...svg.querySelectorAll("g[data-key]")].find((g) => g.dataset.key === String(value.key))
+        : value.tensor !== undefined
         ? [...svg.querySelectorAll("g.sws-lcell")].find((g) => same(g, [["tensor", value.tensor], ["index", (value.index ?? []).join(",")]]))
         : [...svg.querySelectorAll("g.sws-scell")].find((g) => same(g, [["storage", value.storage], ["cell", value.cell]]));
       if (node) onOver({ target: node });

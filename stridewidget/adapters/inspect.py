@@ -88,8 +88,8 @@ def drawable(x: Any, who: str | None = None) -> Layout:
     if isinstance(layout, DistributedLayout):
         raise LayoutError(
             (f"{who}: " if who else "")
-            + "a DTensor is not drawn here yet (its global tensor has no storage of its "
-            "own); sw.render_svg(d) or sw.render_html(d) draws it alone, "
+            + "a DTensor is drawn alone, not with other tensors (its global tensor has no "
+            "storage of its own): sw.show(d), sw.render_svg(d) or sw.render_html(d) draws it, "
             "print(sw.inspect(d).explain()) says which rank holds what, "
             "and sw.show(d.to_local()) draws this rank's local tensor"
         )

@@ -1,7 +1,8 @@
 """IPython integration: ``%load_ext stridewidget`` / :func:`enable` make tensors display as the widget.
 
 Once enabled, ``display(t)`` and a bare ``t`` at the end of a cell show a
-:class:`~stridewidget.StrideWidget` whose mime bundle also carries torch's own text
+:class:`~stridewidget.StrideWidget` (a ``DTensor``: its
+:class:`~stridewidget.notebook.distributed.DistributedWidget`) whose mime bundle also carries torch's own text
 (``text/plain``) and the static SVG picture (``text/html``, for viewers without a kernel).
 :func:`disable` (or ``%unload_ext stridewidget``) restores the plain repr.
 
@@ -46,15 +47,20 @@ def _user_name(ip: Any, obj: Any) -> str:
 
 def _bundle_for(ip: Any) -> Any:
     def bundle(obj: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        from ..adapters.distributed import is_dtensor
         from ..adapters.inspect import drawable
         from ..errors import LayoutError
+        from .distributed import DistributedWidget
         from .widget import StrideWidget
 
         try:
-            drawable(obj)  # sparse, nested, DTensor ...: keep their plain repr
+            if is_dtensor(obj):  # its own picture: global grid, mesh, ranks' storages
+                widget: Any = DistributedWidget(obj, _user_name(ip, obj))
+            else:
+                drawable(obj)  # sparse, nested ...: keep their plain repr
+                widget = StrideWidget(**{_user_name(ip, obj): obj})
         except (LayoutError, TypeError):
             return None
-        widget = StrideWidget(**{_user_name(ip, obj): obj})
         result = widget._repr_mimebundle_()
         if result is None:
             return None

@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from types import FrameType
 from typing import Any
 
-import anywidget
 import executing
 import traitlets
 
@@ -30,14 +29,16 @@ from ..frames import package_caller
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
 from ..limits import MAX_SOURCE_LABEL as _MAX_SOURCE_LABEL
+from ..render.distributed import single_dtensor
 from ..scene.build import build_scene
 from ..scene.logical import checked_picks
+from .distributed import DistributedWidget
+from .fallback import StaticFallbackWidget, bundle
 from .live import ensure_refresh_hook, forget, register
 from .picture import LaidOut
-from .static import read_static
 from .watch import ShownCells
 
-__all__ = ["StrideWidget", "show"]
+__all__ = ["StaticFallbackWidget", "StrideWidget", "bundle", "show"]
 
 _SERIALS = itertools.count()
 
@@ -185,50 +186,6 @@ def _caller_names(objects: tuple[Any, ...]) -> list[str | None]:
         # (the next f_locals access re-reads the real locals).
         local_scope.clear()
     return names
-
-
-def bundle(name: str) -> traitlets.Unicode:
-    """A shipped bundle's text as the synced trait anywidget reads (``_esm``, ``_css``)."""
-    return traitlets.Unicode(read_static(name)).tag(sync=True)
-
-
-class StaticFallbackWidget(anywidget.AnyWidget):
-    """An AnyWidget whose output also carries a static picture and a text summary.
-
-    Subclasses provide ``summary() -> str`` and ``_static_html() -> str``.  The live view stays
-    first; ``text/html`` is what nbviewer, GitHub and nbconvert without widget state show, and
-    ``text/plain`` what a terminal shows.
-    """
-
-    # anywidget adds `_esm`, `_css` and `_anywidget_id` as traits of each instance when the class
-    # does not declare them: a new class per widget (0.4 ms of a display).  Declared here (the
-    # bundles by each subclass: ``_esm = bundle("widget.js")``), add_traits only sets the id.
-    _anywidget_id = traitlets.Unicode().tag(sync=True)
-
-    def add_traits(self, **traits: Any) -> None:
-        """Add ``traits`` to this instance; those its class declares already only take their
-        value (anywidget's per-instance traits: no class is made per widget)."""
-        if traits and all(self.has_trait(name) for name in traits):
-            for name, trait in traits.items():
-                self.set_trait(name, trait.default_value)
-            return
-        super().add_traits(**traits)
-
-    def summary(self) -> str:  # pragma: no cover - every subclass overrides it
-        raise NotImplementedError
-
-    def _static_html(self) -> str:  # pragma: no cover - every subclass overrides it
-        raise NotImplementedError
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        if bundle is None:  # closed widget
-            return None
-        data, metadata = bundle if isinstance(bundle, tuple) else (bundle, {})
-        data = dict(data)
-        data["text/plain"] = self.summary()
-        data["text/html"] = self._static_html()
-        return data, metadata
 
 
 class StrideWidget(LaidOut, StaticFallbackWidget):
@@ -488,8 +445,12 @@ def show(
     edge_items: int = 3,
     threshold: int = 256,
     **named_tensors: Any,
-) -> StrideWidget:
+) -> StrideWidget | DistributedWidget:
     """The widget for these tensors (see :class:`StrideWidget`); display it or end a cell with it.
+
+    A ``DTensor`` alone gets its own live picture (:class:`DistributedWidget`: the global grid by
+    holding ranks, the mesh, the ranks' storage strips, as ``sw.render_svg(d)`` draws them, with
+    hover linking an element to every rank's storage cell holding it).
 
     >>> import torch, stridewidget as sw
     >>> a = torch.arange(6.0).reshape(2, 3)
@@ -497,6 +458,10 @@ def show(
     >>> w.names, [t["storage"] for t in w.scene["tensors"]]
     (['a', 'b', 'c'], ['s0', 's0', 's0'])
     """
+    dtensor = single_dtensor(tensors, named_tensors)
+    if dtensor is not None:
+        name = dtensor[0] if named_tensors else (_caller_names(tensors)[0] or "d")
+        return DistributedWidget(dtensor[1], name, wrap=wrap)
     return StrideWidget(
         *tensors, wrap=wrap, edge_items=edge_items, threshold=threshold, **named_tensors
     )

@@ -45,12 +45,20 @@ from .primitives import (
 )
 from .strip import draw_strip
 
-__all__ = ["MAX_MESH_BOXES", "MAX_RANK_STRIPS", "draw_distributed", "single_dtensor"]
+__all__ = [
+    "MAX_MESH_BOXES",
+    "MAX_RANK_STRIPS",
+    "MAX_TITLE_RANKS",
+    "draw_distributed",
+    "single_dtensor",
+]
 
 #: How many ranks' local storages are drawn as strips; the others are listed in words.
 MAX_RANK_STRIPS = 4
 #: How many ranks the mesh draws as boxes; the others are counted.
 MAX_MESH_BOXES = 64
+#: How many holders a global cell's hover line names (the others are counted).
+MAX_TITLE_RANKS = 16
 
 
 def single_dtensor(tensors: tuple, named: Mapping[str, Any]) -> tuple[str, Any] | None:
@@ -87,8 +95,15 @@ def _partial_words(lay: DistributedLayout) -> str:
     return "; partial: each holder keeps a summand, the value is the " + ", ".join(parts)
 
 
-def cell_title(lay: DistributedLayout, name: str, index: tuple[int, ...]) -> str:
-    """Who holds global element ``index``, and where in each holder's local storage.
+def cell_title(
+    lay: DistributedLayout,
+    name: str,
+    index: tuple[int, ...],
+    places: tuple[tuple[int, int | None], ...] | None = None,
+) -> str:
+    """Who holds global element ``index``, and where in each holder's local storage (``places``:
+    ``lay.where(index)`` when the caller has it).  A replicated element says so; at most
+    :data:`MAX_TITLE_RANKS` holders are named, the others counted.
 
     >>> from stridewidget.layout.distributed import Placement
     >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
@@ -97,12 +112,19 @@ def cell_title(lay: DistributedLayout, name: str, index: tuple[int, ...]) -> str
     >>> cell_title(lay, "d", (1, 2))
     'd[1, 2] → rank 1 at (1,) local[2]'
     """
-    places = []
-    for rank, cell in lay.where(index):
+    places = lay.where(index) if places is None else places
+    partial = any(p.kind == "partial" for p in lay.placements)
+    coordinates = {s.rank: s.coordinate for s in lay.ranks} if len(places) > 1 else {}
+    words = []
+    for rank, cell in places[:MAX_TITLE_RANKS]:
         where = "local index not read (computed share)" if cell is None else f"local[{cell}]"
-        places.append(f"rank {rank} at {_tup(lay.rank(rank).coordinate)} {where}")
-    text = f"{name}[{', '.join(map(str, index))}] → " + "; ".join(places or ["no rank"])
-    if any(p.kind == "partial" for p in lay.placements):
+        at = coordinates.get(rank) or lay.rank(rank).coordinate
+        words.append(f"rank {rank} at {_tup(at)} {where}")
+    if len(places) > MAX_TITLE_RANKS:
+        words.append(f"… and {len(places) - MAX_TITLE_RANKS} more ranks")
+    how = f"replicated on {len(places)} ranks: " if len(places) > 1 and not partial else ""
+    text = f"{name}[{', '.join(map(str, index))}] → {how}" + "; ".join(words or ["no rank"])
+    if partial:
         text += _partial_words(lay)
     return text
 
@@ -138,8 +160,15 @@ def _cells(window: Mapping[str, Any], slice_: Mapping[str, Any]) -> list[list[tu
 class _Drawer:
     """Lays out one DTensor's picture on a canvas: grid, mesh, strips, from the top down."""
 
-    def __init__(self, canvas: Canvas, lay: DistributedLayout, name: str) -> None:
+    def __init__(
+        self, canvas: Canvas, lay: DistributedLayout, name: str, strips: frozenset = frozenset()
+    ) -> None:
         self.canvas, self.lay, self.name = canvas, lay, name
+        #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
+        self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
+        self.strips = strips
+        #: (rank, local storage index) -> the drawn global elements it holds (strip hover lines)
+        self.held: dict[tuple[int, int], list[tuple]] = {}
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
@@ -213,7 +242,8 @@ class _Drawer:
         return y
 
     def cell(self, index: tuple, x: float, y: float, w: float, h: float, c: Mapping) -> Group:
-        holders = self.lay.holders(index)
+        places = self.lay.where(index)
+        holders = tuple(rank for rank, _ in places)
         self.marks.setdefault(min(len(holders), 3), holders)
         colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
         dash = "3 2" if self.partial else None
@@ -224,8 +254,20 @@ class _Drawer:
                 x + w / 2, y + h / 2 + 6, _mark(holders, self.partial), anchor="middle"
             ),
         ]
-        data = {"index": ",".join(map(str, index)), "ranks": ",".join(map(str, holders))}
-        return Group("sws-dcell", body, data, cell_title(self.lay, self.name, index))
+        # the hover keys (js/paint/link.js): this element, linked to its holders' mesh boxes and
+        # to the storage cell holding it in each drawn rank strip
+        links = [f"r{r}" for r in holders if r in self.boxes]
+        links += [f"r{r}:{at}" for r, at in places if r in self.strips and at is not None]
+        for r, at in places:
+            if r in self.strips and at is not None:
+                self.held.setdefault((r, at), []).append(index)
+        data = {
+            "index": ",".join(map(str, index)),
+            "ranks": ",".join(map(str, holders)),
+            "key": "e" + ",".join(map(str, index)),
+            "links": " ".join(links),
+        }
+        return Group("sws-dcell", body, data, cell_title(self.lay, self.name, index, places))
 
     def grid(self, room: float) -> tuple[list, float, float]:
         """The global grid's slices at (0, 0), laid out in rows of panels within ``room`` px."""
@@ -293,7 +335,8 @@ class _Drawer:
                     muted=True,
                 ),
             ]
-            items.append(Group("sws-mesh-rank", body, {"rank": shard.rank}, shard.explain()))
+            data = {"rank": shard.rank, "key": f"r{shard.rank}"}
+            items.append(Group("sws-mesh-rank", body, data, shard.explain()))
             width = max(width, bx + box_w)
         rows = math.ceil(min(len(lay.ranks), MAX_MESH_BOXES) / cols)
         y += 4 + rows * (box_h + 4)
@@ -304,14 +347,63 @@ class _Drawer:
         return items, width, y
 
 
-def _rank_strip(shard: RankShard, tensor: Any, name: str, theme: str, width: float, roles: bool):
+def _keyed(items: list, rank: int, holds: Mapping[int, list[str]] | None = None) -> list:
+    """A rank strip's storage cells keyed for hover (``r3:5``: storage cell 5 of rank 3, linked
+    to the rank's mesh box ``r3``), their hover lines naming the drawn global elements they hold
+    (``holds``: storage index -> words); the strips' own storage ids (``s0`` in each) stay."""
+    out, holds = [], holds or {}
+    for item in items:
+        if isinstance(item, Group):
+            data, title = item.data, item.title
+            if item.cls == "sws-scell":
+                data = {**data, "key": f"r{rank}:{data['cell']}", "links": f"r{rank}"}
+                words = holds.get(data["cell"])
+                title = f"{title} · holds {', '.join(words)}" if words and title else title
+            item = Group(item.cls, _keyed(item.children, rank, holds), data, title)
+        out.append(item)
+    return out
+
+
+def _holds(held: Mapping[tuple[int, int], list[tuple]], rank: int, name: str) -> dict:
+    """Rank ``rank``'s storage index -> the global elements it holds in words (3 at most)."""
+    out = {}
+    for (r, at), indices in held.items():
+        if r == rank:
+            words = [f"{name}[{', '.join(map(str, i))}]" for i in indices[:3]]
+            out[at] = words + ([f"{len(indices) - 3} more"] if len(indices) > 3 else [])
+    return out
+
+
+def _rank_strip(
+    shard: RankShard,
+    tensor: Any,
+    name: str,
+    theme: str,
+    width: float,
+    roles: bool,
+    wrap: int | None = None,
+    holds: Mapping[int, list[str]] | None = None,
+):
     """One rank's local storage as the strip of an ordinary scene of its local tensor."""
-    scene = build_scene({f"{name} rank {shard.rank}": tensor})
+    scene = build_scene({f"{name} rank {shard.rank}": tensor}, wrap=wrap)
     canvas = Canvas(scene, theme, max_width=width, roles=roles)
     head = f"rank {shard.rank} at {_tup(shard.coordinate)}: local {scene['tensors'][0]['layout']['text']}"
-    canvas.items.append(canvas.text(PAD, G["font_size_title"], head, bold=True, anchor="start"))
-    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], G["line_h"])
-    group = Group("sws-rank-strip", canvas.items, {"rank": shard.rank}, shard.explain())
+    lines = wrapped(head, canvas.max_width - 2 * PAD, G["font_size_title"])  # a narrow column
+    words = [
+        canvas.text(PAD, G["font_size_title"] + k * G["line_h"], line, bold=True, anchor="start")
+        for k, line in enumerate(lines)
+    ]
+    # the heading stands for the rank, as its mesh box does: hovered, it lights its elements
+    key = {"rank": shard.rank, "key": f"r{shard.rank}"}
+    canvas.items.append(Group("sws-rank-head", words, key, shard.explain()))
+    top = G["line_h"] * len(lines)
+    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], top)
+    group = Group(
+        "sws-rank-strip",
+        _keyed(canvas.items, shard.rank, holds),
+        {"rank": shard.rank},
+        shard.explain(),
+    )
     return group, canvas.width, bottom, scene["tensors"][0]
 
 
@@ -339,9 +431,21 @@ def rest_in_words(shards: list[RankShard]) -> list[str]:
 
 
 def draw_distributed(
-    d: Any, name: str = "d", theme: str = "light", *, width: float = MAX_WIDTH, roles: bool = False
+    d: Any,
+    name: str = "d",
+    theme: str = "light",
+    *,
+    width: float = MAX_WIDTH,
+    roles: bool = False,
+    wrap: int | None = None,
 ) -> Picture:
-    """The picture of DTensor ``d`` (see the module docstring), laid out for ``width`` px.
+    """The picture of DTensor ``d`` (see the module docstring), laid out for ``width`` px (the
+    rank strips ``wrap`` storage cells a row, ``None``: as an ordinary picture would).
+
+    Its groups carry hover keys (``key``/``links``, linked by ``js/paint/link.js``): a global
+    cell ``e1,2`` links its holders' mesh boxes ``r3`` and the storage cells ``r3:5`` holding it
+    in the drawn rank strips (each of those links its rank's box); a rank strip's heading is
+    keyed ``r3`` as its mesh box is.
 
     >>> import torch, torch.distributed as dist
     >>> from torch.distributed._local_tensor import LocalTensorMode
@@ -358,7 +462,9 @@ def draw_distributed(
     """
     lay = distributed_layout(d)
     canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
-    drawer = _Drawer(canvas, lay, name)
+    tensors = local_tensors(d)
+    drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]
+    drawer = _Drawer(canvas, lay, name, frozenset(s.rank for s in drawn))
     head = f"{name}: {str(lay).split(' · ')[0]}"
     room, size = canvas.max_width - 2 * PAD, G["font_size"]
     y = 4.0 + G["font_size_title"] - G["line_h"]
@@ -385,11 +491,12 @@ def draw_distributed(
         y += grid_h + 6 + mesh_h
         canvas.width = max(canvas.width, PAD + max(grid_w, mesh_w) + PAD)
     y += 10
-    tensors = local_tensors(d)
-    drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]
     patterns: list = []
     for shard in drawn:
-        group, w, h, tensor = _rank_strip(shard, tensors[shard.rank], name, theme, width, roles)
+        holds = _holds(drawer.held, shard.rank, name)
+        group, w, h, tensor = _rank_strip(
+            shard, tensors[shard.rank], name, theme, width, roles, wrap, holds
+        )
         canvas.items.append(
             Group(group.cls, translated(group.children, 0, y), group.data, group.title)
         )

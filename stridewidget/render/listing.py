@@ -11,8 +11,9 @@ word and no colour.  Each primitive is an array, its kind first:
   ``"l"``: the legend's words on them, hidden while the toggle shows one kind);
 * ``["p", d, stroke, width, dash, arrow, fill]`` — a path in SVG path data;
 * ``["g", cls, data, title, children]`` — a group with its class, its keys (``storage`` +
-  ``cell``; ``tensor`` + ``slice`` + ``r``/``c`` + ``addr`` + ``index``; an arrow's ``dim``) and
-  its hover line (``title``).
+  ``cell``; ``tensor`` + ``slice`` + ``r``/``c`` + ``addr`` + ``index``; an arrow's ``dim``;
+  in a DTensor's picture ``key`` + ``links``, the keys it lights, space-separated) and its hover
+  line (``title``).
 
 Coordinates are rounded to 0.1 px as the SVG writer (:mod:`.svg`) writes them, so the painted DOM
 and the saved SVG draw the same numbers.  Colours are theme role tokens (``"@text"``) where the

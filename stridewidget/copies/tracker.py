@@ -69,8 +69,17 @@ from .._compat import (
 from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
 from .log import CopyEvent, CopyLog, _recorded_event, classify
-from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
+from .ops import (
+    OP_ENTRIES,
+    PLAIN_OPS,
+    WRITES_SELF,
+    Pending,
+    argument_value,
+    note_op,
+    op_entry,
+)
 from .snapshot import (
+    _PLAIN_TENSOR_TYPES,
     Snapshot,
     arrays_in,
     call_snapshots,
@@ -332,10 +341,17 @@ class OpMode(dispatch_mode_base()):
                         result = run_composite_implicit(func, *args, **kwargs)
                 else:
                     result = (
-                        func(*args, **kwargs) if self.plain_run else self.run(func, args, kwargs)
+                        entry[3](*args, **kwargs)
+                        if self.plain_run
+                        else self.run(func, args, kwargs)
                     )
-                    if id(func) in PLAIN_OPS:  # known to move and write nothing: its name only
+                    key = id(func)
+                    if key in PLAIN_OPS:  # known to move and write nothing: its name only
                         pending.ops.append(info.name)
+                    elif key in WRITES_SELF and args and type(args[0]) in _PLAIN_TENSOR_TYPES:
+                        # in-place arithmetic on a plain tensor: note_op's first case, inlined
+                        pending.ops.append(info.name)
+                        pending.written.extend(storage_extents(args[0]))
                     else:
                         note_op(func, info, args, kwargs, result, pending)
             finally:

@@ -16,6 +16,7 @@ __all__ = [
     "op_arguments",
     "op_overload_class",
     "op_returns",
+    "op_runner",
     "op_schema",
     "overload_name",
     "run_composite_implicit",
@@ -93,6 +94,22 @@ def op_overload_class() -> type:
     """
     ops = getattr(sys.modules["torch"], "_ops", None)
     return getattr(ops, "OpOverload", type(None))
+
+
+def op_runner(func: Any) -> Any:
+    """What calling the ATen op ``func`` runs: an ``OpOverload``'s C++ op (``OpOverload._op``,
+    checked on torch 2.0–2.13: its ``__call__`` is ``return self._op(*args, **kwargs)``), called
+    without that Python frame; anything else (a subclass with its own ``__call__``) itself.
+
+    >>> import torch
+    >>> op_runner(torch.ops.aten.neg.default)(torch.ones(2)).tolist()
+    [-1.0, -1.0]
+    """
+    overload = op_overload_class()
+    runner = getattr(func, "_op", None)
+    if type(func) is overload and type(func).__call__ is overload.__call__ and callable(runner):
+        return runner
+    return func
 
 
 def op_returns(func: Any) -> list[Any]:

@@ -11,6 +11,7 @@ __all__ = [
     "restore_buffer",
     "sparse_parts",
     "storage_id",
+    "storage_id_reader",
     "storage_identity",
     "version_counter",
     "view_base",
@@ -38,6 +39,24 @@ def storage_id(storage: Any) -> int:
             "memory (meta, empty) has no other identity; storages cannot be told apart"
         )
     return pointer
+
+
+def storage_id_reader() -> Any:
+    """:func:`storage_id` as one C call where torch has ``StorageBase._cdata`` (checked on torch
+    2.0–2.13: then ``storage_id`` is that attribute): for code that asks per tensor per op.
+
+    >>> import torch
+    >>> s = torch.zeros(2).untyped_storage()
+    >>> storage_id_reader()(s) == storage_id(s)
+    True
+    """
+    import operator
+    import sys
+
+    base = getattr(sys.modules["torch"]._C, "StorageBase", None)
+    if base is not None and "_cdata" in vars(base):
+        return operator.attrgetter("_cdata")
+    return storage_id
 
 
 def storage_identity(tensor: Any) -> int | None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from .._compat import op_runner
 from ..adapters.aten import (
     COMPOSITE_IMPLICIT,
     COPY_OPS,
@@ -41,6 +42,7 @@ __all__ = [
     "OP_ENTRIES",
     "PLAIN_OPS",
     "SCATTERS_INTO",
+    "WRITES_SELF",
     "OpCache",
     "OpInfo",
     "Pending",
@@ -84,24 +86,27 @@ def note_op(
 ) -> None:
     """Add what one ATen op did (its name, what it wrote, the bytes it moved) to ``pending``."""
     pending.ops.append(info.name)
-    if info.written and not info.is_copy:  # in-place arithmetic (add_, mul_): writes, moves none
-        for position, name in info.written:
+    written = info.written
+    if written and not info.is_copy:  # in-place arithmetic (add_, mul_): writes, moves none
+        for position, name in written:
             value = args[position] if position < len(args) else kwargs.get(name)
             if type(value) in _PLAIN_TENSOR_TYPES:
                 pending.written.extend(storage_extents(value))
             else:
                 for tensor in arrays_in(value, []):
                     pending.written.extend(storage_extents(tensor))
-    elif info.written:
+    elif written:
         moves = info.moves(args, kwargs)
-        for position, name in info.written:
+        for position, name in written:
             for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
                 extents = storage_extents(tensor)
                 pending.written.extend(extents)
                 if moves:
                     pending.copied_into.extend(extents)
                     pending.bytes_copied += info.moved_bytes(args, kwargs, tensor)
-    elif info.moves(args, kwargs) or (not func.is_view and moves_data(func, args, kwargs)):
+    elif (info.is_copy and info.moves(args, kwargs)) or (
+        not func.is_view and moves_data(func, args, kwargs)
+    ):  # (moves() is False for an op that is not a copy: not called for one)
         pending.fresh_copy = True
         pending.bytes_copied += data_nbytes(result)
     elif not info.is_copy and (func.is_view or undecomposed(func)):
@@ -114,6 +119,12 @@ def note_op(
 #: compute ops whose decomposition was followed once (:func:`moves_data`).  The op mode notes such
 #: an op by its name only, without calling :func:`note_op`.
 PLAIN_OPS: set[int] = set()
+
+
+#: ids of ops (kept alive by :data:`OP_ENTRIES`) that write only ``self`` and move no data
+#: (``add_``, ``mul_``, ``lerp_``: an AdamW step's most common ops): the op mode notes such an op
+#: on a plain tensor as :func:`note_op` would, without the call.
+WRITES_SELF: set[int] = set()
 
 
 #: In-place ops that write data into ``self`` and never change its layout (shape, strides, offset,
@@ -146,11 +157,12 @@ _DATA_ONLY = frozenset(
     }
 )
 #: id(op) -> :func:`op_entry`'s entry for it (the op kept in it, so the id stays its own).
-OP_ENTRIES: dict[int, tuple[Any, OpInfo, tuple[tuple[int, str], ...]]] = {}
+OP_ENTRIES: dict[int, tuple[Any, OpInfo, tuple[tuple[int, str], ...], Any]] = {}
 
 
-def op_entry(func: Any) -> tuple[Any, OpInfo, tuple[tuple[int, str], ...]]:
-    """``(func, op_info(func), relaid)``, cached per op: ``relaid`` are the written arguments whose
+def op_entry(func: Any) -> tuple[Any, OpInfo, tuple[tuple[int, str], ...], Any]:
+    """``(func, op_info(func), relaid, run)``, cached per op: ``run`` is what calling ``func``
+    runs (:func:`~stridewidget._compat.op_runner`: one Python frame fewer per op); ``relaid`` are the written arguments whose
     layout the op may change (``t_``, ``resize_``, ``set_``, any ``out=``), of which the op mode
     snapshots the layout before the op runs; an in-place op that writes only data (``add_``) has
     none, so its call's input snapshot serves as its output's too.
@@ -165,5 +177,7 @@ def op_entry(func: Any) -> tuple[Any, OpInfo, tuple[tuple[int, str], ...]]:
     info = op_info(func)
     data_only = func.overloadpacket.__name__ in _DATA_ONLY or torch.Tag.pointwise in func.tags
     relaid = tuple(w for w in info.written if not (data_only and w[1] == "self"))
-    entry = OP_ENTRIES[id(func)] = (func, info, relaid)
+    entry = OP_ENTRIES[id(func)] = (func, info, relaid, op_runner(func))
+    if info.written == ((0, "self"),) and not info.is_copy:
+        WRITES_SELF.add(id(func))
     return entry

@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from .._compat import functorch_unwrapped, storage_id, wrapped_tensors
+from .._compat import functorch_unwrapped, storage_id, storage_id_reader, wrapped_tensors
 from ..adapters.aten import ARRAY_TYPES, arrays_in, data_nbytes
 from ..adapters.inspect import inspect
 from ..adapters.torch import device_name, dtype_name, torch_layout_fields
@@ -56,6 +56,7 @@ class Extent(NamedTuple):
 
 
 _CPU = torch.device("cpu")
+_storage_id = storage_id_reader()  # storage_id in one C call (a snapshot reads it per tensor)
 _new_tuple = tuple.__new__  # an Extent from its four fields without NamedTuple's Python __new__
 _CONTAINERS = frozenset({tuple, list, dict})  # as arrays_in looks into
 
@@ -67,10 +68,10 @@ def storage_extents(t: torch.Tensor) -> tuple[Extent, ...]:
     (``vmap``'s BatchedTensor, ``grad``'s TensorWrapper) the tensor it wraps.  Empty for sparse
     and other tensors without a storage to alias."""
     plain = type(t) in _PLAIN_TENSOR_TYPES  # not a wrapper; its storage is on its device
-    if plain and _PLAIN_DEVICES.get(t.device):  # the common case, as below in one go
+    if plain and _PLAIN_DEVICES.get(device := t.device):  # the common case, as below in one go
         try:
             storage = t.untyped_storage()
-            extent = (storage_id(storage), t.device, storage.data_ptr(), storage.nbytes())
+            extent = (_storage_id(storage), device, storage.data_ptr(), storage.nbytes())
             return (_new_tuple(Extent, extent),)
         except (RuntimeError, NotImplementedError, TypeError):
             pass  # no storage, or no memory: the general path below says which
@@ -116,6 +117,8 @@ _PLAIN_DTYPES = frozenset(
         torch.complex128,
     }
 )
+_COMPLEX_DTYPES = frozenset({torch.complex64, torch.complex128})
+_STRIDED = torch.strided
 _PLAIN_TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
 # device -> is it a CPU or CUDA device (``device.type`` costs as much as the rest of a snapshot)
 _PLAIN_DEVICES: dict[Any, bool] = {}
@@ -229,13 +232,14 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
     else ``None``: the raw values, no strings, no ``Layout``; ``extent`` is its :class:`Extent`'s
     fields."""
     dtype = t.dtype
-    if dtype not in _PLAIN_DTYPES or t.layout is not torch.strided or t.is_nested:
+    if dtype not in _PLAIN_DTYPES or t.layout is not _STRIDED or t.is_nested:
         return None
     device = t.device
     plain_device = _PLAIN_DEVICES.get(device)
     if plain_device is None:
         plain_device = _PLAIN_DEVICES[device] = device.type in ("cpu", "cuda")
-    if not plain_device or t.is_conj() or t.is_neg():
+    # only a complex tensor can carry the conj bit (torch asserts so): one call fewer per tensor
+    if not plain_device or t.is_neg() or (dtype in _COMPLEX_DTYPES and t.is_conj()):
         return None
     try:
         storage = t.untyped_storage()
@@ -250,7 +254,7 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
         t.stride(),
         t.storage_offset(),
         dtype,
-        storage_id(storage),
+        _storage_id(storage),
         device,
         address,
         storage.nbytes(),
@@ -296,27 +300,29 @@ def call_snapshots(
     an earlier call took of the same object (two thirds of a training step's snapshots) while
     its storage is where it was (:meth:`Snapshot.still`); the op mode forgets a tensor whose
     layout an op rewrites (``t_``, ``resize_``, ``set_``, ``out=``)."""
-    found: list[Any] = []
+    taken: dict[int, Snapshot] = {}
     for part in (args, kwargs.values()) if kwargs else (args,):
         for item in part:
             if isinstance(item, ARRAY_TYPES):
-                found.append(item)
+                found: Any = (item,)
             elif type(item) in _CONTAINERS:
-                arrays_in(item, found, 2)
-    taken: dict[int, Snapshot] = {}
-    for obj in found:
-        key = id(obj)
-        if key not in taken:
-            snapshot = before.get(key) if before else None
-            if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined: per tensor
-                snapshot = seen.get(key)
-                if snapshot is None or snapshot.ref() is not obj:
-                    snapshot = _new_snapshot(obj, key, seen)
-                else:
-                    storage, raw = obj.untyped_storage(), snapshot._raw
-                    if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+                found = arrays_in(item, [], 2)
+            else:
+                continue
+            for obj in found:  # one pass: each tensor snapshotted as it is met, once
+                key = id(obj)
+                if key in taken:
+                    continue
+                snapshot = before.get(key) if before else None
+                if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined
+                    snapshot = seen.get(key)
+                    if snapshot is None or snapshot.ref() is not obj:
                         snapshot = _new_snapshot(obj, key, seen)
-            taken[key] = snapshot
+                    else:
+                        storage, raw = obj.untyped_storage(), snapshot._raw
+                        if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+                            snapshot = _new_snapshot(obj, key, seen)
+                taken[key] = snapshot
     inputs = tuple(taken.values())
     if isinstance(result, ARRAY_TYPES):
         results: list[Any] = [result]

@@ -67,10 +67,19 @@ from .._compat import (
     run_higher_order,
 )
 from ..adapters.aten import ARRAY_TYPES
-from ..frames import user_line
+from ..frames import user_line_cached
 from .log import CopyEvent, CopyLog, _recorded_event, classify
-from .ops import OP_ENTRIES, PLAIN_OPS, Pending, argument_value, note_op, op_entry
+from .ops import (
+    OP_ENTRIES,
+    PLAIN_OPS,
+    WRITES_SELF,
+    Pending,
+    argument_value,
+    note_op,
+    op_entry,
+)
 from .snapshot import (
+    _PLAIN_TENSOR_TYPES,
     Snapshot,
     arrays_in,
     call_snapshots,
@@ -129,6 +138,8 @@ class Recorder:
         self.pending: Pending | None = None
         # id -> the last snapshot of that plain tensor, lent to its next call (call_snapshots)
         self.seen: dict[int, Snapshot] = {}
+        # user_line_cached's [frame, filename, line]: emptied when the block ends
+        self.line_cache: list[Any] = [None, "", 0]
 
     def add(self, call: str, arguments: Any, result: Any, pending: Pending) -> None:
         """Record the event of one call (or loose op) that returned ``result``: in full, or as
@@ -136,7 +147,7 @@ class Recorder:
         modes' handlers, so that :func:`~stridewidget.frames.user_line` starts its walk in this
         package."""
         if self.lazy:  # every event recorded, decided when read
-            filename, line = user_line() if self.user_lines else ("", 0)
+            filename, line = user_line_cached(self.line_cache) if self.user_lines else ("", 0)
             inputs, outputs, returned_input = call_snapshots(
                 *arguments, result, pending.before, self.seen
             )
@@ -145,10 +156,10 @@ class Recorder:
             )
         elif self.unread(pending):
             lines = self.user_lines and pending.keep_layouts
-            filename, line = user_line() if lines else ("", 0)
+            filename, line = user_line_cached(self.line_cache) if lines else ("", 0)
             self.record_unread(call, pending, arguments, filename, line)
         else:
-            filename, line = user_line() if self.user_lines else ("", 0)
+            filename, line = user_line_cached(self.line_cache) if self.user_lines else ("", 0)
             input_snapshots = snapshots_of(arguments, pending.before, self.every_layout)
             self.record(call, input_snapshots, result, pending, filename, line)
 
@@ -251,7 +262,7 @@ class CallMode(TorchFunctionMode):
             name = _CALL_NAMES.get(func) or _call_name(func)
             if self.inline_add:  # Recorder.add's lazy path, without its frame
                 # user_line's walk starts at this handler's caller, as it would from add
-                filename, line = user_line()
+                filename, line = user_line_cached(recorder.line_cache)
                 inputs, outputs, returned_input = call_snapshots(
                     args, kwargs, result, pending.before, recorder.seen
                 )
@@ -330,10 +341,17 @@ class OpMode(dispatch_mode_base()):
                         result = run_composite_implicit(func, *args, **kwargs)
                 else:
                     result = (
-                        func(*args, **kwargs) if self.plain_run else self.run(func, args, kwargs)
+                        entry[3](*args, **kwargs)
+                        if self.plain_run
+                        else self.run(func, args, kwargs)
                     )
-                    if id(func) in PLAIN_OPS:  # known to move and write nothing: its name only
+                    key = id(func)
+                    if key in PLAIN_OPS:  # known to move and write nothing: its name only
                         pending.ops.append(info.name)
+                    elif key in WRITES_SELF and args and type(args[0]) in _PLAIN_TENSOR_TYPES:
+                        # in-place arithmetic on a plain tensor: note_op's first case, inlined
+                        pending.ops.append(info.name)
+                        pending.written.extend(storage_extents(args[0]))
                     else:
                         note_op(func, info, args, kwargs, result, pending)
             finally:
@@ -410,3 +428,4 @@ def tracking(call_mode: CallMode, op_mode: OpMode) -> Iterator[CopyLog]:
             yield log
     finally:
         log.active = False
+        op_mode.recorder.line_cache[:] = [None, "", 0]  # no frame kept past the block

@@ -122,6 +122,7 @@ COPY_OPS = frozenset(
         "select_scatter",
         "diagonal_scatter",
         "as_strided_scatter",
+        "_chunk_cat",  # FSDP2's reduce-scatter input: chunks of each gradient, zero-padded
     }
 )
 
@@ -174,6 +175,8 @@ class OpInfo(NamedTuple):
         if self.source is None:
             return True
         source = argument_value(args, kwargs, *self.source)
+        if isinstance(source, (list, tuple)):  # a list of sources (all_gather_copy_in's shards)
+            return sum(t.numel() for t in source if isinstance(t, torch.Tensor)) > 1
         return isinstance(source, torch.Tensor) and source.numel() > 1
 
     def moved_bytes(self, args: tuple[Any, ...], kwargs: dict, written: Any) -> int:
@@ -207,6 +210,19 @@ class OpCache(dict):
 
 
 #: What :meth:`OpCache.lookup` returns for an op it holds no value for (``None`` may be one).
+#: Ops outside ATen that copy a source into an argument: (namespace, name) -> (the argument
+#: written, the source).  FSDP2's ``fsdp::all_gather_copy_in`` copies this rank's shards into a
+#: slice of the all-gather buffer it is given (its schema does not say it writes it) and returns
+#: views of that buffer; ``fsdp::split_with_sizes_copy`` copies the gathered buffer into the
+#: unsharded parameters (``out``); ``fsdp::chunk_cat`` writes the reduce-scatter input: chunks
+#: of each gradient, zero-padded (all of ``out``, as ``aten._chunk_cat``: no source bound).
+UNDECLARED_COPIES: dict[tuple[str, str], tuple[str, str | None]] = {
+    ("fsdp", "all_gather_copy_in"): ("all_gather_output", "all_gather_inputs"),
+    ("fsdp", "split_with_sizes_copy"): ("out", "all_gather_output"),
+    ("fsdp", "chunk_cat"): ("out", None),
+}
+
+
 MISSING = object()
 _OP_INFO = OpCache()
 #: The dispatch key of an op's decomposition into other ATen ops (``run_composite_implicit`` runs it).
@@ -219,14 +235,23 @@ def op_info(func: Any) -> OpInfo:
     if info is not MISSING:
         return info
     packet = func.overloadpacket.__name__
+    namespace = getattr(func, "namespace", "aten")
     arguments = list(enumerate(op_arguments(func)))
-    source_name = SCATTERS_INTO.get(packet)
+    undeclared = UNDECLARED_COPIES.get((namespace, packet))
+    source_name = undeclared[1] if undeclared else SCATTERS_INTO.get(packet)
     source = next(((position, a.name) for position, a in arguments if a.name == source_name), None)
-    is_copy = packet in COPY_OPS or torch.Tag.view_copy in func.tags or source is not None
+    is_copy = (
+        undeclared is not None
+        or packet in COPY_OPS
+        or torch.Tag.view_copy in func.tags
+        or source is not None
+        or (torch.Tag.out in func.tags and _view_copy_packet(func))  # split_with_sizes_copy.out
+    )
     written = tuple(
         (position, argument.name)
         for position, argument in arguments
-        if argument.alias_info is not None and argument.alias_info.is_write
+        if (argument.alias_info is not None and argument.alias_info.is_write)
+        or (undeclared is not None and argument.name == undeclared[0])
     )
     combining = tuple(
         (position, argument.name)
@@ -241,8 +266,17 @@ def op_info(func: Any) -> OpInfo:
     kernel_devices = _kernel_devices(func) if decomposes else frozenset()
     return _OP_INFO.store(
         func,
-        OpInfo(f"aten.{packet}", is_copy, written, decomposes, combining, kernel_devices, source),
+        OpInfo(
+            f"{namespace}.{packet}", is_copy, written, decomposes, combining, kernel_devices, source
+        ),
     )
+
+
+def _view_copy_packet(func: Any) -> bool:
+    """Is an overload of ``func``'s packet tagged ``view_copy`` (the ``out=`` overload of
+    ``split_with_sizes_copy`` is not, its functional one is)?"""
+    packet = func.overloadpacket
+    return any(torch.Tag.view_copy in getattr(packet, name).tags for name in packet.overloads())
 
 
 # A kernel registered for one of these keys wins over CompositeImplicitAutograd on its device;

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import sysconfig
 import warnings
 from collections.abc import Callable, Iterator
@@ -209,7 +210,8 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
             for name, tensor in params:
                 named.append((module, name, tensor, True))
         unique = list({id(tensor): tensor for _, _, tensor, _ in named}.values())
-        for tensor, values in zip(unique, saved_values(unique)):
+        held = [_held_values(tensor) for tensor in unique]  # a DTensor's: its local shard's
+        for tensor, values in zip(held, saved_values(held)):
             saved[id(tensor)] = (tensor, values)
             where[id(tensor)] = _placement(tensor)
         found = [t for t in dict.fromkeys(output_tensors(inputs)) if not t.is_inference()]
@@ -254,12 +256,22 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                     tensor.copy_(values)
 
 
+def _held_values(tensor: torch.Tensor) -> torch.Tensor:
+    """The tensor whose storage holds ``tensor``'s values on this process: a DTensor's local
+    shard (FSDP2's sharded parameters: the DTensor itself is a wrapper with no storage of its
+    own), else ``tensor``.  Called under ``no_grad``, where ``to_local()`` is the shard itself."""
+    module = sys.modules.get("torch.distributed.tensor")
+    dtensor = getattr(module, "DTensor", None) if module is not None else None
+    if dtensor is not None and isinstance(tensor, dtensor):
+        return tensor.to_local()
+    return tensor
+
+
 def _other_rngs() -> list[Callable[[], None]]:
     """Callables that give Python's ``random`` and NumPy's global generator (where NumPy is
     imported) their states back: a forward may draw from them (``random.random()`` for a
     drop-path, ``np.random.rand()`` for an augmentation)."""
     import random
-    import sys
 
     restores: list[Callable[[], None]] = []
     state = random.getstate()

@@ -94,6 +94,11 @@ def modules_followed(model: torch.nn.Module, timeline: Timeline) -> Iterator[Non
 
 
 _OVERRIDES_FILE = torch.overrides.__file__
+#: torch's own dispatch plumbing: never the line that made a call (``torch.ops.fsdp.chunk_cat(...)``
+#: is called from FSDP2's code; ``torch/_ops.py``'s ``OpOverloadPacket.__call__`` only passes it on)
+_DISPATCH_FILES = frozenset(
+    {_OVERRIDES_FILE, os.path.join(os.path.dirname(torch.__file__), "_ops.py")}
+)
 
 
 def _calling_frame(func: Any) -> tuple[str, int] | None:
@@ -108,7 +113,7 @@ def _calling_frame(func: Any) -> tuple[str, int] | None:
     while frame is not None and (
         frame.f_code is callee
         or frame.f_code.co_filename.startswith(PACKAGE_DIR)
-        or frame.f_code.co_filename == _OVERRIDES_FILE
+        or frame.f_code.co_filename in _DISPATCH_FILES
     ):
         frame = frame.f_back
     return None if frame is None else (frame.f_code.co_filename, frame.f_lineno)

@@ -86,6 +86,9 @@ def test_audit_of_an_fsdp2_model_runs_and_leaves_the_shards_as_found(group):
     report = sw.audit(model, torch.randn(2, 8))
     calls = {c.call for c in report.copies}
     assert {"fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy"} <= calls
+    # the README's stated limit: the audit writes no .grad, so this model's reduce-scatter
+    # copy-in (run on the unsharded parameters' .grad) is not in it
+    assert "fsdp.chunk_cat" not in calls
     # the line is FSDP2's own (the code that made the call), never torch's dispatch plumbing
     forward = [c.where for c in report.copies if c.phase == "forward"]
     assert forward and all(w.startswith("torch/distributed/fsdp/") for w in forward), forward

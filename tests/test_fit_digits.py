@@ -184,3 +184,40 @@ def test_many_tensors_fallback_fits_64_kb():
     for tensors in (_many(24), _randn_rows(8)):
         html = StrideWidget(**tensors)._repr_mimebundle_()[0]["text/html"]
         assert len(html.encode()) <= 64_000
+
+
+def _complex_specials():
+    nan, inf = float("nan"), float("inf")
+    return torch.tensor(
+        [[complex(nan, 1.5e10), 1e-5 + 2j, complex(inf, -inf)], [3 - 1j, 0j, 2.5 + 0.25j]]
+    )
+
+
+def test_a_complex_grid_in_colour_says_the_colour_is_the_magnitude():
+    """A complex tensor's colour scale is |value| (torch.abs gives its ends), and each word that
+    says what the colour is says so — the strip's note and the grid's key."""
+    z = _complex_specials()
+    picture = draw(scene_of(z=z), width=900)
+    texts = [item.text for item, _ in _texts(picture.items)]
+    assert "colour = |value|:" in texts and "colour = value:" not in texts
+    k = texts.index("colour = |value|:")
+    magnitudes = z.abs().reshape(-1)
+    finite = magnitudes[torch.isfinite(magnitudes)]
+    assert float(texts[k + 1]) == pytest.approx(float(finite.min()), abs=5e-4)
+    assert float(texts[k + 3]) == pytest.approx(float(finite.max()), rel=5e-4)
+    notes = [t for t in texts if t.startswith("values too wide")]
+    assert notes and all("colour = |value|" in t for t in notes)
+
+
+def test_a_special_value_on_a_colour_scale_fits_its_cell():
+    """nan and ±inf keep their text on a colour scale: it fits inside the cell's box."""
+    from stridewidget.render.primitives import Rect, text_width
+
+    picture = draw(scene_of(z=_complex_specials()), width=900)
+    checked = 0
+    for group in [g for _, g in _texts(picture.items, "sws-lcell") if g is not None]:
+        box = next(c for c in group.children if isinstance(c, Rect))
+        for text in (c for c in group.children if isinstance(c, Text) and c.role == "v"):
+            assert text_width(text.text, text.size) <= box.w - 2, (text.text, box.w)
+            checked += 1
+    assert checked >= 2

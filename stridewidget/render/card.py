@@ -13,7 +13,7 @@ from typing import Any
 from .canvas import Canvas
 from .facts import NOTATION, layout_summary
 from .grid import draw_slice, logical_cell_width
-from .labels import gap_note, viridis
+from .labels import colour_of, gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
 
 __all__ = ["draw_card"]
@@ -63,7 +63,8 @@ def _colour_key(
     y += G["line_h"]
     x = PAD
     space = text_width(" ", G["font_size"])  # SVG drops a text's own leading/trailing spaces
-    for word, value in (("colour = value:", lo), ("to", hi)):
+    what = colour_of(tensor["layout"]["dtype"])  # a complex value's colour is its magnitude
+    for word, value in ((f"colour = {what}:", lo), ("to", hi)):
         canvas.items.append(canvas.text(x, y, word, muted=True))
         x += text_width(word, G["font_size"]) + space
         fill = viridis(value, value_range)
@@ -71,7 +72,7 @@ def _colour_key(
         label = f"{value:.4g}"
         canvas.items.append(canvas.text(x + 15, y, label, muted=True))
         x += 15 + text_width(label, G["font_size"]) + space
-    tail = "(numbers: the strip above; every digit: hover in the live widget)"
+    tail = "(each value: hover in the live widget)"
     if x + text_width(tail, G["font_size"]) <= _room(canvas):
         canvas.items.append(canvas.text(x, y, tail, muted=True))
     return y

@@ -36,7 +36,20 @@ def logical_cell_width(
     texts = [canvas.lookup.read(tensor, a, "text") or "?" for a in addresses]
     value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
     show_values = value_w + 8 <= 2 * G["logical_w"] and not canvas.colour_values
-    return max(G["logical_w"] - 10, addr_w + 8, value_w + 8 if show_values else 0), show_values
+    # on a colour scale nan and ±inf keep their text: room for its shortest form (inside the
+    # cell's 3 px margin and 8 px padding)
+    special_w = max(
+        (text_width(special_text(t, 0), G["font_size"]) for t in texts if _special(t)), default=0
+    )
+    return max(
+        G["logical_w"] - 10,
+        addr_w + 8,
+        value_w + 8 if show_values else special_w + 11,
+    ), show_values
+
+
+def _special(text: str) -> bool:
+    return "nan" in text or "inf" in text
 
 
 def draw_slice(

@@ -185,6 +185,15 @@ def compact_marks(marks: Sequence[str], fits: Callable[[str], bool]) -> str:
     return f"+{n}"
 
 
+def colour_of(dtype: str) -> str:
+    """What a cell's colour stands for on the viridis scale: a complex value's magnitude.
+
+    >>> colour_of("float32"), colour_of("complex64")
+    ('value', '|value|')
+    """
+    return "|value|" if str(dtype).startswith("complex") else "value"
+
+
 def viridis(value: float | None, value_range: Any) -> tuple[str, str] | None:
     """(fill, ink) of ``value`` on the shared viridis scale, or None without a value."""
     if value is None or not value_range:

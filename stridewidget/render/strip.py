@@ -29,6 +29,7 @@ from .arrows import (
 )
 from .canvas import Canvas
 from .labels import (
+    colour_of,
     compact_marks,
     gap_words,
     group_digits,
@@ -101,7 +102,7 @@ def draw_strip(
     canvas.items.extend(label_items)
     if storage["cells"]["text"] is not None and not plan.show_text and storage.get("value_range"):
         lo, hi = storage["value_range"]
-        note = f"values too wide for their cells: colour = value (viridis, dark {lo:.4g} … light {hi:.4g}); each value: hover in the live widget"
+        note = f"values too wide for their cells: colour = {colour_of(storage['dtype'])} (viridis, dark {lo:.4g} … light {hi:.4g}); each value: hover in the live widget"
         y -= 4
         for line in wrapped(note, canvas.max_width - plan.left - PAD, G["font_size"]):
             y += G["line_h"]

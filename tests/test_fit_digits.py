@@ -117,7 +117,7 @@ def test_the_colour_key_names_the_scales_ends_as_torch_holds_them():
     x = torch.randn(10, 10, 10)
     picture = draw(scene_of(x=x), width=876)
     texts = [item.text for item, _ in _texts(picture.items)]
-    k = texts.index("colour = value:")
+    k = texts.index("colour = value, on a scale from")
     lo, hi = float(texts[k + 1]), float(texts[k + 3])
     assert texts[k + 2] == "to"
     held = {f"{v:.4g}" for v in x.reshape(-1).tolist()}
@@ -127,7 +127,7 @@ def test_the_colour_key_names_the_scales_ends_as_torch_holds_them():
     assert lo - 5e-4 <= float(shown.min()) and float(shown.max()) <= hi + 5e-4
     # a picture that shows its values as numbers has no key
     wide = [item.text for item, _ in _texts(draw(scene_of(x=x), width=1256).items)]
-    assert "colour = value:" not in wide
+    assert "colour = value, on a scale from" not in wide
 
 
 def _many(n):
@@ -164,8 +164,13 @@ def test_many_tensors_fit_and_each_is_drawn_or_listed_with_torchs_layout(make, n
             f"+{t.storage_offset()}"
         )
         card = f"{marks[name]}  {name}" in texts
-        line = next((row for row in listed if row.startswith(f"· {name}: ")), None)
-        counted = any(row.startswith("· … and ") for row in listed)
+        line = next((row for row in listed if row.startswith(f"· {name} over storage ")), None)
+        named = (
+            " ".join(row for row in listed if row.startswith("· and "))
+            + " "
+            + " ".join(row.strip() for row in texts if row.startswith("    "))
+        )
+        counted = f" {name}," in named + "," or named.rstrip().endswith(f" {name}")
         assert card or line is not None or counted, name
         if card:
             drawn += 1
@@ -174,6 +179,8 @@ def test_many_tensors_fit_and_each_is_drawn_or_listed_with_torchs_layout(make, n
             assert marks[name] not in strip_marks, name
             if line is not None:
                 assert torch_layout in line, (line, torch_layout)
+                storage = next(t["storage"] for t in scene["tensors"] if t["name"] == name)
+                assert f"over storage {storage}:" in line
     assert drawn >= 1
 
 
@@ -199,8 +206,9 @@ def test_a_complex_grid_in_colour_says_the_colour_is_the_magnitude():
     z = _complex_specials()
     picture = draw(scene_of(z=z), width=900)
     texts = [item.text for item, _ in _texts(picture.items)]
-    assert "colour = |value|:" in texts and "colour = value:" not in texts
-    k = texts.index("colour = |value|:")
+    assert "colour = |value|, on a scale from" in texts
+    assert "colour = value, on a scale from" not in texts
+    k = texts.index("colour = |value|, on a scale from")
     magnitudes = z.abs().reshape(-1)
     finite = magnitudes[torch.isfinite(magnitudes)]
     assert float(texts[k + 1]) == pytest.approx(float(finite.min()), abs=5e-4)
@@ -221,3 +229,18 @@ def test_a_special_value_on_a_colour_scale_fits_its_cell():
             assert text_width(text.text, text.size) <= box.w - 2, (text.text, box.w)
             checked += 1
     assert checked >= 2
+
+
+def test_no_colour_key_where_every_cell_prints_its_value():
+    """A grid whose values all fit their (narrowed) cells prints every one: no colour key then
+    (the review found a key over 288 cells that all showed numbers)."""
+    from stridewidget.render.picture import _laid_out
+
+    # the colour stage as a picture of several tensors takes it for all of its cards
+    ones = torch.ones(8, 8, 8, 8)
+    picture = _laid_out(scene_of(x=ones), "light", 876, False, 1, True)
+    texts = [item.text for item, _ in _texts(picture.items)]
+    assert not any(t.startswith("colour = ") for t in texts)
+    cells = [g for _, g in _texts(picture.items, "sws-lcell") if g is not None]
+    valued = {id(g) for item, g in _texts(picture.items, "sws-lcell") if item.role == "v"}
+    assert cells and all(id(g) in valued for g in cells)

@@ -12,7 +12,7 @@ from typing import Any
 
 from .canvas import Canvas
 from .facts import NOTATION, layout_summary
-from .grid import draw_slice, logical_cell_width
+from .grid import any_coloured, draw_slice, logical_cell_width
 from .labels import colour_of, gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
 
@@ -44,7 +44,12 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
         for k, line in enumerate(wrapped(f"{outer}; {inner}", _room(canvas), G["font_size"])):
             y += G["line_h"] if k else 0
             canvas.items.append(canvas.text(PAD, y, line, muted=True))
-    if not show_values and storage is not None and storage["cells"]["text"] is not None:
+    if (
+        not show_values
+        and storage is not None
+        and storage["cells"]["text"] is not None
+        and any_coloured(canvas, tensor, slices, cell_w)
+    ):
         y = _colour_key(canvas, tensor, storage, y)
     y += 6 if ndim >= 3 else 2
     bottom = _slices(canvas, tensor, y, cell_w, show_values)
@@ -54,8 +59,9 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
 def _colour_key(
     canvas: Canvas, tensor: Mapping[str, Any], storage: Mapping[str, Any], y: float
 ) -> float:
-    """The line that says the grid's cells show values as colour: the scale's two ends, each
-    with its swatch; the y of the line."""
+    """The line that says the grid's cells show values as colour: the scale's two ends (the
+    range of the values the picture holds, not the tensor's), each with its swatch; the y of
+    the line."""
     value_range = (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
     if not value_range:
         return y
@@ -64,7 +70,7 @@ def _colour_key(
     x = PAD
     space = text_width(" ", G["font_size"])  # SVG drops a text's own leading/trailing spaces
     what = colour_of(tensor["layout"]["dtype"])  # a complex value's colour is its magnitude
-    for word, value in ((f"colour = {what}:", lo), ("to", hi)):
+    for word, value in ((f"colour = {what}, on a scale from", lo), ("to", hi)):
         canvas.items.append(canvas.text(x, y, word, muted=True))
         x += text_width(word, G["font_size"]) + space
         fill = viridis(value, value_range)

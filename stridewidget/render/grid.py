@@ -14,7 +14,7 @@ from .canvas import Canvas
 from .labels import group_digits, special_text, viridis
 from .primitives import PAD, G, Group, Rect, text_width, wrapped
 
-__all__ = ["draw_slice", "logical_cell_width"]
+__all__ = ["any_coloured", "draw_slice", "logical_cell_width"]
 
 
 def logical_cell_width(
@@ -46,6 +46,21 @@ def logical_cell_width(
         addr_w + 8,
         value_w + 8 if show_values else special_w + 11,
     ), show_values
+
+
+def any_coloured(canvas: Canvas, tensor: Mapping[str, Any], slices: list, cell_w: float) -> bool:
+    """Whether a cell of the tensor's grid shows its value as colour when values are not shown
+    as text: one whose text is too wide for the cell (a narrower one is printed all the same,
+    and nan/±inf keep theirs; see :func:`_logical_cell`)."""
+    room = cell_w - 3 - 8
+    for s in slices:
+        for row in s["addr"]:
+            for a in row:
+                text = None if a is None else canvas.lookup.read(tensor, a, "text")
+                if text is not None and not _special(text):
+                    if text_width(text, G["font_size"]) > room:
+                        return True
+    return False
 
 
 def _special(text: str) -> bool:

@@ -167,6 +167,8 @@ def height_budget(scene: Mapping[str, Any]) -> int:
 
 #: Tensors a picture lists in words at most when their cards do not fit (the rest are counted).
 _MAX_LISTED = 12
+#: ... and names this many more at most (their layouts: ``sw.inspect``).
+_MAX_NAMED = 40
 #: Tensors a picture too tall for its budget draws at most (in the strips and as cards); the
 #: rest are listed in words.  More arrows over one strip than this many tensors' are a tangle.
 _MAX_DRAWN_CUT = 6
@@ -180,9 +182,13 @@ def _listed(canvas: Canvas, tensors: list, y: float) -> float:
     lines = [f"{len(tensors)} more not drawn (the picture's height budget); their layouts:"]
     room = canvas.max_width - 2 * PAD
     for t in tensors[:_MAX_LISTED]:
-        lines += wrapped(f"· {t['name']}: {t['layout']['text']}", room, G["font_size"])
-    if len(tensors) > _MAX_LISTED:
-        lines.append(f"· … and {len(tensors) - _MAX_LISTED} more")
+        line = f"· {t['name']} over storage {t['storage']}: {t['layout']['text']}"
+        lines += wrapped(line, room, G["font_size"])
+    rest = tensors[_MAX_LISTED:]
+    if rest:  # named, at most _MAX_NAMED of them (a name is at most MAX_NAME characters)
+        names = ", ".join(t["name"] for t in rest[:_MAX_NAMED])
+        more = f", … ({len(rest) - _MAX_NAMED} more)" if len(rest) > _MAX_NAMED else ""
+        lines += wrapped(f"· and {len(rest)} more: {names}{more}", room, G["font_size"])
     for line in lines:
         y += G["line_h"]
         canvas.items.append(canvas.text(PAD, y, line, muted=True))

@@ -57,9 +57,12 @@ def any_coloured(canvas: Canvas, tensor: Mapping[str, Any], slices: list, cell_w
         for row in s["addr"]:
             for a in row:
                 text = None if a is None else canvas.lookup.read(tensor, a, "text")
-                if text is not None and not _special(text):
-                    if text_width(text, G["font_size"]) > room:
-                        return True
+                if (
+                    text is not None
+                    and not _special(text)
+                    and text_width(text, G["font_size"]) > room
+                ):
+                    return True
     return False
 
 

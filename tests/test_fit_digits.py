@@ -244,3 +244,54 @@ def test_no_colour_key_where_every_cell_prints_its_value():
     cells = [g for _, g in _texts(picture.items, "sws-lcell") if g is not None]
     valued = {id(g) for item, g in _texts(picture.items, "sws-lcell") if item.role == "v"}
     assert cells and all(id(g) in valued for g in cells)
+
+
+def _leads(expression: str, shape: tuple[int, ...], name: str) -> set[tuple[int, ...]]:
+    """The lead indices (all dims but the last two) an index expression like ``x[1, 2:5, :, :]``
+    names (a brute-force reading of the words, not the package's)."""
+    import itertools
+
+    inside = expression[len(name) + 1 : -1]
+    parts = [p.strip() for p in inside.split(",")][: len(shape) - 2]
+    axes = []
+    for part, n in zip(parts, shape):
+        if part == ":":
+            axes.append(range(n))
+        elif ":" in part:
+            a, b = part.split(":")
+            axes.append(range(int(a) if a else 0, int(b) if b else n))
+        else:
+            axes.append([int(part)])
+    return set(itertools.product(*axes))
+
+
+@pytest.mark.parametrize("width", [876, 1256])
+@pytest.mark.parametrize("shape", [(8, 8, 8, 8), (5, 6, 7, 8), (3, 4, 5, 6, 7), (16, 16, 16)])
+def test_fewer_panels_fit_and_every_slice_is_drawn_or_named(shape, width):
+    """A tensor too tall even as colour draws fewer panels: the picture fits, and every slice of
+    the tensor is either a drawn panel or named by a 'not shown' note (read back from the words,
+    against all the lead indices of the shape)."""
+    import itertools
+    import re
+
+    torch.manual_seed(0)
+    x = torch.randn(*shape)
+    scene = scene_of(x=x)
+    picture = draw(scene, width=width)
+    assert picture.height <= height_budget(scene)
+    texts = [item.text for item, _ in _texts(picture.items)]
+    named: set[tuple[int, ...]] = set()
+    notes = " ".join(
+        texts[k] for k, t in enumerate(texts) if "not shown" in t or t.startswith("    ")
+    )
+    notes = re.sub(r"\(between [^)]*\)", "", notes)  # where the run was: not a slice it holds
+    for expression in re.findall(r"x\[[^\]]*\]", notes):
+        named |= _leads(expression, shape, "x")
+    drawn = {
+        tuple(int(i) for i in t[2:-1].split(",")[: len(shape) - 2])
+        for t in texts
+        if re.fullmatch(r"x\[[\d, ]+(, :)+\]", t)
+    }
+    everything = set(itertools.product(*(range(n) for n in shape[:-2])))
+    assert drawn and drawn | named == everything
+    assert not drawn & named

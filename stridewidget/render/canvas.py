@@ -98,6 +98,7 @@ class Canvas:
         roles: bool = False,
         at_most: int | None = None,
         colour_values: bool = False,
+        max_panels: int | None = None,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -111,6 +112,8 @@ class Canvas:
         self.lookup = Lookup(scene, at_most)
         #: the logical grids show values as colour (their cells narrow to the addresses' width)
         self.colour_values = colour_values
+        #: the panels a card draws at most (a picture too tall for its budget): see card._thinned
+        self.max_panels = max_panels
         self.items: list = []
         self.width = 0.0
 

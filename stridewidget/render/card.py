@@ -131,7 +131,7 @@ def _slices(
     limit = canvas.max_width - PAD
     line = _Line(PAD, y)
     groups: list[list[tuple[int, list, float, float]]] = []
-    for s, slice_ in enumerate(logical["slices"]):
+    for s, slice_ in _thinned(logical["slices"], canvas.max_panels, tensor["name"]):
         if slice_["kind"] == "gap":
             _place_groups(canvas, groups, line, limit, ndim)
             groups = []
@@ -152,6 +152,27 @@ def _slices(
         groups[-1].append((s, panel, w, h))
     _place_groups(canvas, groups, line, limit, ndim)
     return line.y + line.h + 6
+
+
+def _thinned(slices: list, most: int | None, name: str) -> list[tuple[int, Any]]:
+    """The scene's slices (with their positions) to draw: all of them, or with ``most`` (a picture
+    too tall for its height budget) the first ``most - 1`` panels and the last, side by side,
+    then what lay between them said as one left-out run that names each slice and run it holds.
+
+    >>> sl = [{"kind": "slice", "label": f"[{i}, :, :]"} for i in range(5)]
+    >>> [k for k, _ in _thinned(sl, 3, "x")], _thinned(sl, 3, "x")[3][1]["text"]
+    ([0, 1, 4, 2], 'x[2, :, :], x[3, :, :] (between x[1, :, :] and x[4, :, :])')
+    """
+    panels = [k for k, s in enumerate(slices) if s["kind"] == "slice"]
+    if most is None or len(panels) <= most:
+        return list(enumerate(slices))
+    first, last = panels[most - 2], panels[-1]
+    between = slices[first + 1 : last]
+    count = sum(1 if s["kind"] == "slice" else s["count"] for s in between)
+    words = [f"{name}{s['label']}" if s["kind"] == "slice" else s.get("text", "") for s in between]
+    where = f" (between {name}{slices[first]['label']} and {name}{slices[last]['label']})"
+    gap = {"kind": "gap", "count": count, "text": ", ".join(w for w in words if w) + where}
+    return [*enumerate(slices[: first + 1]), (last, slices[last]), (first + 1, gap)]
 
 
 def _wrapped(note: str, room: float) -> list[str]:

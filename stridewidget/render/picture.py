@@ -140,16 +140,31 @@ def draw(
         coloured = _laid_out(scene, theme, width, roles, digits, True)
         if coloured.height < picture.height:
             picture, colour = coloured, True
+    panels = None
+    for most in (4, 2):  # then fewer panels: the first and the last, the rest said as left out
+        if picture.height <= budget or not _has_panels(scene, most):
+            break
+        thinner = _laid_out(scene, theme, width, roles, digits, colour, panels=most)
+        if thinner.height < picture.height:
+            picture, panels = thinner, most
     count = len(scene.get("tensors", []))
     keep = min(count - 1, _MAX_DRAWN_CUT) if count > 2 else 0  # two: a comparison, kept whole
     while picture.height > budget and keep >= 1:
         # last: the tensors that do not fit are listed in words, one line each (each try a
         # layout; a picture of many tensors only)
-        fewer = _laid_out(scene, theme, width, roles, digits, colour, keep=keep)
+        fewer = _laid_out(scene, theme, width, roles, digits, colour, keep=keep, panels=panels)
         if fewer.height < picture.height:
             picture = fewer
         keep -= 1
     return picture
+
+
+def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
+    """Does a tensor of ``scene`` draw more than ``most`` panels?"""
+    return any(
+        sum(s["kind"] == "slice" for s in t["logical"]["slices"]) > most
+        for t in scene.get("tensors", [])
+    )
 
 
 def height_budget(scene: Mapping[str, Any]) -> int:
@@ -204,12 +219,19 @@ def _laid_out(
     at_most: int | None,
     colour: bool,
     keep: int | None = None,
+    panels: int | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
-    the rest listed in words."""
+    the rest listed in words; with ``panels``, a card draws at most that many panels."""
     canvas = Canvas(
-        scene, theme, max_width=width, roles=roles, at_most=at_most, colour_values=colour
+        scene,
+        theme,
+        max_width=width,
+        roles=roles,
+        at_most=at_most,
+        colour_values=colour,
+        max_panels=panels,
     )
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []

@@ -17,8 +17,9 @@ from typing import Any
 import traitlets
 
 from ..limits import MAX_GRAPH_TENSORS_DRAWN as MAX_TENSORS_DRAWN
-from ..notebook.picture import LaidOut
+from ..notebook.picture import LaidOut, laid_out
 from ..notebook.widget import StaticFallbackWidget, bundle
+from ..render.primitives import Picture
 from ..scene.build import build_scene
 from .html import copies_text, graph_html
 from .nodes import tensor_values
@@ -136,6 +137,11 @@ class GraphWidget(LaidOut, StaticFallbackWidget):
                 f"selected must be a node's position, an int in [0, {count}), got {value!r}"
             )
         return value
+
+    def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
+        """The node's picture with every tensor drawn: the node and its inputs (at most
+        ``MAX_GRAPH_TENSORS_DRAWN``, the rest listed by the table) are what a reader selected."""
+        return laid_out(scene, width, wrap, every_tensor=True)
 
     @traitlets.observe("selected")
     def _draw_selected(self, change: Any) -> None:

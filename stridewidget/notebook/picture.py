@@ -54,12 +54,15 @@ def layout_width(width: int | None) -> int:
     return max(MIN_LAYOUT, min(MAX_LAYOUT, int(width)))
 
 
-def laid_out(scene: dict[str, Any], width: int | None, wrap: int | None) -> Picture:
+def laid_out(
+    scene: dict[str, Any], width: int | None, wrap: int | None, every_tensor: bool = False
+) -> Picture:
     """The picture of ``scene`` laid out for ``width`` px, ``wrap`` cells per storage row, its
-    colours theme roles (one layout for the widget and the static fallback)."""
+    colours theme roles (one layout for the widget and the static fallback); ``every_tensor``:
+    see :func:`~stridewidget.render.picture.draw`."""
     if wrap is not None:
         scene = {**scene, "storages": [{**st, "wrap": wrap} for st in scene.get("storages", [])]}
-    return draw(scene, width=layout_width(width), roles=True)
+    return draw(scene, width=layout_width(width), roles=True, every_tensor=every_tensor)
 
 
 def picture_of(scene: dict[str, Any], width: int | None, wrap: int | None) -> dict[str, Any]:

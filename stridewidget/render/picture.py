@@ -112,10 +112,14 @@ def draw(
     *,
     width: float = MAX_WIDTH,
     roles: bool = False,
+    every_tensor: bool = False,
 ) -> Picture:
     """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark"),
     laid out for ``width`` px (the static fallback's default; the widget passes its column's).
     With ``roles`` its colours are theme role tokens (``"@text"``), resolved by the painter.
+    A picture taller than :func:`height_budget` is laid out again with fewer digits, as colour,
+    with fewer panels and, with more than two tensors (unless ``every_tensor``: the graph
+    widget's node and its inputs, bounded there), with the last tensors listed in words.
 
     >>> import torch
     >>> from stridewidget.render.primitives import Group
@@ -148,7 +152,7 @@ def draw(
         if thinner.height < picture.height:
             picture, panels = thinner, most
     count = len(scene.get("tensors", []))
-    keep = min(count - 1, _MAX_DRAWN_CUT) if count > 2 else 0  # two: a comparison, kept whole
+    keep = min(count - 1, _MAX_DRAWN_CUT) if count > 2 and not every_tensor else 0
     while picture.height > budget and keep >= 1:
         # last: the tensors that do not fit are listed in words, one line each (each try a
         # layout; a picture of many tensors only)

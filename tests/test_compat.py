@@ -515,3 +515,18 @@ def test_sparse_parts_without_private_indices(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "_indices", property(_gone))
     assert sum(p.nbytes for p in _compat.sparse_parts(sparse)) == found
     assert found == sparse.indices().nbytes + sparse.values().nbytes
+
+
+def test_stored_tensor_attributes_without_the_private_ones(monkeypatch):
+    assert _compat.stored_tensor_attributes() == {
+        torch.Tensor.grad,
+        torch.Tensor._grad,
+        torch.Tensor._base,
+    }
+
+    class Tensor:  # a torch whose Tensor has the public grad only
+        grad = torch.Tensor.grad
+
+    monkeypatch.setitem(sys.modules, "torch", type(sys)("torch"))
+    sys.modules["torch"].Tensor = Tensor
+    assert _compat.stored_tensor_attributes() == {torch.Tensor.grad}  # the public one only

@@ -33,6 +33,7 @@ from .dispatch import (
     overload_name,
     run_composite_implicit,
     schema_name,
+    stored_tensor_attributes,
 )
 from .distributed import local_tensors_by_rank, shard_positions, strided_split_factor
 from .higher_order import is_higher_order, run_higher_order
@@ -135,6 +136,7 @@ __all__ = [
     "storage_id",
     "storage_id_reader",
     "storage_identity",
+    "stored_tensor_attributes",
     "strided_split_factor",
     "symbol_example",
     "symbol_names",

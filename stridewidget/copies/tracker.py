@@ -32,6 +32,11 @@ identity (not from the call's name):
 ``compute``   everything else: new values in new storage (``x + 1``, ``x.T @ y``, ``torch.zeros``).
 
 Calls that return no tensor or array and ran no ATen op (``x.shape``, ``x.dim()``) are not events.
+Nor are reads of an attribute that holds a tensor already (``x.grad``, ``x._grad``, ``x._base``;
+see :data:`STORED_ATTRIBUTES`) when they run no ATen op: they move no data and make no view (an
+optimizer step reads each parameter's ``.grad``: a fifth of a training step's calls).  Attribute
+reads that run ATen ops stay events: ``.T``, ``.mT``, ``.H``, ``.mH``, ``.real``, ``.imag`` make
+views, and ``.data`` runs ``aten.detach``.
 Every ATen op run in the block belongs to exactly one event: an op that no user-level call
 accounts for becomes an event of its own, named after the op.  ``torch.from_numpy`` is such a case:
 PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
@@ -65,6 +70,7 @@ from .._compat import (
     is_higher_order,
     run_composite_implicit,
     run_higher_order,
+    stored_tensor_attributes,
 )
 from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
@@ -89,7 +95,7 @@ from .snapshot import (
     storage_extents,
 )
 
-__all__ = ["CallMode", "OpMode", "Recorder", "track_copies", "tracking"]
+__all__ = ["STORED_ATTRIBUTES", "CallMode", "OpMode", "Recorder", "track_copies", "tracking"]
 
 
 class _ThreadState(threading.local):
@@ -99,6 +105,13 @@ class _ThreadState(threading.local):
 
 
 _THREAD = _ThreadState()
+
+#: The attributes whose read returns a tensor the tensor already holds, running no ATen op: such a
+#: read is not an event (it moves no data and makes no view).  ``.T``, ``.real``, ``.data`` ... are
+#: not here: they run ops that make views (``.real`` of a real tensor returns it itself, a view
+#: event as ``contiguous()`` of a contiguous one is).
+STORED_ATTRIBUTES = stored_tensor_attributes()
+_METHOD_WRAPPER = type(torch.Tensor.grad.__get__)  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
 _UNREAD_FIELDS = {
@@ -258,7 +271,11 @@ class CallMode(TorchFunctionMode):
             # the wrapper: no op wrote an argument, but the wrapper's mutation count moved
             if functional_mutation_count(tensor) != count:
                 pending.written.extend(storage_extents(tensor))
-        if pending.ops or isinstance(result, ARRAY_TYPES) or has_array(result):
+        if pending.ops or (
+            (isinstance(result, ARRAY_TYPES) or has_array(result))
+            # x.grad, x._base: a tensor x holds, no op run: not an event
+            and not (type(func) is _METHOD_WRAPPER and func.__self__ in STORED_ATTRIBUTES)
+        ):
             name = _CALL_NAMES.get(func) or _call_name(func)
             if self.inline_add:  # Recorder.add's lazy path, without its frame
                 # user_line's walk starts at this handler's caller, as it would from add

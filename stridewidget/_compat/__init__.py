@@ -76,6 +76,7 @@ from .symbols import (
 )
 from .wrappers import (
     functional_mutation_count,
+    functorch_stack_reader,
     functorch_transforms,
     functorch_unwrapped,
     is_functional_tensor,
@@ -100,6 +101,7 @@ __all__ = [
     "export_user_error",
     "fake_mode_of",
     "functional_mutation_count",
+    "functorch_stack_reader",
     "functorch_transforms",
     "functorch_unwrapped",
     "has_kernel",

@@ -66,6 +66,7 @@ from torch.overrides import TorchFunctionMode, resolve_name
 from .._compat import (
     dispatch_mode_base,
     functional_mutation_count,
+    functorch_stack_reader,
     functorch_transforms,
     is_higher_order,
     run_composite_implicit,
@@ -111,6 +112,7 @@ _THREAD = _ThreadState()
 #: not here: they run ops that make views (``.real`` of a real tensor returns it itself, a view
 #: event as ``contiguous()`` of a contiguous one is).
 STORED_ATTRIBUTES = stored_tensor_attributes()
+_INTERPRETERS = functorch_stack_reader()
 _METHOD_WRAPPER = type(torch.Tensor.grad.__get__)  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
@@ -260,8 +262,11 @@ class CallMode(TorchFunctionMode):
         recorder = self.recorder
         outer = recorder.pending
         pending = recorder.pending = Pending()
-        transforms = pending.transforms = functorch_transforms()
-        mutations = _functional_mutations(args, kwargs) if "functionalize" in transforms else ()
+        mutations: Any = ()
+        if _INTERPRETERS():  # a functorch transform runs (one C call, falsy outside any)
+            transforms = pending.transforms = functorch_transforms()
+            if "functionalize" in transforms:
+                mutations = _functional_mutations(args, kwargs)
         try:
             result = func(*args, **kwargs)
         finally:

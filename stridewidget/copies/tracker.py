@@ -77,6 +77,7 @@ from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import (
+    NO_SNAPSHOTS,
     OP_ENTRIES,
     PLAIN_OPS,
     WRITES_SELF,
@@ -275,7 +276,7 @@ class CallMode(TorchFunctionMode):
             # functionalization ran the in-place op out of place and swapped the result into
             # the wrapper: no op wrote an argument, but the wrapper's mutation count moved
             if functional_mutation_count(tensor) != count:
-                pending.written.extend(storage_extents(tensor))
+                pending.written += storage_extents(tensor)
         if pending.ops or (
             (isinstance(result, ARRAY_TYPES) or has_array(result))
             # x.grad, x._base: a tensor x holds, no op run: not an event
@@ -350,6 +351,8 @@ class OpMode(dispatch_mode_base()):
             for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
                 for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
                     recorder.seen.pop(id(tensor), None)
+                    if pending.before is NO_SNAPSHOTS:
+                        pending.before = {}
                     if id(tensor) not in pending.before:
                         pending.before[id(tensor)] = Snapshot(tensor)
             try:
@@ -373,7 +376,7 @@ class OpMode(dispatch_mode_base()):
                     elif key in WRITES_SELF and args and type(args[0]) in _PLAIN_TENSOR_TYPES:
                         # in-place arithmetic on a plain tensor: note_op's first case, inlined
                         pending.ops.append(info.name)
-                        pending.written.extend(storage_extents(args[0]))
+                        pending.written += storage_extents(args[0])
                     else:
                         note_op(func, info, args, kwargs, result, pending)
             finally:

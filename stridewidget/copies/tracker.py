@@ -334,7 +334,8 @@ class OpMode(dispatch_mode_base()):
     ) -> Any:
         if kwargs is None:
             kwargs = {}
-        entry = OP_ENTRIES.get(id(func))  # an op seen before is an OpOverload, not higher-order
+        key = id(func)
+        entry = OP_ENTRIES.get(key)  # an op seen before is an OpOverload, not higher-order
         if entry is None or entry[0] is not func:
             if is_higher_order(func):  # its subgraphs' ops come back here, one by one
                 return run_higher_order(self, func, args, kwargs, "sw.track_copies")
@@ -348,13 +349,8 @@ class OpMode(dispatch_mode_base()):
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
                 pending = recorder.pending = Pending()
-            for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
-                for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
-                    recorder.seen.pop(id(tensor), None)
-                    if pending.before is NO_SNAPSHOTS:
-                        pending.before = {}
-                    if id(tensor) not in pending.before:
-                        pending.before[id(tensor)] = Snapshot(tensor)
+            if entry[2]:  # t_, resize_, set_, out=: the layout before
+                _relaid(entry[2], args, kwargs, pending, recorder.seen)
             try:
                 if info.decomposes and info.runs_decomposition(args, kwargs):
                     # Only with autograd off (torch.inference_mode()) do CompositeImplicitAutograd
@@ -370,7 +366,6 @@ class OpMode(dispatch_mode_base()):
                         if self.plain_run
                         else self.run(func, args, kwargs)
                     )
-                    key = id(func)
                     if key in PLAIN_OPS:  # known to move and write nothing: its name only
                         pending.ops.append(info.name)
                     elif key in WRITES_SELF and args and type(args[0]) in _PLAIN_TENSOR_TYPES:
@@ -392,6 +387,25 @@ class OpMode(dispatch_mode_base()):
         """Run one ATen op that is not decomposed here: the audit's subclass marks the ops whose
         kernels can hide a copy for the profiler, instead of a second mode seeing every op."""
         return func(*args, **kwargs)
+
+
+def _relaid(
+    relaid: tuple[tuple[int, str], ...],
+    args: tuple[Any, ...],
+    kwargs: dict,
+    pending: Pending,
+    seen: dict[int, Snapshot],
+) -> None:
+    """Before an op that may rewrite the layout of the arguments ``relaid`` names (``t_``,
+    ``resize_``, ``set_``, ``out=``) runs: their snapshots as they are (the call's inputs as it
+    was called), and their earlier snapshots forgotten."""
+    for position, name in relaid:
+        for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
+            seen.pop(id(tensor), None)
+            if pending.before is NO_SNAPSHOTS:
+                pending.before = {}
+            if id(tensor) not in pending.before:
+                pending.before[id(tensor)] = Snapshot(tensor)
 
 
 @contextmanager

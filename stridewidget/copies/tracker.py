@@ -113,6 +113,9 @@ _THREAD = _ThreadState()
 #: not here: they run ops that make views (``.real`` of a real tensor returns it itself, a view
 #: event as ``contiguous()`` of a contiguous one is).
 STORED_ATTRIBUTES = stored_tensor_attributes()
+#: The keyword arguments of a call torch passes none to (most calls): one dict, never written
+#: (each handler only reads its arguments; ``func(**kwargs)`` copies it), not one per call.
+_NO_KWARGS: dict[str, Any] = {}
 _INTERPRETERS = functorch_stack_reader()
 _METHOD_WRAPPER = type(torch.Tensor.grad.__get__)  # how __torch_function__ gets an attribute read
 
@@ -257,7 +260,7 @@ class CallMode(TorchFunctionMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
         if kwargs is None:
-            kwargs = {}
+            kwargs = _NO_KWARGS
         if _THREAD.in_dispatch:
             return func(*args, **kwargs)
         recorder = self.recorder

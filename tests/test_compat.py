@@ -49,6 +49,22 @@ def test_functorch_without_torch_c_functorch(monkeypatch):
     assert seen == [(None, ())]  # the fallback: nothing is wrapped, no transform is running
 
 
+def test_functorch_stack_reader_with_and_without_torch_c_functorch(monkeypatch):
+    seen = []
+
+    def body(row):
+        seen.append(bool(_compat.functorch_stack_reader()()))  # truthy: vmap runs
+        with monkeypatch.context() as patch:
+            patch.delattr(torch._C, "_functorch")
+            reader = _compat.functorch_stack_reader()
+            seen.append((reader is _compat.functorch_transforms, reader()))
+        return row
+
+    assert not _compat.functorch_stack_reader()()  # falsy outside any transform
+    torch.func.vmap(body)(torch.zeros(3, 2))
+    assert seen == [True, (True, ())]  # the fallback: functorch_transforms, saying none runs
+
+
 def test_functional_mutation_count_without_the_counter(monkeypatch):
     monkeypatch.delattr(torch, "_functionalize_mutation_counter")
     assert _compat.functional_mutation_count(torch.zeros(2)) is None
@@ -515,3 +531,18 @@ def test_sparse_parts_without_private_indices(monkeypatch):
     monkeypatch.setattr(torch.Tensor, "_indices", property(_gone))
     assert sum(p.nbytes for p in _compat.sparse_parts(sparse)) == found
     assert found == sparse.indices().nbytes + sparse.values().nbytes
+
+
+def test_stored_tensor_attributes_without_the_private_ones(monkeypatch):
+    assert _compat.stored_tensor_attributes() == {
+        torch.Tensor.grad,
+        torch.Tensor._grad,
+        torch.Tensor._base,
+    }
+
+    class Tensor:  # a torch whose Tensor has the public grad only
+        grad = torch.Tensor.grad
+
+    monkeypatch.setitem(sys.modules, "torch", type(sys)("torch"))
+    sys.modules["torch"].Tensor = Tensor
+    assert _compat.stored_tensor_attributes() == {torch.Tensor.grad}  # the public one only

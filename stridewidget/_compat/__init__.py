@@ -33,6 +33,7 @@ from .dispatch import (
     overload_name,
     run_composite_implicit,
     schema_name,
+    stored_tensor_attributes,
 )
 from .distributed import local_tensors_by_rank, shard_positions, strided_split_factor
 from .higher_order import is_higher_order, run_higher_order
@@ -75,6 +76,7 @@ from .symbols import (
 )
 from .wrappers import (
     functional_mutation_count,
+    functorch_stack_reader,
     functorch_transforms,
     functorch_unwrapped,
     is_functional_tensor,
@@ -99,6 +101,7 @@ __all__ = [
     "export_user_error",
     "fake_mode_of",
     "functional_mutation_count",
+    "functorch_stack_reader",
     "functorch_transforms",
     "functorch_unwrapped",
     "has_kernel",
@@ -135,6 +138,7 @@ __all__ = [
     "storage_id",
     "storage_id_reader",
     "storage_identity",
+    "stored_tensor_attributes",
     "strided_split_factor",
     "symbol_example",
     "symbol_names",

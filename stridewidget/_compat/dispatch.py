@@ -240,3 +240,18 @@ def disable_torch_function() -> Any:
             "does not have"
         )
     return disable()
+
+
+def stored_tensor_attributes() -> frozenset[Any]:
+    """The descriptors of the ``Tensor`` attributes whose read returns a tensor the tensor holds,
+    running no ATen op: ``grad`` (public), ``_grad`` and ``_base`` (private; checked on torch 2.13
+    (the floor)).  A torch without a private one leaves it out: its reads then stay events of the
+    copy log, as they were.
+
+    >>> import torch
+    >>> torch.Tensor.grad in stored_tensor_attributes()
+    True
+    """
+    tensor = sys.modules["torch"].Tensor
+    names = ("grad", "_grad", "_base")
+    return frozenset(getattr(tensor, name) for name in names if hasattr(tensor, name))

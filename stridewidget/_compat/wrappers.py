@@ -8,6 +8,7 @@ from typing import Any
 
 __all__ = [
     "functional_mutation_count",
+    "functorch_stack_reader",
     "functorch_transforms",
     "functorch_unwrapped",
     "is_functional_tensor",
@@ -94,6 +95,19 @@ def functorch_transforms() -> tuple[str, ...]:
     if not stack:
         return ()
     return tuple(interpreter.key().name.lower() for interpreter in stack)
+
+
+def functorch_stack_reader() -> Any:
+    """A function of no arguments that is falsy when no functorch transform runs: torch's own
+    ``torch._C._functorch.get_interpreter_stack`` (checked on torch 2.13), one C call where
+    :func:`functorch_transforms` makes two Python frames (the copy tracker asks per call and
+    calls that only when a transform runs); without it, :func:`functorch_transforms` itself.
+
+    >>> functorch_stack_reader()() or ()
+    ()
+    """
+    functorch = _functorch()
+    return getattr(functorch, "get_interpreter_stack", None) or functorch_transforms
 
 
 def functional_mutation_count(t: Any) -> int | None:

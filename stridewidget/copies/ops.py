@@ -9,6 +9,8 @@ what one op call did to the :class:`Pending` record of the user-level call in pr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import torch
@@ -39,6 +41,7 @@ __all__ = [
     "COMPOSITE_IMPLICIT",
     "COPY_OPS",
     "MISSING",
+    "NO_SNAPSHOTS",
     "OP_ENTRIES",
     "PLAIN_OPS",
     "SCATTERS_INTO",
@@ -72,13 +75,20 @@ class Pending:
         self.ops: list[str] = []
         # set by a recorder subclass's op mode: read this call's layouts (see Recorder)
         self.keep_layouts = False
-        # snapshots of the tensors ops wrote to (by id), taken before the first such op ran
-        self.before: dict[int, Snapshot] = {}
+        # snapshots of the tensors ops wrote to (by id), taken before the first such op ran: a
+        # dict of its own from the first such op (most calls have none), read-only until then
+        self.before: Mapping[int, Snapshot] = NO_SNAPSHOTS
         self.bytes_copied = 0
         self.fresh_copy = False  # an out-of-place copy op ran: its result is new storage
-        self.written: list[Extent] = []  # storages written by in-place and out= ops
-        self.copied_into: list[Extent] = []  # the subset written by copy ops (copy_, cat.out)
+        # storages written by in-place and out= ops, and the subset written by copy ops (copy_,
+        # cat.out): tuples, as most calls write nothing (a write makes the next tuple)
+        self.written: tuple[Extent, ...] = ()
+        self.copied_into: tuple[Extent, ...] = ()
         self.transforms: tuple[str, ...] = ()  # the functorch transforms running (see CopyEvent)
+
+
+#: :attr:`Pending.before` of a call no op has rewritten the layout of a tensor in (yet).
+NO_SNAPSHOTS: Mapping[int, Snapshot] = MappingProxyType({})
 
 
 def note_op(
@@ -91,18 +101,18 @@ def note_op(
         for position, name in written:
             value = args[position] if position < len(args) else kwargs.get(name)
             if type(value) in _PLAIN_TENSOR_TYPES:
-                pending.written.extend(storage_extents(value))
+                pending.written += storage_extents(value)
             else:
                 for tensor in arrays_in(value, []):
-                    pending.written.extend(storage_extents(tensor))
+                    pending.written += storage_extents(tensor)
     elif written:
         moves = info.moves(args, kwargs)
         for position, name in written:
             for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
                 extents = storage_extents(tensor)
-                pending.written.extend(extents)
+                pending.written += extents
                 if moves:
-                    pending.copied_into.extend(extents)
+                    pending.copied_into += extents
                     pending.bytes_copied += info.moved_bytes(args, kwargs, tensor)
     elif (info.is_copy and info.moves(args, kwargs)) or (
         not func.is_view and moves_data(func, args, kwargs)

@@ -118,7 +118,6 @@ _PLAIN_DTYPES = frozenset(
     }
 )
 _COMPLEX_DTYPES = frozenset({torch.complex64, torch.complex128})
-_STRIDED = torch.strided
 _PLAIN_TENSOR_TYPES = frozenset({torch.Tensor, torch.nn.Parameter})
 # device -> is it a CPU or CUDA device (``device.type`` costs as much as the rest of a snapshot)
 _PLAIN_DEVICES: dict[Any, bool] = {}
@@ -230,9 +229,10 @@ class Snapshot:
 def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
     """``(shape, strides, offset, dtype, *extent)`` of a plain tensor (see :class:`Snapshot`),
     else ``None``: the raw values, no strings, no ``Layout``; ``extent`` is its :class:`Extent`'s
-    fields."""
+    fields.  A sparse, mkldnn or (strided) nested tensor has no storage or no strides: reading
+    them raises, which says so without asking its layout and nestedness first."""
     dtype = t.dtype
-    if dtype not in _PLAIN_DTYPES or t.layout is not _STRIDED or t.is_nested:
+    if dtype not in _PLAIN_DTYPES:
         return None
     device = t.device
     plain_device = _PLAIN_DEVICES.get(device)
@@ -242,8 +242,9 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
     if not plain_device or t.is_neg() or (dtype in _COMPLEX_DTYPES and t.is_conj()):
         return None
     try:
-        storage = t.untyped_storage()
+        storage = t.untyped_storage()  # sparse (every layout), mkldnn: none
         address = storage.data_ptr()
+        strides = t.stride()  # strided nested: none
     except (RuntimeError, NotImplementedError):
         # functionalization's storages have no memory (the adapter's notes say so); functorch's
         # BatchedTensor and TensorWrapper have no storage (storage_extents finds the tensor they
@@ -251,7 +252,7 @@ def _plain_fields(t: torch.Tensor) -> tuple[Any, ...] | None:
         return None
     return (
         t.shape,
-        t.stride(),
+        strides,
         t.storage_offset(),
         dtype,
         _storage_id(storage),
@@ -303,9 +304,12 @@ def call_snapshots(
     taken: dict[int, Snapshot] = {}
     for part in (args, kwargs.values()) if kwargs else (args,):
         for item in part:
-            if isinstance(item, ARRAY_TYPES):
+            kind = type(item)
+            if kind in _PLAIN_TENSOR_TYPES:  # the common argument: no container to look into
                 found: Any = (item,)
-            elif type(item) in _CONTAINERS:
+            elif isinstance(item, ARRAY_TYPES):
+                found = (item,)
+            elif kind in _CONTAINERS:
                 found = arrays_in(item, [], 2)
             else:
                 continue
@@ -324,6 +328,17 @@ def call_snapshots(
                             snapshot = _new_snapshot(obj, key, seen)
                 taken[key] = snapshot
     inputs = tuple(taken.values())
+    if type(result) in _PLAIN_TENSOR_TYPES:  # one tensor: as the loop below, inlined
+        key = id(result)
+        snapshot = taken.get(key)
+        if snapshot is None:
+            snapshot = seen.get(key)
+            if snapshot is None or snapshot.ref() is not result or not snapshot.still(result):
+                snapshot = _new_snapshot(result, key, seen)
+            return inputs, (snapshot,), False
+        if key in before:
+            snapshot = _seen_snapshot(result, key, seen)
+        return inputs, (snapshot,), True
     if isinstance(result, ARRAY_TYPES):
         results: list[Any] = [result]
     elif type(result) in _CONTAINERS:

@@ -32,6 +32,11 @@ identity (not from the call's name):
 ``compute``   everything else: new values in new storage (``x + 1``, ``x.T @ y``, ``torch.zeros``).
 
 Calls that return no tensor or array and ran no ATen op (``x.shape``, ``x.dim()``) are not events.
+Nor are reads of an attribute that holds a tensor already (``x.grad``, ``x._grad``, ``x._base``;
+see :data:`STORED_ATTRIBUTES`) when they run no ATen op: they move no data and make no view (an
+optimizer step reads each parameter's ``.grad``: a fifth of a training step's calls).  Attribute
+reads that run ATen ops stay events: ``.T``, ``.mT``, ``.H``, ``.mH``, ``.real``, ``.imag`` make
+views, and ``.data`` runs ``aten.detach``.
 Every ATen op run in the block belongs to exactly one event: an op that no user-level call
 accounts for becomes an event of its own, named after the op.  ``torch.from_numpy`` is such a case:
 PyTorch does not route it through ``__torch_function__``, so it appears as ``aten.lift_fresh``, a
@@ -61,15 +66,18 @@ from torch.overrides import TorchFunctionMode, resolve_name
 from .._compat import (
     dispatch_mode_base,
     functional_mutation_count,
+    functorch_stack_reader,
     functorch_transforms,
     is_higher_order,
     run_composite_implicit,
     run_higher_order,
+    stored_tensor_attributes,
 )
 from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import (
+    NO_SNAPSHOTS,
     OP_ENTRIES,
     PLAIN_OPS,
     WRITES_SELF,
@@ -89,7 +97,7 @@ from .snapshot import (
     storage_extents,
 )
 
-__all__ = ["CallMode", "OpMode", "Recorder", "track_copies", "tracking"]
+__all__ = ["STORED_ATTRIBUTES", "CallMode", "OpMode", "Recorder", "track_copies", "tracking"]
 
 
 class _ThreadState(threading.local):
@@ -99,6 +107,17 @@ class _ThreadState(threading.local):
 
 
 _THREAD = _ThreadState()
+
+#: The attributes whose read returns a tensor the tensor already holds, running no ATen op: such a
+#: read is not an event (it moves no data and makes no view).  ``.T``, ``.real``, ``.data`` ... are
+#: not here: they run ops that make views (``.real`` of a real tensor returns it itself, a view
+#: event as ``contiguous()`` of a contiguous one is).
+STORED_ATTRIBUTES = stored_tensor_attributes()
+#: The keyword arguments of a call torch passes none to (most calls): one dict, never written
+#: (each handler only reads its arguments; ``func(**kwargs)`` copies it), not one per call.
+_NO_KWARGS: dict[str, Any] = {}
+_INTERPRETERS = functorch_stack_reader()
+_METHOD_WRAPPER = type(torch.Tensor.grad.__get__)  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
 _UNREAD_FIELDS = {
@@ -241,14 +260,17 @@ class CallMode(TorchFunctionMode):
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
         if kwargs is None:
-            kwargs = {}
+            kwargs = _NO_KWARGS
         if _THREAD.in_dispatch:
             return func(*args, **kwargs)
         recorder = self.recorder
         outer = recorder.pending
         pending = recorder.pending = Pending()
-        transforms = pending.transforms = functorch_transforms()
-        mutations = _functional_mutations(args, kwargs) if "functionalize" in transforms else ()
+        mutations: Any = ()
+        if _INTERPRETERS():  # a functorch transform runs (one C call, falsy outside any)
+            transforms = pending.transforms = functorch_transforms()
+            if "functionalize" in transforms:
+                mutations = _functional_mutations(args, kwargs)
         try:
             result = func(*args, **kwargs)
         finally:
@@ -257,8 +279,12 @@ class CallMode(TorchFunctionMode):
             # functionalization ran the in-place op out of place and swapped the result into
             # the wrapper: no op wrote an argument, but the wrapper's mutation count moved
             if functional_mutation_count(tensor) != count:
-                pending.written.extend(storage_extents(tensor))
-        if pending.ops or isinstance(result, ARRAY_TYPES) or has_array(result):
+                pending.written += storage_extents(tensor)
+        if pending.ops or (
+            (isinstance(result, ARRAY_TYPES) or has_array(result))
+            # x.grad, x._base: a tensor x holds, no op run: not an event
+            and not (type(func) is _METHOD_WRAPPER and func.__self__ in STORED_ATTRIBUTES)
+        ):
             name = _CALL_NAMES.get(func) or _call_name(func)
             if self.inline_add:  # Recorder.add's lazy path, without its frame
                 # user_line's walk starts at this handler's caller, as it would from add
@@ -311,7 +337,8 @@ class OpMode(dispatch_mode_base()):
     ) -> Any:
         if kwargs is None:
             kwargs = {}
-        entry = OP_ENTRIES.get(id(func))  # an op seen before is an OpOverload, not higher-order
+        key = id(func)
+        entry = OP_ENTRIES.get(key)  # an op seen before is an OpOverload, not higher-order
         if entry is None or entry[0] is not func:
             if is_higher_order(func):  # its subgraphs' ops come back here, one by one
                 return run_higher_order(self, func, args, kwargs, "sw.track_copies")
@@ -325,11 +352,8 @@ class OpMode(dispatch_mode_base()):
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
                 pending = recorder.pending = Pending()
-            for position, name in entry[2]:  # t_, resize_, set_, out=: the layout before
-                for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
-                    recorder.seen.pop(id(tensor), None)
-                    if id(tensor) not in pending.before:
-                        pending.before[id(tensor)] = Snapshot(tensor)
+            if entry[2]:  # t_, resize_, set_, out=: the layout before
+                _relaid(entry[2], args, kwargs, pending, recorder.seen)
             try:
                 if info.decomposes and info.runs_decomposition(args, kwargs):
                     # Only with autograd off (torch.inference_mode()) do CompositeImplicitAutograd
@@ -345,13 +369,12 @@ class OpMode(dispatch_mode_base()):
                         if self.plain_run
                         else self.run(func, args, kwargs)
                     )
-                    key = id(func)
                     if key in PLAIN_OPS:  # known to move and write nothing: its name only
                         pending.ops.append(info.name)
                     elif key in WRITES_SELF and args and type(args[0]) in _PLAIN_TENSOR_TYPES:
                         # in-place arithmetic on a plain tensor: note_op's first case, inlined
                         pending.ops.append(info.name)
-                        pending.written.extend(storage_extents(args[0]))
+                        pending.written += storage_extents(args[0])
                     else:
                         note_op(func, info, args, kwargs, result, pending)
             finally:
@@ -367,6 +390,25 @@ class OpMode(dispatch_mode_base()):
         """Run one ATen op that is not decomposed here: the audit's subclass marks the ops whose
         kernels can hide a copy for the profiler, instead of a second mode seeing every op."""
         return func(*args, **kwargs)
+
+
+def _relaid(
+    relaid: tuple[tuple[int, str], ...],
+    args: tuple[Any, ...],
+    kwargs: dict,
+    pending: Pending,
+    seen: dict[int, Snapshot],
+) -> None:
+    """Before an op that may rewrite the layout of the arguments ``relaid`` names (``t_``,
+    ``resize_``, ``set_``, ``out=``) runs: their snapshots as they are (the call's inputs as it
+    was called), and their earlier snapshots forgotten."""
+    for position, name in relaid:
+        for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
+            seen.pop(id(tensor), None)
+            if pending.before is NO_SNAPSHOTS:
+                pending.before = {}
+            if id(tensor) not in pending.before:
+                pending.before[id(tensor)] = Snapshot(tensor)
 
 
 @contextmanager

@@ -132,6 +132,7 @@ class _Ops(TorchDispatchMode):
         if not decomposed:
             result = func(*args, **kwargs)
         name = func.overloadpacket.__name__
+        namespace = func.namespace  # an op outside ATen is named by its own namespace
         written = [
             t
             for position, argument in enumerate(func._schema.arguments)
@@ -144,7 +145,7 @@ class _Ops(TorchDispatchMode):
         if not decomposed:
             call["ops"].append(
                 (
-                    name,
+                    (namespace, name),
                     [
                         (before[id(t)][1], t.numel() * t.element_size(), _fact(t)[1])
                         for t in written
@@ -189,7 +190,7 @@ def _expected(call):
     moved = copy = False
     nbytes = 0
     wrote_input = False
-    for name, written, results in call["ops"]:
+    for (_, name), written, results in call["ops"]:
         if name in _MOVES:
             moved = True
             for nbytes_written, storage in [(n, after) for _, n, after in written] or results:
@@ -210,7 +211,7 @@ def _expected(call):
         kind = "compute"
     return {
         "call": call["name"],
-        "ops": tuple(f"aten.{op[0]}" for op in call["ops"]),
+        "ops": tuple(f"{op[0][0]}.{op[0][1]}" for op in call["ops"]),
         "kind": kind,
         "bytes_copied": nbytes,
         "returned_input": call["returned_input"],

@@ -99,6 +99,7 @@ class Canvas:
         at_most: int | None = None,
         colour_values: bool = False,
         max_panels: int | None = None,
+        card_width: float | None = None,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -114,6 +115,8 @@ class Canvas:
         self.colour_values = colour_values
         #: the panels a card draws at most (a picture too tall for its budget): see card._thinned
         self.max_panels = max_panels
+        #: the px a card's words and panels wrap at (less than ``max_width``: cards side by side)
+        self.card_width = min(card_width or self.max_width, self.max_width)
         self.items: list = []
         self.width = 0.0
 

@@ -115,7 +115,7 @@ def _head(canvas: Canvas, tensor: Mapping[str, Any]) -> float:
 
 def _room(canvas: Canvas) -> float:
     """The px a line of words has in a card: the width budget less the card's margins."""
-    return canvas.max_width - 3 * PAD
+    return canvas.card_width - 3 * PAD
 
 
 def _slices(
@@ -128,7 +128,7 @@ def _slices(
     """
     logical = tensor["logical"]
     ndim = logical["ndim"]
-    limit = canvas.max_width - PAD
+    limit = canvas.card_width - PAD
     line = _Line(PAD, y)
     groups: list[list[tuple[int, list, float, float]]] = []
     for s, slice_ in _thinned(logical["slices"], canvas.max_panels, tensor["name"]):

@@ -85,7 +85,7 @@ def draw_slice(
     blocks of columns (as torch prints a wide matrix), never past the picture's width."""
     c = canvas.colours
     if room is None:
-        room = canvas.max_width - 3 * PAD
+        room = canvas.card_width - 3 * PAD
     items: list = []
     saved, canvas.items = canvas.items, items
     saved_width, canvas.width = canvas.width, 0.0

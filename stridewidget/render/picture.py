@@ -129,37 +129,50 @@ def draw(
     >>> picture.width <= MAX_WIDTH + PAD, [a.data["dim"] for a in arrows]
     (True, ['1', '0'])
     """
-    picture = _laid_out(scene, theme, width, roles, None, False)
     budget = height_budget(scene)
+    picture = _laid_out(scene, theme, width, roles)
     if picture.height <= budget:
         return picture
     storages = scene.get("storages", [])
-    most = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0)
-    digits, colour = None, False
-    if most > 1:  # one digit (each try is a whole new layout: two, then one, cost a third draw)
-        picture, digits = _laid_out(scene, theme, width, roles, 1, False), 1
-        if picture.height <= budget:
-            return picture
-    if any(s["cells"]["text"] is not None for s in storages):  # then the grids as colour
-        coloured = _laid_out(scene, theme, width, roles, digits, True)
-        if coloured.height < picture.height:
-            picture, colour = coloured, True
-    panels = None
-    for most in (4, 2):  # then fewer panels: the first and the last, the rest said as left out
-        if picture.height <= budget or not _has_panels(scene, most):
-            break
-        thinner = _laid_out(scene, theme, width, roles, digits, colour, panels=most)
-        if thinner.height < picture.height:
-            picture, panels = thinner, most
-    count = len(scene.get("tensors", []))
-    keep = min(count - 1, _MAX_DRAWN_CUT) if count > 2 and not every_tensor else 0
-    while picture.height > budget and keep >= 1:
-        # last: the tensors that do not fit are listed in words, one line each (each try a
-        # layout; a picture of many tensors only)
-        fewer = _laid_out(scene, theme, width, roles, digits, colour, keep=keep, panels=panels)
-        if fewer.height < picture.height:
-            picture = fewer
-        keep -= 1
+    tensors = scene.get("tensors", [])
+    digits = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1
+    steps: list[dict[str, Any]] = [{"at_most": 1}] if digits else []
+    if any(s["cells"]["text"] is not None for s in storages):
+        steps.append({"colour": True})
+    steps += [{"panels": most} for most in (4, 2) if _has_panels(scene, most)]
+
+    def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
+        """Each step on top of the ones that helped (each a whole new layout), until one fits;
+        the shortest picture and its settings."""
+        for step in steps:
+            trial = _laid_out(scene, theme, width, roles, **{**tried, **step})
+            if trial.height < best.height:
+                best, tried = trial, {**tried, **step}
+            if best.height <= budget:
+                break
+        return best, tried
+
+    tried: dict[str, Any] = {}
+    if len(tensors) >= 2:  # first what loses nothing: two cards side by side
+        side = {"card": (width - G["panel_gap"]) / 2}
+        paired = _laid_out(scene, theme, width, roles, **side)
+        if paired.height <= budget:
+            return paired
+        picture, tried = ladder({}, picture)
+        if picture.height > budget:
+            other, settings = ladder(side, paired)
+            if other.height < picture.height:
+                picture, tried = other, settings
+    else:
+        picture, tried = ladder({}, picture)
+    if picture.height > budget and len(tensors) > 2 and not every_tensor:
+        # last: the last tensors listed in words, one line each (a picture of many tensors)
+        for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
+            trial = _laid_out(scene, theme, width, roles, **{**tried, "keep": keep})
+            if trial.height < picture.height:
+                picture = trial
+            if picture.height <= budget:
+                break
     return picture
 
 
@@ -190,7 +203,7 @@ _MAX_LISTED = 12
 _MAX_NAMED = 40
 #: Tensors a picture too tall for its budget draws at most (in the strips and as cards); the
 #: rest are listed in words.  More arrows over one strip than this many tensors' are a tangle.
-_MAX_DRAWN_CUT = 6
+_MAX_DRAWN_CUT = 4
 
 
 def _listed(canvas: Canvas, tensors: list, y: float) -> float:
@@ -220,14 +233,16 @@ def _laid_out(
     theme: str,
     width: float,
     roles: bool,
-    at_most: int | None,
-    colour: bool,
+    at_most: int | None = None,
+    colour: bool = False,
     keep: int | None = None,
     panels: int | None = None,
+    card: float | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
-    the rest listed in words; with ``panels``, a card draws at most that many panels."""
+    the rest listed in words; with ``panels``, a card draws at most that many panels; with
+    ``card``, a card's words and panels wrap at that many px (two cards side by side)."""
     canvas = Canvas(
         scene,
         theme,
@@ -236,6 +251,7 @@ def _laid_out(
         at_most=at_most,
         colour_values=colour,
         max_panels=panels,
+        card_width=card,
     )
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []

@@ -100,33 +100,100 @@ def cell_title(
     name: str,
     index: tuple[int, ...],
     places: tuple[tuple[int, int | None], ...] | None = None,
+    unseen: Mapping[int, str] | None = None,
 ) -> str:
     """Who holds global element ``index``, and where in each holder's local storage (``places``:
     ``lay.where(index)`` when the caller has it).  A replicated element says so; at most
-    :data:`MAX_TITLE_RANKS` holders are named, the others counted.
+    :data:`MAX_TITLE_RANKS` holders are named, the others counted.  ``unseen``: the sentence
+    saying why a rank's storage is not drawn (:func:`not_drawn_words`), by rank: such a holder
+    is marked so, and an element no drawn strip holds says why for its first holder.
 
     >>> from stridewidget.layout.distributed import Placement
     >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
     >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), local) for r in range(2))
     >>> lay = DistributedLayout((2, 4), "float32", (2,), None, (Placement("shard", 0),), ranks)
     >>> cell_title(lay, "d", (1, 2))
-    'd[1, 2] → rank 1 at (1,) local[2]'
+    'd[1, 2] → rank 1 at (1,) local storage[2]'
     """
     places = lay.where(index) if places is None else places
     partial = any(p.kind == "partial" for p in lay.placements)
     coordinates = {s.rank: s.coordinate for s in lay.ranks} if len(places) > 1 else {}
-    words = []
+    words, unseen = [], unseen or {}
     for rank, cell in places[:MAX_TITLE_RANKS]:
-        where = "local index not read (computed share)" if cell is None else f"local[{cell}]"
+        where = (
+            "local index not read (computed share)" if cell is None else f"local storage[{cell}]"
+        )
         at = coordinates.get(rank) or lay.rank(rank).coordinate
-        words.append(f"rank {rank} at {_tup(at)} {where}")
+        shown = " (storage not drawn)" if rank in unseen and len(places) > 1 else ""
+        words.append(f"rank {rank} at {_tup(at)} {where}{shown}")
     if len(places) > MAX_TITLE_RANKS:
         words.append(f"… and {len(places) - MAX_TITLE_RANKS} more ranks")
     how = f"replicated on {len(places)} ranks: " if len(places) > 1 and not partial else ""
     text = f"{name}[{', '.join(map(str, index))}] → {how}" + "; ".join(words or ["no rank"])
     if partial:
         text += _partial_words(lay)
+    if places and all(rank in unseen for rank, _ in places):
+        text += "; " + unseen[places[0][0]]
     return text
+
+
+def not_drawn_words(
+    lay: DistributedLayout, rank: int, drawn: tuple[int, ...], present: bool
+) -> str:
+    """Why rank ``rank``'s storage has no strip, and its local layout (``present``: its local
+    tensor is in this process).
+
+    >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
+    >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), local) for r in range(6))
+    >>> from stridewidget.layout.distributed import Placement
+    >>> lay = DistributedLayout((6, 4), "float32", (6,), None, (Placement("shard", 0),), ranks)
+    >>> not_drawn_words(lay, 5, (0, 1, 2, 3), True)
+    "rank 5's storage is not drawn: at most 4 strips; its layout: (1, 4) local tensor, strides (4, 1), contiguous"
+    """
+    shard = lay.rank(rank)
+    if not present:
+        why = "its local tensor is not in this process"
+    elif 0 in shard.shape:
+        why = "it holds no element"
+    elif drawn and lay.held_by(rank, drawn):
+        s = "s" if len(drawn) > 1 else ""
+        why = f"its elements are all in the drawn strip{s} of rank{s} {', '.join(map(str, drawn))}"
+    else:
+        why = f"at most {MAX_RANK_STRIPS} strips"
+    return f"rank {rank}'s storage is not drawn: {why}; its layout: {_layout_words(shard)}"
+
+
+class _Unseen(Mapping):
+    """Rank -> :func:`not_drawn_words`, for the ranks not drawn as strips, worked out when asked."""
+
+    def __init__(self, lay: DistributedLayout, drawn: tuple[int, ...], present: frozenset):
+        self.lay, self.drawn, self.present = lay, drawn, present
+        self.ranks = [s.rank for s in lay.ranks if s.rank not in drawn]
+        self.lookup, self.said = frozenset(self.ranks), {}
+
+    def __getitem__(self, rank: int) -> str:
+        if rank not in self.lookup:
+            raise KeyError(rank)
+        if rank not in self.said:
+            self.said[rank] = not_drawn_words(self.lay, rank, self.drawn, rank in self.present)
+        return self.said[rank]
+
+    def __contains__(self, rank: object) -> bool:
+        return rank in self.lookup
+
+    def __iter__(self):
+        return iter(self.ranks)
+
+    def __len__(self) -> int:
+        return len(self.ranks)
+
+
+def _layout_words(shard: RankShard) -> str:
+    lay = shard.local
+    if lay is None:
+        return f"{_tup(shard.shape)} local tensor{{s}} (computed from the placements)".format(s="")
+    flags = ", ".join(lay.flags) if lay.flags else "strided"
+    return f"{_tup(lay.shape)} local tensor, strides {_tup(lay.strides)}, {flags}"
 
 
 def _mark(holders: tuple[int, ...], partial: bool) -> str:
@@ -161,12 +228,19 @@ class _Drawer:
     """Lays out one DTensor's picture on a canvas: grid, mesh, strips, from the top down."""
 
     def __init__(
-        self, canvas: Canvas, lay: DistributedLayout, name: str, strips: frozenset = frozenset()
+        self,
+        canvas: Canvas,
+        lay: DistributedLayout,
+        name: str,
+        strips: frozenset = frozenset(),
+        unseen: Mapping[int, str] | None = None,
     ) -> None:
         self.canvas, self.lay, self.name = canvas, lay, name
         #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
         self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
         self.strips = strips
+        #: why each rank not drawn as a strip is not (:func:`not_drawn_words`)
+        self.unseen = unseen or {}
         #: (rank, local storage index) -> the drawn global elements it holds (strip hover lines)
         self.held: dict[tuple[int, int], list[tuple]] = {}
         self.colour = _groups(lay)
@@ -267,7 +341,8 @@ class _Drawer:
             "key": "e" + ",".join(map(str, index)),
             "links": " ".join(links),
         }
-        return Group("sws-dcell", body, data, cell_title(self.lay, self.name, index, places))
+        title = cell_title(self.lay, self.name, index, places, self.unseen)
+        return Group("sws-dcell", body, data, title)
 
     def grid(self, room: float) -> tuple[list, float, float]:
         """The global grid's slices at (0, 0), laid out in rows of panels within ``room`` px."""
@@ -336,7 +411,10 @@ class _Drawer:
                 ),
             ]
             data = {"rank": shard.rank, "key": f"r{shard.rank}"}
-            items.append(Group("sws-mesh-rank", body, data, shard.explain()))
+            title = shard.explain()
+            if shard.rank in self.unseen:
+                title += "; " + self.unseen[shard.rank]
+            items.append(Group("sws-mesh-rank", body, data, title))
             width = max(width, bx + box_w)
         rows = math.ceil(min(len(lay.ranks), MAX_MESH_BOXES) / cols)
         y += 4 + rows * (box_h + 4)
@@ -430,6 +508,16 @@ def rest_in_words(shards: list[RankShard]) -> list[str]:
     ]
 
 
+def _rest(lay: DistributedLayout, drawn: list[RankShard]) -> list[str]:
+    """The lines listing the ranks whose storages are not drawn (none: no line)."""
+    rest = [s for s in lay.ranks if s not in drawn]
+    heading = (
+        f"storages not drawn (at most {MAX_RANK_STRIPS} strips, each holding elements the ones "
+        "before it do not):"
+    )
+    return [heading, *rest_in_words(rest)] if rest else []
+
+
 def draw_distributed(
     d: Any,
     name: str = "d",
@@ -457,14 +545,16 @@ def draw_distributed(
     ...     d = distribute_tensor(torch.arange(6.0).reshape(2, 3), init_device_mesh("cpu", (2,)), [Shard(0)])
     >>> picture = draw_distributed(d)
     >>> [g.title for g in picture.items if isinstance(g, Group) and g.cls == "sws-dcell"][4]
-    'd[1, 1] → rank 1 at (1,) local[1]'
+    'd[1, 1] → rank 1 at (1,) local storage[1]'
     >>> dist.destroy_process_group()
     """
     lay = distributed_layout(d)
     canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
     tensors = local_tensors(d)
-    drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]
-    drawer = _Drawer(canvas, lay, name, frozenset(s.rank for s in drawn))
+    chosen = lay.covering_ranks([s.rank for s in lay.ranks if s.rank in tensors], MAX_RANK_STRIPS)
+    drawn = [lay.rank(r) for r in chosen]
+    unseen = _Unseen(lay, chosen, frozenset(tensors))
+    drawer = _Drawer(canvas, lay, name, frozenset(chosen), unseen)
     head = f"{name}: {str(lay).split(' · ')[0]}"
     room, size = canvas.max_width - 2 * PAD, G["font_size"]
     y = 4.0 + G["font_size_title"] - G["line_h"]
@@ -503,8 +593,7 @@ def draw_distributed(
         canvas.width = max(canvas.width, w)
         patterns = patterns or [tensor]
         y += h + 8
-    rest = [s for s in lay.ranks if s not in drawn]
-    for line in (part for words in rest_in_words(rest) for part in wrapped(words, room, size)):
+    for line in (part for words in _rest(lay, drawn) for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
     words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"

@@ -53,7 +53,7 @@ def test_hover_links_each_element_to_every_holder_in_the_browser(page, tmp_path)
         assert "replicated on 2 ranks" in status
         for key in held[4 * i + j]:
             rank, at = key[1:].split(":")
-            assert f"rank {rank} at" in status and f"local[{at}]" in status
+            assert f"rank {rank} at" in status and f"local storage[{at}]" in status
     box = root.locator('g.sws-mesh-rank[data-rank="2"]')
     box.hover()
     mine = box.evaluate(

@@ -141,3 +141,35 @@ def test_partial_summands_are_each_their_own(group):
     drawn = [g.data["rank"] for g in _groups(picture.items, "sws-rank-strip")]
     assert drawn == [0, 1, 2, 3]  # four summands, none a replica of another
     sw.inspect(d)  # still reads
+
+
+def test_local_tensors_made_in_the_mode_show_their_values(group):
+    # each rank's local tensor is a transposed (non-contiguous) block, made under the mode
+    group(8)
+    base = torch.arange(64.0).reshape(8, 8)
+
+    def blk(r):
+        return base[(r // 4) * 4 : (r // 4) * 4 + 4, (r % 4) * 2 : (r % 4) * 2 + 2]
+
+    with LocalTensorMode(8):
+        mesh = init_device_mesh("cpu", (2, 4))
+        lt = LocalTensor({r: torch.empty(2, 4).copy_(blk(r).t()).t() for r in range(8)})
+        d = DTensor.from_local(
+            lt, mesh, [Shard(0), Shard(1)], run_check=False, shape=(8, 8), stride=(8, 1)
+        )
+    inner = d.to_local()._local_tensors
+    svg = sw.render_svg(d)
+    assert "no values" not in svg
+    picture = draw_distributed(d)
+    for g in _groups(picture.items, "sws-rank-strip"):
+        rank = g.data["rank"]
+        torch_local = inner[rank]
+        while isinstance(torch_local, LocalTensor):  # torch's own answer for that rank
+            torch_local = torch_local._local_tensors[rank]
+        assert torch.equal(torch_local, blk(rank)) and torch_local.stride() == (1, 4)
+        cells = _groups(g.children, "sws-scell")
+        storage = torch.as_strided(torch_local, (8,), (1,), 0)
+        for cell in cells:
+            value = storage[int(cell.data["cell"])].item()
+            assert f" = {value:g}." in cell.title, cell.title
+    assert sw.inspect(d).rank(5).local.strides == (1, 4)

@@ -6,6 +6,7 @@ drawn says so in its hover line."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -173,3 +174,41 @@ def test_local_tensors_made_in_the_mode_show_their_values(group):
             value = storage[int(cell.data["cell"])].item()
             assert f" = {value:g}." in cell.title, cell.title
     assert sw.inspect(d).rank(5).local.strides == (1, 4)
+
+
+def _texts(items, out=None):
+    out = [] if out is None else out
+    for item in items:
+        if isinstance(item, Group):
+            _texts(item.children, out)
+        elif hasattr(item, "text"):
+            out.append(item.text)
+    return out
+
+
+def test_a_partial_strip_cell_holds_a_summand_and_each_strip_is_titled_by_its_rank(group):
+    group(4)
+    with LocalTensorMode(4):
+        mesh = init_device_mesh("cpu", (4,))
+        d = DTensor.from_local(torch.arange(6.0).reshape(2, 3), mesh, [Partial()])
+    inner = d.to_local()._local_tensors
+    picture = draw_distributed(d)
+    strips = _groups(picture.items, "sws-rank-strip")
+    assert strips
+    for g in strips:
+        rank = g.data["rank"]
+        local = inner[rank]
+        words = _texts(g.children)
+        assert any(t.startswith(f"rank {rank}'s storage · ") for t in words), words
+        assert not any(t.startswith("storage s") for t in words)
+        for cell in _groups(g.children, "sws-scell"):
+            k = int(cell.data["cell"])
+            # torch's local tensor: the element whose storage index is k (its strides)
+            (index,) = [
+                i
+                for i in itertools.product(*map(range, local.shape))
+                if local.storage_offset() + sum(a * s for a, s in zip(i, local.stride())) == k
+            ]
+            assert f" = {local[index].item():g}." in cell.title
+            at = ", ".join(map(str, index))
+            assert cell.title.endswith(f" · holds a summand of d[{at}] (Partial(sum))"), cell.title

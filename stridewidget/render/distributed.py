@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..adapters.distributed import distributed_layout, is_dtensor, local_tensors
-from ..layout.distributed import DistributedLayout, RankShard, index_words
+from ..layout.distributed import DistributedLayout
 from ..layout.layout import Layout
 from ..layout.strides import contiguous_strides
 from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, THRESHOLD
-from ..scene.build import MAX_SLICES, build_scene
+from ..scene.build import MAX_SLICES
 from ..scene.logical import logical_window
 from .canvas import Canvas
 from .labels import tensor_colour
@@ -43,7 +43,7 @@ from .primitives import (
     translated,
     wrapped,
 )
-from .strip import draw_strip
+from .rank_strips import MAX_RANK_STRIPS, Unseen, holds_words, rank_strip, rest_lines
 
 __all__ = [
     "MAX_MESH_BOXES",
@@ -53,8 +53,6 @@ __all__ = [
     "single_dtensor",
 ]
 
-#: How many ranks' local storages are drawn as strips; the others are listed in words.
-MAX_RANK_STRIPS = 4
 #: How many ranks the mesh draws as boxes; the others are counted.
 MAX_MESH_BOXES = 64
 #: How many holders a global cell's hover line names (the others are counted).
@@ -108,7 +106,7 @@ def cell_title(
     saying why a rank's storage is not drawn (:func:`not_drawn_words`), by rank: such a holder
     is marked so, and an element no drawn strip holds says why for its first holder.
 
-    >>> from stridewidget.layout.distributed import Placement
+    >>> from stridewidget.layout.distributed import Placement, RankShard
     >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
     >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), local) for r in range(2))
     >>> lay = DistributedLayout((2, 4), "float32", (2,), None, (Placement("shard", 0),), ranks)
@@ -135,65 +133,6 @@ def cell_title(
     if places and all(rank in unseen for rank, _ in places):
         text += "; " + unseen[places[0][0]]
     return text
-
-
-def not_drawn_words(
-    lay: DistributedLayout, rank: int, drawn: tuple[int, ...], present: bool
-) -> str:
-    """Why rank ``rank``'s storage has no strip, and its local layout (``present``: its local
-    tensor is in this process).
-
-    >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
-    >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), local) for r in range(6))
-    >>> from stridewidget.layout.distributed import Placement
-    >>> lay = DistributedLayout((6, 4), "float32", (6,), None, (Placement("shard", 0),), ranks)
-    >>> not_drawn_words(lay, 5, (0, 1, 2, 3), True)
-    "rank 5's storage is not drawn: at most 4 strips; its layout: (1, 4) local tensor, strides (4, 1), contiguous"
-    """
-    shard = lay.rank(rank)
-    if not present:
-        why = "its local tensor is not in this process"
-    elif 0 in shard.shape:
-        why = "it holds no element"
-    elif drawn and lay.held_by(rank, drawn):
-        s = "s" if len(drawn) > 1 else ""
-        why = f"its elements are all in the drawn strip{s} of rank{s} {', '.join(map(str, drawn))}"
-    else:
-        why = f"at most {MAX_RANK_STRIPS} strips"
-    return f"rank {rank}'s storage is not drawn: {why}; its layout: {_layout_words(shard)}"
-
-
-class _Unseen(Mapping):
-    """Rank -> :func:`not_drawn_words`, for the ranks not drawn as strips, worked out when asked."""
-
-    def __init__(self, lay: DistributedLayout, drawn: tuple[int, ...], present: frozenset):
-        self.lay, self.drawn, self.present = lay, drawn, present
-        self.ranks = [s.rank for s in lay.ranks if s.rank not in drawn]
-        self.lookup, self.said = frozenset(self.ranks), {}
-
-    def __getitem__(self, rank: int) -> str:
-        if rank not in self.lookup:
-            raise KeyError(rank)
-        if rank not in self.said:
-            self.said[rank] = not_drawn_words(self.lay, rank, self.drawn, rank in self.present)
-        return self.said[rank]
-
-    def __contains__(self, rank: object) -> bool:
-        return rank in self.lookup
-
-    def __iter__(self):
-        return iter(self.ranks)
-
-    def __len__(self) -> int:
-        return len(self.ranks)
-
-
-def _layout_words(shard: RankShard) -> str:
-    lay = shard.local
-    if lay is None:
-        return f"{_tup(shard.shape)} local tensor{{s}} (computed from the placements)".format(s="")
-    flags = ", ".join(lay.flags) if lay.flags else "strided"
-    return f"{_tup(lay.shape)} local tensor, strides {_tup(lay.strides)}, {flags}"
 
 
 def _mark(holders: tuple[int, ...], partial: bool) -> str:
@@ -245,6 +184,8 @@ class _Drawer:
         self.held: dict[tuple[int, int], list[tuple]] = {}
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
+        #: the Partial placements a rank's storage holds summands under (``""``: none)
+        self.summand = ", ".join(str(p) for p in lay.placements if p.kind == "partial")
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
         self.marks: dict[int, tuple[int, ...]] = {}
 
@@ -425,99 +366,6 @@ class _Drawer:
         return items, width, y
 
 
-def _keyed(items: list, rank: int, holds: Mapping[int, list[str]] | None = None) -> list:
-    """A rank strip's storage cells keyed for hover (``r3:5``: storage cell 5 of rank 3, linked
-    to the rank's mesh box ``r3``), their hover lines naming the drawn global elements they hold
-    (``holds``: storage index -> words); the strips' own storage ids (``s0`` in each) stay."""
-    out, holds = [], holds or {}
-    for item in items:
-        if isinstance(item, Group):
-            data, title = item.data, item.title
-            if item.cls == "sws-scell":
-                data = {**data, "key": f"r{rank}:{data['cell']}", "links": f"r{rank}"}
-                words = holds.get(data["cell"])
-                title = f"{title} · holds {', '.join(words)}" if words and title else title
-            item = Group(item.cls, _keyed(item.children, rank, holds), data, title)
-        out.append(item)
-    return out
-
-
-def _holds(held: Mapping[tuple[int, int], list[tuple]], rank: int, name: str) -> dict:
-    """Rank ``rank``'s storage index -> the global elements it holds in words (3 at most)."""
-    out = {}
-    for (r, at), indices in held.items():
-        if r == rank:
-            words = [f"{name}[{', '.join(map(str, i))}]" for i in indices[:3]]
-            out[at] = words + ([f"{len(indices) - 3} more"] if len(indices) > 3 else [])
-    return out
-
-
-def _rank_strip(
-    shard: RankShard,
-    tensor: Any,
-    name: str,
-    theme: str,
-    width: float,
-    roles: bool,
-    wrap: int | None = None,
-    holds: Mapping[int, list[str]] | None = None,
-):
-    """One rank's local storage as the strip of an ordinary scene of its local tensor."""
-    scene = build_scene({f"{name} rank {shard.rank}": tensor}, wrap=wrap)
-    canvas = Canvas(scene, theme, max_width=width, roles=roles)
-    head = f"rank {shard.rank} at {_tup(shard.coordinate)}: local {scene['tensors'][0]['layout']['text']}"
-    lines = wrapped(head, canvas.max_width - 2 * PAD, G["font_size_title"])  # a narrow column
-    words = [
-        canvas.text(PAD, G["font_size_title"] + k * G["line_h"], line, bold=True, anchor="start")
-        for k, line in enumerate(lines)
-    ]
-    # the heading stands for the rank, as its mesh box does: hovered, it lights its elements
-    key = {"rank": shard.rank, "key": f"r{shard.rank}"}
-    canvas.items.append(Group("sws-rank-head", words, key, shard.explain()))
-    top = G["line_h"] * len(lines)
-    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], top)
-    group = Group(
-        "sws-rank-strip",
-        _keyed(canvas.items, shard.rank, holds),
-        {"rank": shard.rank},
-        shard.explain(),
-    )
-    return group, canvas.width, bottom, scene["tensors"][0]
-
-
-def rest_in_words(shards: list[RankShard]) -> list[str]:
-    """The ranks not drawn, one line per local layout (ranks of one layout together).
-
-    >>> local = Layout(shape=(4, 2), strides=(2, 1), storage_size=8)
-    >>> shards = [RankShard(r, (r,), ((0, 1, 2, 3), (0, 1)), local) for r in range(4, 8)]
-    >>> rest_in_words(shards)
-    ['ranks 4–7: (4, 2) local tensors, strides (2, 1), contiguous']
-    """
-    kinds: dict[str, list[int]] = {}
-    for shard in shards:
-        lay = shard.local
-        if lay is None:
-            what = f"{_tup(shard.shape)} local tensor{{s}} (computed from the placements)"
-        else:
-            flags = ", ".join(lay.flags) if lay.flags else "strided"
-            what = f"{_tup(lay.shape)} local tensor{{s}}, strides {_tup(lay.strides)}, {flags}"
-        kinds.setdefault(what, []).append(shard.rank)
-    return [
-        f"rank{'s' if len(r) > 1 else ''} {index_words(r)}: {what.format(s='s' if len(r) > 1 else '')}"
-        for what, r in kinds.items()
-    ]
-
-
-def _rest(lay: DistributedLayout, drawn: list[RankShard]) -> list[str]:
-    """The lines listing the ranks whose storages are not drawn (none: no line)."""
-    rest = [s for s in lay.ranks if s not in drawn]
-    heading = (
-        f"storages not drawn (at most {MAX_RANK_STRIPS} strips, each holding elements the ones "
-        "before it do not):"
-    )
-    return [heading, *rest_in_words(rest)] if rest else []
-
-
 def draw_distributed(
     d: Any,
     name: str = "d",
@@ -553,7 +401,7 @@ def draw_distributed(
     tensors = local_tensors(d)
     chosen = lay.covering_ranks([s.rank for s in lay.ranks if s.rank in tensors], MAX_RANK_STRIPS)
     drawn = [lay.rank(r) for r in chosen]
-    unseen = _Unseen(lay, chosen, frozenset(tensors))
+    unseen = Unseen(lay, chosen, frozenset(tensors))
     drawer = _Drawer(canvas, lay, name, frozenset(chosen), unseen)
     head = f"{name}: {str(lay).split(' · ')[0]}"
     room, size = canvas.max_width - 2 * PAD, G["font_size"]
@@ -583,8 +431,8 @@ def draw_distributed(
     y += 10
     patterns: list = []
     for shard in drawn:
-        holds = _holds(drawer.held, shard.rank, name)
-        group, w, h, tensor = _rank_strip(
+        holds = holds_words(drawer.held, shard.rank, name, drawer.summand)
+        group, w, h, tensor = rank_strip(
             shard, tensors[shard.rank], name, theme, width, roles, wrap, holds
         )
         canvas.items.append(
@@ -593,7 +441,7 @@ def draw_distributed(
         canvas.width = max(canvas.width, w)
         patterns = patterns or [tensor]
         y += h + 8
-    for line in (part for words in _rest(lay, drawn) for part in wrapped(words, room, size)):
+    for line in (part for words in rest_lines(lay, drawn) for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
     words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"

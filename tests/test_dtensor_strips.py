@@ -212,3 +212,14 @@ def test_a_partial_strip_cell_holds_a_summand_and_each_strip_is_titled_by_its_ra
             assert f" = {local[index].item():g}." in cell.title
             at = ", ".join(map(str, index))
             assert cell.title.endswith(f" · holds a summand of d[{at}] (Partial(sum))"), cell.title
+
+
+def test_show_of_a_mesh_or_a_process_group_names_show(group):
+    group(4)
+    mesh = init_device_mesh("cpu", (4,))
+    for x, kind in ((mesh, "DeviceMesh"), (dist.group.WORLD, "ProcessGroup")):
+        with pytest.raises(TypeError) as error:
+            sw.show(x)
+        said = str(error.value)
+        assert said.startswith("stridewidget.show() takes a torch.Tensor") and kind in said
+        assert "inspect()" not in said and "\n" not in said

@@ -223,3 +223,31 @@ def test_show_of_a_mesh_or_a_process_group_names_show(group):
         said = str(error.value)
         assert said.startswith("stridewidget.show() takes a torch.Tensor") and kind in said
         assert "inspect()" not in said and "\n" not in said
+
+
+def test_a_picture_over_its_height_budget_draws_fewer_strips_and_lists_the_rest(group):
+    from stridewidget.render.picture import height_budget
+
+    group(8)
+    with LocalTensorMode(8):
+        d = distribute_tensor(torch.randn(16, 16, 16), init_device_mesh("cpu", (8,)), [Shard(2)])
+    inner = d.to_local()._local_tensors
+    budget = height_budget({"tensors": [{"layout": {"shape": [16, 16, 16]}}]})
+    w = sw.show(d)
+    picture = draw_distributed(d)
+    assert picture.height <= budget and w.picture["height"] <= budget
+    assert len(w._repr_mimebundle_()[0]["text/html"].encode()) <= 64_000
+    drawn = {g.data["rank"] for g in _groups(picture.items, "sws-rank-strip")}
+    assert len(drawn) < MAX_RANK_STRIPS
+    words = " ".join(_texts(picture.items))
+    assert "within the picture's height budget" in words
+    for g in _groups(picture.items, "sws-mesh-rank"):
+        rank, local = g.data["rank"], inner[g.data["rank"]]
+        assert (f"rank {rank}'s storage is not drawn: " in g.title) == (rank not in drawn)
+        if rank not in drawn:  # its layout, as torch has it
+            assert f"{tuple(local.shape)} local tensor, strides {tuple(local.stride())}" in g.title
+    # ranks 0–3 hold the most distinct elements: left out for the budget, the others for the cap
+    for rank in set(range(MAX_RANK_STRIPS)) - drawn:
+        (box,) = [g for g in _groups(picture.items, "sws-mesh-rank") if g.data["rank"] == rank]
+        assert "the picture's height budget leaves room for" in box.title
+    w.close()

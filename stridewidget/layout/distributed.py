@@ -251,7 +251,7 @@ class DistributedLayout:
 
     def covering_ranks(self, candidates: Iterable[int], limit: int) -> tuple[int, ...]:
         """At most ``limit`` of ``candidates`` that hold as many distinct global elements as
-        possible, in rank order: chosen greedily, each next the one holding the most elements
+        possible, in the order chosen: greedily, each next the one holding the most elements
         the ones before it do not (the lowest rank on a tie); a rank holding no element, or only
         elements already held, is never chosen.
 
@@ -265,7 +265,7 @@ class DistributedLayout:
         ranks = [r for r in candidates if 0 not in self.rank(r).shape]
         atoms = self._atoms(ranks)
         if atoms is None:  # too many blocks to count: the first ranks
-            return tuple(sorted(ranks[:limit]))
+            return tuple(ranks[:limit])
         chosen: list[int] = []
         while len(chosen) < limit:
             gains = [
@@ -278,7 +278,7 @@ class DistributedLayout:
                 break
             chosen.append(-k)
             atoms = [(c, m) for c, m in atoms if not m >> -k & 1]
-        return tuple(sorted(ranks[k] for k in chosen))
+        return tuple(ranks[k] for k in chosen)
 
     def held_by(self, rank: int, others: Iterable[int]) -> bool:
         """Is every element ``rank`` holds held by one of ``others`` too (a replica's)?"""

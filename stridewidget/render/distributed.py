@@ -31,6 +31,7 @@ from ..scene.build import MAX_SLICES
 from ..scene.logical import logical_window
 from .canvas import Canvas
 from .labels import tensor_colour
+from .picture import height_budget
 from .primitives import (
     MAX_WIDTH,
     PAD,
@@ -396,12 +397,27 @@ def draw_distributed(
     'd[1, 1] → rank 1 at (1,) local storage[1]'
     >>> dist.destroy_process_group()
     """
-    lay = distributed_layout(d)
-    canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
-    tensors = local_tensors(d)
+    lay, tensors = distributed_layout(d), local_tensors(d)
     chosen = lay.covering_ranks([s.rank for s in lay.ranks if s.rank in tensors], MAX_RANK_STRIPS)
-    drawn = [lay.rank(r) for r in chosen]
-    unseen = Unseen(lay, chosen, frozenset(tensors))
+    # the budget of a picture of the global tensor and the drawn ranks' local tensors
+    shapes = [lay.global_shape, *(lay.rank(r).shape for r in chosen)]
+    budget = height_budget({"tensors": [{"layout": {"shape": list(n)}} for n in shapes]})
+    cut: tuple[int, ...] = ()
+    while True:  # fewer strips (the last chosen left out first) till the picture fits its budget
+        drawing = (lay, tensors, name, theme, width, roles, wrap)
+        picture = _draw(drawing, chosen, cut)
+        if picture.height <= budget or not chosen:
+            return picture
+        chosen, cut = chosen[:-1], (*cut, chosen[-1])
+
+
+def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Picture:
+    """The picture with the storages of ranks ``chosen`` drawn as strips (``cut``: ranks left out
+    for the height budget)."""
+    lay, tensors, name, theme, width, roles, wrap = drawing
+    canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
+    drawn = [lay.rank(r) for r in sorted(chosen)]
+    unseen = Unseen(lay, chosen, frozenset(tensors), cut)
     drawer = _Drawer(canvas, lay, name, frozenset(chosen), unseen)
     head = f"{name}: {str(lay).split(' · ')[0]}"
     room, size = canvas.max_width - 2 * PAD, G["font_size"]
@@ -441,7 +457,8 @@ def draw_distributed(
         canvas.width = max(canvas.width, w)
         patterns = patterns or [tensor]
         y += h + 8
-    for line in (part for words in rest_lines(lay, drawn) for part in wrapped(words, room, size)):
+    listed = rest_lines(lay, drawn, bool(cut))
+    for line in (part for words in listed for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
     words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"

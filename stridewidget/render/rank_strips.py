@@ -34,10 +34,10 @@ def _tup(values: tuple[int, ...]) -> str:
 
 
 def not_drawn_words(
-    lay: DistributedLayout, rank: int, drawn: tuple[int, ...], present: bool
+    lay: DistributedLayout, rank: int, drawn: tuple[int, ...], present: bool, cut: bool = False
 ) -> str:
     """Why rank ``rank``'s storage has no strip, and its local layout (``present``: its local
-    tensor is in this process).
+    tensor is in this process; ``cut``: its strip was left out for the picture's height budget).
 
     >>> from stridewidget.layout.layout import Layout
     >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
@@ -55,6 +55,9 @@ def not_drawn_words(
     elif drawn and lay.held_by(rank, drawn):
         s = "s" if len(drawn) > 1 else ""
         why = f"its elements are all in the drawn strip{s} of rank{s} {', '.join(map(str, drawn))}"
+    elif cut:
+        room = f"{len(drawn)} strip{'s' if len(drawn) > 1 else ''}" if drawn else "no strip"
+        why = f"the picture's height budget leaves room for {room}"
     else:
         why = f"at most {MAX_RANK_STRIPS} strips"
     return f"rank {rank}'s storage is not drawn: {why}; its layout: {_layout_words(shard)}"
@@ -63,8 +66,10 @@ def not_drawn_words(
 class Unseen(Mapping):
     """Rank -> :func:`not_drawn_words`, for the ranks not drawn as strips, worked out when asked."""
 
-    def __init__(self, lay: DistributedLayout, drawn: tuple[int, ...], present: frozenset):
-        self.lay, self.drawn, self.present = lay, drawn, present
+    def __init__(
+        self, lay: DistributedLayout, drawn: tuple[int, ...], present: frozenset, cut=()
+    ) -> None:
+        self.lay, self.drawn, self.present, self.cut = lay, drawn, present, frozenset(cut)
         self.ranks = [s.rank for s in lay.ranks if s.rank not in drawn]
         self.lookup, self.said = frozenset(self.ranks), {}
 
@@ -72,7 +77,9 @@ class Unseen(Mapping):
         if rank not in self.lookup:
             raise KeyError(rank)
         if rank not in self.said:
-            self.said[rank] = not_drawn_words(self.lay, rank, self.drawn, rank in self.present)
+            self.said[rank] = not_drawn_words(
+                self.lay, rank, self.drawn, rank in self.present, rank in self.cut
+            )
         return self.said[rank]
 
     def __contains__(self, rank: object) -> bool:
@@ -189,11 +196,13 @@ def rest_in_words(shards: list[RankShard]) -> list[str]:
     ]
 
 
-def rest_lines(lay: DistributedLayout, drawn: list[RankShard]) -> list[str]:
-    """The lines listing the ranks whose storages are not drawn (none: no line)."""
+def rest_lines(lay: DistributedLayout, drawn: list[RankShard], cut: bool = False) -> list[str]:
+    """The lines listing the ranks whose storages are not drawn (none: no line); ``cut``: some
+    were left out for the picture's height budget."""
     rest = [s for s in lay.ranks if s not in drawn]
+    budget = " within the picture's height budget" if cut else ""
     heading = (
-        f"storages not drawn (at most {MAX_RANK_STRIPS} strips, each holding elements the ones "
-        "before it do not):"
+        f"storages not drawn (at most {MAX_RANK_STRIPS} strips{budget}, each holding elements "
+        "the ones before it do not):"
     )
     return [heading, *rest_in_words(rest)] if rest else []

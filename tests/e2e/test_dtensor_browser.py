@@ -53,7 +53,9 @@ def test_hover_links_each_element_to_every_holder_in_the_browser(page, tmp_path)
     for i, j in [(0, 0), (1, 3), (2, 2)]:
         cell = root.locator(f'g.sws-dcell[data-index="{i},{j}"]')
         cell.hover()
-        assert set(cell.evaluate(lit)) == {k for k in held[4 * i + j] if int(k[1:].split(":")[0]) in drawn}
+        assert set(cell.evaluate(lit)) == {
+            k for k in held[4 * i + j] if int(k[1:].split(":")[0]) in drawn
+        }
         status = root.locator(".sw-status").inner_text()
         assert "replicated on 2 ranks" in status
         for key in held[4 * i + j]:

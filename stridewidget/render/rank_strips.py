@@ -202,7 +202,7 @@ def rest_lines(lay: DistributedLayout, drawn: list[RankShard], cut: bool = False
     rest = [s for s in lay.ranks if s not in drawn]
     budget = " within the picture's height budget" if cut else ""
     heading = (
-        f"storages not drawn (at most {MAX_RANK_STRIPS} strips{budget}, each holding elements "
-        "the ones before it do not):"
+        f"storages not drawn (at most {MAX_RANK_STRIPS} strips{budget}, chosen to hold the most "
+        "distinct elements):"
     )
     return [heading, *rest_in_words(rest)] if rest else []

@@ -320,6 +320,23 @@ class _Drawer:
             row_h, width = G["line_h"], max(width, text_width(words, G["font_size"]))
         return items, width, y + row_h
 
+    def placed_grid(self, room: float, mesh_w: float, mesh_h: float) -> tuple:
+        """The global grid laid out with the mesh beside it (when that leaves the grid half the
+        room) or below it, whichever is shorter (beside on a tie): its items, width, height and
+        whether the mesh goes beside it."""
+        beside = room - mesh_w - 2 * G["panel_gap"]
+        best: tuple | None = None
+        for r in [beside, room] if beside >= room / 2 else [room]:
+            self.held = {}
+            grid, w, h = self.grid(r)
+            side = r < room and w <= beside
+            tall = max(h, mesh_h) if side else h + 6 + mesh_h
+            if best is None or tall < best[0]:
+                best = (tall, (grid, w, h, side), self.held)
+        assert best is not None
+        self.held = best[2]
+        return best[1]
+
     def mesh(self, room: float) -> tuple[list, float, float]:
         """The mesh at (0, 0): its words, then each rank a box with its coordinate."""
         lay, c, items = self.lay, self.canvas.colours, []
@@ -426,8 +443,7 @@ def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Pict
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y, line, size=G["font_size_title"], bold=True))
     mesh, mesh_w, mesh_h = drawer.mesh(room)
-    beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
-    grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
+    grid, grid_w, grid_h, side = drawer.placed_grid(room, mesh_w, mesh_h)
     # under the heading: what the cell marks mean (the saved picture has no tooltips), then
     # which dims are split unevenly
     for words in [drawer.legend(), *lay.uneven_words()]:
@@ -436,7 +452,7 @@ def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Pict
             canvas.items.append(drawer.text(PAD, y, line, muted=True))
     y += 8
     canvas.items.extend(translated(grid, PAD, y))
-    if beside >= room / 2 and grid_w <= beside:
+    if side:
         canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))
         y += max(grid_h, mesh_h)
         canvas.width = max(canvas.width, PAD + grid_w + 2 * G["panel_gap"] + mesh_w + PAD)

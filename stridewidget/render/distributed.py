@@ -1,16 +1,18 @@
 """The one picture of a ``DTensor``, laid out in Python: its global logical grid with the rank(s)
-holding each element, the device mesh beside it, and each rank's local storage as a strip of its
-own with its stride arrows.
+holding each element, the device mesh beside or below it (whichever is shorter), and ranks' local
+storages as strips of their own with their stride arrows.
 
 * the global grid: the 2-D slices of the global shape that a picture of a tensor that shape would
   show (:func:`~stridewidget.scene.logical.logical_window`, elided and bounded alike); each cell
   says which rank holds it (``r5``; a replicated element every rank of its replica group, a
   partial one marked ``Σ``), coloured by the group of ranks holding the same elements; its title
-  says which rank holds it where (``d[3, 5] → rank 2 at (0, 2) local[7]``);
+  says which rank holds it where (``d[3, 5] → rank 2 at (0, 2) local storage[7]``), and, when no
+  drawn strip holds it, why its holder's storage is not drawn;
 * the mesh: its shape, dim names and placements, each rank a small box with its coordinate;
 * the ranks' local tensors: at most :data:`MAX_RANK_STRIPS` drawn as the storage strip of an
-  ordinary scene of that rank's real ``to_local()`` (:func:`.strip.draw_strip`, arrows and all),
-  the rest in words, ranks of one local layout on one line.
+  ordinary scene of that rank's real ``to_local()`` (:mod:`.rank_strips`, arrows and all), chosen
+  to hold the most distinct elements (no replica of a drawn rank, no empty rank), fewer when the
+  picture would pass its height budget; the rest in words, ranks of one local layout on one line.
 
 A rank whose local tensor is not in this process (a real multi-process run holds only its own) is
 drawn from its computed share: its cells name it, its storage index is not known.

@@ -80,10 +80,12 @@ assert lay.holders((5, 4)) == tuple(r for r, t in local.items() if (t == 5 * 8 +
 # ## 2. The picture
 #
 # `sw.render_html(d)` (or `sw.render_svg(d)`) draws the global grid, each cell marked with the
-# rank that holds it, the mesh with its placements, and the first ranks' local storages as
-# ordinary strips. `sw.show(d)` is the same picture live in a running kernel: hover an element
-# and the storage cell holding it lights up on every rank that holds it; hover a rank's mesh box
-# and its elements light up. This saved page shows the static picture.
+# rank that holds it, the mesh with its placements, and up to four ranks' local storages as
+# ordinary strips, chosen to hold as many distinct elements as four can (a replica of a drawn
+# rank is not drawn again); the other ranks are listed with their layouts, and an element or rank
+# whose storage is not drawn says so. `sw.show(d)` is the same picture live in a running kernel:
+# hover an element and the storage cell holding it lights up on every drawn rank that holds it;
+# hover a rank's mesh box and its elements light up. This saved page shows the static picture.
 
 # %%
 page = sw.render_html(d)

@@ -27,7 +27,7 @@ from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distrib
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 SVG_G, SVG_TEXT = "{http://www.w3.org/2000/svg}g", "{http://www.w3.org/2000/svg}text"
-TITLE = re.compile(r"rank (\d+) at \(([\d, ]*)\) local\[(\d+)\]")
+TITLE = re.compile(r"rank (\d+) at \(([\d, ]*)\) local storage\[(\d+)\]")
 
 
 def _all_ranks(mesh_shape, placements, source, names=None):
@@ -145,7 +145,7 @@ def test_replicate(group):
     group(8)
     source = torch.arange(12.0).reshape(3, 4)
     svg = _check(_all_ranks((2, 4), [Replicate(), Shard(1)], source), source)
-    assert "rank 0 at (0, 0) local[0]; rank 4 at (1, 0) local[0]" in svg
+    assert "rank 0 at (0, 0) local storage[0]; rank 4 at (1, 0) local storage[0]" in svg
 
 
 def test_uneven_shard(group):
@@ -181,7 +181,7 @@ def test_one_real_rank_draws_its_own_strip(group):
     strips = _groups(svg, "sws-rank-strip")
     assert [s.get("data-rank") for s in strips] == ["3"]
     cell = next(g for g in _groups(svg, "sws-dcell") if g.get("data-index") == "0,7")
-    assert _title(cell) == "d[0, 7] → rank 3 at (0, 3) local[1]"
+    assert _title(cell) == "d[0, 7] → rank 3 at (0, 3) local storage[1]"
     other = next(g for g in _groups(svg, "sws-dcell") if g.get("data-index") == "7,0")
     assert "rank 4 at (1, 0) local index not read" in _title(other)
     assert "computed from the placements" in svg

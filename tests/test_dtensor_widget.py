@@ -37,7 +37,21 @@ from torch.distributed._local_tensor import LocalTensorMode
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 
-PLACE = re.compile(r"rank (\d+) at \([\d, ]*\) local\[(\d+)\]")
+PLACE = re.compile(r"rank (\d+) at \([\d, ]*\) local storage\[(\d+)\]")
+
+
+def _cover(locals_, limit):
+    """The ranks whose storages hold the most distinct elements (arange: a value names its
+    element), chosen greedily from torch's own local values: the lowest rank on a tie."""
+    sets = {r: {float(v) for v in t.flatten().tolist()} for r, t in locals_.items()}
+    chosen, covered = [], set()
+    while len(chosen) < limit:
+        gain, r = max(((len(s - covered), -r) for r, s in sets.items() if -r not in chosen))
+        if not gain:
+            break
+        chosen.append(-r)
+        covered |= sets[-r]
+    return sorted(chosen)
 
 
 def _all_ranks(mesh_shape, placements, source):
@@ -101,7 +115,7 @@ def test_each_element_links_exactly_the_storage_cells_torch_holds_it_in(group, c
     assert isinstance(w, DistributedWidget) and w.name == "d"
     listed = w.picture
     strips = [g[2]["rank"] for g in _groups(listed["items"], "sws-rank-strip")]
-    assert strips == sorted(locals_)[:MAX_RANK_STRIPS]
+    assert strips == _cover(locals_, MAX_RANK_STRIPS)
     keys = {g[2]["key"]: g for g in _groups(listed["items"]) if "key" in g[2]}
     cells = _groups(listed["items"], "sws-dcell")
     assert len(cells) == source.numel()  # every element of these small tensors is drawn
@@ -111,6 +125,7 @@ def test_each_element_links_exactly_the_storage_cells_torch_holds_it_in(group, c
         # the hover line names every holder with its local storage index, as torch holds it
         assert set((int(r), int(c)) for r, c in PLACE.findall(g[3])) == want, g[3]
         assert ("replicated on" in g[3]) == (len(want) > 1)
+        assert ("storage is not drawn" in g[3]) == (not {r for r, _ in want} & set(strips))
         # the links: each drawn strip's cell holding it, and each holder's mesh box
         links = g[2]["links"].split()
         cells_linked = {tuple(map(int, k[1:].split(":"))) for k in links if ":" in k}
@@ -239,17 +254,18 @@ def test_a_mesh_over_the_budget_is_a_bounded_picture_the_rest_listed(group):
     w = sw.show(d)
     listed = w.picture
     assert len(_groups(listed["items"], "sws-mesh-rank")) == MAX_MESH_BOXES
-    assert len(_groups(listed["items"], "sws-rank-strip")) == MAX_RANK_STRIPS
+    # one strip per distinct share: rank 0 holds row 0, rank 40 row 1 (the others are replicas)
+    assert [g[2]["rank"] for g in _groups(listed["items"], "sws-rank-strip")] == [0, 40]
     words = [i[3] for i in _flat(listed["items"]) if i[0] == "t"]
     assert f"… and {world - MAX_MESH_BOXES} more ranks" in words
-    assert any(t.startswith(f"ranks {MAX_RANK_STRIPS}–{world - 1}: ") for t in words)
+    assert any(t.startswith(f"ranks 1, 2, …, {world - 1} ({world - 2} indices): ") for t in words)
     for g in _groups(listed["items"], "sws-dcell"):
         assert len(PLACE.findall(g[3])) == MAX_TITLE_RANKS
         assert f"replicated on {world // 2} ranks" in g[3]
         assert f"… and {world // 2 - MAX_TITLE_RANKS} more ranks" in g[3]
         # its holders among the drawn mesh boxes and strips (rows of 40 ranks: row 0 or 1)
         links = g[2]["links"].split()
-        assert len(links) == (40 + MAX_RANK_STRIPS if g[2]["index"][0] == "0" else 24)
+        assert len(links) == (40 + 1 if g[2]["index"][0] == "0" else 24 + 1)
     assert len(listed_json(listed)) < 200_000
     w.close()
 
@@ -276,7 +292,7 @@ def test_one_real_rank_links_its_own_strip_only(group):
     cells = {g[2]["index"]: g for g in _groups(w.picture["items"], "sws-dcell")}
     local = d.to_local()  # rank 3 holds rows 0–3, columns 6–7
     mine = cells["0,7"]
-    assert mine[3] == "d[0, 7] → rank 3 at (0, 3) local[1]"
+    assert mine[3] == "d[0, 7] → rank 3 at (0, 3) local storage[1]"
     # [0, 7] is [0, 7 - 6] of rank 3's (4, 2) local tensor (the fake group moves no values)
     assert tuple(local.shape) == (4, 2)
     assert local.storage_offset() + 0 * local.stride(0) + 1 * local.stride(1) == 1

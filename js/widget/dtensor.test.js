@@ -2,7 +2,8 @@
 // over a 2×2 mesh, [Shard(1), Replicate()]) linked by its keys (js/paint/link.js, keyed groups).
 // Oracle, worked out here from torch's split alone: columns 0–1 are on ranks 0 and 1, columns 2–3
 // on ranks 2 and 3 (Shard(1) over mesh dim 0, replicated over mesh dim 1); element [i, j] is at
-// local storage index 2·i + j mod 2 of each holder (its (2, 2) contiguous local tensor).
+// local storage index 2·i + j mod 2 of each holder (its (2, 2) contiguous local tensor).  One
+// strip per distinct share is drawn: ranks 0 and 2 (ranks 1 and 3 are their replicas).
 import { afterEach, describe, expect, it } from "vitest";
 import dtensor from "../fixtures/picture_dtensor.json";
 import { hover, mount } from "./testing.js";
@@ -13,6 +14,7 @@ afterEach(() => {
 
 const holders = (j) => (j < 2 ? [0, 1] : [2, 3]);
 const local = (i, j) => 2 * i + (j % 2);
+const drawn = [0, 2];
 const lit = (el, cls) => [...el.querySelectorAll(`g.${cls}.sw-hl`)].map((g) => g.dataset.key).sort();
 
 describe("a DTensor's picture", () => {
@@ -22,27 +24,31 @@ describe("a DTensor's picture", () => {
       for (let j = 0; j < 4; j += 1) {
         const cell = el.querySelector(`g.sws-dcell[data-index="${i},${j}"]`);
         hover(cell);
-        expect(lit(el, "sws-scell")).toEqual(holders(j).map((r) => `r${r}:${local(i, j)}`).sort());
+        const strips = holders(j).filter((r) => drawn.includes(r));
+        expect(lit(el, "sws-scell")).toEqual(strips.map((r) => `r${r}:${local(i, j)}`).sort());
         expect(lit(el, "sws-mesh-rank")).toEqual(holders(j).map((r) => `r${r}`));
         expect(lit(el, "sws-dcell")).toEqual([`e${i},${j}`]); // itself only
         expect(cell.classList.contains("sw-hl-source")).toBe(true);
         const status = el.querySelector(".sw-status").textContent;
         expect(status).toContain("replicated on 2 ranks");
         for (const r of holders(j)) expect(status).toContain(`rank ${r} at`);
-        for (const r of holders(j)) expect(status).toContain(`local[${local(i, j)}]`);
+        for (const r of holders(j)) expect(status).toContain(`local storage[${local(i, j)}]`);
+        expect(status).toContain(`rank ${holders(j)[1]} at (${holders(j)[1] >> 1}, 1) local storage[${local(i, j)}] (storage not drawn)`);
       }
     }
   });
 
   it.each(["sws-mesh-rank", "sws-rank-head"])("lights a rank's elements and storage when its %s is hovered", (cls) => {
     const { el } = mount(dtensor);
-    for (let r = 0; r < 4; r += 1) {
+    for (const r of cls === "sws-mesh-rank" ? [0, 1, 2, 3] : drawn) {
       hover(el.querySelector(`g.${cls}[data-rank="${r}"]`));
       const mine = [];
       for (let i = 0; i < 2; i += 1) for (let j = 0; j < 4; j += 1) if (holders(j).includes(r)) mine.push(`e${i},${j}`);
       expect(lit(el, "sws-dcell")).toEqual(mine.sort());
-      expect(lit(el, "sws-scell")).toEqual([0, 1, 2, 3].map((c) => `r${r}:${c}`));
-      expect(el.querySelector(".sw-status").textContent).toContain(`rank ${r} at`);
+      expect(lit(el, "sws-scell")).toEqual(drawn.includes(r) ? [0, 1, 2, 3].map((c) => `r${r}:${c}`) : []);
+      const status = el.querySelector(".sw-status").textContent;
+      expect(status).toContain(`rank ${r} at`);
+      expect(status.includes(`rank ${r}'s storage is not drawn`)).toBe(!drawn.includes(r));
     }
   });
 

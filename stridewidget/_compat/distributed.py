@@ -26,7 +26,15 @@ def local_tensors_by_rank(local: Any) -> dict[int, Any] | None:
     tensors = getattr(local, "_local_tensors", None)
     if not isinstance(tensors, dict):
         return None
-    return {int(rank): tensor for rank, tensor in tensors.items()}
+    out = {}
+    for rank, tensor in tensors.items():
+        # a local tensor made under LocalTensorMode (``torch.empty(...)`` in the mode, then
+        # ``DTensor.from_local``) is itself a LocalTensor: its own rank's tensor holds the values
+        while isinstance(tensor, cls) and isinstance(getattr(tensor, "_local_tensors", None), dict):
+            tensor = tensor._local_tensors.get(rank, tensor._local_tensors.get(int(rank)))
+        if tensor is not None:
+            out[int(rank)] = tensor
+    return out
 
 
 def strided_split_factor(placement: Any) -> int | None:

@@ -10,6 +10,8 @@ indices are computed from the placements, and the words say so.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +25,9 @@ __all__ = ["DistributedLayout", "Placement", "RankShard", "index_words"]
 
 #: How many ranks :meth:`DistributedLayout.explain` describes one by one; the rest are counted.
 EXPLAIN_RANKS = 16
+#: How many blocks of elements :meth:`DistributedLayout.covering_ranks` counts (past it: the first
+#: ranks are chosen).
+MAX_ATOMS = 100_000
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,77 @@ class DistributedLayout:
                 cell = None if shard.local is None else shard.local.address(local_index)
                 found.append((shard.rank, cell))
         return tuple(found)
+
+    def _atoms(self, ranks: Sequence[int]) -> list[tuple[int, int]] | None:
+        """The global elements cut into blocks held by one same set of ``ranks``: per block its
+        element count and a bit mask of its holders (bit k: ``ranks[k]``); ``None`` past
+        :data:`MAX_ATOMS` blocks."""
+        shards = [self.rank(r) for r in ranks]
+        # a partial holder's summand is its own: its partial mesh coordinates are one more dim
+        partial = [m for m, p in enumerate(self.placements) if p.kind == "partial"]
+        summands = sorted({tuple(s.coordinate[m] for m in partial) for s in shards})
+        held = [
+            (*s.indices, (summands.index(tuple(s.coordinate[m] for m in partial)),)) for s in shards
+        ]
+        per_dim = []
+        for d, n in enumerate((*self.global_shape, len(summands))):
+            masks = [0] * n
+            for k in range(len(shards)):
+                for i in held[k][d]:
+                    masks[i] |= 1 << k
+            counts: dict[int, int] = {}
+            for m in masks:
+                counts[m] = counts.get(m, 0) + 1
+            per_dim.append([(c, m) for m, c in counts.items() if m])
+        if math.prod(len(c) for c in per_dim) > MAX_ATOMS:
+            return None
+        atoms = []
+        for combo in itertools.product(*per_dim):
+            mask, count = (1 << len(shards)) - 1, 1
+            for c, m in combo:
+                mask, count = mask & m, count * c
+            if mask and count:
+                atoms.append((count, mask))
+        return atoms
+
+    def covering_ranks(self, candidates: Iterable[int], limit: int) -> tuple[int, ...]:
+        """At most ``limit`` of ``candidates`` that hold as many distinct global elements as
+        possible, in the order chosen: greedily, each next the one holding the most elements
+        the ones before it do not (the lowest rank on a tie); a rank holding no element, or only
+        elements already held, is never chosen.
+
+        >>> lay = Layout(shape=(2, 2), strides=(2, 1), storage_size=4)
+        >>> cols = lambda r: (0, 1) if r < 2 else (2, 3)  # [Shard(1), Replicate()] on 2x2
+        >>> ranks = tuple(RankShard(r, divmod(r, 2), ((0, 1), cols(r)), lay) for r in range(4))
+        >>> placements = (Placement("shard", 1), Placement("replicate"))
+        >>> DistributedLayout((2, 4), "f", (2, 2), None, placements, ranks).covering_ranks(range(4), 4)
+        (0, 2)
+        """
+        ranks = [r for r in candidates if 0 not in self.rank(r).shape]
+        atoms = self._atoms(ranks)
+        if atoms is None:  # too many blocks to count: the first ranks
+            return tuple(ranks[:limit])
+        chosen: list[int] = []
+        while len(chosen) < limit:
+            gains = [
+                (sum(c for c, m in atoms if m >> k & 1), -k)
+                for k in range(len(ranks))
+                if k not in chosen
+            ]
+            gain, k = max(gains, default=(0, 0))
+            if not gain:
+                break
+            chosen.append(-k)
+            atoms = [(c, m) for c, m in atoms if not m >> -k & 1]
+        return tuple(ranks[k] for k in chosen)
+
+    def held_by(self, rank: int, others: Iterable[int]) -> bool:
+        """Is every element ``rank`` holds held by one of ``others`` too (a replica's)?"""
+        others = [r for r in others if r != rank]
+        atoms = self._atoms([rank, *others])
+        if atoms is None:
+            return False
+        return all(m != 1 for c, m in atoms if m & 1)
 
     def _target_placement(self, p: Any, mesh_dim: int) -> Placement:
         if isinstance(p, str):

@@ -462,6 +462,14 @@ def show(
     if dtensor is not None:
         name = dtensor[0] if named_tensors else (_caller_names(tensors)[0] or "d")
         return DistributedWidget(dtensor[1], name, wrap=wrap)
-    return StrideWidget(
-        *tensors, wrap=wrap, edge_items=edge_items, threshold=threshold, **named_tensors
-    )
+    try:
+        return StrideWidget(
+            *tensors, wrap=wrap, edge_items=edge_items, threshold=threshold, **named_tensors
+        )
+    except TypeError as error:  # the refusal names what the user called: show(), not inspect()
+        said = str(error)
+        if not said.startswith("stridewidget.inspect() takes "):
+            raise
+        raise TypeError(
+            "stridewidget.show()" + said.removeprefix("stridewidget.inspect()")
+        ) from None

@@ -1,16 +1,18 @@
 """The one picture of a ``DTensor``, laid out in Python: its global logical grid with the rank(s)
-holding each element, the device mesh beside it, and each rank's local storage as a strip of its
-own with its stride arrows.
+holding each element, the device mesh beside or below it (whichever is shorter), and ranks' local
+storages as strips of their own with their stride arrows.
 
 * the global grid: the 2-D slices of the global shape that a picture of a tensor that shape would
   show (:func:`~stridewidget.scene.logical.logical_window`, elided and bounded alike); each cell
   says which rank holds it (``r5``; a replicated element every rank of its replica group, a
   partial one marked ``Σ``), coloured by the group of ranks holding the same elements; its title
-  says which rank holds it where (``d[3, 5] → rank 2 at (0, 2) local[7]``);
+  says which rank holds it where (``d[3, 5] → rank 2 at (0, 2) local storage[7]``), and, when no
+  drawn strip holds it, why its holder's storage is not drawn;
 * the mesh: its shape, dim names and placements, each rank a small box with its coordinate;
 * the ranks' local tensors: at most :data:`MAX_RANK_STRIPS` drawn as the storage strip of an
-  ordinary scene of that rank's real ``to_local()`` (:func:`.strip.draw_strip`, arrows and all),
-  the rest in words, ranks of one local layout on one line.
+  ordinary scene of that rank's real ``to_local()`` (:mod:`.rank_strips`, arrows and all), chosen
+  to hold the most distinct elements (no replica of a drawn rank, no empty rank), fewer when the
+  picture would pass its height budget; the rest in words, ranks of one local layout on one line.
 
 A rank whose local tensor is not in this process (a real multi-process run holds only its own) is
 drawn from its computed share: its cells name it, its storage index is not known.
@@ -23,14 +25,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..adapters.distributed import distributed_layout, is_dtensor, local_tensors
-from ..layout.distributed import DistributedLayout, RankShard, index_words
+from ..layout.distributed import DistributedLayout
 from ..layout.layout import Layout
 from ..layout.strides import contiguous_strides
 from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, THRESHOLD
-from ..scene.build import MAX_SLICES, build_scene
+from ..scene.build import MAX_SLICES
 from ..scene.logical import logical_window
 from .canvas import Canvas
 from .labels import tensor_colour
+from .picture import height_budget
 from .primitives import (
     MAX_WIDTH,
     PAD,
@@ -43,7 +46,7 @@ from .primitives import (
     translated,
     wrapped,
 )
-from .strip import draw_strip
+from .rank_strips import MAX_RANK_STRIPS, Unseen, holds_words, rank_strip, rest_lines
 
 __all__ = [
     "MAX_MESH_BOXES",
@@ -53,8 +56,6 @@ __all__ = [
     "single_dtensor",
 ]
 
-#: How many ranks' local storages are drawn as strips; the others are listed in words.
-MAX_RANK_STRIPS = 4
 #: How many ranks the mesh draws as boxes; the others are counted.
 MAX_MESH_BOXES = 64
 #: How many holders a global cell's hover line names (the others are counted).
@@ -100,32 +101,40 @@ def cell_title(
     name: str,
     index: tuple[int, ...],
     places: tuple[tuple[int, int | None], ...] | None = None,
+    unseen: Mapping[int, str] | None = None,
 ) -> str:
     """Who holds global element ``index``, and where in each holder's local storage (``places``:
     ``lay.where(index)`` when the caller has it).  A replicated element says so; at most
-    :data:`MAX_TITLE_RANKS` holders are named, the others counted.
+    :data:`MAX_TITLE_RANKS` holders are named, the others counted.  ``unseen``: the sentence
+    saying why a rank's storage is not drawn (:func:`not_drawn_words`), by rank: such a holder
+    is marked so, and an element no drawn strip holds says why for its first holder.
 
-    >>> from stridewidget.layout.distributed import Placement
+    >>> from stridewidget.layout.distributed import Placement, RankShard
     >>> local = Layout(shape=(1, 4), strides=(4, 1), storage_size=4)
     >>> ranks = tuple(RankShard(r, (r,), ((r,), (0, 1, 2, 3)), local) for r in range(2))
     >>> lay = DistributedLayout((2, 4), "float32", (2,), None, (Placement("shard", 0),), ranks)
     >>> cell_title(lay, "d", (1, 2))
-    'd[1, 2] → rank 1 at (1,) local[2]'
+    'd[1, 2] → rank 1 at (1,) local storage[2]'
     """
     places = lay.where(index) if places is None else places
     partial = any(p.kind == "partial" for p in lay.placements)
     coordinates = {s.rank: s.coordinate for s in lay.ranks} if len(places) > 1 else {}
-    words = []
+    words, unseen = [], unseen or {}
     for rank, cell in places[:MAX_TITLE_RANKS]:
-        where = "local index not read (computed share)" if cell is None else f"local[{cell}]"
+        where = (
+            "local index not read (computed share)" if cell is None else f"local storage[{cell}]"
+        )
         at = coordinates.get(rank) or lay.rank(rank).coordinate
-        words.append(f"rank {rank} at {_tup(at)} {where}")
+        shown = " (storage not drawn)" if rank in unseen and len(places) > 1 else ""
+        words.append(f"rank {rank} at {_tup(at)} {where}{shown}")
     if len(places) > MAX_TITLE_RANKS:
         words.append(f"… and {len(places) - MAX_TITLE_RANKS} more ranks")
     how = f"replicated on {len(places)} ranks: " if len(places) > 1 and not partial else ""
     text = f"{name}[{', '.join(map(str, index))}] → {how}" + "; ".join(words or ["no rank"])
     if partial:
         text += _partial_words(lay)
+    if places and all(rank in unseen for rank, _ in places):
+        text += "; " + unseen[places[0][0]]
     return text
 
 
@@ -161,16 +170,25 @@ class _Drawer:
     """Lays out one DTensor's picture on a canvas: grid, mesh, strips, from the top down."""
 
     def __init__(
-        self, canvas: Canvas, lay: DistributedLayout, name: str, strips: frozenset = frozenset()
+        self,
+        canvas: Canvas,
+        lay: DistributedLayout,
+        name: str,
+        strips: frozenset = frozenset(),
+        unseen: Mapping[int, str] | None = None,
     ) -> None:
         self.canvas, self.lay, self.name = canvas, lay, name
         #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
         self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
         self.strips = strips
+        #: why each rank not drawn as a strip is not (:func:`not_drawn_words`)
+        self.unseen = unseen or {}
         #: (rank, local storage index) -> the drawn global elements it holds (strip hover lines)
         self.held: dict[tuple[int, int], list[tuple]] = {}
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
+        #: the Partial placements a rank's storage holds summands under (``""``: none)
+        self.summand = ", ".join(str(p) for p in lay.placements if p.kind == "partial")
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
         self.marks: dict[int, tuple[int, ...]] = {}
 
@@ -267,7 +285,8 @@ class _Drawer:
             "key": "e" + ",".join(map(str, index)),
             "links": " ".join(links),
         }
-        return Group("sws-dcell", body, data, cell_title(self.lay, self.name, index, places))
+        title = cell_title(self.lay, self.name, index, places, self.unseen)
+        return Group("sws-dcell", body, data, title)
 
     def grid(self, room: float) -> tuple[list, float, float]:
         """The global grid's slices at (0, 0), laid out in rows of panels within ``room`` px."""
@@ -303,6 +322,23 @@ class _Drawer:
             row_h, width = G["line_h"], max(width, text_width(words, G["font_size"]))
         return items, width, y + row_h
 
+    def placed_grid(self, room: float, mesh_w: float, mesh_h: float) -> tuple:
+        """The global grid laid out with the mesh beside it (when that leaves the grid half the
+        room) or below it, whichever is shorter (beside on a tie): its items, width, height and
+        whether the mesh goes beside it."""
+        beside = room - mesh_w - 2 * G["panel_gap"]
+        best: tuple | None = None
+        for r in [beside, room] if beside >= room / 2 else [room]:
+            self.held = {}
+            grid, w, h = self.grid(r)
+            side = r < room and w <= beside
+            tall = max(h, mesh_h) if side else h + 6 + mesh_h
+            if best is None or tall < best[0]:
+                best = (tall, (grid, w, h, side), self.held)
+        assert best is not None
+        self.held = best[2]
+        return best[1]
+
     def mesh(self, room: float) -> tuple[list, float, float]:
         """The mesh at (0, 0): its words, then each rank a box with its coordinate."""
         lay, c, items = self.lay, self.canvas.colours, []
@@ -336,7 +372,10 @@ class _Drawer:
                 ),
             ]
             data = {"rank": shard.rank, "key": f"r{shard.rank}"}
-            items.append(Group("sws-mesh-rank", body, data, shard.explain()))
+            title = shard.explain()
+            if shard.rank in self.unseen:
+                title += "; " + self.unseen[shard.rank]
+            items.append(Group("sws-mesh-rank", body, data, title))
             width = max(width, bx + box_w)
         rows = math.ceil(min(len(lay.ranks), MAX_MESH_BOXES) / cols)
         y += 4 + rows * (box_h + 4)
@@ -345,89 +384,6 @@ class _Drawer:
             more = f"… and {len(lay.ranks) - MAX_MESH_BOXES} more ranks"
             items.append(self.text(0, y - 4, more, muted=True))
         return items, width, y
-
-
-def _keyed(items: list, rank: int, holds: Mapping[int, list[str]] | None = None) -> list:
-    """A rank strip's storage cells keyed for hover (``r3:5``: storage cell 5 of rank 3, linked
-    to the rank's mesh box ``r3``), their hover lines naming the drawn global elements they hold
-    (``holds``: storage index -> words); the strips' own storage ids (``s0`` in each) stay."""
-    out, holds = [], holds or {}
-    for item in items:
-        if isinstance(item, Group):
-            data, title = item.data, item.title
-            if item.cls == "sws-scell":
-                data = {**data, "key": f"r{rank}:{data['cell']}", "links": f"r{rank}"}
-                words = holds.get(data["cell"])
-                title = f"{title} · holds {', '.join(words)}" if words and title else title
-            item = Group(item.cls, _keyed(item.children, rank, holds), data, title)
-        out.append(item)
-    return out
-
-
-def _holds(held: Mapping[tuple[int, int], list[tuple]], rank: int, name: str) -> dict:
-    """Rank ``rank``'s storage index -> the global elements it holds in words (3 at most)."""
-    out = {}
-    for (r, at), indices in held.items():
-        if r == rank:
-            words = [f"{name}[{', '.join(map(str, i))}]" for i in indices[:3]]
-            out[at] = words + ([f"{len(indices) - 3} more"] if len(indices) > 3 else [])
-    return out
-
-
-def _rank_strip(
-    shard: RankShard,
-    tensor: Any,
-    name: str,
-    theme: str,
-    width: float,
-    roles: bool,
-    wrap: int | None = None,
-    holds: Mapping[int, list[str]] | None = None,
-):
-    """One rank's local storage as the strip of an ordinary scene of its local tensor."""
-    scene = build_scene({f"{name} rank {shard.rank}": tensor}, wrap=wrap)
-    canvas = Canvas(scene, theme, max_width=width, roles=roles)
-    head = f"rank {shard.rank} at {_tup(shard.coordinate)}: local {scene['tensors'][0]['layout']['text']}"
-    lines = wrapped(head, canvas.max_width - 2 * PAD, G["font_size_title"])  # a narrow column
-    words = [
-        canvas.text(PAD, G["font_size_title"] + k * G["line_h"], line, bold=True, anchor="start")
-        for k, line in enumerate(lines)
-    ]
-    # the heading stands for the rank, as its mesh box does: hovered, it lights its elements
-    key = {"rank": shard.rank, "key": f"r{shard.rank}"}
-    canvas.items.append(Group("sws-rank-head", words, key, shard.explain()))
-    top = G["line_h"] * len(lines)
-    bottom = draw_strip(canvas, scene["storages"][0], scene["tensors"], top)
-    group = Group(
-        "sws-rank-strip",
-        _keyed(canvas.items, shard.rank, holds),
-        {"rank": shard.rank},
-        shard.explain(),
-    )
-    return group, canvas.width, bottom, scene["tensors"][0]
-
-
-def rest_in_words(shards: list[RankShard]) -> list[str]:
-    """The ranks not drawn, one line per local layout (ranks of one layout together).
-
-    >>> local = Layout(shape=(4, 2), strides=(2, 1), storage_size=8)
-    >>> shards = [RankShard(r, (r,), ((0, 1, 2, 3), (0, 1)), local) for r in range(4, 8)]
-    >>> rest_in_words(shards)
-    ['ranks 4–7: (4, 2) local tensors, strides (2, 1), contiguous']
-    """
-    kinds: dict[str, list[int]] = {}
-    for shard in shards:
-        lay = shard.local
-        if lay is None:
-            what = f"{_tup(shard.shape)} local tensor{{s}} (computed from the placements)"
-        else:
-            flags = ", ".join(lay.flags) if lay.flags else "strided"
-            what = f"{_tup(lay.shape)} local tensor{{s}}, strides {_tup(lay.strides)}, {flags}"
-        kinds.setdefault(what, []).append(shard.rank)
-    return [
-        f"rank{'s' if len(r) > 1 else ''} {index_words(r)}: {what.format(s='s' if len(r) > 1 else '')}"
-        for what, r in kinds.items()
-    ]
 
 
 def draw_distributed(
@@ -457,14 +413,31 @@ def draw_distributed(
     ...     d = distribute_tensor(torch.arange(6.0).reshape(2, 3), init_device_mesh("cpu", (2,)), [Shard(0)])
     >>> picture = draw_distributed(d)
     >>> [g.title for g in picture.items if isinstance(g, Group) and g.cls == "sws-dcell"][4]
-    'd[1, 1] → rank 1 at (1,) local[1]'
+    'd[1, 1] → rank 1 at (1,) local storage[1]'
     >>> dist.destroy_process_group()
     """
-    lay = distributed_layout(d)
+    lay, tensors = distributed_layout(d), local_tensors(d)
+    chosen = lay.covering_ranks([s.rank for s in lay.ranks if s.rank in tensors], MAX_RANK_STRIPS)
+    # the budget of a picture of the global tensor and the drawn ranks' local tensors
+    shapes = [lay.global_shape, *(lay.rank(r).shape for r in chosen)]
+    budget = height_budget({"tensors": [{"layout": {"shape": list(n)}} for n in shapes]})
+    cut: tuple[int, ...] = ()
+    while True:  # fewer strips (the last chosen left out first) till the picture fits its budget
+        drawing = (lay, tensors, name, theme, width, roles, wrap)
+        picture = _draw(drawing, chosen, cut)
+        if picture.height <= budget or not chosen:
+            return picture
+        chosen, cut = chosen[:-1], (*cut, chosen[-1])
+
+
+def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Picture:
+    """The picture with the storages of ranks ``chosen`` drawn as strips (``cut``: ranks left out
+    for the height budget)."""
+    lay, tensors, name, theme, width, roles, wrap = drawing
     canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
-    tensors = local_tensors(d)
-    drawn = [s for s in lay.ranks if s.rank in tensors][:MAX_RANK_STRIPS]
-    drawer = _Drawer(canvas, lay, name, frozenset(s.rank for s in drawn))
+    drawn = [lay.rank(r) for r in sorted(chosen)]
+    unseen = Unseen(lay, chosen, frozenset(tensors), cut)
+    drawer = _Drawer(canvas, lay, name, frozenset(chosen), unseen)
     head = f"{name}: {str(lay).split(' · ')[0]}"
     room, size = canvas.max_width - 2 * PAD, G["font_size"]
     y = 4.0 + G["font_size_title"] - G["line_h"]
@@ -472,8 +445,7 @@ def draw_distributed(
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y, line, size=G["font_size_title"], bold=True))
     mesh, mesh_w, mesh_h = drawer.mesh(room)
-    beside = room - mesh_w - 2 * G["panel_gap"]  # the grid's room with the mesh beside it
-    grid, grid_w, grid_h = drawer.grid(beside if beside >= room / 2 else room)
+    grid, grid_w, grid_h, side = drawer.placed_grid(room, mesh_w, mesh_h)
     # under the heading: what the cell marks mean (the saved picture has no tooltips), then
     # which dims are split unevenly
     for words in [drawer.legend(), *lay.uneven_words()]:
@@ -482,7 +454,7 @@ def draw_distributed(
             canvas.items.append(drawer.text(PAD, y, line, muted=True))
     y += 8
     canvas.items.extend(translated(grid, PAD, y))
-    if beside >= room / 2 and grid_w <= beside:
+    if side:
         canvas.items.extend(translated(mesh, PAD + grid_w + 2 * G["panel_gap"], y - 4))
         y += max(grid_h, mesh_h)
         canvas.width = max(canvas.width, PAD + grid_w + 2 * G["panel_gap"] + mesh_w + PAD)
@@ -493,8 +465,8 @@ def draw_distributed(
     y += 10
     patterns: list = []
     for shard in drawn:
-        holds = _holds(drawer.held, shard.rank, name)
-        group, w, h, tensor = _rank_strip(
+        holds = holds_words(drawer.held, shard.rank, name, drawer.summand)
+        group, w, h, tensor = rank_strip(
             shard, tensors[shard.rank], name, theme, width, roles, wrap, holds
         )
         canvas.items.append(
@@ -503,8 +475,8 @@ def draw_distributed(
         canvas.width = max(canvas.width, w)
         patterns = patterns or [tensor]
         y += h + 8
-    rest = [s for s in lay.ranks if s not in drawn]
-    for line in (part for words in rest_in_words(rest) for part in wrapped(words, room, size)):
+    listed = rest_lines(lay, drawn, bool(cut))
+    for line in (part for words in listed for part in wrapped(words, room, size)):
         y += G["line_h"]
         canvas.items.append(drawer.text(PAD, y - 4, line, muted=True))
     words = f"distributed layout of {name}: {str(lay).split(' · ')[0]}"

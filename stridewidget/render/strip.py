@@ -62,11 +62,11 @@ def draw_strip(
     canvas: Canvas, storage: Mapping[str, Any], members: list[Mapping[str, Any]], top: float
 ) -> float:
     """Draw ``storage`` (read by ``members``, the scene's tensors over it) from ``top`` down onto
-    ``canvas``; the y just below it."""
+    ``canvas``; the y just below it.  Titled ``storage s0`` (its id) unless it has a ``label``."""
     words = storage_words(
         storage["size"], storage["itemsize"], storage["unit"], storage["dtype"], storage["nbytes"]
     )
-    header = f"storage {storage['id']} · {words} · {storage['device']}"
+    header = f"{storage.get('label') or 'storage ' + storage['id']} · {words} · {storage['device']}"
     y = top + G["font_size_title"] + 2
     storage = canvas.lookup.storages.get(storage["id"], storage)  # its values as shown
     for k, line in enumerate(wrapped(header, canvas.max_width - 2 * PAD, G["font_size_title"])):

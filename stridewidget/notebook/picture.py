@@ -55,14 +55,24 @@ def layout_width(width: int | None) -> int:
 
 
 def laid_out(
-    scene: dict[str, Any], width: int | None, wrap: int | None, every_tensor: bool = False
+    scene: dict[str, Any],
+    width: int | None,
+    wrap: int | None,
+    every_tensor: bool = False,
+    thin_panels: bool = True,
 ) -> Picture:
     """The picture of ``scene`` laid out for ``width`` px, ``wrap`` cells per storage row, its
-    colours theme roles (one layout for the widget and the static fallback); ``every_tensor``:
-    see :func:`~stridewidget.render.picture.draw`."""
+    colours theme roles (one layout for the widget and the static fallback); ``every_tensor``,
+    ``thin_panels``: see :func:`~stridewidget.render.picture.draw`."""
     if wrap is not None:
         scene = {**scene, "storages": [{**st, "wrap": wrap} for st in scene.get("storages", [])]}
-    return draw(scene, width=layout_width(width), roles=True, every_tensor=every_tensor)
+    return draw(
+        scene,
+        width=layout_width(width),
+        roles=True,
+        every_tensor=every_tensor,
+        thin_panels=thin_panels,
+    )
 
 
 def picture_of(scene: dict[str, Any], width: int | None, wrap: int | None) -> dict[str, Any]:
@@ -118,8 +128,10 @@ class LaidOut(traitlets.HasTraits):
 
     def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
         """The picture of ``scene`` for ``width`` px (a widget may add to it: the playground's
-        cells past the end)."""
-        return laid_out(scene, width, wrap)
+        cells past the end); a widget whose reader picked slices draws every panel."""
+        return laid_out(
+            scene, width, wrap, thin_panels=not any(getattr(self, "picked", None) or ())
+        )
 
     def fallback_svg(self) -> str | None:
         """The static SVG of the picture as laid out, when it was laid out for the fallback's

@@ -113,6 +113,7 @@ def draw(
     width: float = MAX_WIDTH,
     roles: bool = False,
     every_tensor: bool = False,
+    thin_panels: bool = True,
 ) -> Picture:
     """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark"),
     laid out for ``width`` px (the static fallback's default; the widget passes its column's).
@@ -120,6 +121,7 @@ def draw(
     A picture taller than :func:`height_budget` is laid out again with fewer digits, as colour,
     with fewer panels and, with more than two tensors (unless ``every_tensor``: the graph
     widget's node and its inputs, bounded there), with the last tensors listed in words.
+    ``thin_panels=False`` keeps every panel (slices a reader picked are drawn, whatever it costs).
 
     >>> import torch
     >>> from stridewidget.render.primitives import Group
@@ -139,7 +141,7 @@ def draw(
     steps: list[dict[str, Any]] = [{"at_most": 1}] if digits else []
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
-    steps += [{"panels": most} for most in (4, 2) if _has_panels(scene, most)]
+    steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
         """Each step on top of the ones that helped (each a whole new layout), until one fits;

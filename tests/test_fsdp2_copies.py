@@ -98,3 +98,13 @@ def test_audit_of_an_fsdp2_model_runs_and_leaves_the_shards_as_found(group):
     out = model(torch.randn(2, 8))  # the model still trains after the audit
     out.sum().backward()
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_a_second_audit_counts_the_copy_out_as_an_in_place_write_as_the_readme_says(group):
+    group(4)
+    model = _model(4)
+    first = sw.audit(model, torch.randn(2, 8))
+    second = sw.audit(model, torch.randn(2, 8))
+    assert "fsdp.split_with_sizes_copy" in {c.call for c in first.copies}
+    assert "fsdp.split_with_sizes_copy" not in {c.call for c in second.copies}
+    assert "in-place writes" in str(second) and "fsdp.split_with_sizes_copy" in str(second)

@@ -70,6 +70,13 @@ def _this_rank() -> int | None:
     return int(dist.get_rank())
 
 
+def _group_alive() -> bool:
+    """Is the default process group still there (``torch.distributed`` is initialized)?"""
+    import torch.distributed as dist
+
+    return bool(dist.is_available() and dist.is_initialized())
+
+
 def distributed_layout(d: Any) -> DistributedLayout:
     """The :class:`DistributedLayout` of a live ``DTensor``: what ``sw.inspect(d)`` returns.
 
@@ -100,6 +107,13 @@ def distributed_layout(d: Any) -> DistributedLayout:
             f"sw.inspect: cannot read this DTensor's mesh ({type(error).__name__}: {error}); "
             "is its process group still initialized?"
         ) from None
+    if local_tensors_by_rank(local) is None and not _group_alive():
+        # this process's rank is no longer known: every share would be computed and its own
+        # real local tensor dropped, silently
+        raise LayoutError(
+            "sw.inspect: this DTensor's process group is gone (destroy_process_group() ran), so "
+            "which rank this process is cannot be read; d.to_local() is its local tensor"
+        )
     placements = tuple(d.placements)
     shape = tuple(int(n) for n in d.shape)
     by_rank = local_tensors_by_rank(local)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
-from .._compat import storage_id, wrapped_tensors
+from .._compat import local_tensors_by_rank, storage_id, wrapped_tensors
 from ..errors import LayoutError
 from ..layout.distributed import DistributedLayout
 from ..layout.layout import Layout
@@ -84,6 +84,13 @@ def drawable(x: Any, who: str | None = None) -> Layout:
     >>> print(drawable(torch.zeros(2)))
     float32 (2):(1) +0 · storage 2 · contiguous
     """
+    if local_tensors_by_rank(x) is not None:
+        raise LayoutError(
+            (f"{who}: " if who else "stridewidget: ")
+            + "a LocalTensor (LocalTensorMode: every rank's local tensor at once) has no one "
+            "storage to draw: sw.show(d) draws the DTensor with each rank's storage, and "
+            "sw.show(lt._local_tensors[r]) one rank's local tensor"
+        )
     layout = inspect(x)
     if isinstance(layout, DistributedLayout):
         raise LayoutError(

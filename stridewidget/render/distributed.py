@@ -93,7 +93,9 @@ def _partial_words(lay: DistributedLayout) -> str:
         for n, p in zip(names, lay.placements)
         if p.kind == "partial"
     ]
-    return "; partial: each holder keeps a summand, the value is the " + ", ".join(parts)
+    ops = {str(p.reduce_op) for p in lay.placements if p.kind == "partial"}
+    kept = "a summand" if ops == {"sum"} else "a partial value"  # Partial("max"): no summand
+    return f"; partial: each holder keeps {kept}, the value is the " + ", ".join(parts)
 
 
 def cell_title(
@@ -204,7 +206,8 @@ class _Drawer:
             words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {len(m[3]) - 1} more ranks")
         if self.partial and m:
             ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
-            words.append(f"Σ: each holds a partial summand (the value is their {', '.join(ops)})")
+            kept = "a partial summand" if ops == ["sum"] else "a partial value"
+            words.append(f"Σ: each holds {kept} (the value is their {', '.join(ops)})")
         return " · ".join(words)
 
     def text(self, x: float, y: float, text: str, **kw: Any) -> Text:

@@ -132,7 +132,9 @@ def holds_words(
             words = [f"{name}[{', '.join(map(str, i))}]" for i in indices[:3]]
             words += [f"{len(indices) - 3} more"] if len(indices) > 3 else []
             if summand:
-                words[0] = f"a summand of {words[0]}"
+                sums = all(one == "Partial(sum)" for one in summand.split(", "))
+                part = "a summand" if sums else "a partial value"  # Partial(max): no summand
+                words[0] = f"{part} of {words[0]}"
                 words[-1] = f"{words[-1]} ({summand})"
             out[at] = words
     return out

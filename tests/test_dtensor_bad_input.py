@@ -76,3 +76,17 @@ def test_partial_max_is_no_sum_of_summands(group):
     words_sum = " ".join(re.findall(r">([^<]+)<", sw.render_svg(s)))
     assert "summand" not in words_max and "partial value" in words_max
     assert "summand" in words_sum
+
+
+def test_the_uneven_words_stay_short_on_a_big_mesh(group):
+    """1,024 ranks over 7 columns: the ranks holding none are one run, not 1,017 numbers (the
+    review found a 6 kB line); which ranks they are is torch's chunk split."""
+    import torch.distributed.tensor as dt
+    from torch.distributed.device_mesh import init_device_mesh
+
+    group(1024)
+    mesh = init_device_mesh("cpu", (1024,))
+    d = dt.empty(5, 7, device_mesh=mesh, placements=[dt.Shard(1)])
+    holding = len(torch.arange(7).chunk(1024))  # torch: the first 7 ranks get a column each
+    (line,) = sw.inspect(d).uneven_words()
+    assert f"ranks {holding}–1023 hold 0" in line and len(line) < 200

@@ -72,6 +72,24 @@ def index_words(indices: Sequence[int]) -> str:
     return f"{values[0]}, {values[1]}, …, {values[-1]} ({len(values)} indices)"
 
 
+def rank_runs(ranks: Sequence[int]) -> str:
+    """Ranks as runs (``5–1023``), at most six runs named, then how many ranks in all.
+
+    >>> rank_runs([5, 6, 7]), rank_runs([1, 3, 4, 9]), rank_runs(list(range(0, 40, 2)))
+    ('5–7', '1, 3–4, 9', '0, 2, 4, 6, 8, 10, … (20 ranks)')
+    """
+    runs: list[list[int]] = []
+    for r in sorted(ranks):
+        if runs and r == runs[-1][-1] + 1:
+            runs[-1].append(r)
+        else:
+            runs.append([r])
+    parts = [str(run[0]) if len(run) == 1 else f"{run[0]}–{run[-1]}" for run in runs]
+    if len(parts) > 6:
+        return ", ".join(parts[:6]) + f", … ({len(ranks)} ranks)"
+    return ", ".join(parts)
+
+
 def _dim_name(dim: int, ndim: int) -> str:
     if ndim == 1:
         return "elements"
@@ -426,7 +444,7 @@ class DistributedLayout:
             for r, n in sorted(fewer.items()):
                 by_size.setdefault(n, []).append(r)
             said = "; ".join(
-                f"rank{'s' if len(rs) > 1 else ''} {', '.join(map(str, rs))} hold{'' if len(rs) > 1 else 's'} "
+                f"rank{'s' if len(rs) > 1 else ''} {rank_runs(rs)} hold{'' if len(rs) > 1 else 's'} "
                 f"{n} ({most - n} fewer, padded to {most} for collectives)"
                 for n, rs in sorted(by_size.items(), reverse=True)
             )

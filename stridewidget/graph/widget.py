@@ -151,15 +151,6 @@ class GraphWidget(LaidOut, StaticFallbackWidget):
             self.scene = scene
             self.drawn = index
 
-    @traitlets.validate("wrap")
-    def _valid_wrap(self, proposal: Any) -> int | None:
-        from ..layout.ints import as_wrap
-
-        try:
-            return as_wrap(proposal["value"])
-        except (TypeError, ValueError) as error:
-            raise traitlets.TraitError(str(error)) from None
-
     def summary(self) -> str:
         """The graph's text (its ``repr``)."""
         return repr(self._graph)

@@ -73,13 +73,6 @@ class DistributedWidget(LaidOut, StaticFallbackWidget):
         self._reads = 0
         super().__init__(scene={"dtensor": self.name, "read": 0}, wrap=as_wrap(wrap))
 
-    @traitlets.validate("wrap")
-    def _valid_wrap(self, proposal: Any) -> int | None:
-        try:
-            return as_wrap(proposal["value"])
-        except (TypeError, ValueError) as error:
-            raise traitlets.TraitError(str(error)) from None
-
     @property
     def dtensor(self) -> Any:
         """The live ``DTensor`` (None once it was freed)."""

@@ -20,6 +20,7 @@ from typing import Any
 
 import traitlets
 
+from ..layout.ints import as_wrap
 from ..render.listing import display_list
 from ..render.picture import draw
 from ..render.primitives import MAX_WIDTH, Picture
@@ -94,6 +95,15 @@ class LaidOut(traitlets.HasTraits):
     width = traitlets.Int(default_value=None, allow_none=True).tag(sync=True)
 
     _laid_width: int | None = None
+
+    @traitlets.validate("wrap")
+    def _valid_wrap(self, proposal: Any) -> int | None:
+        """A widget's ``wrap`` (where it has one) as ``render_text`` takes it: ``w.wrap = -3``
+        would hang the front end's row layout."""
+        try:
+            return as_wrap(proposal["value"])
+        except (TypeError, ValueError) as error:
+            raise traitlets.TraitError(str(error)) from None
 
     @traitlets.validate("width")
     def _valid_width(self, proposal: Any) -> int | None:

@@ -284,14 +284,6 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
         # even without %load_ext (a no-op elsewhere: call refresh() there, e.g. in marimo).
         ensure_refresh_hook(reason="widgets")
 
-    @traitlets.validate("wrap")
-    def _valid_wrap(self, proposal: Any) -> int | None:
-        # w.wrap = -3 would hang the front end's row layout; the same rule as render_text's
-        try:
-            return as_wrap(proposal["value"])
-        except (TypeError, ValueError) as error:
-            raise traitlets.TraitError(str(error)) from None
-
     @traitlets.validate("picked")
     def _valid_picked(self, proposal: Any) -> dict[str, Any]:
         # a pick that is no slice of its tensor would fail every redraw: refused when set

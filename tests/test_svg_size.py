@@ -95,7 +95,11 @@ BUDGETS = [
     pytest.param(lambda: torch.randn(8, 8, 8, 8), 48_000, id="8x8x8x8"),
     pytest.param(lambda: torch.randn(3, 4, 5, 6, 7), 64_000, id="3x4x5x6x7"),
     pytest.param(lambda: torch.randn(10, 10, 10), 64_000, id="10x10x10"),
-    pytest.param(_heads, 64_000, id="attention-heads"),
+    # 54.5 kB while every cell's box had rounded corners (each box its own <rect>; square boxes
+    # are one path of subpaths per style)
+    pytest.param(_heads, 48_000, id="attention-heads"),
+    pytest.param(lambda: torch.randn(20, 20, dtype=torch.complex64), 24_000, id="complex-20x20"),
+    pytest.param(lambda: torch.randint(-(10**12), 10**12, (30, 30)), 24_000, id="int64-30x30-wide"),
     pytest.param(
         lambda: torch.arange(720.0).reshape(2, 3, 4, 5, 6).permute(4, 2, 0, 3, 1),
         64_000,

@@ -261,7 +261,7 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     if special:
         fill, ink, stroke = c["phantom_bg"], c["phantom_text"], c["phantom_stroke"]
     body: list = [
-        Rect(x, y, w, h, fill, stroke, rx=3),
+        Rect(x, y, w, h, fill, stroke),
         Rect(x, y, 4, h, ("pattern", tensor["order"])),
     ]
     addr = f"@{group_digits(address)}" if address is not None else "@?"

@@ -560,7 +560,7 @@ def _storage_cell(
         fill, stroke, dash = (scale[0] if scale else c["cell_bg"]), c["cell_stroke"], None
     else:
         fill, stroke, dash = c["untouched_bg"], c["untouched_stroke"], "3 2"
-    body: list = [Rect(x, y, w, h, fill, stroke, 2.0 if max_count > 1 else 1.0, dash, rx=3)]
+    body: list = [Rect(x, y, w, h, fill, stroke, 2.0 if max_count > 1 else 1.0, dash)]
     strip_h = G["strip_h"]
     if readers:
         body.extend(_reader_strip(readers, x, y, w, c))

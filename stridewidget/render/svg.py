@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import html
 import re
+from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
@@ -65,6 +66,9 @@ class _Writer:
         self.roles = {"@" + role: value for role, value in colours.items()}
         #: what the group around the picture says for every text under it
         self.ink = colours["text"]
+        #: the fills of few rects (a value's colour on a scale): written on each rect, in one
+        #: layer with its neighbours (see :meth:`write_layers`)
+        self.rare_fills: frozenset = frozenset()
         self.size = STYLE["geometry"]["font_size"]
         self.markers: dict[str, str] = {}
         self.styles: dict[tuple, str] = {}
@@ -96,26 +100,35 @@ class _Writer:
         found = self.styles.get(key)
         if found is None:
             fill = self.paint(item.fill)
-            stroke = self.paint(item.stroke)
             if isinstance(fill, tuple):  # ("pattern", order)
                 paint = f"url(#{_UID}-p{fill[1]})"
             else:
                 paint = _colour(fill) if fill else "none"
-            found = f' fill="{paint}"'
-            if stroke:
-                found += f' stroke="{_colour(stroke)}"'
-                if item.stroke_width != 1:  # 1 is SVG's initial stroke width
-                    found += f' stroke-width="{_number(item.stroke_width)}"'
-                if item.dash:
-                    found += f' stroke-dasharray="{item.dash}"'
-            self.styles[key] = found
+            found = self.styles[key] = f' fill="{paint}"' + self.stroke_paint(item)
+        return found
+
+    def stroke_paint(self, item: Rect) -> str:
+        """A rect's stroke attributes: what a layer of rects each with its own fill shares."""
+        stroke = self.paint(item.stroke)
+        if not stroke:
+            return ""
+        found = f' stroke="{_colour(stroke)}"'
+        if item.stroke_width != 1:  # 1 is SVG's initial stroke width
+            found += f' stroke-width="{_number(item.stroke_width)}"'
+        if item.dash:
+            found += f' stroke-dasharray="{item.dash}"'
         return found
 
     def layer_key(self, item: Any) -> Any:
         """What shapes written under one group share: the style they inherit from it."""
         kind = type(item)
         if kind is Rect:
-            return ("r", item.fill, item.stroke, item.stroke_width, item.dash)
+            fill = item.fill
+            if fill in self.rare_fills:
+                # a colour of its own (a value on the colour scale): a layer per fill would
+                # break the order into a run per cell
+                return ("f", item.stroke, item.stroke_width, item.dash)
+            return ("r", fill, item.stroke, item.stroke_width, item.dash)
         if kind is Text:
             return ("t", item.size, item.fill, item.anchor, item.bold, item.halo)
         return id(item)  # a path is written whole
@@ -124,11 +137,24 @@ class _Writer:
         """The shapes of ``items`` without their groups, in layers of one style (see
         :mod:`.layers`): a layer of two or more shapes says its style once, on a group."""
         parts, numbers, number = self.parts, self.numbers, self.number
+        fills = Counter(_rect_fills(items, []))
+        self.rare_fills = frozenset(f for f, n in fills.items() if n < _RARE and type(f) is str)
         for run in layered(items, self.layer_key):
             first = run[0]
             kind = type(first)
             if len(run) == 1 or kind is Path:
                 self.write(run)
+                continue
+            if kind is Rect and self.layer_key(first)[0] == "f":
+                parts.append(f"<g{self.stroke_paint(first)}>")
+                for item in run:
+                    x, y, w, h = self.xywh(item)
+                    rx = f' rx="{_number(item.rx)}"' if item.rx else ""
+                    parts.append(
+                        f'<rect x="{x}" y="{y}" width="{w}" height="{h}"{rx} '
+                        f'fill="{_colour(item.fill)}"/>'
+                    )
+                parts.append("</g>")
                 continue
             if kind is Rect and not any(item.rx for item in run):
                 # square rects: one path of closed subpaths, each drawn as its rect
@@ -226,6 +252,21 @@ class _Writer:
                 parts.append(self.path(item))
             else:
                 raise TypeError(f"cannot draw {kind.__name__}")
+
+
+#: A fill of fewer rects than this is written on each of them, not on a layer of its own.
+_RARE = 4
+
+
+def _rect_fills(items: list, out: list) -> list:
+    """The fill of every rect in ``items``, groups opened."""
+    for item in items:
+        kind = type(item)
+        if kind is Rect:
+            out.append(item.fill)
+        elif kind is Group:
+            _rect_fills(item.children, out)
+    return out
 
 
 def _defs(picture: Picture, markers: Mapping[str, str]) -> str:

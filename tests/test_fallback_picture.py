@@ -121,6 +121,17 @@ def test_fallback_has_no_per_cell_keys_and_says_the_layout_once(case):
         assert f"{name}: {sw.inspect(tensor)}" in titles[0].text
 
 
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.name)
+def test_the_widget_fallback_paints_the_pictures_primitives(case):
+    """The widget lays its picture out with the theme's role names (``@background``); its saved
+    fallback paints every one as the theme's colour, the shapes the static picture draws."""
+    tensors = tensors_of(case)
+    html = sw.StrideWidget(wrap=case.wrap, **tensors)._repr_mimebundle_()[0]["text/html"]
+    svg = html[html.index("<svg") : html.index("</svg>") + 6]
+    assert '="@' not in svg
+    _same_painting(svg, draw(scene_of(tensors, wrap=case.wrap), "light"))
+
+
 def test_the_widget_fallback_is_the_keyless_picture():
     x = torch.arange(12.0).reshape(3, 4)
     w = sw.StrideWidget(x=x, xt=x.t())

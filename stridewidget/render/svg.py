@@ -152,7 +152,7 @@ class _Writer:
                     rx = f' rx="{_number(item.rx)}"' if item.rx else ""
                     parts.append(
                         f'<rect x="{x}" y="{y}" width="{w}" height="{h}"{rx} '
-                        f'fill="{_colour(item.fill)}"/>'
+                        f'fill="{_colour(self.paint(item.fill))}"/>'
                     )
                 parts.append("</g>")
                 continue

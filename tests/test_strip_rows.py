@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from stridewidget.render import strip as strip_module
+from stridewidget.render import strip_rows as strip_module
 from stridewidget.render.picture import draw
 from stridewidget.scene.build import build_scene
 

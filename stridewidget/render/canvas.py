@@ -100,6 +100,7 @@ class Canvas:
         colour_values: bool = False,
         max_panels: int | None = None,
         card_width: float | None = None,
+        inline_gaps: bool = False,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -117,6 +118,8 @@ class Canvas:
         self.max_panels = max_panels
         #: the px a card's words and panels wrap at (less than ``max_width``: cards side by side)
         self.card_width = min(card_width or self.max_width, self.max_width)
+        #: a strip's gap markers beside its cells, not on rows of their own (strip_rows)
+        self.inline_gaps = inline_gaps
         self.items: list = []
         self.width = 0.0
 

@@ -142,6 +142,7 @@ def draw(
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
     steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
+    steps.append({"inline_gaps": True})  # last: a strip's markers beside its cells
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
         """Each step on top of the ones that helped (each a whole new layout), until one fits;
@@ -240,11 +241,13 @@ def _laid_out(
     keep: int | None = None,
     panels: int | None = None,
     card: float | None = None,
+    inline_gaps: bool = False,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
     the rest listed in words; with ``panels``, a card draws at most that many panels; with
-    ``card``, a card's words and panels wrap at that many px (two cards side by side)."""
+    ``card``, a card's words and panels wrap at that many px (two cards side by side); with
+    ``inline_gaps``, a strip's gap markers sit beside its cells."""
     canvas = Canvas(
         scene,
         theme,
@@ -254,6 +257,7 @@ def _laid_out(
         colour_values=colour,
         max_panels=panels,
         card_width=card,
+        inline_gaps=inline_gaps,
     )
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []

@@ -38,7 +38,8 @@ from .labels import (
     storage_words,
     viridis,
 )
-from .primitives import LIMITS, PAD, G, Group, Rect, Text, text_width, wrapped
+from .primitives import PAD, G, Group, Rect, Text, text_width, wrapped
+from .strip_rows import rows_of_cells, strip_rows
 
 __all__ = ["draw_strip", "no_values_reason"]
 
@@ -78,7 +79,7 @@ def draw_strip(
         note = f"same memory as {others} (viewed as another dtype)"
         canvas.items.append(canvas.text(PAD, y - 2, note, muted=True))
         y += G["line_h"]
-    plan = _plan(storage, members, canvas.max_width)
+    plan = _plan(storage, members, canvas.max_width, canvas.inline_gaps)
     y = _legend(canvas, storage, members, plan.wrap, y)
     legs: dict = {}
     y, positions, row_tops, arc_items, label_items = _draw_rows(
@@ -130,7 +131,9 @@ class _Plan:
     heads: set[int]  # rows an arrowhead drops into below its channel (no arc lanes over them)
 
 
-def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_width: float) -> _Plan:
+def _plan(
+    storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_width: float, inline: bool
+) -> _Plan:
     cell_w = _storage_cell_width(storage, members)
     texts = storage["cells"]["text"]
     show_text = texts is not None and all(
@@ -139,10 +142,10 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
     arrows = strip_arrows(members)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
     ends = {cell for a in arrows for cell in (a["from"], a["to"])}
-    rows, wrap = _strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends)
+    rows, wrap = strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends, inline)
     labels = [_row_label(row) for row in rows] if wrap else []
     label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
-    row_of = _row_of(rows)
+    row_of = rows_of_cells(rows)
     cross = [
         a for a in arrows
         if a["from"] in row_of and a["to"] in row_of and row_of[a["from"]] != row_of[a["to"]]
@@ -150,8 +153,8 @@ def _plan(storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_widt
     cross_label_w = max((label_width(a["label"]) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
-    rows, wrap = _strip_rows(storage, members, cell_w, max_width - PAD - left, ends)
-    row_of = _row_of(rows)
+    rows, wrap = strip_rows(storage, members, cell_w, max_width - PAD - left, ends, inline)
+    row_of = rows_of_cells(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
     same_row: dict[int, list[dict[str, Any]]] = {}
@@ -313,158 +316,6 @@ def _letters_width(marks: list[str]) -> float:
     return min(text_width("".join(marks), size) + 4, cap)
 
 
-def _gap_label(segment: Mapping[str, Any], room: float) -> str:
-    """The elision marker's text: the count and the range when they fit in ``room`` px."""
-    count = group_digits(segment["stop"] - segment["start"])
-    what = gap_words(segment)
-    full = f"⋯ {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
-    if text_width(full, G["font_size"]) + 10 <= room:
-        return full
-    return f"⋯ {count} {_gap_short(segment)}"
-
-
-def _gap_short(segment: Mapping[str, Any]) -> str:
-    """The gap's one word when the full label does not fit: what it holds, never less true."""
-    read, length = segment.get("read"), segment["stop"] - segment["start"]
-    if read is None:
-        return "not shown" if segment["in_span"] else "unread"
-    if read == 0:
-        return "unread"
-    return "read" if read == length else f"· {group_digits(read)} read"
-
-
-def _strip_rows(
-    storage: Mapping[str, Any],
-    members: Sequence[Mapping[str, Any]],
-    cell_w: float,
-    room: float,
-    ends: set[int] = frozenset(),  # type: ignore[assignment]
-) -> tuple[list[list[dict[str, Any]]], int | None]:
-    """The strip's rows of items (cells and elision markers, each with its ``x`` and ``w``) and
-    the wrap: ``None`` for one line, or a line that flows on (it has elisions) without columns.
-
-    Shown cells with no elision that do not fit one line wrap at the storage's natural row width
-    (the scene's ``wrap``, or its largest divisor that fits, so that columns keep their meaning; when
-    that divisor would leave a quarter of the width unused, as many cells as fit).  At most
-    ``max_strip_rows`` rows (:func:`_capped`).
-    """
-    items: list[dict[str, Any]] = []
-    position = 0
-    for segment in storage["segments"]:
-        if segment["kind"] == "gap":
-            label = _gap_label(segment, 2 * cell_w)
-            width = max(2 * cell_w, text_width(label, G["font_size"]) + 10)
-            items.append({"kind": "gap", "segment": segment, "label": label, "w": width})
-            continue
-        for cell in range(segment["start"], segment["stop"]):
-            items.append({"kind": "cell", "cell": cell, "i": position, "w": cell_w})
-            position += 1
-    cells = sum(1 for item in items if item["kind"] == "cell")
-    max_cells = LIMITS["max_strip_cells"]
-    has_gaps = cells < len(items)
-    natural = max(1, int(storage["wrap"]))
-    if has_gaps or (cells <= min(natural, max_cells) and cells * cell_w <= room):
-        rows: list[list[dict[str, Any]]] = [[]]
-        x = count = 0.0
-        for item in items:
-            if rows[-1] and (
-                x + item["w"] > room or (item["kind"] == "cell" and count >= max_cells)
-            ):
-                rows.append([])
-                x = count = 0
-            rows[-1].append({**item, "x": x})
-            x += item["w"]
-            count += item["kind"] == "cell"
-        return _capped([row for row in rows if row], members, cell_w, room, ends), None
-    limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
-    wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
-    if natural > limit and wrap < 0.75 * limit:  # a small divisor of a long natural row would
-        wrap = limit  # waste the width: rows of what fits (each row's label says where it starts)
-    rows = []
-    for item in items:
-        col = item["cell"] % wrap
-        if not rows or col == 0 or col * cell_w <= rows[-1][-1]["x"]:
-            rows.append([])
-        rows[-1].append({**item, "x": col * cell_w})
-    return _capped(rows, members, cell_w, room, ends), wrap
-
-
-def _capped(
-    rows: list[list[dict[str, Any]]],
-    members: Sequence[Mapping[str, Any]],
-    cell_w: float,
-    room: float,
-    ends: set[int],
-) -> list[list[dict[str, Any]]]:
-    """At most ``max_strip_rows`` rows where it can: the first and last rows and every row a
-    stride arrow starts or ends in are kept, then the first rows while there is room; each run
-    of two or more rows left out becomes one elision marker that says what it holds, read cells
-    counted (issue 36: a long strip took most of a picture's height while the logical grids show
-    the same cells)."""
-    limit = LIMITS["max_strip_rows"]
-    if len(rows) <= limit:
-        return rows
-    keep = {0, len(rows) - 1} | {
-        r for r, row in enumerate(rows) if any(it.get("cell") in ends for it in row)
-    }
-    for r in range(len(rows)):
-        if _drawn_rows(keep | {r}, len(rows)) > limit:
-            break
-        keep.add(r)
-    capped: list[list[dict[str, Any]]] = []
-    run: list[list[dict[str, Any]]] = []
-    for r, row in enumerate([*rows, None]):
-        if row is not None and r not in keep:
-            run.append(row)
-            continue
-        if len(run) == 1:
-            capped.append(run[0])
-        elif run:
-            segment = _dropped([it for left_out in run for it in left_out], members)
-            label = _gap_label(segment, room)
-            width = min(room, max(2 * cell_w, text_width(label, G["font_size"]) + 10))
-            capped.append(
-                [{"kind": "gap", "segment": segment, "label": label, "w": width, "x": 0.0}]
-            )
-        run = []
-        if row is not None:
-            capped.append(row)
-    return capped
-
-
-def _drawn_rows(keep: set[int], total: int) -> int:
-    """How many rows a strip of ``total`` rows draws when it keeps ``keep``: a run of one row
-    left out is drawn anyway (its marker would take a row too), a longer run is one marker."""
-    count, run = 0, 0
-    for r in range(total + 1):
-        if r < total and r not in keep:
-            run += 1
-            continue
-        count += run if run == 1 else min(run, 1)
-        count += r < total
-        run = 0
-    return count
-
-
-def _dropped(items: list[dict[str, Any]], members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The gap segment of strip items left out: their storage range and how many of its cells
-    the tensors read (None when a gap among them was not counted)."""
-    ends = [
-        (it["cell"], it["cell"] + 1)
-        if it["kind"] == "cell"
-        else (it["segment"]["start"], it["segment"]["stop"])
-        for it in items
-    ]
-    counts = [
-        int(any(t["touch"][it["i"]] != 0 for t in members))
-        if it["kind"] == "cell"
-        else it["segment"].get("read")
-        for it in items
-    ]
-    read = None if None in counts else sum(counts)
-    return {"kind": "gap", "start": ends[0][0], "stop": ends[-1][1], "in_span": True, "read": read}
-
-
 def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers: list) -> str:
     tip = [f"storage[{cell}]"]
     if text is not None:
@@ -491,10 +342,6 @@ def _reader_strip(readers: list, x: float, y: float, w: float, colours: Mapping)
     ink, halo = colours["strip_text"], colours["strip_halo"]
     drawn += [Text(cx, y + strip_h - 2, m, size, ink, "middle", True, halo) for cx, m in spots]
     return drawn
-
-
-def _row_of(rows: list[list[dict[str, Any]]]) -> dict[int, int]:
-    return {item["cell"]: r for r, row in enumerate(rows) for item in row if item["kind"] == "cell"}
 
 
 def _row_label(row: list[dict[str, Any]]) -> str:

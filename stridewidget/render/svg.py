@@ -123,21 +123,23 @@ class _Writer:
         """What shapes written under one group share: the style they inherit from it."""
         kind = type(item)
         if kind is Rect:
-            fill = item.fill
+            # as painted (a role token and the colour it names are one style)
+            fill, stroke = self.paint(item.fill), self.paint(item.stroke)
             if fill in self.rare_fills:
                 # a colour of its own (a value on the colour scale): a layer per fill would
                 # break the order into a run per cell
-                return ("f", item.stroke, item.stroke_width, item.dash)
-            return ("r", fill, item.stroke, item.stroke_width, item.dash)
+                return ("f", stroke, item.stroke_width, item.dash)
+            return ("r", fill, stroke, item.stroke_width, item.dash)
         if kind is Text:
-            return ("t", item.size, item.fill, item.anchor, item.bold, item.halo)
+            paint = self.paint
+            return ("t", item.size, paint(item.fill), item.anchor, item.bold, paint(item.halo))
         return id(item)  # a path is written whole
 
     def write_layers(self, items: list) -> None:
         """The shapes of ``items`` without their groups, in layers of one style (see
         :mod:`.layers`): a layer of two or more shapes says its style once, on a group."""
         parts, numbers, number = self.parts, self.numbers, self.number
-        fills = Counter(_rect_fills(items, []))
+        fills = Counter(map(self.paint, _rect_fills(items, [])))
         self.rare_fills = frozenset(f for f, n in fills.items() if n < _RARE and type(f) is str)
         for run in layered(items, self.layer_key):
             first = run[0]

@@ -335,6 +335,22 @@ class OpMode(dispatch_mode_base()):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        fast = _FAST_OPS.get(func)  # an op whose noting never varies: as below, in short
+        if fast is not None and self.plain_run:
+            pending = self.recorder.pending
+            if pending is not None and (
+                not fast[2] or (args and type(args[0]) in _PLAIN_TENSOR_TYPES)
+            ):
+                thread = _THREAD
+                thread.in_dispatch += 1
+                try:
+                    result = fast[0](*args, **kwargs) if kwargs else fast[0](*args)
+                finally:
+                    thread.in_dispatch -= 1
+                pending.ops.append(fast[1])
+                if fast[2]:  # in-place arithmetic on a plain tensor (WRITES_SELF)
+                    pending.written += storage_extents(args[0])
+                return result
         if kwargs is None:
             kwargs = {}
         key = id(func)
@@ -377,6 +393,8 @@ class OpMode(dispatch_mode_base()):
                         pending.written += storage_extents(args[0])
                     else:
                         note_op(func, info, args, kwargs, result, pending)
+                    if not info.decomposes and not entry[2] and func not in _FAST_OPS:
+                        _note_fast(func, entry, key)
             finally:
                 if standalone:
                     recorder.pending = None
@@ -390,6 +408,22 @@ class OpMode(dispatch_mode_base()):
         """Run one ATen op that is not decomposed here: the audit's subclass marks the ops whose
         kernels can hide a copy for the profiler, instead of a second mode seeing every op."""
         return func(*args, **kwargs)
+
+
+#: op -> ``(run, name, writes_self)`` for the ops :meth:`OpMode.__torch_dispatch__` notes the
+#: same way at every call: never decomposed here, no layout to keep before they run, and either
+#: known to move and write nothing (:data:`~.ops.PLAIN_OPS`) or in-place arithmetic on ``self``
+#: (:data:`~.ops.WRITES_SELF`, its storage noted as written when ``self`` is a plain tensor).
+#: Keyed by the op itself (kept alive here), so one dict lookup finds it.
+_FAST_OPS: dict[Any, tuple[Any, str, bool]] = {}
+
+
+def _note_fast(func: Any, entry: tuple[Any, ...], key: int) -> None:
+    """Add ``func`` to :data:`_FAST_OPS` once its noting is known never to vary."""
+    if key in PLAIN_OPS:
+        _FAST_OPS[func] = (entry[3], entry[1].name, False)
+    elif key in WRITES_SELF:
+        _FAST_OPS[func] = (entry[3], entry[1].name, True)
 
 
 def _relaid(

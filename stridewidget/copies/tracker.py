@@ -83,10 +83,12 @@ from .ops import (
     WRITES_SELF,
     Pending,
     argument_value,
+    moves_data_answers,
     note_op,
     op_entry,
 )
 from .snapshot import (
+    _CONTAINERS,
     _PLAIN_TENSOR_TYPES,
     Snapshot,
     arrays_in,
@@ -335,25 +337,31 @@ class OpMode(dispatch_mode_base()):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
-        fast = _FAST_OPS.get(func)  # an op whose noting never varies: as below, in short
-        if fast is not None and self.plain_run:
+        key = id(func)
+        fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
+        if fast is not None and fast[0] is func and self.plain_run:
             pending = self.recorder.pending
+            mode = fast[3]
             if pending is not None and (
-                not fast[2] or (args and type(args[0]) in _PLAIN_TENSOR_TYPES)
+                mode is not _SELF or (args and type(args[0]) in _PLAIN_TENSOR_TYPES)
             ):
                 thread = _THREAD
                 thread.in_dispatch += 1
                 try:
-                    result = fast[0](*args, **kwargs) if kwargs else fast[0](*args)
+                    result = fast[1](*args, **kwargs) if kwargs else fast[1](*args)
                 finally:
                     thread.in_dispatch -= 1
-                pending.ops.append(fast[1])
-                if fast[2]:  # in-place arithmetic on a plain tensor (WRITES_SELF)
+                if mode is _DTYPED:  # moves_data's verdict for these dtypes, as it keys them
+                    dtypes = None if kwargs else _flat_dtypes(args)
+                    if dtypes is None or fast[5].get(dtypes) is not False:
+                        note_op(func, fast[4], args, kwargs or {}, result, pending)
+                        return result
+                pending.ops.append(fast[2])
+                if mode is _SELF:  # in-place arithmetic on a plain tensor (WRITES_SELF)
                     pending.written += storage_extents(args[0])
                 return result
         if kwargs is None:
             kwargs = {}
-        key = id(func)
         entry = OP_ENTRIES.get(key)  # an op seen before is an OpOverload, not higher-order
         if entry is None or entry[0] is not func:
             if is_higher_order(func):  # its subgraphs' ops come back here, one by one
@@ -393,7 +401,7 @@ class OpMode(dispatch_mode_base()):
                         pending.written += storage_extents(args[0])
                     else:
                         note_op(func, info, args, kwargs, result, pending)
-                    if not info.decomposes and not entry[2] and func not in _FAST_OPS:
+                    if not info.decomposes and not entry[2] and key not in _FAST_OPS:
                         _note_fast(func, entry, key)
             finally:
                 if standalone:
@@ -410,20 +418,42 @@ class OpMode(dispatch_mode_base()):
         return func(*args, **kwargs)
 
 
-#: op -> ``(run, name, writes_self)`` for the ops :meth:`OpMode.__torch_dispatch__` notes the
-#: same way at every call: never decomposed here, no layout to keep before they run, and either
-#: known to move and write nothing (:data:`~.ops.PLAIN_OPS`) or in-place arithmetic on ``self``
-#: (:data:`~.ops.WRITES_SELF`, its storage noted as written when ``self`` is a plain tensor).
-#: Keyed by the op itself (kept alive here), so one dict lookup finds it.
-_FAST_OPS: dict[Any, tuple[Any, str, bool]] = {}
+#: id(op) -> ``(op, run, name, mode, info, answers)`` for the ops
+#: :meth:`OpMode.__torch_dispatch__` notes from this entry, without :func:`~.ops.note_op`: never
+#: decomposed here, no layout to keep before they run, and either known to move and write nothing
+#: (``_PLAIN``: :data:`~.ops.PLAIN_OPS`), in-place arithmetic on ``self`` (``_SELF``:
+#: :data:`~.ops.WRITES_SELF`, its storage noted as written when ``self`` is a plain tensor), or
+#: compute ops whose verdict :func:`~.ops.moves_data` keeps per input dtypes (``_DTYPED``:
+#: ``answers``, that verdict's own dict; a call whose dtypes it has not seen moving nothing goes
+#: to ``note_op``).
+_FAST_OPS: dict[int, tuple[Any, Any, str, int, Any, dict]] = {}
+_PLAIN, _SELF, _DTYPED = 0, 1, 2
 
 
 def _note_fast(func: Any, entry: tuple[Any, ...], key: int) -> None:
-    """Add ``func`` to :data:`_FAST_OPS` once its noting is known never to vary."""
+    """Add ``func`` to :data:`_FAST_OPS` once its noting is known to depend on its entry only."""
+    info = entry[1]
     if key in PLAIN_OPS:
-        _FAST_OPS[func] = (entry[3], entry[1].name, False)
+        mode, answers = _PLAIN, {}
     elif key in WRITES_SELF:
-        _FAST_OPS[func] = (entry[3], entry[1].name, True)
+        mode, answers = _SELF, {}
+    elif not info.written and not info.is_copy and not func.is_view:
+        mode, answers = _DTYPED, moves_data_answers(func)
+    else:
+        return
+    _FAST_OPS[key] = (func, entry[3], info.name, mode, info, answers)
+
+
+def _flat_dtypes(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The dtypes of ``args``' tensors and arrays, as :func:`~.ops.moves_data` keys a call without
+    keyword arguments; ``None`` for arguments holding a container (it walks them)."""
+    dtypes = []
+    for arg in args:
+        if isinstance(arg, ARRAY_TYPES):
+            dtypes.append(arg.dtype)
+        elif type(arg) in _CONTAINERS:
+            return None
+    return tuple(dtypes)
 
 
 def _relaid(

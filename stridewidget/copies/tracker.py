@@ -55,6 +55,7 @@ that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain pat
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -119,7 +120,8 @@ STORED_ATTRIBUTES = stored_tensor_attributes()
 #: (each handler only reads its arguments; ``func(**kwargs)`` copies it), not one per call.
 _NO_KWARGS: dict[str, Any] = {}
 _INTERPRETERS = functorch_stack_reader()
-_METHOD_WRAPPER = type(torch.Tensor.grad.__get__)  # how __torch_function__ gets an attribute read
+_METHOD_WRAPPER = type(torch.Tensor.grad.__get__)
+_getframe = sys._getframe  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
 _UNREAD_FIELDS = {
@@ -289,8 +291,13 @@ class CallMode(TorchFunctionMode):
         ):
             name = _CALL_NAMES.get(func) or _call_name(func)
             if self.inline_add:  # Recorder.add's lazy path, without its frame
-                # user_line's walk starts at this handler's caller, as it would from add
-                filename, line = user_line_cached(recorder.line_cache)
+                # user_line's walk starts at this handler's caller, as it would from add; the
+                # frame user_line_cached kept (an AdamW step's loop) is tested here, without a call
+                line_cache = recorder.line_cache
+                if _getframe(1) is line_cache[0]:
+                    filename, line = line_cache[1], line_cache[2]
+                else:
+                    filename, line = user_line_cached(line_cache)
                 inputs, outputs, returned_input = call_snapshots(
                     args, kwargs, result, pending.before, recorder.seen
                 )

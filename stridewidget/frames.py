@@ -64,13 +64,18 @@ def user_line_cached(cache: list) -> tuple[str, int]:
     running function (the cache holds it, so no other frame can take its place), its callers
     are suspended in their calls, and the user's line above it is the one found before: an
     AdamW step's dozens of calls from one ``_single_tensor_adam`` frame, a backward's ops from
-    one ``backward`` frame, are found with one identity test instead of a dozen frames' walk."""
+    one ``backward`` frame, are found with one identity test instead of a dozen frames' walk.
+    A walk that meets that frame above its start (a call from a helper it called) stops there,
+    and the kept frame stays: the next call from it is found at once again."""
     frame = sys._getframe(2)
-    if frame is cache[0]:
+    kept = cache[0]
+    if frame is kept:
         return cache[1], cache[2]
     start = frame
     library = _LIBRARY_FILES
     while frame is not None:
+        if frame is kept:  # a callee of the kept frame (``_get_value`` in an AdamW step): its line
+            return cache[1], cache[2]
         filename = frame.f_code.co_filename
         ours = library.get(filename)
         if ours is None:

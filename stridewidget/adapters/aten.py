@@ -39,6 +39,7 @@ __all__ = [
     "arrays_in",
     "data_nbytes",
     "moves_data",
+    "moves_data_answers",
     "op_info",
     "undecomposed",
 ]
@@ -374,6 +375,22 @@ class _DataFlow(dispatch_mode_base()):
         if info.written or not all(_storage_id(t) in self.data for t in results):
             self.computed = True
         return result
+
+
+def moves_data_answers(func: Any) -> dict[tuple[Any, ...], bool]:
+    """:func:`moves_data`'s verdicts for ``func`` so far, keyed by its inputs' dtypes (the dict
+    it keeps and fills): a caller that keys a call as it does reads a verdict without the call.
+
+    >>> import torch
+    >>> moves_data(torch.ops.aten.sqrt.default, (torch.ones(2),), {})
+    False
+    >>> moves_data_answers(torch.ops.aten.sqrt.default)[(torch.float32,)]
+    False
+    """
+    entry = _MOVES_DATA.get(id(func))
+    if entry is not None and entry[0] is func:
+        return entry[1]
+    return _MOVES_DATA.store(func, {})
 
 
 def moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:

@@ -25,6 +25,7 @@ from ..adapters.aten import (
     OpInfo,
     argument_value,
     moves_data,
+    moves_data_answers,
     op_info,
     undecomposed,
 )
@@ -51,6 +52,7 @@ __all__ = [
     "Pending",
     "argument_value",
     "moves_data",
+    "moves_data_answers",
     "note_op",
     "op_entry",
     "op_info",

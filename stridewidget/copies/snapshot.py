@@ -285,6 +285,10 @@ def snapshots_of(
     return tuple([before.get(id(obj)) or Snapshot(obj, layout) for obj in objects])
 
 
+#: ``before`` of a call that has none, as a dict: its ``get`` is one C call.
+_NOTHING_BEFORE: dict[int, Snapshot] = {}
+
+
 def call_snapshots(
     args: tuple[Any, ...],
     kwargs: dict,
@@ -302,31 +306,29 @@ def call_snapshots(
     its storage is where it was (:meth:`Snapshot.still`); the op mode forgets a tensor whose
     layout an op rewrites (``t_``, ``resize_``, ``set_``, ``out=``)."""
     taken: dict[int, Snapshot] = {}
+    found: list[Any] = []  # the arguments' tensors and arrays, in order, repeats included
     for part in (args, kwargs.values()) if kwargs else (args,):
         for item in part:
-            kind = type(item)
-            if kind in _PLAIN_TENSOR_TYPES:  # the common argument: no container to look into
-                found: Any = (item,)
-            elif isinstance(item, ARRAY_TYPES):
-                found = (item,)
-            elif kind in _CONTAINERS:
-                found = arrays_in(item, [], 2)
+            if type(item) in _PLAIN_TENSOR_TYPES or isinstance(item, ARRAY_TYPES):
+                found.append(item)
+            elif type(item) in _CONTAINERS:
+                arrays_in(item, found, 2)
+    if not before:
+        before = _NOTHING_BEFORE
+    for obj in found:  # one pass: each tensor snapshotted as it is met, once
+        key = id(obj)
+        if key in taken:
+            continue
+        snapshot = before.get(key)
+        if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined
+            snapshot = seen.get(key)
+            if snapshot is None or snapshot.ref() is not obj:
+                snapshot = _new_snapshot(obj, key, seen)
             else:
-                continue
-            for obj in found:  # one pass: each tensor snapshotted as it is met, once
-                key = id(obj)
-                if key in taken:
-                    continue
-                snapshot = before.get(key) if before else None
-                if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined
-                    snapshot = seen.get(key)
-                    if snapshot is None or snapshot.ref() is not obj:
-                        snapshot = _new_snapshot(obj, key, seen)
-                    else:
-                        storage, raw = obj.untyped_storage(), snapshot._raw
-                        if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
-                            snapshot = _new_snapshot(obj, key, seen)
-                taken[key] = snapshot
+                storage, raw = obj.untyped_storage(), snapshot._raw
+                if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+                    snapshot = _new_snapshot(obj, key, seen)
+        taken[key] = snapshot
     inputs = tuple(taken.values())
     if type(result) in _PLAIN_TENSOR_TYPES:  # one tensor: as the loop below, inlined
         key = id(result)

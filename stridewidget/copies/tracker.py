@@ -55,6 +55,7 @@ that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain pat
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -83,10 +84,12 @@ from .ops import (
     WRITES_SELF,
     Pending,
     argument_value,
+    moves_data_answers,
     note_op,
     op_entry,
 )
 from .snapshot import (
+    _CONTAINERS,
     _PLAIN_TENSOR_TYPES,
     Snapshot,
     arrays_in,
@@ -117,7 +120,8 @@ STORED_ATTRIBUTES = stored_tensor_attributes()
 #: (each handler only reads its arguments; ``func(**kwargs)`` copies it), not one per call.
 _NO_KWARGS: dict[str, Any] = {}
 _INTERPRETERS = functorch_stack_reader()
-_METHOD_WRAPPER = type(torch.Tensor.grad.__get__)  # how __torch_function__ gets an attribute read
+_METHOD_WRAPPER = type(torch.Tensor.grad.__get__)
+_getframe = sys._getframe  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
 _UNREAD_FIELDS = {
@@ -287,8 +291,13 @@ class CallMode(TorchFunctionMode):
         ):
             name = _CALL_NAMES.get(func) or _call_name(func)
             if self.inline_add:  # Recorder.add's lazy path, without its frame
-                # user_line's walk starts at this handler's caller, as it would from add
-                filename, line = user_line_cached(recorder.line_cache)
+                # user_line's walk starts at this handler's caller, as it would from add; the
+                # frame user_line_cached kept (an AdamW step's loop) is tested here, without a call
+                line_cache = recorder.line_cache
+                if _getframe(1) is line_cache[0]:
+                    filename, line = line_cache[1], line_cache[2]
+                else:
+                    filename, line = user_line_cached(line_cache)
                 inputs, outputs, returned_input = call_snapshots(
                     args, kwargs, result, pending.before, recorder.seen
                 )
@@ -335,9 +344,31 @@ class OpMode(dispatch_mode_base()):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        key = id(func)
+        fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
+        if fast is not None and fast[0] is func and self.plain_run:
+            pending = self.recorder.pending
+            mode = fast[3]
+            if pending is not None and (
+                mode is not _SELF or (args and type(args[0]) in _PLAIN_TENSOR_TYPES)
+            ):
+                thread = _THREAD
+                thread.in_dispatch += 1
+                try:
+                    result = fast[1](*args, **kwargs) if kwargs else fast[1](*args)
+                finally:
+                    thread.in_dispatch -= 1
+                if mode is _DTYPED:  # moves_data's verdict for these dtypes, as it keys them
+                    dtypes = None if kwargs else _flat_dtypes(args)
+                    if dtypes is None or fast[5].get(dtypes) is not False:
+                        note_op(func, fast[4], args, kwargs or {}, result, pending)
+                        return result
+                pending.ops.append(fast[2])
+                if mode is _SELF:  # in-place arithmetic on a plain tensor (WRITES_SELF)
+                    pending.written += storage_extents(args[0])
+                return result
         if kwargs is None:
             kwargs = {}
-        key = id(func)
         entry = OP_ENTRIES.get(key)  # an op seen before is an OpOverload, not higher-order
         if entry is None or entry[0] is not func:
             if is_higher_order(func):  # its subgraphs' ops come back here, one by one
@@ -377,6 +408,8 @@ class OpMode(dispatch_mode_base()):
                         pending.written += storage_extents(args[0])
                     else:
                         note_op(func, info, args, kwargs, result, pending)
+                    if not info.decomposes and not entry[2] and key not in _FAST_OPS:
+                        _note_fast(func, entry, key)
             finally:
                 if standalone:
                     recorder.pending = None
@@ -390,6 +423,44 @@ class OpMode(dispatch_mode_base()):
         """Run one ATen op that is not decomposed here: the audit's subclass marks the ops whose
         kernels can hide a copy for the profiler, instead of a second mode seeing every op."""
         return func(*args, **kwargs)
+
+
+#: id(op) -> ``(op, run, name, mode, info, answers)`` for the ops
+#: :meth:`OpMode.__torch_dispatch__` notes from this entry, without :func:`~.ops.note_op`: never
+#: decomposed here, no layout to keep before they run, and either known to move and write nothing
+#: (``_PLAIN``: :data:`~.ops.PLAIN_OPS`), in-place arithmetic on ``self`` (``_SELF``:
+#: :data:`~.ops.WRITES_SELF`, its storage noted as written when ``self`` is a plain tensor), or
+#: compute ops whose verdict :func:`~.ops.moves_data` keeps per input dtypes (``_DTYPED``:
+#: ``answers``, that verdict's own dict; a call whose dtypes it has not seen moving nothing goes
+#: to ``note_op``).
+_FAST_OPS: dict[int, tuple[Any, Any, str, int, Any, dict]] = {}
+_PLAIN, _SELF, _DTYPED = 0, 1, 2
+
+
+def _note_fast(func: Any, entry: tuple[Any, ...], key: int) -> None:
+    """Add ``func`` to :data:`_FAST_OPS` once its noting is known to depend on its entry only."""
+    info = entry[1]
+    if key in PLAIN_OPS:
+        mode, answers = _PLAIN, {}
+    elif key in WRITES_SELF:
+        mode, answers = _SELF, {}
+    elif not info.written and not info.is_copy and not func.is_view:
+        mode, answers = _DTYPED, moves_data_answers(func)
+    else:
+        return
+    _FAST_OPS[key] = (func, entry[3], info.name, mode, info, answers)
+
+
+def _flat_dtypes(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """The dtypes of ``args``' tensors and arrays, as :func:`~.ops.moves_data` keys a call without
+    keyword arguments; ``None`` for arguments holding a container (it walks them)."""
+    dtypes = []
+    for arg in args:
+        if isinstance(arg, ARRAY_TYPES):
+            dtypes.append(arg.dtype)
+        elif type(arg) in _CONTAINERS:
+            return None
+    return tuple(dtypes)
 
 
 def _relaid(

@@ -32,7 +32,7 @@ from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, THRESHOLD
 from ..scene.build import MAX_SLICES
 from ..scene.logical import logical_window
 from .canvas import Canvas
-from .labels import tensor_colour
+from .labels import counted, tensor_colour
 from .picture import height_budget
 from .primitives import (
     MAX_WIDTH,
@@ -130,7 +130,7 @@ def cell_title(
         shown = " (storage not drawn)" if rank in unseen and len(places) > 1 else ""
         words.append(f"rank {rank} at {_tup(at)} {where}{shown}")
     if len(places) > MAX_TITLE_RANKS:
-        words.append(f"… and {len(places) - MAX_TITLE_RANKS} more ranks")
+        words.append(f"… and {counted(len(places) - MAX_TITLE_RANKS, 'more rank')}")
     how = f"replicated on {len(places)} ranks: " if len(places) > 1 and not partial else ""
     text = f"{name}[{', '.join(map(str, index))}] → {how}" + "; ".join(words or ["no rank"])
     if partial:
@@ -203,7 +203,8 @@ class _Drawer:
             how = "held by" if self.partial else "replicated on"
             words.append(f"{_mark(m[2], False)}: {how} ranks {m[2][0]} and {m[2][1]}")
         if 3 in m:
-            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {len(m[3]) - 1} more ranks")
+            more = counted(len(m[3]) - 1, "more rank")
+            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {more}")
         if self.partial and m:
             ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
             kept = "a partial summand" if ops == ["sum"] else "a partial value"
@@ -384,7 +385,7 @@ class _Drawer:
         y += 4 + rows * (box_h + 4)
         if len(lay.ranks) > MAX_MESH_BOXES:
             y += G["line_h"]
-            more = f"… and {len(lay.ranks) - MAX_MESH_BOXES} more ranks"
+            more = f"… and {counted(len(lay.ranks) - MAX_MESH_BOXES, 'more rank')}"
             items.append(self.text(0, y - 4, more, muted=True))
         return items, width, y
 

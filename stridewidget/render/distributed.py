@@ -47,6 +47,7 @@ from .primitives import (
     wrapped,
 )
 from .rank_strips import MAX_RANK_STRIPS, Unseen, holds_words, rank_strip, rest_lines
+from .rank_window import not_in_grid_words, spread
 
 __all__ = [
     "MAX_MESH_BOXES",
@@ -193,6 +194,8 @@ class _Drawer:
         self.summand = ", ".join(str(p) for p in lay.placements if p.kind == "partial")
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
         self.marks: dict[int, tuple[int, ...]] = {}
+        #: the ranks holding a drawn cell of the grid
+        self.seen: set[int] = set()
 
     def legend(self) -> str:
         """What the grid's cell marks mean, for the kinds of mark it drew (none: ``""``)."""
@@ -267,6 +270,7 @@ class _Drawer:
         places = self.lay.where(index)
         holders = tuple(rank for rank, _ in places)
         self.marks.setdefault(min(len(holders), 3), holders)
+        self.seen.update(holders)
         colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
         dash = "3 2" if self.partial else None
         body = [
@@ -297,6 +301,7 @@ class _Drawer:
         lay = self.lay
         glob = Layout(shape=lay.global_shape, strides=contiguous_strides(lay.global_shape))
         window = logical_window(glob, EDGE_ITEMS, THRESHOLD, MAX_DIM_ITEMS, MAX_SLICES, self.name)
+        window = spread(window, lay)  # every rank's block along the rows and columns shows
         replicas: dict[tuple, tuple[int, ...]] = {}
         for shard in lay.ranks:
             replicas[shard.indices] = (*replicas.get(shard.indices, ()), shard.rank)
@@ -452,7 +457,7 @@ def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Pict
     grid, grid_w, grid_h, side = drawer.placed_grid(room, mesh_w, mesh_h)
     # under the heading: what the cell marks mean (the saved picture has no tooltips), then
     # which dims are split unevenly
-    for words in [drawer.legend(), *lay.uneven_words()]:
+    for words in [drawer.legend(), not_in_grid_words(lay, drawer.seen), *lay.uneven_words()]:
         for line in wrapped(words, room, size) if words else []:
             y += G["line_h"]
             canvas.items.append(drawer.text(PAD, y, line, muted=True))

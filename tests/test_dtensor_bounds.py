@@ -6,6 +6,7 @@ One CPU process, a fake process group."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 
@@ -80,3 +81,46 @@ def test_render_svg_of_a_big_dtensor_fits_the_budget(group, mesh_shape, shape, p
     svg = sw.render_svg(d)
     assert len(svg.encode()) <= 64_000
     assert 'aria-label="distributed layout of d' in svg or "<title>" in svg
+
+
+@pytest.mark.parametrize(
+    "mesh_shape", [(2, 64), (16, 16), (2, 2, 32), (128,)], ids=lambda m: "x".join(map(str, m))
+)
+def test_a_big_mesh_keeps_its_rows_and_columns(group, mesh_shape):
+    group(math.prod(mesh_shape))
+    d = _all_ranks(
+        mesh_shape,
+        [Shard(0)] + [Shard(1)] * (len(mesh_shape) > 1) + [Shard(2) for _ in mesh_shape[2:]],
+        (8, 8, 8)[: max(2, len(mesh_shape))],
+    )
+    # torch's own rank at each mesh coordinate
+    flat = d.device_mesh.mesh.reshape(-1).tolist()
+    coord_of = dict(zip(flat, itertools.product(*map(range, mesh_shape)), strict=True))
+    picture = draw_distributed(d)
+    boxes = [g for g in picture.items if isinstance(g, Group) and g.cls == "sws-mesh-rank"]
+    assert boxes and len(boxes) <= 64
+    place = {}
+    for box in boxes:
+        rect = box.children[0]
+        coord = coord_of[box.data["rank"]]
+        assert f"({', '.join(map(str, coord))}" in " ".join(t.text for t in box.children[2:])
+        place[coord] = (rect.x, rect.y)
+    rows = {c[:-1] for c in place}
+    if len(mesh_shape) > 1:
+        # every drawn mesh row is one line of boxes, in order; its columns go left to right
+        lines = {row: {place[c][1] for c in place if c[:-1] == row} for row in rows}
+        assert all(len(ys) == 1 for ys in lines.values())
+        ys = [lines[row].pop() for row in sorted(rows)]
+        assert ys == sorted(ys) and len(set(ys)) == len(ys)
+        assert (0,) * (len(mesh_shape) - 1) in rows and tuple(
+            n - 1 for n in mesh_shape[:-1]
+        ) in rows
+        for row in rows:
+            xs = [place[c][0] for c in sorted(c for c in place if c[:-1] == row)]
+            assert xs == sorted(xs)
+    words = " ".join(t.text for t in picture.items if isinstance(t, Text))
+    if len(boxes) < math.prod(mesh_shape):
+        rows_n = math.prod(mesh_shape[:-1])
+        row_word = "row" if rows_n == 1 else "rows"
+        assert f"{rows_n} {row_word} × {mesh_shape[-1]} columns of boxes" in words, words
+        assert f"{math.prod(mesh_shape) - len(boxes)} ranks left out" in words

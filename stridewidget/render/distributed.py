@@ -20,6 +20,7 @@ drawn from its computed share: its cells name it, its storage index is not known
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -47,7 +48,7 @@ from .primitives import (
     wrapped,
 )
 from .rank_strips import MAX_RANK_STRIPS, Unseen, holds_words, rank_strip, rest_lines
-from .rank_window import not_in_grid_words, spread
+from .rank_window import mesh_window, not_in_grid_words, spread
 
 __all__ = [
     "MAX_MESH_BOXES",
@@ -183,6 +184,8 @@ class _Drawer:
         self.canvas, self.lay, self.name = canvas, lay, name
         #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
         self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
+        #: the (column, row) box positions of the mesh's "…" (:meth:`mesh_places`)
+        self.mesh_gaps: list[tuple[int, int, str]] = []
         self.strips = strips
         #: why each rank not drawn as a strip is not (:func:`not_drawn_words`)
         self.unseen = unseen or {}
@@ -348,6 +351,39 @@ class _Drawer:
         self.held = best[2]
         return best[1]
 
+    def mesh_places(self, fit: int) -> dict:
+        """Each drawn rank's box position (column, row) for ``fit`` boxes a line: a 1-D mesh of
+        at most :data:`MAX_MESH_BOXES` ranks wraps; any other keeps its rows (each coordinate of
+        the mesh dims but the last) and columns (the last mesh dim), the middle ones left out
+        (``self.mesh_gaps``: where "…" and "⋮" mark them) past ``fit`` columns or ``MAX_MESH_BOXES``."""
+        lay, places, self.mesh_gaps = self.lay, {}, []
+        if len(lay.mesh_shape) <= 1 and len(lay.ranks) <= MAX_MESH_BOXES:
+            places = {s: (k % fit, k // fit) for k, s in enumerate(lay.ranks)}
+        else:
+            at = {s.coordinate: s for s in lay.ranks}
+            kept_rows, kept_cols = mesh_window(lay.mesh_shape, fit, MAX_MESH_BOXES)
+            lead = list(itertools.product(*(range(n) for n in lay.mesh_shape[:-1])))
+            for y, row in enumerate(kept_rows):
+                for x, col in enumerate(kept_cols):
+                    if row is None:
+                        self.mesh_gaps += [(x, y, "⋮")] if x == 0 else []
+                    elif col is None:
+                        self.mesh_gaps.append((x, y, "…"))
+                    elif (*lead[row], col) in at:
+                        places[at[(*lead[row], col)]] = (x, y)
+        self.boxes = frozenset(s.rank for s in places)
+        return places
+
+    def mesh_words(self, drawn: int) -> str:
+        """The mesh's boxes in words when some are left out: its shape as rows × columns."""
+        shape = self.lay.mesh_shape
+        rows = math.prod(shape[:-1]) if shape else 1
+        left = len(self.lay.ranks) - drawn
+        return (
+            f"mesh {_tup(shape)}: {counted(rows, 'row')} × {counted(shape[-1], 'column')} of "
+            f"boxes; {drawn} drawn, … and ⋮ mark the {counted(left, 'rank')} left out"
+        )
+
     def mesh(self, room: float) -> tuple[list, float, float]:
         """The mesh at (0, 0): its words, then each rank a box with its coordinate."""
         lay, c, items = self.lay, self.canvas.colours, []
@@ -359,12 +395,12 @@ class _Drawer:
             for line in wrapped(words, room, G["font_size"]):
                 y += G["line_h"]
                 items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
-        cols = lay.mesh_shape[-1] if lay.mesh_shape else 1
         box_w = max(text_width(_tup(lay.ranks[-1].coordinate), G["font_size_small"]) + 8, 40)
         box_h, width = 32.0, max(min(text_width(line, G["font_size"]), room) for line in lines)
-        cols = max(1, min(cols, int((room + 4) // (box_w + 4))))  # a long mesh dim wraps
-        for k, shard in enumerate(lay.ranks[:MAX_MESH_BOXES]):
-            bx, by = (k % cols) * (box_w + 4), y + 4 + (k // cols) * (box_h + 4)
+        fit = max(1, int((room + 4) // (box_w + 4)))
+        places = self.mesh_places(fit)
+        for shard, (col, row) in places.items():
+            bx, by = col * (box_w + 4), y + 4 + row * (box_h + 4)
             body = [
                 Rect(bx, by, box_w, box_h, c["cell_bg"], c["cell_stroke"], rx=3),
                 Rect(bx + 1, by + 1, box_w - 2, 4, tensor_colour(self.colour[shard.rank])),
@@ -386,12 +422,16 @@ class _Drawer:
                 title += "; " + self.unseen[shard.rank]
             items.append(Group("sws-mesh-rank", body, data, title))
             width = max(width, bx + box_w)
-        rows = math.ceil(min(len(lay.ranks), MAX_MESH_BOXES) / cols)
+        for col, row, mark in self.mesh_gaps:  # the boxes left out between, marked
+            bx, by = col * (box_w + 4), y + 4 + row * (box_h + 4)
+            items.append(self.canvas.text(bx + box_w / 2, by + 20, mark, muted=True))
+        at = [*places.values(), *(g[:2] for g in self.mesh_gaps)]
+        rows = 1 + max((row for _, row in at), default=-1)
         y += 4 + rows * (box_h + 4)
-        if len(lay.ranks) > MAX_MESH_BOXES:
-            y += G["line_h"]
-            more = f"… and {counted(len(lay.ranks) - MAX_MESH_BOXES, 'more rank')}"
-            items.append(self.text(0, y - 4, more, muted=True))
+        if len(places) < len(lay.ranks):
+            for line in wrapped(self.mesh_words(len(places)), room, G["font_size"]):
+                y += G["line_h"]
+                items.append(self.text(0, y - 4, line, muted=True))
         return items, width, y
 
 

@@ -9,13 +9,21 @@ not drawn are named by :func:`not_in_grid_words`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..layout.distributed import DistributedLayout, rank_runs
 from .labels import counted
 
-__all__ = ["MAX_GRID_BLOCKS", "blocks", "kept_indices", "not_in_grid_words", "spread"]
+__all__ = [
+    "MAX_GRID_BLOCKS",
+    "blocks",
+    "kept_indices",
+    "mesh_window",
+    "not_in_grid_words",
+    "spread",
+]
 
 #: How many blocks of one holder set a shortened grid dim shows at most (spread evenly).
 MAX_GRID_BLOCKS = 8
@@ -107,5 +115,36 @@ def not_in_grid_words(lay: DistributedLayout, seen: Iterable[int]) -> str:
         return ""
     return (
         f"not drawn in the shortened grid: the elements of {counted(len(missing), 'rank')} "
-        f"({rank_runs(missing)})"
+        f"({rank_runs(missing).split(' (')[0]})"
     )
+
+
+def _ends(n: int, keep: int) -> list[int | None]:
+    """``range(n)``, or its first and last positions (``keep`` in all) with ``None`` between."""
+    if n <= keep:
+        return list(range(n))
+    head = max(1, (keep + 1) // 2)
+    tail = max(1, keep - head)
+    return [*range(head), None, *range(n - tail, n)]
+
+
+def mesh_window(
+    mesh_shape: Sequence[int], fit: int, most: int
+) -> tuple[list[int | None], list[int | None]]:
+    """The mesh boxes drawn as rows × columns (the last mesh dim is the columns, each row one
+    coordinate of the dims before it, in order): the rows and columns kept, ``None`` where the
+    ones between are left out, so a mesh too wide for ``fit`` boxes a line or with more than
+    ``most`` boxes keeps its shape.
+
+    >>> mesh_window((2, 64), 20, 64)
+    ([0, 1], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, None, 55, 56, 57, 58, 59, 60, 61, 62, 63])
+    >>> mesh_window((16, 16), 20, 64)
+    ([0, 1, None, 15], [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15])
+    """
+    rows = math.prod(mesh_shape[:-1]) if mesh_shape else 1
+    cols = mesh_shape[-1] if mesh_shape else 1
+    kept_cols = _ends(cols, max(1, fit - 1) if cols > fit else cols)
+    boxes_a_row = sum(c is not None for c in kept_cols)
+    room_rows = max(2, most // boxes_a_row)
+    kept_rows = _ends(rows, max(1, room_rows - 1) if rows > room_rows else rows)
+    return kept_rows, kept_cols

@@ -88,6 +88,21 @@ def _groups(lay: DistributedLayout) -> dict[int, int]:
     return {s.rank: seen.setdefault(s.indices, len(seen)) for s in lay.ranks}
 
 
+def rank_bar(x: float, y: float, w: float, h: float, group: int) -> list[Rect]:
+    """The bar over a cell or a mesh box marking its group of ranks (those holding the same
+    elements): one of the 7 tensor colours, cut by ``group // 7 % 7`` notches, so the first 49
+    groups differ in colour or notches (past them, the rank written under the bar tells them
+    apart); a notch is a 2 px gap showing the cell's own fill, no text is drawn on a bar.
+
+    >>> [len(rank_bar(0, 0, 40, 5, g)) for g in (0, 6, 7, 15, 48)], rank_bar(0, 0, 40, 5, 7)[0].fill
+    ([1, 1, 2, 3, 7], '#E69F00')
+    """
+    notches = group // 7 % 7
+    piece = (w - 2 * notches) / (notches + 1)
+    colour = tensor_colour(group)
+    return [Rect(x + k * (piece + 2), y, piece, h, colour) for k in range(notches + 1)]
+
+
 def _partial_words(lay: DistributedLayout) -> str:
     names = lay.mesh_dim_names or tuple(f"dim{i}" for i in range(len(lay.mesh_shape)))
     parts = [
@@ -215,6 +230,8 @@ class _Drawer:
             ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
             kept = "a partial summand" if ops == ["sum"] else "a partial value"
             words.append(f"Σ: each holds {kept} (the value is their {', '.join(ops)})")
+        if m and max(self.colour.values(), default=0) >= 7:  # more groups than colours
+            words.append("bar: colour × notches, one per set of ranks holding the same elements")
         return " · ".join(words)
 
     def text(self, x: float, y: float, text: str, **kw: Any) -> Text:
@@ -274,11 +291,14 @@ class _Drawer:
         holders = tuple(rank for rank, _ in places)
         self.marks.setdefault(min(len(holders), 3), holders)
         self.seen.update(holders)
-        colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
         dash = "3 2" if self.partial else None
         body = [
             Rect(x, y, w, h, c["cell_bg"], c["cell_stroke"], 1.0, dash, rx=3),
-            Rect(x + 1, y + 1, w - 2, 5, colour),
+            *(
+                rank_bar(x + 1, y + 1, w - 2, 5, self.colour[holders[0]])
+                if holders
+                else [Rect(x + 1, y + 1, w - 2, 5, c["untouched_bg"])]
+            ),
             self.canvas.text(
                 x + w / 2, y + h / 2 + 6, _mark(holders, self.partial), anchor="middle"
             ),
@@ -403,7 +423,7 @@ class _Drawer:
             bx, by = col * (box_w + 4), y + 4 + row * (box_h + 4)
             body = [
                 Rect(bx, by, box_w, box_h, c["cell_bg"], c["cell_stroke"], rx=3),
-                Rect(bx + 1, by + 1, box_w - 2, 4, tensor_colour(self.colour[shard.rank])),
+                *rank_bar(bx + 1, by + 1, box_w - 2, 4, self.colour[shard.rank]),
                 self.canvas.text(
                     bx + box_w / 2, by + 17, f"r{shard.rank}", anchor="middle", bold=True
                 ),

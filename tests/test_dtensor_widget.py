@@ -253,11 +253,16 @@ def test_a_mesh_over_the_budget_is_a_bounded_picture_the_rest_listed(group):
     d = _all_ranks((2, world // 2), [Shard(0), Replicate()], torch.arange(6.0).reshape(2, 3))
     w = sw.show(d)
     listed = w.picture
-    assert len(_groups(listed["items"], "sws-mesh-rank")) == MAX_MESH_BOXES
+    boxes = [g[2]["rank"] for g in _groups(listed["items"], "sws-mesh-rank")]
+    assert len(boxes) <= MAX_MESH_BOXES
+    # the mesh keeps its 2 rows (ranks 0–39, 40–79), each with its first and last columns
+    rows = [sorted(r for r in boxes if r // 40 == k) for k in (0, 1)]
+    assert all(row[0] % 40 == 0 and row[-1] % 40 == 39 for row in rows)
     # one strip per distinct share: rank 0 holds row 0, rank 40 row 1 (the others are replicas)
     assert [g[2]["rank"] for g in _groups(listed["items"], "sws-rank-strip")] == [0, 40]
     words = [i[3] for i in _flat(listed["items"]) if i[0] == "t"]
-    assert f"… and {world - MAX_MESH_BOXES} more ranks" in words
+    left = f"{len(boxes)} drawn, … and ⋮ mark the {world - len(boxes)} ranks left out"
+    assert any("mesh (2, 40): 2 rows × 40 columns of boxes" in t and left in t for t in words)
     assert any(t.startswith(f"ranks 1, 2, …, {world - 1} ({world - 2} indices): ") for t in words)
     for g in _groups(listed["items"], "sws-dcell"):
         assert len(PLACE.findall(g[3])) == MAX_TITLE_RANKS
@@ -265,7 +270,7 @@ def test_a_mesh_over_the_budget_is_a_bounded_picture_the_rest_listed(group):
         assert f"… and {world // 2 - MAX_TITLE_RANKS} more ranks" in g[3]
         # its holders among the drawn mesh boxes and strips (rows of 40 ranks: row 0 or 1)
         links = g[2]["links"].split()
-        assert len(links) == (40 + 1 if g[2]["index"][0] == "0" else 24 + 1)
+        assert len(links) == len(rows[int(g[2]["index"][0])]) + 1
     assert len(listed_json(listed)) < 200_000
     w.close()
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..errors import LayoutError
 from .layout import Layout
-from .redistribute import RankMove, Redistribution, plan, target_indices
+from .redistribute import RankMove, Redistribution, _plural, plan, target_indices
 
 __all__ = ["DistributedLayout", "Placement", "RankShard", "index_words"]
 
@@ -90,12 +90,18 @@ def rank_runs(ranks: Sequence[int]) -> str:
     return ", ".join(parts)
 
 
-def _dim_name(dim: int, ndim: int) -> str:
+def _dim_name(dim: int, ndim: int, count: int = 2) -> str:
+    """What the indices along ``dim`` are called, singular for ``count`` one.
+
+    >>> _dim_name(0, 2, 1), _dim_name(1, 2, 4), _dim_name(0, 1, 1), _dim_name(2, 3, 0)
+    ('row', 'columns', 'element', 'dim 2 indices')
+    """
+    one = count == 1
     if ndim == 1:
-        return "elements"
+        return "element" if one else "elements"
     if ndim == 2:
-        return ("rows", "columns")[dim]
-    return f"dim {dim} indices"
+        return ("row", "column")[dim] + ("" if one else "s")
+    return f"dim {dim} {'index' if one else 'indices'}"
 
 
 def _tup(values: Sequence[int]) -> str:
@@ -135,7 +141,9 @@ class RankShard:
         rank 6 at (1, 2) holds rows 4–7 and columns 4–5: a (4, 2) local tensor, strides (2, 1), offset 0, storage 8, contiguous
         """
         ndim = len(self.indices)
-        parts = [f"{_dim_name(d, ndim)} {index_words(i)}" for d, i in enumerate(self.indices)]
+        parts = [
+            f"{_dim_name(d, ndim, len(i))} {index_words(i)}" for d, i in enumerate(self.indices)
+        ]
         where = " and ".join(parts) if parts else "the one element"
         if 0 in self.shape:
             where = f"no element ({where})"
@@ -201,12 +209,38 @@ class DistributedLayout:
         """Ranks whose local shapes and indices come from the placements only."""
         return tuple(s.rank for s in self.ranks if not s.present)
 
-    def rank(self, rank: int) -> RankShard:
-        """The share of one rank; a clear error for a rank not in the mesh."""
+    def rank(self, rank: int | Sequence[int]) -> RankShard:
+        """The share of one rank, given as a flat rank or as its mesh coordinate; a one-line
+        error for a rank or a coordinate not in the mesh.
+
+        >>> lay = Layout(shape=(1, 2), strides=(2, 1), storage_size=2)
+        >>> ranks = tuple(RankShard(r, divmod(r, 2), ((r // 2,), (2 * (r % 2), 2 * (r % 2) + 1)), lay)
+        ...               for r in range(4))
+        >>> placements = (Placement("shard", 0), Placement("shard", 1))
+        >>> d = DistributedLayout((2, 4), "f", (2, 2), None, placements, ranks)
+        >>> d.rank((1, 0)).rank, d.rank(3).coordinate
+        (2, (1, 1))
+        """
+        if isinstance(rank, Sequence) and not isinstance(rank, str):
+            coordinate = tuple(rank)
+            if len(coordinate) != len(self.mesh_shape) or not all(
+                isinstance(c, int) and 0 <= c < n
+                for c, n in zip(coordinate, self.mesh_shape, strict=True)
+            ):
+                raise KeyError(
+                    f"mesh coordinate {_tup(coordinate)} is not in this mesh of shape "
+                    f"{_tup(self.mesh_shape)}"
+                )
+            for shard in self.ranks:
+                if shard.coordinate == coordinate:
+                    return shard
+            raise KeyError(f"mesh coordinate {_tup(coordinate)} has no rank in this mesh")
         for shard in self.ranks:
             if shard.rank == rank:
                 return shard
-        raise KeyError(f"rank {rank} is not in this mesh (ranks {[s.rank for s in self.ranks]})")
+        raise KeyError(
+            f"rank {rank} is not in this mesh (ranks {rank_runs([s.rank for s in self.ranks])})"
+        )
 
     def holders(self, index: Sequence[int]) -> tuple[int, ...]:
         """The ranks that hold global element ``index`` (every rank of a replicated dim)."""
@@ -397,6 +431,12 @@ class DistributedLayout:
         itemsize = self.itemsize or _itemsize(self.dtype, self.ranks)
         reduce_ops = sorted({str(self.placements[m].reduce_op) for m in partial})
         reduced = len(kept_dims) < len(partial)
+        # a dim whose split changes goes through a collective, which pads uneven chunks
+        resplit = [
+            p.dim
+            for m, p in enumerate(self.placements)
+            if p.kind in ("shard", "strided_shard") and p.dim is not None and target[m] != p
+        ]
         return Redistribution(
             source_placements=tuple(map(str, self.placements)),
             target_placements=tuple(map(str, target)),
@@ -415,6 +455,7 @@ class DistributedLayout:
             dtype=self.dtype,
             reduction=", ".join(reduce_ops) if reduced else None,
             atoms=tuple(atoms),
+            padding=tuple(self.uneven_words(resplit)),
         )
 
     def _mesh_words(self) -> str:
@@ -431,10 +472,11 @@ class DistributedLayout:
             return head
         return f"{head} · rank {self.this_rank}: {local}"
 
-    def uneven_words(self) -> list[str]:
-        """One line per tensor dim that is split unevenly: which ranks hold fewer indices."""
+    def uneven_words(self, dims: Iterable[int] | None = None) -> list[str]:
+        """One line per tensor dim (of ``dims``, ``None``: all) that is split unevenly: which
+        ranks hold fewer indices."""
         lines = []
-        for dim in range(len(self.global_shape)):
+        for dim in range(len(self.global_shape)) if dims is None else sorted(set(dims)):
             sizes = {s.rank: s.shape[dim] for s in self.ranks}
             most = max(sizes.values(), default=0)
             fewer = {r: n for r, n in sizes.items() if n < most}
@@ -459,16 +501,21 @@ class DistributedLayout:
         names = self.mesh_dim_names or tuple(f"dim{i}" for i in range(len(self.mesh_shape)))
         for name, size, placement in zip(names, self.mesh_shape, self.placements):
             if placement.kind in ("shard", "strided_shard"):
-                what = f"splits tensor dim {placement.dim} over its {size} coordinates"
+                what = f"splits tensor dim {placement.dim} over its {_plural(size, 'coordinate')}"
             elif placement.kind == "partial":
-                what = f"holds partial values: the tensor is the {placement.reduce_op} over its {size} ranks"
+                what = (
+                    f"holds partial values: the tensor is the {placement.reduce_op} over its "
+                    f"{_plural(size, 'rank')}"
+                )
             else:
-                what = f"replicates: each of its {size} coordinates holds the same elements"
+                what = (
+                    f"replicates: each of its {_plural(size, 'coordinate')} holds the same elements"
+                )
             lines.append(f"mesh dim {name!r} ({size}): {placement} — {what}")
         shown = self.ranks[:EXPLAIN_RANKS]
         lines += [s.explain() for s in shown]
         if len(self.ranks) > len(shown):
-            lines.append(f"… and {len(self.ranks) - len(shown)} more ranks")
+            lines.append(f"… and {_plural(len(self.ranks) - len(shown), 'more rank')}")
         lines += self.uneven_words()
         computed = self.computed_ranks
         if not computed:
@@ -477,7 +524,12 @@ class DistributedLayout:
             lines.append(
                 f"read: rank{'s' if len(self.present_ranks) != 1 else ''} "
                 f"{', '.join(map(str, self.present_ranks)) or 'none'}; the other "
-                f"{len(computed)} ranks' shares are computed from the placements"
+                + (
+                    "rank's share is"
+                    if len(computed) == 1
+                    else f"{len(computed)} ranks' shares are"
+                )
+                + " computed from the placements"
             )
         return "\n".join(lines)
 

@@ -142,6 +142,9 @@ class Redistribution:
     atoms: tuple[
         tuple[tuple[tuple[int, ...], ...], tuple[tuple[int, tuple[int, ...], int], ...]], ...
     ]
+    #: the source's uneven splits that the move re-splits (``DistributedLayout.uneven_words``):
+    #: torch pads each rank's chunk to the largest for its collectives; not counted
+    padding: tuple[str, ...] = ()
 
     @property
     def total_elements(self) -> int:
@@ -190,12 +193,19 @@ class Redistribution:
                 sent += f" to {_ranks_words(m.to_ranks)}"
             lines.append(f"rank {m.rank} {got}; {sent}")
         if len(self.moves) > 16:
-            lines.append(f"… and {len(self.moves) - 16} more ranks")
+            lines.append(f"… and {_plural(len(self.moves) - 16, 'more rank')}")
         if self.reduction:
             lines.append(
                 f"a reduction ({self.reduction}): every partial holder sends its summand of each "
                 "element a rank needs whole; counts are summands"
             )
+        if self.padding:
+            lines += [
+                "padding excluded: the counts are elements ranks newly hold, not the padding "
+                "torch's collectives send (all_gather / all_to_all pad each uneven chunk to the "
+                "largest one)",
+                *self.padding,
+            ]
         lines.append(
             "each element a rank needs and lacks comes from its lowest-numbered holder "
             "(torch's collectives may route it through others; what each rank receives is exact)"

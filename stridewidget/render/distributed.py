@@ -20,6 +20,7 @@ drawn from its computed share: its cells name it, its storage index is not known
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -32,7 +33,7 @@ from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, THRESHOLD
 from ..scene.build import MAX_SLICES
 from ..scene.logical import logical_window
 from .canvas import Canvas
-from .labels import tensor_colour
+from .labels import counted, tensor_colour
 from .picture import height_budget
 from .primitives import (
     MAX_WIDTH,
@@ -47,6 +48,7 @@ from .primitives import (
     wrapped,
 )
 from .rank_strips import MAX_RANK_STRIPS, Unseen, holds_words, rank_strip, rest_lines
+from .rank_window import mesh_window, not_in_grid_words, spread
 
 __all__ = [
     "MAX_MESH_BOXES",
@@ -84,6 +86,21 @@ def _groups(lay: DistributedLayout) -> dict[int, int]:
     """Each rank's colour: ranks holding the same global elements (a replica group) share one."""
     seen: dict[tuple, int] = {}
     return {s.rank: seen.setdefault(s.indices, len(seen)) for s in lay.ranks}
+
+
+def rank_bar(x: float, y: float, w: float, h: float, group: int) -> list[Rect]:
+    """The bar over a cell or a mesh box marking its group of ranks (those holding the same
+    elements): one of the 7 tensor colours, cut by ``group // 7 % 7`` notches, so the first 49
+    groups differ in colour or notches (past them, the rank written under the bar tells them
+    apart); a notch is a 2 px gap showing the cell's own fill, no text is drawn on a bar.
+
+    >>> [len(rank_bar(0, 0, 40, 5, g)) for g in (0, 6, 7, 15, 48)], rank_bar(0, 0, 40, 5, 7)[0].fill
+    ([1, 1, 2, 3, 7], '#E69F00')
+    """
+    notches = group // 7 % 7
+    piece = (w - 2 * notches) / (notches + 1)
+    colour = tensor_colour(group)
+    return [Rect(x + k * (piece + 2), y, piece, h, colour) for k in range(notches + 1)]
 
 
 def _partial_words(lay: DistributedLayout) -> str:
@@ -130,7 +147,7 @@ def cell_title(
         shown = " (storage not drawn)" if rank in unseen and len(places) > 1 else ""
         words.append(f"rank {rank} at {_tup(at)} {where}{shown}")
     if len(places) > MAX_TITLE_RANKS:
-        words.append(f"… and {len(places) - MAX_TITLE_RANKS} more ranks")
+        words.append(f"… and {counted(len(places) - MAX_TITLE_RANKS, 'more rank')}")
     how = f"replicated on {len(places)} ranks: " if len(places) > 1 and not partial else ""
     text = f"{name}[{', '.join(map(str, index))}] → {how}" + "; ".join(words or ["no rank"])
     if partial:
@@ -182,6 +199,8 @@ class _Drawer:
         self.canvas, self.lay, self.name = canvas, lay, name
         #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
         self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
+        #: the (column, row) box positions of the mesh's "…" (:meth:`mesh_places`)
+        self.mesh_gaps: list[tuple[int, int, str]] = []
         self.strips = strips
         #: why each rank not drawn as a strip is not (:func:`not_drawn_words`)
         self.unseen = unseen or {}
@@ -193,6 +212,8 @@ class _Drawer:
         self.summand = ", ".join(str(p) for p in lay.placements if p.kind == "partial")
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
         self.marks: dict[int, tuple[int, ...]] = {}
+        #: the ranks holding a drawn cell of the grid
+        self.seen: set[int] = set()
 
     def legend(self) -> str:
         """What the grid's cell marks mean, for the kinds of mark it drew (none: ``""``)."""
@@ -203,11 +224,14 @@ class _Drawer:
             how = "held by" if self.partial else "replicated on"
             words.append(f"{_mark(m[2], False)}: {how} ranks {m[2][0]} and {m[2][1]}")
         if 3 in m:
-            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {len(m[3]) - 1} more ranks")
+            more = counted(len(m[3]) - 1, "more rank")
+            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {more}")
         if self.partial and m:
             ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
             kept = "a partial summand" if ops == ["sum"] else "a partial value"
             words.append(f"Σ: each holds {kept} (the value is their {', '.join(ops)})")
+        if m and max(self.colour.values(), default=0) >= 7:  # more groups than colours
+            words.append("bar: colour × notches, one per set of ranks holding the same elements")
         return " · ".join(words)
 
     def text(self, x: float, y: float, text: str, **kw: Any) -> Text:
@@ -266,11 +290,15 @@ class _Drawer:
         places = self.lay.where(index)
         holders = tuple(rank for rank, _ in places)
         self.marks.setdefault(min(len(holders), 3), holders)
-        colour = tensor_colour(self.colour[holders[0]]) if holders else c["untouched_bg"]
+        self.seen.update(holders)
         dash = "3 2" if self.partial else None
         body = [
             Rect(x, y, w, h, c["cell_bg"], c["cell_stroke"], 1.0, dash, rx=3),
-            Rect(x + 1, y + 1, w - 2, 5, colour),
+            *(
+                rank_bar(x + 1, y + 1, w - 2, 5, self.colour[holders[0]])
+                if holders
+                else [Rect(x + 1, y + 1, w - 2, 5, c["untouched_bg"])]
+            ),
             self.canvas.text(
                 x + w / 2, y + h / 2 + 6, _mark(holders, self.partial), anchor="middle"
             ),
@@ -296,6 +324,7 @@ class _Drawer:
         lay = self.lay
         glob = Layout(shape=lay.global_shape, strides=contiguous_strides(lay.global_shape))
         window = logical_window(glob, EDGE_ITEMS, THRESHOLD, MAX_DIM_ITEMS, MAX_SLICES, self.name)
+        window = spread(window, lay)  # every rank's block along the rows and columns shows
         replicas: dict[tuple, tuple[int, ...]] = {}
         for shard in lay.ranks:
             replicas[shard.indices] = (*replicas.get(shard.indices, ()), shard.rank)
@@ -342,6 +371,39 @@ class _Drawer:
         self.held = best[2]
         return best[1]
 
+    def mesh_places(self, fit: int) -> dict:
+        """Each drawn rank's box position (column, row) for ``fit`` boxes a line: a 1-D mesh of
+        at most :data:`MAX_MESH_BOXES` ranks wraps; any other keeps its rows (each coordinate of
+        the mesh dims but the last) and columns (the last mesh dim), the middle ones left out
+        (``self.mesh_gaps``: where "…" and "⋮" mark them) past ``fit`` columns or ``MAX_MESH_BOXES``."""
+        lay, places, self.mesh_gaps = self.lay, {}, []
+        if len(lay.mesh_shape) <= 1 and len(lay.ranks) <= MAX_MESH_BOXES:
+            places = {s: (k % fit, k // fit) for k, s in enumerate(lay.ranks)}
+        else:
+            at = {s.coordinate: s for s in lay.ranks}
+            kept_rows, kept_cols = mesh_window(lay.mesh_shape, fit, MAX_MESH_BOXES)
+            lead = list(itertools.product(*(range(n) for n in lay.mesh_shape[:-1])))
+            for y, row in enumerate(kept_rows):
+                for x, col in enumerate(kept_cols):
+                    if row is None:
+                        self.mesh_gaps += [(x, y, "⋮")] if x == 0 else []
+                    elif col is None:
+                        self.mesh_gaps.append((x, y, "…"))
+                    elif (*lead[row], col) in at:
+                        places[at[(*lead[row], col)]] = (x, y)
+        self.boxes = frozenset(s.rank for s in places)
+        return places
+
+    def mesh_words(self, drawn: int) -> str:
+        """The mesh's boxes in words when some are left out: its shape as rows × columns."""
+        shape = self.lay.mesh_shape
+        rows = math.prod(shape[:-1]) if shape else 1
+        left = len(self.lay.ranks) - drawn
+        return (
+            f"mesh {_tup(shape)}: {counted(rows, 'row')} × {counted(shape[-1], 'column')} of "
+            f"boxes; {drawn} drawn, … and ⋮ mark the {counted(left, 'rank')} left out"
+        )
+
     def mesh(self, room: float) -> tuple[list, float, float]:
         """The mesh at (0, 0): its words, then each rank a box with its coordinate."""
         lay, c, items = self.lay, self.canvas.colours, []
@@ -353,15 +415,15 @@ class _Drawer:
             for line in wrapped(words, room, G["font_size"]):
                 y += G["line_h"]
                 items.append(self.text(0, y - 4, line, bold=not k, muted=bool(k)))
-        cols = lay.mesh_shape[-1] if lay.mesh_shape else 1
         box_w = max(text_width(_tup(lay.ranks[-1].coordinate), G["font_size_small"]) + 8, 40)
         box_h, width = 32.0, max(min(text_width(line, G["font_size"]), room) for line in lines)
-        cols = max(1, min(cols, int((room + 4) // (box_w + 4))))  # a long mesh dim wraps
-        for k, shard in enumerate(lay.ranks[:MAX_MESH_BOXES]):
-            bx, by = (k % cols) * (box_w + 4), y + 4 + (k // cols) * (box_h + 4)
+        fit = max(1, int((room + 4) // (box_w + 4)))
+        places = self.mesh_places(fit)
+        for shard, (col, row) in places.items():
+            bx, by = col * (box_w + 4), y + 4 + row * (box_h + 4)
             body = [
                 Rect(bx, by, box_w, box_h, c["cell_bg"], c["cell_stroke"], rx=3),
-                Rect(bx + 1, by + 1, box_w - 2, 4, tensor_colour(self.colour[shard.rank])),
+                *rank_bar(bx + 1, by + 1, box_w - 2, 4, self.colour[shard.rank]),
                 self.canvas.text(
                     bx + box_w / 2, by + 17, f"r{shard.rank}", anchor="middle", bold=True
                 ),
@@ -380,12 +442,16 @@ class _Drawer:
                 title += "; " + self.unseen[shard.rank]
             items.append(Group("sws-mesh-rank", body, data, title))
             width = max(width, bx + box_w)
-        rows = math.ceil(min(len(lay.ranks), MAX_MESH_BOXES) / cols)
+        for col, row, mark in self.mesh_gaps:  # the boxes left out between, marked
+            bx, by = col * (box_w + 4), y + 4 + row * (box_h + 4)
+            items.append(self.canvas.text(bx + box_w / 2, by + 20, mark, muted=True))
+        at = [*places.values(), *(g[:2] for g in self.mesh_gaps)]
+        rows = 1 + max((row for _, row in at), default=-1)
         y += 4 + rows * (box_h + 4)
-        if len(lay.ranks) > MAX_MESH_BOXES:
-            y += G["line_h"]
-            more = f"… and {len(lay.ranks) - MAX_MESH_BOXES} more ranks"
-            items.append(self.text(0, y - 4, more, muted=True))
+        if len(places) < len(lay.ranks):
+            for line in wrapped(self.mesh_words(len(places)), room, G["font_size"]):
+                y += G["line_h"]
+                items.append(self.text(0, y - 4, line, muted=True))
         return items, width, y
 
 
@@ -451,7 +517,7 @@ def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Pict
     grid, grid_w, grid_h, side = drawer.placed_grid(room, mesh_w, mesh_h)
     # under the heading: what the cell marks mean (the saved picture has no tooltips), then
     # which dims are split unevenly
-    for words in [drawer.legend(), *lay.uneven_words()]:
+    for words in [drawer.legend(), not_in_grid_words(lay, drawer.seen), *lay.uneven_words()]:
         for line in wrapped(words, room, size) if words else []:
             y += G["line_h"]
             canvas.items.append(drawer.text(PAD, y, line, muted=True))

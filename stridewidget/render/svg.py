@@ -21,6 +21,7 @@ from collections import Counter
 from collections.abc import Mapping
 from typing import Any
 
+from ..limits import MAX_DTENSOR_SVG_BYTES
 from ..style import STYLE
 from .distributed import draw_distributed, single_dtensor
 from .layers import layered
@@ -387,9 +388,15 @@ def render_svg(*tensors: Any, wrap: int | None = None, theme: str = "light", **n
     True
 
     A ``DTensor`` (alone) is drawn as its global grid, each cell naming the rank(s) holding it,
-    its mesh and each rank's local storage (:mod:`.distributed`).
+    its mesh and each rank's local storage (:mod:`.distributed`), its cells keyed with hover
+    titles while that fits :data:`~stridewidget.limits.MAX_DTENSOR_SVG_BYTES`, else the picture
+    alone (its layout in words once, as the saved fallback writes it).
     """
     dtensor = single_dtensor(tensors, named)
     if dtensor is not None:
-        return svg_of_picture(draw_distributed(dtensor[1], dtensor[0], theme))
+        picture = draw_distributed(dtensor[1], dtensor[0], theme)
+        keyed = svg_of_picture(picture)
+        if len(keyed.encode()) <= MAX_DTENSOR_SVG_BYTES:
+            return keyed
+        return svg_of_picture(picture, keys=False)
     return svg_of_scene(scene_of(*tensors, wrap=wrap, **named), theme)

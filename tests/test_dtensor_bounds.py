@@ -15,6 +15,7 @@ import torch
 import torch.distributed as dist
 
 import stridewidget as sw
+from stridewidget.limits import MAX_DTENSOR_SVG_BYTES
 from stridewidget.render.distributed import draw_distributed
 from stridewidget.render.primitives import Group, Text
 
@@ -79,8 +80,16 @@ def test_render_svg_of_a_big_dtensor_fits_the_budget(group, mesh_shape, shape, p
     group(math.prod(mesh_shape))
     d = _all_ranks(mesh_shape, placements, shape)
     svg = sw.render_svg(d)
-    assert len(svg.encode()) <= 64_000
+    assert len(svg.encode()) <= MAX_DTENSOR_SVG_BYTES
     assert 'aria-label="distributed layout of d' in svg or "<title>" in svg
+
+
+def test_render_svg_of_a_small_dtensor_keeps_its_hover_titles(group):
+    group(8)
+    d = _all_ranks((2, 4), [Shard(0), Shard(1)], (4, 6, 5))
+    svg = sw.render_svg(d)
+    # a title on every global cell drawn, each naming a rank (against the picture's own keys)
+    assert svg.count("<title>") > 4 * 6 and " → rank " in svg
 
 
 @pytest.mark.parametrize(

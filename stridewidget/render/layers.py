@@ -16,6 +16,7 @@ arrowhead); the shapes inside one item are taken to overlap each other, so they 
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from typing import Any
 
@@ -61,9 +62,15 @@ def box_of(item: Any) -> Box:
     if kind is Group:
         if not item.children:
             return (0.0, 0.0, 0.0, 0.0)
-        x0, y0, x1, y1 = box_of(item.children[0])
-        for child in item.children[1:]:
-            a0, b0, a1, b1 = box_of(child)
+        x0 = y0 = float("inf")
+        x1 = y1 = float("-inf")
+        for child in item.children:
+            if type(child) is Rect:  # most of a cell's shapes: inline, no call
+                pad = child.stroke_width / 2 + _AA
+                a0, b0 = child.x - pad, child.y - pad
+                a1, b1 = child.x + child.w + pad, child.y + child.h + pad
+            else:
+                a0, b0, a1, b1 = box_of(child)
             x0, y0 = (a0 if a0 < x0 else x0), (b0 if b0 < y0 else y0)
             x1, y1 = (a1 if a1 > x1 else x1), (b1 if b1 > y1 else y1)
         return (x0, y0, x1, y1)
@@ -93,7 +100,8 @@ def layered(items: list, style: Callable[[Any], Hashable]) -> list[list]:
     runs: list[list] = []
     #: per style, the indices of its runs (ascending)
     by_style: dict[Hashable, list[int]] = {}
-    buckets: dict[tuple[int, int], list[tuple[float, float, float, float, int]]] = {}
+    #: per bucket: the highest run of its entries, and the entries
+    buckets: dict[tuple[int, int], list] = {}
     for unit in _units(items, []):
         x0, y0, x1, y1 = box_of(unit)
         keys = [
@@ -103,19 +111,34 @@ def layered(items: list, style: Callable[[Any], Hashable]) -> list[list]:
         ]
         lower = 0
         for key in keys:
-            for a0, b0, a1, b1, top in buckets.get(key, ()):
+            bucket = buckets.get(key)
+            if bucket is None or bucket[0] <= lower:  # nothing in it could raise ``lower``
+                continue
+            for a0, b0, a1, b1, top in bucket[1]:
                 if top > lower and a0 < x1 and x0 < a1 and b0 < y1 and y0 < b1:
                     lower = top
         for shape in unit.children if type(unit) is Group else (unit,):
             kind = style(shape)
-            found = next((r for r in by_style.get(kind, ()) if r >= lower), None)
-            if found is None:
+            mine = by_style.get(kind)
+            at = bisect_left(mine, lower) if mine else 0
+            if mine and at < len(mine):
+                found = mine[at]
+            else:
                 found = len(runs)
                 runs.append([])
-                by_style.setdefault(kind, []).append(found)
+                if mine is None:
+                    by_style[kind] = [found]
+                else:
+                    mine.append(found)
             runs[found].append(shape)
             lower = found  # the next shape of this unit comes after this one
         entry = (x0, y0, x1, y1, lower)
         for key in keys:
-            buckets.setdefault(key, []).append(entry)
+            bucket = buckets.get(key)
+            if bucket is None:
+                buckets[key] = [lower, [entry]]
+            else:
+                bucket[1].append(entry)
+                if lower > bucket[0]:
+                    bucket[0] = lower
     return runs

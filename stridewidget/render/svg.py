@@ -125,15 +125,17 @@ class _Writer:
         kind = type(item)
         if kind is Rect:
             # as painted (a role token and the colour it names are one style)
-            fill, stroke = self.paint(item.fill), self.paint(item.stroke)
+            roles = self.roles
+            fill, stroke = roles.get(item.fill, item.fill), roles.get(item.stroke, item.stroke)
             if fill in self.rare_fills:
                 # a colour of its own (a value on the colour scale): a layer per fill would
                 # break the order into a run per cell
                 return ("f", stroke, item.stroke_width, item.dash)
             return ("r", fill, stroke, item.stroke_width, item.dash)
         if kind is Text:
-            paint = self.paint
-            return ("t", item.size, paint(item.fill), item.anchor, item.bold, paint(item.halo))
+            roles = self.roles
+            fill, halo = roles.get(item.fill, item.fill), roles.get(item.halo, item.halo)
+            return ("t", item.size, fill, item.anchor, item.bold, halo)
         return id(item)  # a path is written whole
 
     def write_layers(self, items: list) -> None:

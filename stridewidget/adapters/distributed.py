@@ -115,7 +115,13 @@ def distributed_layout(d: Any) -> DistributedLayout:
             "which rank this process is cannot be read; d.to_local() is its local tensor"
         )
     placements = tuple(d.placements)
-    shape = tuple(int(n) for n in d.shape)
+    try:
+        shape = tuple(int(n) for n in d.shape)
+    except (AttributeError, TypeError, ValueError):  # a LocalIntNode: one size per rank
+        raise LayoutError(
+            f"sw.inspect: this DTensor's global shape differs between ranks ({tuple(d.shape)}): "
+            "DTensor.from_local(..., shape=, stride=) gives it the one global shape"
+        ) from None
     by_rank = local_tensors_by_rank(local)
     this = _this_rank()
     ranks = []

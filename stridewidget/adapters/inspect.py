@@ -65,6 +65,8 @@ def inspect(x: Any) -> Layout | DistributedLayout:
     if is_dtensor(x):
         return distributed_layout(x)
     if is_tensor(x):
+        if type(x).__name__ == "LocalTensor":  # no plain tensor: the hot path pays one compare
+            _refuse_local_tensor(x, None)
         return _torch_layout(x)
     if is_ndarray(x):
         return _numpy_layout(x)
@@ -84,13 +86,7 @@ def drawable(x: Any, who: str | None = None) -> Layout:
     >>> print(drawable(torch.zeros(2)))
     float32 (2):(1) +0 · storage 2 · contiguous
     """
-    if local_tensors_by_rank(x) is not None:
-        raise LayoutError(
-            (f"{who}: " if who else "stridewidget: ")
-            + "a LocalTensor (LocalTensorMode: every rank's local tensor at once) has no one "
-            "storage to draw: sw.show(d) draws the DTensor with each rank's storage, and "
-            "sw.show(lt._local_tensors[r]) one rank's local tensor"
-        )
+    _refuse_local_tensor(x, who)
     layout = inspect(x)
     if isinstance(layout, DistributedLayout):
         raise LayoutError(
@@ -101,6 +97,17 @@ def drawable(x: Any, who: str | None = None) -> Layout:
             "and sw.show(d.to_local()) draws this rank's local tensor"
         )
     return layout
+
+
+def _refuse_local_tensor(x: Any, who: str | None) -> None:
+    """One line for a ``LocalTensor``: a wrapper of every rank's local tensor, no one storage."""
+    if local_tensors_by_rank(x) is not None:
+        raise LayoutError(
+            (f"{who}: " if who else "stridewidget: ")
+            + "a LocalTensor (LocalTensorMode: every rank's local tensor at once) has no one "
+            "storage: sw.inspect(d) / sw.show(d) read the DTensor with each rank's storage, and "
+            "sw.show(lt._local_tensors[r]) one rank's local tensor"
+        )
 
 
 def layout_and_cells(x: Any) -> tuple[Layout, Any]:

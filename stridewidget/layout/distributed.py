@@ -512,7 +512,9 @@ class DistributedLayout:
                     f"replicates: each of its {_plural(size, 'coordinate')} holds the same elements"
                 )
             lines.append(f"mesh dim {name!r} ({size}): {placement} — {what}")
-        shown = self.ranks[:EXPLAIN_RANKS]
+        shown = list(self.ranks[:EXPLAIN_RANKS])
+        if self.computed_ranks:  # this process's rank(s), read, are said whatever their number
+            shown += [s for s in self.ranks[EXPLAIN_RANKS:] if s.present]
         lines += [s.explain() for s in shown]
         if len(self.ranks) > len(shown):
             lines.append(f"… and {_plural(len(self.ranks) - len(shown), 'more rank')}")

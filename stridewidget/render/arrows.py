@@ -107,7 +107,7 @@ def _arrow_group(arrow: Mapping[str, Any], path: Path) -> Group:
         {"tensor": arrow["tensor"]["id"], "dim": ",".join(map(str, arrow["dims"]))},
         f"{arrow['tensor']['name']}: {arrow['label']} — one step along "
         + ", ".join(f"dim {d}" for d in arrow["dims"])
-        + f" moves {arrow['stride']} storage cells",
+        + f" moves {arrow['stride']} storage cell{'' if arrow['stride'] in (1, -1) else 's'}",
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..layout.distributed import DistributedLayout, RankShard, index_words
+from ..layout.distributed import DistributedLayout, RankShard, rank_runs
 from ..scene.build import build_scene
 from .canvas import Canvas
 from .primitives import PAD, G, Group, wrapped
@@ -193,7 +193,7 @@ def rest_in_words(shards: list[RankShard]) -> list[str]:
             what = f"{_tup(lay.shape)} local tensor{{s}}, strides {_tup(lay.strides)}, {flags}"
         kinds.setdefault(what, []).append(shard.rank)
     return [
-        f"rank{'s' if len(r) > 1 else ''} {index_words(r)}: {what.format(s='s' if len(r) > 1 else '')}"
+        f"rank{'s' if len(r) > 1 else ''} {rank_runs(r)}: {what.format(s='s' if len(r) > 1 else '')}"
         for what, r in kinds.items()
     ]
 

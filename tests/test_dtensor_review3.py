@@ -1,0 +1,103 @@
+"""Issue 39 (review 3, a hostile user's findings): each against torch's own answer.
+
+* ``sw.inspect`` of a LocalTensor raised ``AttributeError`` (uneven shard) or silently gave one
+  rank's layout as if it were a plain tensor (even shard); it is one line, as drawing is.
+* A DTensor made by ``from_local`` without ``shape=`` over uneven locals has a global shape torch
+  gives as a ``LocalIntNode`` (one size per rank): ``AttributeError``, now one line.
+* ``explain()`` of a job's rank 40 (of 64) listed ranks 0–15, all computed, and never rank 40's
+  own real layout.
+* The list of ranks whose storages are not drawn read ``ranks 3, 4, …, 45 (33 indices)`` for a
+  set of six runs.
+* An arrow's title said "moves 1 storage cells".
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+import stridewidget as sw
+
+
+def test_inspect_of_a_local_tensor_is_one_line_even_or_uneven(group):
+    from torch.distributed._local_tensor import LocalTensorMode
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    group(8)
+    with LocalTensorMode(8):
+        mesh = init_device_mesh("cpu", (2, 4))
+        uneven = distribute_tensor(torch.arange(35.0).reshape(7, 5), mesh, [Shard(0), Shard(1)])
+        even = distribute_tensor(torch.arange(64.0).reshape(8, 8), mesh, [Shard(0), Shard(1)])
+    for d in (uneven, even):
+        lt = d.to_local()
+        assert len(lt._local_tensors) == 8  # torch's own: a wrapper of every rank's tensor
+        with pytest.raises(sw.LayoutError) as raised:
+            sw.inspect(lt)
+        assert "\n" not in str(raised.value) and "LocalTensor" in str(raised.value)
+        assert sw.inspect(d).global_shape == tuple(d.shape)  # the DTensor itself reads
+
+
+def test_a_dtensor_whose_global_shape_differs_by_rank_is_one_line(group):
+    from torch.distributed._local_tensor import LocalTensorMode
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
+
+    group(8)
+    with LocalTensorMode(8):
+        mesh = init_device_mesh("cpu", (2, 4))
+        r = distribute_tensor(torch.arange(15.0).reshape(3, 5), mesh, [Replicate(), Shard(1)])
+        dp = DTensor.from_local(r.to_local(), mesh, [Partial("sum"), Shard(1)], run_check=False)
+    with pytest.raises((TypeError, AttributeError, ValueError)):
+        [int(n) for n in dp.shape]  # torch's own shape has no one int per dim
+    for call in (sw.inspect, sw.show, sw.render_svg):
+        with pytest.raises(sw.LayoutError) as raised:
+            call(dp)
+        assert "\n" not in str(raised.value) and "differs between ranks" in str(raised.value)
+
+
+def test_explain_says_the_read_rank_past_the_first_ranks(group):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    group(64, rank=40)
+    d = distribute_tensor(torch.zeros(64, 6).t(), init_device_mesh("cpu", (64,)), [Shard(1)])
+    local = d.to_local()  # torch's own: this rank's local tensor
+    words = sw.inspect(d).explain()
+    line = next(x for x in words.splitlines() if x.startswith("rank 40"))
+    assert f"strides {tuple(local.stride())}" in line and "computed" not in line
+    assert f"({local.shape[0]}, {local.shape[1]}) local tensor" in line
+
+
+def test_ranks_not_drawn_are_named_as_runs(group):
+    from torch.distributed._local_tensor import LocalTensorMode
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    group(64)
+    with LocalTensorMode(64):
+        mesh = init_device_mesh("cpu", (8, 8))
+        d = distribute_tensor(torch.arange(144.0).reshape(12, 12), mesh, [Shard(0), Shard(1)])
+    shapes = {r: tuple(t.shape) for r, t in d.to_local()._local_tensors.items()}
+    svg = sw.render_svg(d)
+    lines = re.findall(r"ranks? ([\d,– …]+)(?: \(\d+ ranks\))?: \((\d+), (\d+)\) local", svg)
+    assert lines  # the picture lists ranks whose storages it does not draw
+    for line in lines:
+        runs, rows, cols = line
+        named = set()
+        for part in runs.split(", "):
+            if part == "…":
+                continue
+            lo, _, hi = part.partition("–")
+            named |= set(range(int(lo), int(hi or lo) + 1))
+        # every rank a run names holds a local tensor of the shape the line says (torch's)
+        assert named and all(shapes[r] == (int(rows), int(cols)) for r in named), line
+    assert "indices" not in " ".join(re.findall(r">([^<]*local tensors[^<]*)<", svg))
+
+
+def test_an_arrow_of_stride_one_moves_one_storage_cell():
+    svg = sw.render_svg(torch.arange(6.0).reshape(2, 3))
+    assert "moves 1 storage cell<" in svg or "moves 1 storage cell" in svg
+    assert "moves 1 storage cells" not in svg and "moves 3 storage cells" in svg

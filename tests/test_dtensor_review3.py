@@ -101,3 +101,34 @@ def test_an_arrow_of_stride_one_moves_one_storage_cell():
     svg = sw.render_svg(torch.arange(6.0).reshape(2, 3))
     assert "moves 1 storage cell<" in svg or "moves 1 storage cell" in svg
     assert "moves 1 storage cells" not in svg and "moves 3 storage cells" in svg
+
+
+@pytest.mark.parametrize("width", [876, 1240])
+def test_a_small_4d_dtensor_draws_a_rank_storage_within_its_budget(group, width):
+    """(4, 8, 12, 10) over a (2, 4) mesh: its global grid took the whole height budget and no
+    rank's storage was drawn; now the grid draws fewer panels and a rank's real storage shows."""
+    from torch.distributed._local_tensor import LocalTensorMode
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    from stridewidget.render.distributed import draw_distributed
+    from stridewidget.render.picture import height_budget
+
+    group(8)
+    with LocalTensorMode(8):
+        mesh = init_device_mesh("cpu", (2, 4))
+        x = distribute_tensor(
+            torch.arange(3840.0).reshape(4, 8, 12, 10), mesh, [Shard(3), Shard(1)]
+        )
+    picture = draw_distributed(x, "x", width=width)
+    strips = [g for g in picture.items if getattr(g, "cls", "") == "sws-rank-strip"]
+    assert strips, "no rank's storage drawn"
+    locals_ = x.to_local()._local_tensors
+    for strip in strips:  # the strip's heading names its rank's real local layout (torch's)
+        rank = strip.data["rank"]
+        local = locals_[rank]
+        assert f"a {tuple(local.shape)} local tensor, strides {tuple(local.stride())}" in (
+            strip.title
+        )
+    budget = height_budget({"tensors": [{"layout": {"shape": [4, 8, 12, 10]}}]})
+    assert picture.height <= budget

@@ -195,8 +195,11 @@ class _Drawer:
         name: str,
         strips: frozenset = frozenset(),
         unseen: Mapping[int, str] | None = None,
+        max_slices: int = MAX_SLICES,
     ) -> None:
         self.canvas, self.lay, self.name = canvas, lay, name
+        #: the global grid's panels at most (fewer: a picture over its height budget)
+        self.max_slices = max_slices
         #: the ranks drawn as mesh boxes and as storage strips: what a cell's hover links to
         self.boxes = frozenset(s.rank for s in lay.ranks[:MAX_MESH_BOXES])
         #: the (column, row) box positions of the mesh's "…" (:meth:`mesh_places`)
@@ -323,7 +326,9 @@ class _Drawer:
         """The global grid's slices at (0, 0), laid out in rows of panels within ``room`` px."""
         lay = self.lay
         glob = Layout(shape=lay.global_shape, strides=contiguous_strides(lay.global_shape))
-        window = logical_window(glob, EDGE_ITEMS, THRESHOLD, MAX_DIM_ITEMS, MAX_SLICES, self.name)
+        window = logical_window(
+            glob, EDGE_ITEMS, THRESHOLD, MAX_DIM_ITEMS, self.max_slices, self.name
+        )
         window = spread(window, lay)  # every rank's block along the rows and columns shows
         replicas: dict[tuple, tuple[int, ...]] = {}
         for shard in lay.ranks:
@@ -491,22 +496,30 @@ def draw_distributed(
     shapes = [lay.global_shape, *(lay.rank(r).shape for r in chosen)]
     budget = height_budget({"tensors": [{"layout": {"shape": list(n)}} for n in shapes]})
     cut: tuple[int, ...] = ()
-    while True:  # fewer strips (the last chosen left out first) till the picture fits its budget
-        drawing = (lay, tensors, name, theme, width, roles, wrap)
-        picture = _draw(drawing, chosen, cut)
+    drawing = (lay, tensors, name, theme, width, roles, wrap)
+    # over the budget: fewer strips down to one, then fewer panels of the global grid (a rank's
+    # real storage is the point of the picture), then no strip
+    panels = [MAX_SLICES, *(n for n in (4, 2) if n < MAX_SLICES)]
+    while True:
+        picture = _draw(drawing, chosen, cut, panels[0])
         if picture.height <= budget or not chosen:
             return picture
+        if len(chosen) == 1 and len(panels) > 1:
+            panels = panels[1:]
+            continue
         chosen, cut = chosen[:-1], (*cut, chosen[-1])
 
 
-def _draw(drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...]) -> Picture:
+def _draw(
+    drawing: tuple, chosen: tuple[int, ...], cut: tuple[int, ...], panels: int = MAX_SLICES
+) -> Picture:
     """The picture with the storages of ranks ``chosen`` drawn as strips (``cut``: ranks left out
-    for the height budget)."""
+    for the height budget), the global grid in at most ``panels`` panels."""
     lay, tensors, name, theme, width, roles, wrap = drawing
     canvas = Canvas({"storages": [], "tensors": []}, theme, max_width=width, roles=roles)
     drawn = [lay.rank(r) for r in sorted(chosen)]
     unseen = Unseen(lay, chosen, frozenset(tensors), cut)
-    drawer = _Drawer(canvas, lay, name, frozenset(chosen), unseen)
+    drawer = _Drawer(canvas, lay, name, frozenset(chosen), unseen, panels)
     head = f"{name}: {str(lay).split(' · ')[0]}"
     room, size = canvas.max_width - 2 * PAD, G["font_size"]
     y = 4.0 + G["font_size_title"] - G["line_h"]

@@ -108,3 +108,32 @@ def test_a_second_audit_counts_the_copy_out_as_an_in_place_write_as_the_readme_s
     assert "fsdp.split_with_sizes_copy" in {c.call for c in first.copies}
     assert "fsdp.split_with_sizes_copy" not in {c.call for c in second.copies}
     assert "in-place writes" in str(second) and "fsdp.split_with_sizes_copy" in str(second)
+
+
+def test_audit_of_a_root_only_fsdp2_model_counts_its_reduce_scatter_copy_in(group):
+    """``fully_shard`` on the root only (review 3): its reduce-scatter runs inside the audit's
+    backward (the README said it never does), and its copy-in was placed at the line
+    ``fsdp.chunk_cat`` (an op name).  Oracle for the bytes: FSDP2 pads each gradient's dim 0 to
+    a multiple of the world size (``torch.chunk``'s even split), then concatenates them."""
+    import math
+
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    world = 8
+    group(world)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(5, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    fully_shard(model, mesh=init_device_mesh("cpu", (world,)))
+    shards = {name: p.to_local().clone() for name, p in model.named_parameters()}
+    report = sw.audit(model, torch.randn(4, 5))
+    cat = [c for c in report.copies if c.call == "fsdp.chunk_cat"]
+    assert [c.phase for c in cat] == ["backward"]
+    padded = sum(
+        math.ceil(p.shape[0] / world) * world * math.prod(p.shape[1:]) * p.element_size()
+        for p in model.parameters()
+    )
+    assert cat[0].bytes == padded
+    assert cat[0].where != "fsdp.chunk_cat" and "backward hook" in cat[0].where
+    for name, p in model.named_parameters():  # left as found
+        assert torch.equal(p.to_local(), shards[name]) and p.grad is None

@@ -425,8 +425,12 @@ def _backward_copies(
         else:
             variable = getattr(node, "variable", None)  # AccumulateGrad: a parameter's gradient
             module = names.get(variable, ".").rpartition(".")[0] if variable is not None else ""
-            where = type(node).__name__ if node is not None else event.call
-            call, detail = where, ""
+            if node is not None:
+                where = call = type(node).__name__
+            else:  # no autograd node: a backward hook's own op (FSDP2's reduce-scatter copy-in)
+                hook = "a backward hook (no autograd node)"
+                where, call = (event.location if event.filename else hook), event.call
+            detail = ""
         recomputed = backward_recorder.recomputed.get(event.index)
         if recomputed is not None:  # a forward line re-run by activation checkpointing
             user = (recomputed.filename, recomputed.line)

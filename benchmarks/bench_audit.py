@@ -29,10 +29,14 @@ hook on every submodule, as the audit once did, against each ``forward`` wrapped
 rounds: ``bare modes`` (a pass-through function mode and dispatch mode, as the audit stacks them:
 the cost of Python interception itself), ``tracker`` (``sw.track_copies``, every layout read,
 recording the step as the audit runs it: backward op by op), ``no profiler`` (the whole audit with its profiler session
-replaced by nothing: what the hidden-copy search costs is the difference to ``audited``).  Under
+replaced by nothing: what the hidden-copy search costs is the difference to ``audited``),
+``idle session`` (the audit's profiler session on for the whole step, no op marked, so nothing
+collected: its start and stop, and the allocations it records whatever is collected).  Under
 each model it prints what each layer adds: interception, tracker, audit (module tracking, autograd
 nodes, source lines, the report; net of what the audit does not read: it decides no aliasing for
-an event that moved no data and wrote nothing, so this layer can come out negative), profiler.
+an event that moved no data and wrote nothing, so this layer can come out negative), profiler
+session, collection (marking each op that can hide a copy, keeping its event and its inputs'
+layouts for the report, the profiler's events while it runs, reading them back).
 
 ``--state`` times what keeping the model's state costs alone (``state_kept``: the parameters,
 buffers and inputs saved before the step, compared bit for bit and given back after it, around a
@@ -205,11 +209,27 @@ def _audit_without_profiler(model: torch.nn.Module, inputs: tuple) -> None:
         sw.audit(model, *inputs)
 
 
+_PROFILED = _profiler.profiled
+
+
+@contextlib.contextmanager
+def _idle_profiler(devices: set, marked):
+    """The audit's own session, on for the whole step, with no op marked: collection stays off."""
+    with _PROFILED(devices, marked) as session:
+        marked.searching = False
+        yield session
+
+
+def _audit_profiler_idle(model: torch.nn.Module, inputs: tuple) -> None:
+    with mock.patch.object(_profiler, "profiled", _idle_profiler):
+        sw.audit(model, *inputs)
+
+
 def _breakdown(models: dict, rounds: int) -> None:
-    layers = ("bare modes", "tracker", "no profiler", "audited")
+    layers = ("bare modes", "tracker", "no profiler", "idle session", "audited")
     # what each layer adds to the one before it
     added = {"bare modes": "interception", "tracker": "tracker", "no profiler": "audit"}
-    added["audited"] = "profiler"
+    added |= {"idle session": "profiler session", "audited": "collection"}
     print(f"{'model':68} {'plain':>8} " + " ".join(f"{name:>12}" for name in layers))
     for label, (model, inputs) in models.items():
         variants = {
@@ -217,6 +237,7 @@ def _breakdown(models: dict, rounds: int) -> None:
             "bare modes": lambda m=model, x=inputs: _bare_modes_step(m, x),
             "tracker": lambda m=model, x=inputs: _tracker_step(m, x),
             "no profiler": lambda m=model, x=inputs: _audit_without_profiler(m, x),
+            "idle session": lambda m=model, x=inputs: _audit_profiler_idle(m, x),
             "audited": lambda m=model, x=inputs: sw.audit(m, *x),
         }
         medians = _medians(variants, rounds)

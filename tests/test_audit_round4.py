@@ -291,3 +291,22 @@ def test_copy_slices_second_write_is_counted_in_the_note():
     assert written > 0 and copied + written == _copy_slices_bytes(model, x)
     assert "not counted as copies: 1 in-place write" in report.summary()
     assert "by CopySlices in backward" in report.note
+
+
+def test_recompute_search_stops_at_the_frame_that_runs_backward():
+    """The search for an activation-checkpoint recompute walks up to the frame running backward
+    (``outermost``: the audit's ``gradients``) and no further: a checkpoint frame above it is
+    not the recompute of this backward; below it, it is found as before."""
+    from stridewidget.copies.audit import origins
+
+    fake_checkpoint: dict = {}
+    exec(
+        compile("def run(f):\n    return f()\n", origins._CHECKPOINT_FILE, "exec"), fake_checkpoint
+    )
+
+    def backward_frame():
+        return origins.recompute_line(backward_frame.__code__)
+
+    assert fake_checkpoint["run"](backward_frame) is None  # above the backward frame: not walked
+    found = fake_checkpoint["run"](lambda: origins.recompute_line(backward_frame.__code__))
+    assert found is not None and found.filename == __file__

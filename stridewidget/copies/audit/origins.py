@@ -224,15 +224,25 @@ class Recomputed(NamedTuple):
     module: torch.nn.Module | None = None
 
 
-def recompute_line() -> Recomputed | None:
+def recompute_line(outermost: Any = None) -> Recomputed | None:
     """During backward: when ``torch.utils.checkpoint`` is re-running a forward, what it re-runs
     (:class:`Recomputed`), else ``None``.  Backward has no Python frames of its own, so the stack
-    is short."""
+    is short up to the frame that started it: a recompute runs inside that frame's backward call,
+    so the walk stops at a frame of the code ``outermost`` (the audit's
+    :func:`~.step.gradients`), and the caller's stack above it (pytest's, a notebook's: tens of
+    frames) is not walked for each backward op.
+
+    >>> recompute_line() is None
+    True
+    """
     frame = sys._getframe(1)
     frames = []
     while frame is not None:
-        if frame.f_code.co_filename == _CHECKPOINT_FILE:
+        code = frame.f_code
+        if code.co_filename == _CHECKPOINT_FILE:
             return _recomputed(frames)
+        if code is outermost:
+            return None
         frames.append(frame)
         frame = frame.f_back
     return None

@@ -145,6 +145,8 @@ class BackwardRecorder(AuditRecorder):
         self.nodes: list[Any] = []
         # event index -> the user's line re-run, for events of an activation-checkpoint recompute
         self.recomputed: dict[int, tuple[str, int]] = {}
+        # the code of the frame that runs backward, where the search for a recompute stops
+        self.outermost: Any = None
 
     def record_unread(
         self, call: str, pending: Pending, arguments: Any, filename: str, line: int
@@ -162,7 +164,7 @@ class BackwardRecorder(AuditRecorder):
 
     def note_node(self) -> None:
         self.nodes.append(current_autograd_node())
-        line = recompute_line()
+        line = recompute_line(self.outermost)
         if line is not None:
             self.recomputed[len(self.log.events)] = line
 

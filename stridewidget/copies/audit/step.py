@@ -285,6 +285,7 @@ def _backward(
         raise RuntimeError(REENTRANT_CHECKPOINT) from None
     origins.resolve(roots)
     backward_recorder = BackwardRecorder(CopyLog(), forward_recorder.blank)
+    backward_recorder.outermost = gradients.__code__  # a recompute runs inside it
     # No user-level calls in backward: the tracker's own call mode.  Dense ones as the
     # output gradient: the gradient of sum(), without the stride-0 expand that sum()'s
     # backward would feed the model (an artefact of the loss, not of the model).

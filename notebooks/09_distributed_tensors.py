@@ -114,8 +114,9 @@ assert torch.equal(locals_of(p_full)[0], torch.full((2, 3), 2.0))  # the sum ove
 # ## 4. An uneven shard
 #
 # 7 rows over 2 `dp` coordinates and 5 columns over 4 `tp` coordinates do not divide: torch splits
-# like `torch.chunk` (chunks of `ceil(n / k)`, the last ones shorter — here a rank gets no column
-# at all). stridewidget says which ranks hold fewer.
+# like `torch.chunk` (chunks of `ceil(n / k)`, the last ones shorter — here the last `tp`
+# coordinate gets no column at all, so two ranks hold nothing). stridewidget says which ranks hold
+# fewer.
 
 # %%
 uneven_source = torch.arange(35.0).reshape(7, 5)
@@ -126,6 +127,8 @@ print("\n".join(un.uneven_words()))
 for shard in un.ranks:
     assert shard.shape == tuple(locals_of(u)[shard.rank].shape)
 print({s.rank: s.shape for s in un.ranks})
+empty = [r for r, t in locals_of(u).items() if t.numel() == 0]  # torch's own empty locals
+assert len(empty) == 2 and all(un.rank(r).shape[1] == 0 for r in empty)
 
 # %% [markdown]
 # ## 5. A 3-D tensor

@@ -132,3 +132,21 @@ def test_a_small_4d_dtensor_draws_a_rank_storage_within_its_budget(group, width)
         )
     budget = height_budget({"tensors": [{"layout": {"shape": [4, 8, 12, 10]}}]})
     assert picture.height <= budget
+
+
+def test_a_partial_cell_names_its_reduction(group):
+    """Every Partial cell was marked Σ, a sum sign on a max; torch's full_tensor() is the max."""
+    from torch.distributed._local_tensor import LocalTensorMode, rank_map
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Partial
+
+    group(4)
+    with LocalTensorMode(4):
+        mesh = init_device_mesh("cpu", (4,))
+        q = DTensor.from_local(rank_map(lambda r: torch.ones(2, 3) * r), mesh, [Partial("max")])
+        s = DTensor.from_local(rank_map(lambda r: torch.ones(2, 3) * r), mesh, [Partial()])
+        assert torch.equal(q.full_tensor()._local_tensors[0], torch.full((2, 3), 3.0))
+    words_max = re.findall(r">([^<]+)<", sw.render_svg(q))
+    words_sum = re.findall(r">([^<]+)<", sw.render_svg(s))
+    assert "Σ" not in "".join(words_max) and any(w.endswith("·max") for w in words_max)
+    assert any(w.endswith("Σ") for w in words_sum)

@@ -157,13 +157,24 @@ def cell_title(
     return text
 
 
-def _mark(holders: tuple[int, ...], partial: bool) -> str:
+def _mark(holders: tuple[int, ...], partial: str) -> str:
+    """A grid cell's mark: its holders (``r0,4``; ``r0+3``: rank 0 and 3 more), then ``partial``
+    (``Σ`` for summands, ``·max`` ... for another reduction; ``""``: whole values)."""
     text = (
         "r" + ",".join(map(str, holders))
         if len(holders) <= 2
         else f"r{holders[0]}+{len(holders) - 1}"
     )
-    return text + ("Σ" if partial else "")
+    return text + partial
+
+
+def _partial_mark(lay: DistributedLayout) -> str:
+    """What a partial cell's mark ends with: ``Σ`` when every Partial sums, else the reductions
+    (``·max``, ``·avg``): a sum sign on a max would be misread."""
+    ops = sorted({str(p.reduce_op) for p in lay.placements if p.kind == "partial"})
+    if not ops:
+        return ""
+    return "Σ" if ops == ["sum"] else "·" + "/".join(ops)
 
 
 def _cells(window: Mapping[str, Any], slice_: Mapping[str, Any]) -> list[list[tuple | None]]:
@@ -211,6 +222,8 @@ class _Drawer:
         self.held: dict[tuple[int, int], list[tuple]] = {}
         self.colour = _groups(lay)
         self.partial = any(p.kind == "partial" for p in lay.placements)
+        #: what a partial cell's mark ends with (``Σ``, ``·max``; ``""``: none)
+        self.partial_mark = _partial_mark(lay)
         #: the Partial placements a rank's storage holds summands under (``""``: none)
         self.summand = ", ".join(str(p) for p in lay.placements if p.kind == "partial")
         #: the holders of the first cell drawn with each kind of mark (0 to 3+ holders)
@@ -225,14 +238,16 @@ class _Drawer:
             words.append(f"r{m[1][0]}: held by rank {m[1][0]}")
         if 2 in m:
             how = "held by" if self.partial else "replicated on"
-            words.append(f"{_mark(m[2], False)}: {how} ranks {m[2][0]} and {m[2][1]}")
+            words.append(f"{_mark(m[2], '')}: {how} ranks {m[2][0]} and {m[2][1]}")
         if 3 in m:
             more = counted(len(m[3]) - 1, "more rank")
-            words.append(f"{_mark(m[3], False)}: rank {m[3][0]} and {more}")
+            words.append(f"{_mark(m[3], '')}: rank {m[3][0]} and {more}")
         if self.partial and m:
             ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
             kept = "a partial summand" if ops == ["sum"] else "a partial value"
-            words.append(f"Σ: each holds {kept} (the value is their {', '.join(ops)})")
+            words.append(
+                f"{self.partial_mark}: each holds {kept} (the value is their {', '.join(ops)})"
+            )
         if m and max(self.colour.values(), default=0) >= 7:  # more groups than colours
             words.append("bar: colour × notches, one per set of ranks holding the same elements")
         return " · ".join(words)
@@ -303,7 +318,7 @@ class _Drawer:
                 else [Rect(x + 1, y + 1, w - 2, 5, c["untouched_bg"])]
             ),
             self.canvas.text(
-                x + w / 2, y + h / 2 + 6, _mark(holders, self.partial), anchor="middle"
+                x + w / 2, y + h / 2 + 6, _mark(holders, self.partial_mark), anchor="middle"
             ),
         ]
         # the hover keys (js/paint/link.js): this element, linked to its holders' mesh boxes and
@@ -333,7 +348,9 @@ class _Drawer:
         replicas: dict[tuple, tuple[int, ...]] = {}
         for shard in lay.ranks:
             replicas[shard.indices] = (*replicas.get(shard.indices, ()), shard.rank)
-        longest = max(text_width(_mark(r, self.partial), G["font_size"]) for r in replicas.values())
+        longest = max(
+            text_width(_mark(r, self.partial_mark), G["font_size"]) for r in replicas.values()
+        )
         cell_w = max(G["logical_w"] - 10, longest + 10)
         items: list = []
         x = y = row_h = width = 0.0

@@ -39,6 +39,10 @@ def layout_summary(layout: Mapping[str, Any]) -> str:
         flags.append("overlapping")
     if not flags:
         flags.append("strided")
+    if layout.get("in_bounds") is False:  # reads past its storage: said where it is seen
+        span = layout.get("span")
+        past = f": reads up to storage[{span[1]}] of {layout['storage_size']} cells" if span else ""
+        flags.append(f"OUT OF BOUNDS{past}")
     return " · ".join(
         [
             f"shape {tuple(layout['shape'])}",

@@ -27,6 +27,7 @@ from ..scene.validate import validate_scene
 from .canvas import Canvas
 from .card import draw_card
 from .digits import most_digits
+from .elide import elided_scene
 from .primitives import MAX_WIDTH, PAD, G, Picture, text_width, translated, wrapped
 from .strip import draw_strip
 
@@ -141,6 +142,8 @@ def draw(
     steps: list[dict[str, Any]] = [{"at_most": 1}] if digits else []
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
+    if _has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
+        steps.append({"edge": _EDGE})
     steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
     steps.append({"inline_gaps": True})  # last: a strip's markers beside its cells
 
@@ -184,6 +187,22 @@ def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
     return any(
         sum(s["kind"] == "slice" for s in t["logical"]["slices"]) > most
         for t in scene.get("tensors", [])
+    )
+
+
+#: Rows and columns a grid keeps at each end when its picture is over its height budget (as
+#: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
+_EDGE = 3
+
+
+def _has_long_grid(scene: Mapping[str, Any], most: int) -> bool:
+    """Does a slice of ``scene`` draw more than ``most`` rows or columns?"""
+    return any(
+        len(s[key] or ()) > most
+        for t in scene.get("tensors", [])
+        for s in t["logical"]["slices"]
+        if s["kind"] == "slice"
+        for key in ("rows", "cols")
     )
 
 
@@ -242,12 +261,16 @@ def _laid_out(
     panels: int | None = None,
     card: float | None = None,
     inline_gaps: bool = False,
+    edge: int | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
     the rest listed in words; with ``panels``, a card draws at most that many panels; with
     ``card``, a card's words and panels wrap at that many px (two cards side by side); with
-    ``inline_gaps``, a strip's gap markers sit beside its cells."""
+    ``inline_gaps``, a strip's gap markers sit beside its cells; with ``edge``, each grid keeps
+    that many rows and columns at each end (:func:`.elide.elided_scene`)."""
+    if edge is not None:
+        scene = elided_scene(scene, edge)
     canvas = Canvas(
         scene,
         theme,

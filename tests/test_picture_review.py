@@ -86,3 +86,25 @@ def test_two_small_2d_tensors_fit_the_2d_budget_with_true_cells(name, width):
         index = tuple(int(v) for v in g.data["index"].split(","))
         offset = t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))
         assert g.data["addr"] == offset, (g.data, offset)
+
+
+@pytest.mark.parametrize(
+    "shape, count", [((10, 10), 3), ((16, 16), 2), ((16, 16), 3), ((6, 7, 8), 2), ((6, 7, 8), 3)]
+)
+def test_a_colour_grid_says_when_it_also_writes_values(shape, count):
+    """A grid drawn as colour printed a value whose text fits its cell on the plain fill, and
+    the key said only "colour = value": a white cell read as a mask.  The key now says so when
+    (and only when) a drawn cell of a coloured grid writes its value."""
+    from stridewidget.notebook.picture import laid_out
+    from stridewidget.render.primitives import Text
+    from stridewidget.scene.build import build_scene
+
+    torch.manual_seed(1)
+    picture = laid_out(build_scene({f"t{k}": torch.randn(*shape) for k in range(count)}), 900, None)
+    texts = [i.text for i in picture.items if isinstance(i, Text)]
+    texts += [c.text for g in _groups(picture.items) for c in g.children if isinstance(c, Text)]
+    assert any(t.startswith("colour = ") for t in texts)  # these cases draw a grid as colour
+    cells = [g for g in _groups(picture.items) if g.cls == "sws-lcell"]
+    written = [g for g in cells if any(isinstance(c, Text) and c.role == "v" for c in g.children)]
+    said = any("is written instead" in t for t in texts)
+    assert said == bool(written), (len(written), said)

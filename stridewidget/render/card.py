@@ -12,7 +12,7 @@ from typing import Any
 
 from .canvas import Canvas
 from .facts import NOTATION, layout_summary
-from .grid import any_coloured, draw_slice, logical_cell_width
+from .grid import any_coloured, any_printed, draw_slice, logical_cell_width
 from .labels import colour_of, gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
 
@@ -51,6 +51,11 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
         and any_coloured(canvas, tensor, slices, cell_w)
     ):
         y = _colour_key(canvas, tensor, storage, y)
+        if any_printed(canvas, tensor, slices, cell_w):  # two encodings in one grid: said
+            words = "a value short enough for its cell is written instead, on the cell's own fill"
+            for line in wrapped(words, _room(canvas), G["font_size"]):
+                y += G["line_h"]
+                canvas.items.append(canvas.text(PAD, y, line, muted=True))
     y += 6 if ndim >= 3 else 2
     bottom = _slices(canvas, tensor, y, cell_w, show_values)
     return _finish_card(canvas, saved, saved_width, bottom)

@@ -71,7 +71,11 @@ from typing import Any
 
 import torch
 
-from ..._compat import disable_torch_function, post_accumulate_grad_hooked
+from ..._compat import (
+    disable_torch_function,
+    fsdp_parameter_pairs,
+    post_accumulate_grad_hooked,
+)
 from ..format import short_call
 from ..log import CopyEvent, CopyLog
 from ..ops import COPY_OPS
@@ -125,16 +129,28 @@ def run_step(
     if not backward:
         return output, ()
     roots = differentiable(output, loss_fn)
-    return output, gradients(roots, grad_targets(model, (inputs, kwargs)))
+    targets = grad_targets(model, (inputs, kwargs))
+    return output, gradients(roots, targets, fsdp_parameter_pairs(model))
 
 
-def gradients(roots: list[torch.Tensor], params: list[torch.Tensor]) -> tuple[Any, ...]:
+def gradients(
+    roots: list[torch.Tensor],
+    params: list[torch.Tensor],
+    stand_ins: Iterable[tuple[torch.Tensor, torch.Tensor]] = (),
+) -> tuple[Any, ...]:
     """The gradients of ``params`` as a training step's ``loss.backward()`` leaves them in a
     ``.grad`` that was ``None`` (``zero_grad()``'s default): through each parameter's
     ``AccumulateGrad``, which copies a gradient that does not have its parameter's layout (a
     transposed weight, a channels_last one).  Each ``.grad`` is put back as it was found.  A
     parameter with a post-accumulate-grad hook (an optimizer stepping in backward) gets no
     accumulation, so that the hook does not run: ``torch.autograd.grad`` instead.
+    ``stand_ins`` holds ``(parameter, leaf)`` for a parameter the graph does not hold, whose
+    gradient autograd accumulates into another leaf: FSDP2's sharded parameter, which a module
+    holds between its forward and backward, and the unsharded one forward computed with
+    (:func:`~stridewidget._compat.fsdp_parameter_pairs`).  Backward runs to that leaf, as
+    ``loss.backward()`` does (asked for the sharded one, autograd finds no path to it and runs
+    no node: only the hooks on the output, FSDP2's first re-gather), FSDP2's hooks write the
+    sharded ``.grad``, and both are put back.
 
     >>> import torch
     >>> w = torch.nn.Parameter(torch.randn(3, 2).t())   # a transposed parameter
@@ -143,17 +159,20 @@ def gradients(roots: list[torch.Tensor], params: list[torch.Tensor]) -> tuple[An
     (True, True)
     """
     seeds = [torch.ones_like(r) for r in roots]
-    if any(post_accumulate_grad_hooked(p) for p in params):
-        return torch.autograd.grad(roots, params, seeds, allow_unused=True)
-    found = [p.grad for p in params]
+    leaf_of = {id(p): leaf for p, leaf in stand_ins}
+    inputs = [leaf_of.get(id(p), p) for p in params] if leaf_of else params
+    if any(post_accumulate_grad_hooked(p) for p in inputs):
+        return torch.autograd.grad(roots, inputs, seeds, allow_unused=True)
+    held = list({id(t): t for t in (*params, *inputs)}.values()) if leaf_of else params
+    found = [t.grad for t in held]
     try:
-        for p in params:
-            p.grad = None
-        torch.autograd.backward(roots, seeds, inputs=params)
+        for t in held:
+            t.grad = None
+        torch.autograd.backward(roots, seeds, inputs=inputs)
         return tuple(p.grad for p in params)
     finally:
-        for p, grad in zip(params, found):
-            p.grad = grad
+        for t, grad in zip(held, found):
+            t.grad = grad
 
 
 def _cyclic_gc_paused(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -202,8 +221,9 @@ def audited_step(
                 model, backward, (inputs, kwargs)
             )  # before the roots: a frozen model has none
             targets = grad_targets(model, (inputs, kwargs))
+            stand_ins = fsdp_parameter_pairs(model)  # made by forward's all-gathers
             backward_recorder = _backward(
-                targets, output, loss_fn, forward_recorder, origins, marked
+                targets, output, loss_fn, forward_recorder, origins, marked, stand_ins
             )
     hidden = profile.hidden_copies(marked)
     if writes is not None:
@@ -267,10 +287,11 @@ def _backward(
     forward_recorder: AuditRecorder,
     origins: NodeOrigins,
     marked: Marked,
+    stand_ins: Iterable[tuple[torch.Tensor, torch.Tensor]] = (),
 ) -> BackwardRecorder:
     """The gradients of ``params`` (the trainable parameters, else the inputs that require grad:
     :func:`~.guard.grad_targets`), each backward op tracked alone; the recorder holding the
-    backward log and each event's autograd node."""
+    backward log and each event's autograd node.  ``stand_ins``: as in :func:`gradients`."""
     try:
         roots = differentiable(output, loss_fn)
     except TypeError:
@@ -296,7 +317,7 @@ def _backward(
         disable_torch_function(),
     ):
         try:
-            grads = gradients(roots, params)
+            grads = gradients(roots, params, stand_ins)
         except Exception as error:
             if str(error).startswith("sw.audit"):  # the audit's own words
                 raise

@@ -177,5 +177,9 @@ def test_the_audits_fsdp2_backward_holds_what_the_tracker_sees_around_loss_backw
     assert sizes("fsdp.split_with_sizes_copy") == whole[::-1]
     assert sizes("fsdp.chunk_cat") == whole[::-1]
     assert sum(c.bytes for c in rows) == backward.bytes_copied
+    # each at the layer whose parameters it moves, also layer 0's copy-in, which FSDP2 prefetches
+    # while layer 2's backward runs (it was put at layer 2)
+    copy_in = {c.module: c.bytes for c in rows if c.ops == ("fsdp.all_gather_copy_in",)}
     copy_out = {c.module: c.bytes for c in rows if c.ops == ("fsdp.split_with_sizes_copy",)}
-    assert copy_out == {"2": whole[1], "0": whole[0]}  # at the layer whose backward needs them
+    assert copy_in == {"2": local[1], "0": local[0]}
+    assert copy_out == {"2": whole[1], "0": whole[0]}

@@ -75,6 +75,7 @@ from ..._compat import (
     disable_torch_function,
     fsdp_parameter_pairs,
     post_accumulate_grad_hooked,
+    storage_identity,
 )
 from ..format import short_call
 from ..log import CopyEvent, CopyLog
@@ -383,6 +384,35 @@ def _in_graph(roots: list[torch.Tensor], name: str) -> bool:
     return False
 
 
+def _fsdp_owners(model: torch.nn.Module) -> dict[int, str]:
+    """FSDP2's storages -> the module whose parameter they hold: each shard (which
+    ``fsdp.all_gather_copy_in`` reads) and each unsharded parameter (which
+    ``fsdp.split_with_sizes_copy`` writes).  A copy-in FSDP2 prefetches runs in the backward of
+    the layer after; it is put at the module whose data it moves.  Both live through the step,
+    so no other storage the step made can have had one's identity."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    owners: dict[int, str] = {}
+    for sharded, unsharded in fsdp_parameter_pairs(model):
+        name = names.get(id(sharded), names.get(id(unsharded)))
+        if name is None:
+            continue
+        local = sharded.to_local() if hasattr(sharded, "to_local") else sharded
+        for tensor in (local, unsharded):
+            identity = storage_identity(tensor)
+            if identity is not None:
+                owners[identity] = name.rpartition(".")[0]
+    return owners
+
+
+def _owner(event: CopyEvent, owners: dict[int, str]) -> str | None:
+    """The module whose FSDP2 storages ``event``'s inputs hold (:func:`_fsdp_owners`)."""
+    for snapshot in event._inputs:
+        for extent in snapshot.extents:
+            if extent.cdata in owners:
+                return owners[extent.cdata]
+    return None
+
+
 def _forward_copies(
     recorder: AuditRecorder,
     forward_modules: list[Any],
@@ -414,9 +444,11 @@ def _backward_copies(
     hidden: dict[int, list[tuple[str, str, int]]],
 ) -> list[AuditCopy]:
     """The backward events that copied or hid copies, each at the forward call whose gradient
-    made it (else its autograd node), or at the line an activation checkpoint re-ran."""
+    made it (else its autograd node), or at the line an activation checkpoint re-ran; FSDP2's
+    copy-in and copy-out in the module whose parameters they move."""
     names = {p: name for name, p in model.named_parameters()}
     modules = {m: name for name, m in model.named_modules()}
+    owners = _fsdp_owners(model)
     shared_sparse = getattr(backward_recorder, "shared_sparse", set())
     # the forward event first made at each source line: a recomputed line's module
     forward_at_line: dict[tuple[str, int] | None, int] = {}
@@ -465,6 +497,8 @@ def _backward_copies(
             elif user in forward_at_line:
                 module = forward_modules[forward_at_line[user]]
             detail = line_text(*recomputed.library) if recomputed.library else ""
+        if owners and event.call.startswith("fsdp."):  # FSDP2's copy-in and copy-out
+            module = _owner(event, owners) or module
         in_place = event.wrote_input and event.index not in backward_recorder.into_blank
         scalar = event.index in backward_recorder.wrapped_scalars
         found = _copies_of("backward", module, where, event, inside, call, in_place, scalar)

@@ -86,9 +86,9 @@ def test_audit_of_an_fsdp2_model_runs_and_leaves_the_shards_as_found(group):
     report = sw.audit(model, torch.randn(2, 8))
     calls = {c.call for c in report.copies}
     assert {"fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy"} <= calls
-    # the README's stated limit: the audit writes no .grad, so this model's reduce-scatter
-    # copy-in (run on the unsharded parameters' .grad) is not in it
-    assert "fsdp.chunk_cat" not in calls
+    # backward runs to the unsharded parameters, as loss.backward() does: FSDP2's reduce-scatter
+    # copy-in (run on their .grad) is in it, once a layer
+    assert [c.phase for c in report.copies if c.ops == ("fsdp.chunk_cat",)] == ["backward"] * 2
     # the line is FSDP2's own (the code that made the call), never torch's dispatch plumbing
     forward = [c.where for c in report.copies if c.phase == "forward"]
     assert forward and all(w.startswith("torch/distributed/fsdp/") for w in forward), forward
@@ -108,6 +108,13 @@ def test_a_second_audit_counts_the_copy_out_as_an_in_place_write_as_the_readme_s
     assert "fsdp.split_with_sizes_copy" in {c.call for c in first.copies}
     assert "fsdp.split_with_sizes_copy" not in {c.call for c in second.copies}
     assert "in-place writes" in str(second) and "fsdp.split_with_sizes_copy" in str(second)
+    # forward's two and backward's two: the whole parameters, twice
+    whole = sum(_nbytes(p) for p in model.parameters())
+    writes = [(phase, size) for phase, _, size in second.in_place_writes]
+    assert sorted(phase for phase, _ in writes) == ["backward"] * 2 + ["forward"] * 2
+    assert sum(size for _, size in writes) == 2 * whole
+    copy_outs = [c.bytes for c in first.copies if c.ops == ("fsdp.split_with_sizes_copy",)]
+    assert sum(copy_outs) == 2 * whole  # the first audit's: rows
 
 
 def test_audit_of_a_root_only_fsdp2_model_counts_its_reduce_scatter_copy_in(group):
@@ -139,19 +146,40 @@ def test_audit_of_a_root_only_fsdp2_model_counts_its_reduce_scatter_copy_in(grou
         assert torch.equal(p.to_local(), shards[name]) and p.grad is None
 
 
-def test_the_readme_states_the_audits_fsdp2_backward_miss_as_measured(group):
-    """The README's "known miss", against the tracker around the plain backward (the oracle):
-    the audit's backward rows hold both re-gather copy-ins but one copy-out of two.  When the
-    audit sees both, this fails: say so in the README and drop the sentence."""
+def test_the_audits_fsdp2_backward_holds_what_the_tracker_sees_around_loss_backward(group):
+    """The audit's backward against the tracker around the plain ``loss.backward()`` (the
+    oracle).  Before: the audit asked autograd for the gradients of the sharded parameters, which
+    the graph does not hold (forward computes with the unsharded ones), so autograd ran no node —
+    only FSDP2's hook on the output (layer 2's re-gather, and its prefetch of layer 0's copy-in):
+    layer 0's copy-out and both reduce-scatter copy-ins were in no row.  Bytes: the shards
+    (``to_local()``) copied in, the whole parameters copied out, the whole gradients (evenly
+    sharded) copied into the reduce-scatter buffer — and their sum is the tracker's."""
     group(4)
     model = _model(4)
+    layers = [m for m in model if isinstance(m, torch.nn.Linear)]
+    local = [sum(_nbytes(p.to_local()) for p in layer.parameters()) for layer in layers]
+    whole = [sum(_nbytes(p) for p in layer.parameters()) for layer in layers]
     report = sw.audit(model, torch.randn(2, 8))
-    rows = [op for c in report.copies if c.phase == "backward" for op in c.ops]
+    rows = [c for c in report.copies if c.phase == "backward"]
     x = torch.randn(2, 8)
     with sw.track_copies() as log:
         model(x).sum().backward()
-    backward = [e for e in log.events if e.call == "torch.Tensor.backward"]
-    ops = [op for e in backward for op in e.ops]
-    assert ops.count("fsdp.all_gather_copy_in") == rows.count("fsdp.all_gather_copy_in") == 2
-    assert ops.count("fsdp.split_with_sizes_copy") == 2
-    assert rows.count("fsdp.split_with_sizes_copy") == 1
+    (backward,) = [e for e in log.events if e.call == "torch.Tensor.backward"]
+    for op in ("fsdp.all_gather_copy_in", "fsdp.split_with_sizes_copy", "fsdp.chunk_cat"):
+        assert [o for c in rows for o in c.ops].count(op) == backward.ops.count(op) == 2, op
+    assert "in-place writes" not in str(report)  # all of them rows: into new storage
+
+    def sizes(op: str) -> list[int]:
+        return [c.bytes for c in rows if c.ops == (op,)]
+
+    # layer 2 is gathered first, and prefetches layer 0
+    assert sizes("fsdp.all_gather_copy_in") == local[::-1]
+    assert sizes("fsdp.split_with_sizes_copy") == whole[::-1]
+    assert sizes("fsdp.chunk_cat") == whole[::-1]
+    assert sum(c.bytes for c in rows) == backward.bytes_copied
+    # each at the layer whose parameters it moves, also layer 0's copy-in, which FSDP2 prefetches
+    # while layer 2's backward runs (it was put at layer 2)
+    copy_in = {c.module: c.bytes for c in rows if c.ops == ("fsdp.all_gather_copy_in",)}
+    copy_out = {c.module: c.bytes for c in rows if c.ops == ("fsdp.split_with_sizes_copy",)}
+    assert copy_in == {"2": local[1], "0": local[0]}
+    assert copy_out == {"2": whole[1], "0": whole[0]}

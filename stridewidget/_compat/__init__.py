@@ -35,7 +35,12 @@ from .dispatch import (
     schema_name,
     stored_tensor_attributes,
 )
-from .distributed import local_tensors_by_rank, shard_positions, strided_split_factor
+from .distributed import (
+    fsdp_parameter_pairs,
+    local_tensors_by_rank,
+    shard_positions,
+    strided_split_factor,
+)
 from .higher_order import is_higher_order, run_higher_order
 from .numpy import diophantine_solver
 from .printing import torch_print_options, torch_summary_options
@@ -100,6 +105,7 @@ __all__ = [
     "experimental_config",
     "export_user_error",
     "fake_mode_of",
+    "fsdp_parameter_pairs",
     "functional_mutation_count",
     "functorch_stack_reader",
     "functorch_transforms",

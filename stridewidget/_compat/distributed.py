@@ -1,12 +1,18 @@
 """What a ``DTensor`` keeps behind private names: every rank's local tensor under
-``LocalTensorMode`` and the global indices a strided shard (FSDP2 + TP) gives one rank."""
+``LocalTensorMode`` and the global indices a strided shard (FSDP2 + TP) gives one rank; and
+what FSDP2 keeps behind them: the unsharded parameter each sharded one stands for."""
 
 from __future__ import annotations
 
 import sys
 from typing import Any
 
-__all__ = ["local_tensors_by_rank", "shard_positions", "strided_split_factor"]
+__all__ = [
+    "fsdp_parameter_pairs",
+    "local_tensors_by_rank",
+    "shard_positions",
+    "strided_split_factor",
+]
 
 
 def local_tensors_by_rank(local: Any) -> dict[int, Any] | None:
@@ -88,3 +94,33 @@ def shard_positions(placement: Any, length: int, num_chunks: int, coordinate: in
     if isinstance(offsets, int):
         return list(range(offsets, offsets + int(size)))
     return [int(o) for o in offsets]
+
+
+def fsdp_parameter_pairs(model: Any) -> list[tuple[Any, Any]]:
+    """``(sharded, unsharded)`` for each parameter FSDP2 (``fully_shard``) manages in ``model``:
+    the sharded ``DTensor`` the module holds between steps, and the plain ``nn.Parameter`` its
+    forward computes with, the leaf autograd accumulates the gradient into (FSDP2's
+    post-backward hook then reduce-scatters it into the sharded one's ``.grad``).  An unsharded
+    parameter not yet made (no all-gather ran) is left out.  ``FSDPModule._get_fsdp_state()``,
+    its ``_fsdp_param_group.fsdp_params`` and each one's ``sharded_param`` /
+    ``_unsharded_param``, checked on torch 2.13; without them, no pair.
+
+    >>> import torch
+    >>> fsdp_parameter_pairs(torch.nn.Linear(2, 2))
+    []
+    """
+    pairs = []
+    for module in model.modules():
+        state_of = getattr(module, "_get_fsdp_state", None)
+        if state_of is None:
+            continue
+        try:
+            group = getattr(state_of(), "_fsdp_param_group", None)
+        except Exception:  # not an FSDP2 module after all, or its state changed shape
+            continue
+        for fsdp_param in getattr(group, "fsdp_params", None) or ():
+            sharded = getattr(fsdp_param, "sharded_param", None)
+            unsharded = getattr(fsdp_param, "_unsharded_param", None)
+            if sharded is not None and unsharded is not None:
+                pairs.append((sharded, unsharded))
+    return pairs

@@ -71,7 +71,12 @@ from typing import Any
 
 import torch
 
-from ..._compat import disable_torch_function, post_accumulate_grad_hooked
+from ..._compat import (
+    disable_torch_function,
+    fsdp_parameter_pairs,
+    post_accumulate_grad_hooked,
+    storage_identity,
+)
 from ..format import short_call
 from ..log import CopyEvent, CopyLog
 from ..ops import COPY_OPS
@@ -125,16 +130,28 @@ def run_step(
     if not backward:
         return output, ()
     roots = differentiable(output, loss_fn)
-    return output, gradients(roots, grad_targets(model, (inputs, kwargs)))
+    targets = grad_targets(model, (inputs, kwargs))
+    return output, gradients(roots, targets, fsdp_parameter_pairs(model))
 
 
-def gradients(roots: list[torch.Tensor], params: list[torch.Tensor]) -> tuple[Any, ...]:
+def gradients(
+    roots: list[torch.Tensor],
+    params: list[torch.Tensor],
+    stand_ins: Iterable[tuple[torch.Tensor, torch.Tensor]] = (),
+) -> tuple[Any, ...]:
     """The gradients of ``params`` as a training step's ``loss.backward()`` leaves them in a
     ``.grad`` that was ``None`` (``zero_grad()``'s default): through each parameter's
     ``AccumulateGrad``, which copies a gradient that does not have its parameter's layout (a
     transposed weight, a channels_last one).  Each ``.grad`` is put back as it was found.  A
     parameter with a post-accumulate-grad hook (an optimizer stepping in backward) gets no
     accumulation, so that the hook does not run: ``torch.autograd.grad`` instead.
+    ``stand_ins`` holds ``(parameter, leaf)`` for a parameter the graph does not hold, whose
+    gradient autograd accumulates into another leaf: FSDP2's sharded parameter, which a module
+    holds between its forward and backward, and the unsharded one forward computed with
+    (:func:`~stridewidget._compat.fsdp_parameter_pairs`).  Backward runs to that leaf, as
+    ``loss.backward()`` does (asked for the sharded one, autograd finds no path to it and runs
+    no node: only the hooks on the output, FSDP2's first re-gather), FSDP2's hooks write the
+    sharded ``.grad``, and both are put back.
 
     >>> import torch
     >>> w = torch.nn.Parameter(torch.randn(3, 2).t())   # a transposed parameter
@@ -143,17 +160,20 @@ def gradients(roots: list[torch.Tensor], params: list[torch.Tensor]) -> tuple[An
     (True, True)
     """
     seeds = [torch.ones_like(r) for r in roots]
-    if any(post_accumulate_grad_hooked(p) for p in params):
-        return torch.autograd.grad(roots, params, seeds, allow_unused=True)
-    found = [p.grad for p in params]
+    leaf_of = {id(p): leaf for p, leaf in stand_ins}
+    inputs = [leaf_of.get(id(p), p) for p in params] if leaf_of else params
+    if any(post_accumulate_grad_hooked(p) for p in inputs):
+        return torch.autograd.grad(roots, inputs, seeds, allow_unused=True)
+    held = list({id(t): t for t in (*params, *inputs)}.values()) if leaf_of else params
+    found = [t.grad for t in held]
     try:
-        for p in params:
-            p.grad = None
-        torch.autograd.backward(roots, seeds, inputs=params)
+        for t in held:
+            t.grad = None
+        torch.autograd.backward(roots, seeds, inputs=inputs)
         return tuple(p.grad for p in params)
     finally:
-        for p, grad in zip(params, found):
-            p.grad = grad
+        for t, grad in zip(held, found):
+            t.grad = grad
 
 
 def _cyclic_gc_paused(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -202,8 +222,9 @@ def audited_step(
                 model, backward, (inputs, kwargs)
             )  # before the roots: a frozen model has none
             targets = grad_targets(model, (inputs, kwargs))
+            stand_ins = fsdp_parameter_pairs(model)  # made by forward's all-gathers
             backward_recorder = _backward(
-                targets, output, loss_fn, forward_recorder, origins, marked
+                targets, output, loss_fn, forward_recorder, origins, marked, stand_ins
             )
     hidden = profile.hidden_copies(marked)
     if writes is not None:
@@ -267,10 +288,11 @@ def _backward(
     forward_recorder: AuditRecorder,
     origins: NodeOrigins,
     marked: Marked,
+    stand_ins: Iterable[tuple[torch.Tensor, torch.Tensor]] = (),
 ) -> BackwardRecorder:
     """The gradients of ``params`` (the trainable parameters, else the inputs that require grad:
     :func:`~.guard.grad_targets`), each backward op tracked alone; the recorder holding the
-    backward log and each event's autograd node."""
+    backward log and each event's autograd node.  ``stand_ins``: as in :func:`gradients`."""
     try:
         roots = differentiable(output, loss_fn)
     except TypeError:
@@ -296,7 +318,7 @@ def _backward(
         disable_torch_function(),
     ):
         try:
-            grads = gradients(roots, params)
+            grads = gradients(roots, params, stand_ins)
         except Exception as error:
             if str(error).startswith("sw.audit"):  # the audit's own words
                 raise
@@ -362,6 +384,35 @@ def _in_graph(roots: list[torch.Tensor], name: str) -> bool:
     return False
 
 
+def _fsdp_owners(model: torch.nn.Module) -> dict[int, str]:
+    """FSDP2's storages -> the module whose parameter they hold: each shard (which
+    ``fsdp.all_gather_copy_in`` reads) and each unsharded parameter (which
+    ``fsdp.split_with_sizes_copy`` writes).  A copy-in FSDP2 prefetches runs in the backward of
+    the layer after; it is put at the module whose data it moves.  Both live through the step,
+    so no other storage the step made can have had one's identity."""
+    names = {id(p): name for name, p in model.named_parameters()}
+    owners: dict[int, str] = {}
+    for sharded, unsharded in fsdp_parameter_pairs(model):
+        name = names.get(id(sharded), names.get(id(unsharded)))
+        if name is None:
+            continue
+        local = sharded.to_local() if hasattr(sharded, "to_local") else sharded
+        for tensor in (local, unsharded):
+            identity = storage_identity(tensor)
+            if identity is not None:
+                owners[identity] = name.rpartition(".")[0]
+    return owners
+
+
+def _owner(event: CopyEvent, owners: dict[int, str]) -> str | None:
+    """The module whose FSDP2 storages ``event``'s inputs hold (:func:`_fsdp_owners`)."""
+    for snapshot in event._inputs:
+        for extent in snapshot.extents:
+            if extent.cdata in owners:
+                return owners[extent.cdata]
+    return None
+
+
 def _forward_copies(
     recorder: AuditRecorder,
     forward_modules: list[Any],
@@ -393,9 +444,11 @@ def _backward_copies(
     hidden: dict[int, list[tuple[str, str, int]]],
 ) -> list[AuditCopy]:
     """The backward events that copied or hid copies, each at the forward call whose gradient
-    made it (else its autograd node), or at the line an activation checkpoint re-ran."""
+    made it (else its autograd node), or at the line an activation checkpoint re-ran; FSDP2's
+    copy-in and copy-out in the module whose parameters they move."""
     names = {p: name for name, p in model.named_parameters()}
     modules = {m: name for name, m in model.named_modules()}
+    owners = _fsdp_owners(model)
     shared_sparse = getattr(backward_recorder, "shared_sparse", set())
     # the forward event first made at each source line: a recomputed line's module
     forward_at_line: dict[tuple[str, int] | None, int] = {}
@@ -444,6 +497,8 @@ def _backward_copies(
             elif user in forward_at_line:
                 module = forward_modules[forward_at_line[user]]
             detail = line_text(*recomputed.library) if recomputed.library else ""
+        if owners and event.call.startswith("fsdp."):  # FSDP2's copy-in and copy-out
+            module = _owner(event, owners) or module
         in_place = event.wrote_input and event.index not in backward_recorder.into_blank
         scalar = event.index in backward_recorder.wrapped_scalars
         found = _copies_of("backward", module, where, event, inside, call, in_place, scalar)

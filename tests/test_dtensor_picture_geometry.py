@@ -130,4 +130,4 @@ def test_the_legend_names_each_kind_of_mark_drawn(picture):
     for kind, pattern in kinds.items():
         drawn = any(re.fullmatch(pattern + "Σ?", m) for m in marks)
         assert bool(re.search(rf"(^| ){pattern}: ", words)) == drawn, (kind, words[:300])
-    assert ("Σ: " in words) == any(m.endswith("Σ") for m in marks)
+    assert ("(marked Σ): " in words) == any(m.endswith("Σ") for m in marks)

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
@@ -150,3 +151,27 @@ def test_a_partial_cell_names_its_reduction(group):
     words_sum = re.findall(r">([^<]+)<", sw.render_svg(s))
     assert "Σ" not in "".join(words_max) and any(w.endswith("·max") for w in words_max)
     assert any(w.endswith("Σ") for w in words_sum)
+
+
+def test_the_partial_legend_names_the_mesh_dims_it_reduces_over(group):
+    """[Partial("sum"), Replicate()] on a (2, 2) mesh: each element has 4 holders but the value
+    is the sum over mesh dim 0 only (torch's full_tensor()); the legend said "their sum"."""
+    from torch.distributed._local_tensor import LocalTensorMode, rank_map
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Partial, Replicate
+
+    group(4)
+    with LocalTensorMode(4):
+        mesh = init_device_mesh("cpu", (2, 2))
+        lt = rank_map(lambda r: torch.arange(6.0).reshape(2, 3) + r)
+        d = DTensor.from_local(lt, mesh, [Partial("sum"), Replicate()], shape=(2, 3), stride=(3, 1))
+        full = d.full_tensor()._local_tensors[0]
+        locals_ = {r: t.clone() for r, t in d.to_local()._local_tensors.items()}
+    coords = {r: tuple(c) for r, c in zip(range(4), [(0, 0), (0, 1), (1, 0), (1, 1)])}
+    # torch's own answer: the sum over mesh dim 0 (ranks of one dim-1 coordinate)
+    assert torch.equal(full, locals_[0] + locals_[2])
+    assert not torch.equal(full, sum(locals_.values()))
+    assert coords[2] == (1, 0)
+    words = html.unescape(" ".join(re.findall(r">([^<]+)<", sw.render_svg(d))))
+    assert "the value is the sum over mesh dim 'dim0'" in words
+    assert "their sum" not in words and "· ·" not in words

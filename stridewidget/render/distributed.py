@@ -103,16 +103,21 @@ def rank_bar(x: float, y: float, w: float, h: float, group: int) -> list[Rect]:
     return [Rect(x + k * (piece + 2), y, piece, h, colour) for k in range(notches + 1)]
 
 
-def _partial_words(lay: DistributedLayout) -> str:
+def _partial_over(lay: DistributedLayout) -> str:
+    """Which reduction over which mesh dims makes a partial value whole (``sum over mesh dim
+    'dp'``): over those dims' ranks only, not every holder."""
     names = lay.mesh_dim_names or tuple(f"dim{i}" for i in range(len(lay.mesh_shape)))
-    parts = [
+    return ", ".join(
         f"{p.reduce_op} over mesh dim {n!r}"
         for n, p in zip(names, lay.placements)
         if p.kind == "partial"
-    ]
+    )
+
+
+def _partial_words(lay: DistributedLayout) -> str:
     ops = {str(p.reduce_op) for p in lay.placements if p.kind == "partial"}
     kept = "a summand" if ops == {"sum"} else "a partial value"  # Partial("max"): no summand
-    return f"; partial: each holder keeps {kept}, the value is the " + ", ".join(parts)
+    return f"; partial: each holder keeps {kept}, the value is the {_partial_over(lay)}"
 
 
 def cell_title(
@@ -245,9 +250,8 @@ class _Drawer:
         if self.partial and m:
             ops = sorted({str(p.reduce_op) for p in self.lay.placements if p.kind == "partial"})
             kept = "a partial summand" if ops == ["sum"] else "a partial value"
-            words.append(
-                f"{self.partial_mark}: each holds {kept} (the value is their {', '.join(ops)})"
-            )
+            over = _partial_over(self.lay)
+            words.append(f"{kept} (marked {self.partial_mark}): the value is the {over}")
         if m and max(self.colour.values(), default=0) >= 7:  # more groups than colours
             words.append("bar: colour × notches, one per set of ranks holding the same elements")
         return " · ".join(words)

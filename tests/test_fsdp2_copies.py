@@ -183,3 +183,21 @@ def test_the_audits_fsdp2_backward_holds_what_the_tracker_sees_around_loss_backw
     copy_out = {c.module: c.bytes for c in rows if c.ops == ("fsdp.split_with_sizes_copy",)}
     assert copy_in == {"2": local[1], "0": local[0]}
     assert copy_out == {"2": whole[1], "0": whole[0]}
+
+
+def test_a_root_only_group_is_placed_at_the_model(group):
+    """``fully_shard`` on the root only gathers every layer's parameters in one copy: its rows
+    were placed at module ``0`` (the first parameter's).  Oracle: the copy-out's bytes are the
+    whole model's parameters (torch's global sizes), so it is the model's."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.fsdp import fully_shard
+
+    group(4)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4))
+    fully_shard(model, mesh=init_device_mesh("cpu", (4,)))
+    report = sw.audit(model, torch.randn(2, 8))
+    out = [c for c in report.copies if c.call == "fsdp.split_with_sizes_copy"]
+    assert out and out[0].bytes == sum(_nbytes(p) for p in model.parameters())
+    fsdp = [c for c in report.copies if c.call.startswith("fsdp.")]
+    assert fsdp and all(c.module == "" for c in fsdp), [(c.call, c.module) for c in fsdp]

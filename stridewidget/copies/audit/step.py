@@ -405,12 +405,24 @@ def _fsdp_owners(model: torch.nn.Module) -> dict[int, str]:
 
 
 def _owner(event: CopyEvent, owners: dict[int, str]) -> str | None:
-    """The module whose FSDP2 storages ``event``'s inputs hold (:func:`_fsdp_owners`)."""
-    for snapshot in event._inputs:
-        for extent in snapshot.extents:
-            if extent.cdata in owners:
-                return owners[extent.cdata]
-    return None
+    """The module whose FSDP2 storages ``event``'s inputs hold (:func:`_fsdp_owners`); the
+    innermost module holding them all when they are several modules' (a root-only
+    ``fully_shard`` gathers every layer's parameters at once: the model's)."""
+    found = {
+        owners[extent.cdata]
+        for snapshot in event._inputs
+        for extent in snapshot.extents
+        if extent.cdata in owners
+    }
+    if not found:
+        return None
+    paths = [name.split(".") if name else [] for name in found]
+    common = []
+    for parts in zip(*paths):
+        if len(set(parts)) > 1:
+            break
+        common.append(parts[0])
+    return ".".join(common)
 
 
 def _forward_copies(

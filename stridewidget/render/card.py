@@ -12,7 +12,7 @@ from typing import Any
 
 from .canvas import Canvas
 from .facts import NOTATION, layout_summary
-from .grid import any_coloured, any_printed, draw_slice, logical_cell_width
+from .grid import draw_slice, encodings, logical_cell_width
 from .labels import colour_of, gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
 
@@ -44,14 +44,14 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
         for k, line in enumerate(wrapped(f"{outer}; {inner}", _room(canvas), G["font_size"])):
             y += G["line_h"] if k else 0
             canvas.items.append(canvas.text(PAD, y, line, muted=True))
-    if (
-        not show_values
-        and storage is not None
-        and storage["cells"]["text"] is not None
-        and any_coloured(canvas, tensor, slices, cell_w)
-    ):
+    shown = (
+        set()
+        if show_values or storage is None or storage["cells"]["text"] is None
+        else encodings(canvas, tensor, slices, cell_w)
+    )
+    if "colour" in shown:
         y = _colour_key(canvas, tensor, storage, y)
-        if any_printed(canvas, tensor, slices, cell_w):  # two encodings in one grid: said
+        if "text" in shown:  # two encodings in one grid: said
             words = "a value short enough for its cell is written instead, on the cell's own fill"
             for line in wrapped(words, _room(canvas), G["font_size"]):
                 y += G["line_h"]

@@ -14,7 +14,7 @@ from .canvas import Canvas
 from .labels import group_digits, special_text, viridis
 from .primitives import PAD, G, Group, Rect, text_width, wrapped
 
-__all__ = ["any_coloured", "any_printed", "draw_slice", "logical_cell_width"]
+__all__ = ["draw_slice", "encodings", "logical_cell_width"]
 
 
 def logical_cell_width(
@@ -48,21 +48,10 @@ def logical_cell_width(
     ), show_values
 
 
-def any_coloured(canvas: Canvas, tensor: Mapping[str, Any], slices: list, cell_w: float) -> bool:
-    """Whether a cell of the tensor's grid shows its value as colour when values are not shown
-    as text: one whose text is too wide for the cell (a narrower one is printed all the same,
-    and nan/±inf keep theirs; see :func:`_logical_cell`)."""
-    return "colour" in _encodings(canvas, tensor, slices, cell_w)
-
-
-def any_printed(canvas: Canvas, tensor: Mapping[str, Any], slices: list, cell_w: float) -> bool:
-    """Whether a cell of a grid drawn as colour prints its value instead: its text fits."""
-    return "text" in _encodings(canvas, tensor, slices, cell_w)
-
-
-def _encodings(canvas: Canvas, tensor: Mapping[str, Any], slices: list, cell_w: float) -> set:
-    """How the grid's cells show their values as colour: ``colour``, and ``text`` for a value
-    whose text fits its cell (nan/±inf keep theirs on a marked fill: neither)."""
+def encodings(canvas: Canvas, tensor: Mapping[str, Any], slices: list, cell_w: float) -> set:
+    """How the grid's cells show their values when the grid is drawn as colour: ``colour`` for a
+    value whose text is too wide for its cell, ``text`` for one whose text fits (printed all the
+    same); nan/±inf keep theirs on a marked fill: neither (see :func:`_logical_cell`)."""
     room, found = cell_w - 3 - 8, set()
     for s in slices:
         for row in s["addr"]:

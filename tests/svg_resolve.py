@@ -43,8 +43,10 @@ INHERITED = {
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
 _N = r"(-?\d+(?:\.\d+)?)"
 #: one rect as path data (``M x y h w v h h -w z``), and a path made only of them
-_RECT = re.compile(rf"M{_N} {_N}h{_N}v{_N}h-{_N}z")
-_RECTS = re.compile(rf"(?:M{_N} {_N}h{_N}v{_N}h-{_N}z)+")
+#: (a later one may move from the one before: ``m dx dy``, SVG's relative moveto; after ``z`` the
+#: current point is the closed subpath's start)
+_RECT = re.compile(rf"([Mm]){_N}[ ]?{_N}h{_N}v{_N}h-{_N}z")
+_RECTS = re.compile(rf"M{_N} {_N}h{_N}v{_N}h-{_N}z(?:[Mm]{_N}[ ]?{_N}h{_N}v{_N}h-{_N}z)*")
 
 
 def colour(value: str) -> str:
@@ -134,11 +136,24 @@ def drawn(svg: str) -> list[dict[str, Any]]:
                 walk(child, style, groups)
             return
         text = "".join(element.itertext()) if tag == "text" else None
+        if tag == "text" and element.find(f"{NS}tspan") is not None:
+            # a tspan with its own x starts a new text chunk (SVG 1.1 10.5), anchored alone: the
+            # text's own words before it are one shape, each tspan another, on the text's y
+            assert all(t.get("x") is not None and not len(t) for t in element), svg
+            out.append({**_shape(tag, element.attrib, style, element.text), "groups": groups})
+            for span in element:
+                at = {"x": span.get("x"), "y": element.get("y")}
+                out.append({**_shape(tag, at, style, span.text), "groups": groups})
+            return
         if tag == "path" and _RECTS.fullmatch(element.get("d", "")):
             # square rects written as one path of closed subpaths: each is its rect
-            for x, y, w, h, back in _RECT.findall(element.get("d")):
+            at = (0.0, 0.0)
+            for move, x, y, w, h, back in _RECT.findall(element.get("d")):
                 assert back == w, element.get("d")
-                box = {"x": x, "y": y, "width": w, "height": h}
+                if move == "m":
+                    x, y = at[0] + float(x), at[1] + float(y)
+                at = (float(x), float(y))
+                box = {"x": str(x), "y": str(y), "width": w, "height": h}
                 out.append({**_shape("rect", box, style, None), "groups": groups})
             return
         out.append({**_shape(tag, element.attrib, style, text), "groups": groups})

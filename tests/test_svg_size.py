@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from e2e.lint_corpus import CASES, tensors_of
@@ -120,3 +122,18 @@ def test_three_views_of_one_tensor_fit_the_2d_budget():
     x = torch.arange(12.0).reshape(3, 4)
     html = StrideWidget(x=x, xt=x.t(), xs=x[:, ::2])._repr_mimebundle_()[0]["text/html"]
     assert len(html.encode()) <= 24_000
+
+
+@pytest.mark.parametrize("shape", [(16, 16), (12, 20), (8, 32)])
+def test_a_grid_drawn_whole_is_one_layer_of_boxes(shape):
+    """Two neighbouring cells whose anti-aliasing rooms only meet (to rounding) do not overlap:
+    every box of the grid and the strip is in one of four paths (strip and grid, box and band),
+    not a run per column (16x16: 19 paths before)."""
+    from stridewidget.render.svg import svg_of_picture
+
+    x = torch.arange(float(shape[0] * shape[1])).reshape(shape)
+    svg = svg_of_picture(draw(scene_of(x)), keys=False)
+    boxes = re.findall(r'<path[^>]* d="(M[0-9][^"]*z)"', svg)
+    assert len(boxes) == 4, boxes
+    cells = sum(d.count("z") for d in boxes)
+    assert cells >= 2 * x.numel(), cells  # every grid cell's box and band

@@ -32,6 +32,8 @@ _BUCKET = 64.0
 _ASCII_EM, _WIDE_EM, _ASCENT, _DESCENT, _HALO = 0.64, 2.0, 1.0, 0.35, 2.0
 #: Room for an arrowhead past a path's points (px); a rect's stroke and anti-aliasing.
 _HEAD, _AA = 12.0, 1.0
+#: Boxes that only touch (to rounding: two cells whose anti-aliasing rooms meet) do not overlap.
+_TOUCH = 1e-6
 
 Box = tuple[float, float, float, float]
 
@@ -115,7 +117,13 @@ def layered(items: list, style: Callable[[Any], Hashable]) -> list[list]:
             if bucket is None or bucket[0] <= lower:  # nothing in it could raise ``lower``
                 continue
             for a0, b0, a1, b1, top in bucket[1]:
-                if top > lower and a0 < x1 and x0 < a1 and b0 < y1 and y0 < b1:
+                if (
+                    top > lower
+                    and a0 < x1 - _TOUCH
+                    and x0 < a1 - _TOUCH
+                    and b0 < y1 - _TOUCH
+                    and y0 < b1 - _TOUCH
+                ):
                     lower = top
         for shape in unit.children if type(unit) is Group else (unit,):
             kind = style(shape)

@@ -141,7 +141,7 @@ class _Writer:
     def write_layers(self, items: list) -> None:
         """The shapes of ``items`` without their groups, in layers of one style (see
         :mod:`.layers`): a layer of two or more shapes says its style once, on a group."""
-        parts, numbers, number = self.parts, self.numbers, self.number
+        parts = self.parts
         fills = Counter(map(self.paint, _rect_fills(items, [])))
         self.rare_fills = frozenset(f for f, n in fills.items() if n < _RARE and type(f) is str)
         for run in layered(items, self.layer_key):
@@ -163,10 +163,18 @@ class _Writer:
                 continue
             if kind is Rect and not any(item.rx for item in run):
                 # square rects: one path of closed subpaths, each drawn as its rect
+                # each subpath after the first moves from the one before it (``m``: a closed
+                # subpath's end is its start), by the difference of the written numbers, exact
                 parts.append(f'<path{self.rect_paint(first)} d="')
+                at = None
                 for item in run:
                     x, y, w, h = self.xywh(item)
-                    parts.append(f"M{x} {y}h{w}v{h}h-{w}z")
+                    if at is None:
+                        parts.append(f"M{x} {y}h{w}v{h}h-{w}z")
+                    else:
+                        dx, dy = _number(float(x) - at[0]), _number(float(y) - at[1])
+                        parts.append(f"m{dx}{'' if dy[0] == '-' else ' '}{dy}h{w}v{h}h-{w}z")
+                    at = (float(x), float(y))
                 parts.append('"/>')
                 continue
             if kind is Rect:
@@ -177,13 +185,32 @@ class _Writer:
                     parts.append(f'<rect x="{x}" y="{y}" width="{w}" height="{h}"{rx}/>')
             else:
                 parts.append(f"<g{self.text_style(first)}>")
-                for item in run:
-                    x, y = item.x, item.y
-                    parts.append(
-                        f'<text x="{numbers.get(x) or number(x)}" y="{numbers.get(y) or number(y)}">'
-                        f"{self.escape(item.text)}</text>"
-                    )
+                self.write_texts(run)
             parts.append("</g>")
+
+    def write_texts(self, run: list) -> None:
+        """A layer's texts; neighbours on one baseline as one ``<text>`` whose later ones are
+        ``<tspan x>``: each absolutely placed tspan is a text chunk of its own, anchored alone.
+        A text with spaces at its ends or doubled keeps its own element (spaces would join)."""
+        parts, numbers, number = self.parts, self.numbers, self.number
+        open_y = None
+        for item in run:
+            x, y, text = item.x, item.y, item.text
+            xs = numbers.get(x) or number(x)
+            alone = "  " in text or text[:1] == " " or text[-1:] == " " or not text
+            if open_y is not None and y == open_y and not alone:
+                parts.append(f'<tspan x="{xs}">{self.escape(text)}</tspan>')
+                continue
+            if open_y is not None:
+                parts.append("</text>")
+                open_y = None
+            parts.append(f'<text x="{xs}" y="{numbers.get(y) or number(y)}">{self.escape(text)}')
+            if alone:
+                parts.append("</text>")
+            else:
+                open_y = y
+        if open_y is not None:
+            parts.append("</text>")
 
     def text_style(self, item: Text) -> str:
         key = ("t", item.size, item.fill, item.anchor, item.bold, item.halo)

@@ -94,7 +94,24 @@ _COLLECT = r"""
     const style = getComputedStyle(el);
     const strokeWidth = parseFloat(style.strokeWidth) || 0;
     const halo = style.paintOrder.startsWith("stroke") && strokeWidth >= 1.5 ? parse(style.stroke) : null;
-    add(el, text, el.getBoundingClientRect(), parseFloat(style.fontSize), parse(style.fill), halo);
+    if (!el.querySelector("tspan")) {
+      add(el, text, el.getBoundingClientRect(), parseFloat(style.fontSize), parse(style.fill), halo);
+      continue;
+    }
+    // a text of chunks (each <tspan x> placed on its own): each chunk is a text of its own
+    for (const node of el.childNodes) {
+      const chunk = node.textContent.trim();
+      if (!chunk) continue;
+      let box;
+      if (node.nodeType === Node.TEXT_NODE) {
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        box = range.getBoundingClientRect();
+      } else {
+        box = node.getBoundingClientRect();
+      }
+      add(el, chunk, box, parseFloat(style.fontSize), parse(style.fill), halo);
+    }
   }
   const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node; node = walker.nextNode()) {

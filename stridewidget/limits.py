@@ -86,6 +86,13 @@ GAP_COUNT_LIMIT = 4096
 #: a row.  The visual lint checks every picture of its corpus against the same two numbers.
 PICTURE_HEIGHT_2D = 1100
 PICTURE_HEIGHT_ND = 1600
+#: The bytes the saved static fallback (the notebook's ``text/html``: the picture and each
+#: tensor's facts) may weigh: tensors of at most 2 dims, at most 4, any.  A heavier picture is laid
+#: out again: its cells' addresses said in one line, then its grids cut to their first and last
+#: rows and columns, fewer panels, fewer tensors (``render.picture.draw``).
+FALLBACK_BYTES_2D = 24_000
+FALLBACK_BYTES_4D = 48_000
+FALLBACK_BYTES = 64_000
 #: ... of which the live widget's controls above the picture take about this many px (52
 #: measured in Chromium at 900 px): the picture itself is laid out for the rest.
 PICTURE_CONTROLS_HEIGHT = 60

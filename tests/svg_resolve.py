@@ -201,8 +201,9 @@ def _marker(ink: str) -> tuple:
     return ("marker", own, (("path", head),))
 
 
-def expected(picture: Picture) -> list[dict[str, Any]]:
-    """What ``picture``'s primitives say to draw, as :func:`drawn` records, background first."""
+def expected(picture: Picture, omit: frozenset = frozenset()) -> list[dict[str, Any]]:
+    """What ``picture``'s primitives say to draw, as :func:`drawn` records, background first;
+    less the texts of a role in ``omit`` (the saved fallback's ``picture.omitted``)."""
     theme = picture.theme
     base = {**INHERITED, "font-size": str(STYLE["geometry"]["font_size"])}
     out = [
@@ -228,6 +229,8 @@ def expected(picture: Picture) -> list[dict[str, Any]]:
             )
             for child in item.children:
                 add(child, (*groups, (item.cls, data, item.title)))
+            return
+        if isinstance(item, Text) and item.role in omit:
             return
         if isinstance(item, Rect):
             fill = item.fill

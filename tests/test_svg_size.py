@@ -16,6 +16,7 @@ import pytest
 import torch
 from e2e.lint_corpus import CASES, tensors_of
 from oracle_cells import corpus
+from saved_fallback import displayed
 from svg_resolve import differences, drawn, expected, root_facts
 
 import stridewidget as sw
@@ -67,15 +68,7 @@ def test_svg_says_each_style_once(case):
 
 
 def _fallback_bytes(tensor) -> int:
-    from IPython.core.interactiveshell import InteractiveShell
-
-    ip = InteractiveShell.instance()
-    sw.enable(ip)
-    try:
-        data, _ = ip.display_formatter.format(tensor)
-    finally:
-        sw.disable(ip)
-    return len(data["text/html"].encode())
+    return len(displayed(tensor)["text/html"].encode())
 
 
 # Issue 36 (Weight): a default view of <= 2 dims 24 kB, of 4 dims 48 kB, anything 64 kB.  The
@@ -132,7 +125,7 @@ def test_a_grid_drawn_whole_is_one_layer_of_boxes(shape):
     from stridewidget.render.svg import svg_of_picture
 
     x = torch.arange(float(shape[0] * shape[1])).reshape(shape)
-    svg = svg_of_picture(draw(scene_of(x)), keys=False)
+    svg = svg_of_picture(draw(scene_of(x), light=False), keys=False)  # every cell drawn
     boxes = re.findall(r'<path[^>]* d="(M[0-9][^"]*z)"', svg)
     assert len(boxes) == 4, boxes
     cells = sum(d.count("z") for d in boxes)

@@ -141,7 +141,7 @@ class GraphWidget(LaidOut, StaticFallbackWidget):
     def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
         """The node's picture with every tensor drawn: the node and its inputs (at most
         ``MAX_GRAPH_TENSORS_DRAWN``, the rest listed by the table) are what a reader selected."""
-        return laid_out(scene, width, wrap, every_tensor=True)
+        return laid_out(scene, width, wrap, every_tensor=True, light=self._light)
 
     @traitlets.observe("selected")
     def _draw_selected(self, change: Any) -> None:

@@ -61,10 +61,11 @@ def laid_out(
     wrap: int | None,
     every_tensor: bool = False,
     thin_panels: bool = True,
+    light: bool = True,
 ) -> Picture:
     """The picture of ``scene`` laid out for ``width`` px, ``wrap`` cells per storage row, its
     colours theme roles (one layout for the widget and the static fallback); ``every_tensor``,
-    ``thin_panels``: see :func:`~stridewidget.render.picture.draw`."""
+    ``thin_panels``, ``light``: see :func:`~stridewidget.render.picture.draw`."""
     if wrap is not None:
         scene = {**scene, "storages": [{**st, "wrap": wrap} for st in scene.get("storages", [])]}
     return draw(
@@ -73,6 +74,7 @@ def laid_out(
         roles=True,
         every_tensor=every_tensor,
         thin_panels=thin_panels,
+        light=light,
     )
 
 
@@ -119,17 +121,22 @@ class LaidOut(traitlets.HasTraits):
     @traitlets.observe("width")
     def _width_changed(self, change: Any) -> None:
         new = layout_width(change["new"])
-        if self._laid_width is None or abs(new - self._laid_width) >= RELAYOUT_PX:
+        light = self._laid_picture is not None and self._laid_picture.lightened
+        if self._laid_width is None or abs(new - self._laid_width) >= RELAYOUT_PX or light:
+            self._light = False  # a front end paints it: nothing it paints is saved
             self.lay_out()
 
     _laid: tuple | None = None
     _laid_picture: Picture | None = None
+    #: laid out for the saved fallback too (over its weight budget: lighter), until a front end
+    #: reports its width: then for the front end alone
+    _light: bool = True
 
     def lay_out(self) -> None:
         """Lay the picture out again for the current scene, wrap and width (once for each)."""
         scene = getattr(self, "scene", None) or {"storages": [], "tensors": []}
         wrap = getattr(self, "wrap", None)
-        key = (id(scene), wrap, layout_width(self.width))
+        key = (id(scene), wrap, layout_width(self.width), self._light)
         if key == self._laid and self._laid_picture is not None:
             return
         self._laid, self._laid_width = key, layout_width(self.width)
@@ -140,13 +147,17 @@ class LaidOut(traitlets.HasTraits):
         """The picture of ``scene`` for ``width`` px (a widget may add to it: the playground's
         cells past the end); a widget whose reader picked slices draws every panel."""
         return laid_out(
-            scene, width, wrap, thin_panels=not any(getattr(self, "picked", None) or ())
+            scene,
+            width,
+            wrap,
+            thin_panels=not any(getattr(self, "picked", None) or ()),
+            light=self._light,
         )
 
     def fallback_svg(self) -> str | None:
         """The static SVG of the picture as laid out, when it was laid out for the fallback's
         width (no front end has reported another yet): the display writes it from the same
         layout instead of laying the picture out twice.  None otherwise."""
-        if self._laid_picture is None or self._laid_width != MAX_WIDTH:
+        if self._laid_picture is None or self._laid_width != MAX_WIDTH or not self._light:
             return None
         return svg_of_picture(self._laid_picture, keys=False)

@@ -184,7 +184,7 @@ class Playground(LaidOut, StaticFallbackWidget):
         """The picture, with the cells a refused setting would read past the storage's end."""
         from ..render.phantom import below, escaping_cells, phantom_picture
 
-        picture = laid_out(scene, width, wrap)
+        picture = laid_out(scene, width, wrap, light=self._light)
         if not self.error:
             return picture
         found = escaping_cells(self.size, self.stride, self.offset, self.storage_size)
@@ -252,8 +252,13 @@ class Playground(LaidOut, StaticFallbackWidget):
 
         text = f"<pre>{html.escape(self.summary())}</pre>"
         picture = self._laid_picture
-        if picture is None or self._laid_width != MAX_WIDTH:  # laid out for another column
-            picture = self._draw(self.scene, MAX_WIDTH, None)
+        if picture is None or self._laid_width != MAX_WIDTH or not self._light:
+            # laid out for another column, or for the front end alone: laid out for saving
+            saved, self._light = self._light, True
+            try:
+                picture = self._draw(self.scene, MAX_WIDTH, None)
+            finally:
+                self._light = saved
         return text + html_of(self.scene, svg_of_picture(picture, keys=False))
 
 

@@ -101,6 +101,7 @@ class Canvas:
         max_panels: int | None = None,
         card_width: float | None = None,
         inline_gaps: bool = False,
+        address_line: bool = False,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -120,6 +121,11 @@ class Canvas:
         self.card_width = min(card_width or self.max_width, self.max_width)
         #: a strip's gap markers beside its cells, not on rows of their own (strip_rows)
         self.inline_gaps = inline_gaps
+        #: each card says every cell's storage address in one line (a picture over its weight
+        #: budget: the saved fallback then leaves out each cell's ``@n``, see Picture.omitted)
+        self.address_line = address_line
+        #: a card could not say its cells' addresses in one line (they keep their own)
+        self.addresses_unsaid = False
         self.items: list = []
         self.width = 0.0
 

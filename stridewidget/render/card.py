@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .canvas import Canvas
-from .facts import NOTATION, layout_summary
+from .facts import NOTATION, address_words, layout_summary
 from .grid import draw_slice, encodings, logical_cell_width
 from .labels import colour_of, gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
@@ -53,6 +53,16 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
         y = _colour_key(canvas, tensor, storage, y)
         if "text" in shown:  # two encodings in one grid: said
             words = "a value short enough for its cell is written instead, on the cell's own fill"
+            for line in wrapped(words, _room(canvas), G["font_size"]):
+                y += G["line_h"]
+                canvas.items.append(canvas.text(PAD, y, line, muted=True))
+    if canvas.address_line and storage is not None and storage["cells"]["text"] is not None:
+        # over the weight budget: every cell's address in one line (the saved fallback then
+        # leaves out each cell's @n); a view whose addresses it cannot say keeps them all
+        words = address_words(tensor["layout"], slices)
+        if words is None:
+            canvas.addresses_unsaid = True
+        else:
             for line in wrapped(words, _room(canvas), G["font_size"]):
                 y += G["line_h"]
                 canvas.items.append(canvas.text(PAD, y, line, muted=True))

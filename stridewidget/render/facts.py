@@ -2,15 +2,19 @@
 that matter for its ndim (``contiguous``, ``F-contiguous``, ``channels-last``, ``dense``,
 ``overlapping``, ``strided``), and the notation that explains ``shape:strides +offset``.
 
-The card (:mod:`.card`) draws this line and the HTML fallback (:mod:`.html`) writes it.
+The card (:mod:`.card`) draws this line and the HTML fallback (:mod:`.html`) writes it; over its
+weight budget a card also says every cell's storage address in one line (:func:`address_words`).
 """
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["NOTATION", "layout_summary"]
+from .labels import counted, group_digits, storage_words
+
+__all__ = ["NOTATION", "address_words", "facts_html", "layout_summary"]
 
 
 def layout_summary(layout: Mapping[str, Any]) -> str:
@@ -55,3 +59,84 @@ def layout_summary(layout: Mapping[str, Any]) -> str:
 
 
 NOTATION = "shape:strides +offset — element [i, j] lives at storage[offset + i·stride0 + j·stride1]"
+
+
+#: The names of a cell's indices in :func:`address_words` (``o`` left out: it reads as 0).
+_INDEX_NAMES = "ijklmnpqrstuvw"
+
+
+def address_words(layout: Mapping[str, Any], slices: list) -> str | None:
+    """Every drawn cell's storage address in one line, ``cell [i, j] is storage[16·i + j]``
+    (its offset, then each dim's stride; a dim of stride 0 adds nothing), when each cell of
+    ``slices`` (the scene's) is at that address; else None (a view whose addresses count other
+    cells than its elements: the cells keep their own).
+
+    >>> from stridewidget import Layout
+    >>> slices = [{"lead": [], "rows": [0, 1], "cols": [0, 1, 2], "addr": [[5, 4, 3], [9, 8, 7]]}]
+    >>> address_words(Layout((2, 3), (4, -1), 5, storage_size=12).to_dict(), slices)
+    'cell [i, j] is storage[5 + 4·i − j]'
+    """
+    strides, offset = layout["strides"], layout["offset"]
+    if not strides or len(strides) > len(_INDEX_NAMES):
+        return None
+    for slice_ in slices:
+        lead = list(slice_["lead"])
+        rows = slice_["rows"] if slice_["rows"] is not None else [None]
+        cols = slice_["cols"] if slice_["cols"] is not None else [None]
+        for r, row in enumerate(rows):
+            for c, col in enumerate(cols):
+                address = slice_["addr"][r][c]
+                if address is None or (row is None and slice_["rows"] is not None):
+                    continue
+                if col is None and slice_["cols"] is not None:
+                    continue
+                at = lead + [i for i in (row, col) if i is not None]
+                if address != offset + sum(s * i for s, i in zip(strides, at)):
+                    return None
+    terms = [str(offset)] if offset else []
+    for name, stride in zip(_INDEX_NAMES, strides):
+        if stride == 0:
+            continue
+        size = "" if abs(stride) == 1 else f"{abs(stride)}·"
+        sign = ("−" if stride < 0 else "+") if terms else ("−" if stride < 0 else "")
+        terms.append(f"{sign} {size}{name}" if terms else f"{sign}{size}{name}")
+    names = ", ".join(_INDEX_NAMES[: len(strides)])
+    return f"cell [{names}] is storage[{' '.join(terms) or '0'}]"
+
+
+def facts_html(tensor: Mapping[str, Any]) -> str:
+    """The HTML fallback's facts of one scene tensor: its summary line in a ``<details>`` whose
+    body holds the notation, strides, dtype, storage, touched cells and ``explain()``, escaped.
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> facts_html(build_scene({"x<": torch.zeros(2)})["tensors"][0])[:40]
+    '<details style="overflow-wrap:anywhere">'
+    """
+    layout = tensor["layout"]
+    size, nbytes, unit = layout["storage_size"], layout["storage_nbytes"], layout["unit"]
+    if unit == layout["itemsize"]:
+        cell, storage = "element", f"{counted(size, 'element')} ({group_digits(nbytes)} B)"
+    else:  # a byte-misaligned or record-field view: its storage counts smaller cells
+        cell = "cell"
+        storage = storage_words(size, layout["itemsize"], unit, layout["dtype"], nbytes)
+    rows = [
+        ("notation", layout["text"]),
+        ("strides", f"{tuple(layout['strides'])} elements = {tuple(layout['byte_strides'])} bytes"),
+        ("dtype / device", f"{layout['dtype']} / {layout['device']}"),
+        ("storage", storage),
+        ("touched", f"{group_digits(layout['touched'])} of {counted(size, 'storage ' + cell)}"),
+    ]
+    table = "".join(
+        f'<tr><th style="text-align:left;padding-right:8px">{html.escape(key)}</th>'
+        f"<td>{html.escape(value)}</td></tr>"
+        for key, value in rows
+    )
+    summary = f"{tensor['mark']} {tensor['name']}: {layout_summary(layout)}"
+    return (
+        # a long name or shape breaks anywhere rather than widen the fallback past its column
+        f'<details style="overflow-wrap:anywhere"><summary title="{html.escape(NOTATION)}">'
+        f"{html.escape(summary)}</summary><table>{table}</table>"
+        f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
+        "</details>"
+    )

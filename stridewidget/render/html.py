@@ -14,42 +14,11 @@ from typing import Any
 from ..adapters.inspect import inspect
 from ..style import STYLE
 from .distributed import draw_distributed, single_dtensor
-from .facts import NOTATION, layout_summary
-from .labels import counted, group_digits, storage_words
+from .facts import facts_html
 from .picture import scene_of
 from .svg import svg_of_picture, svg_of_scene
 
 __all__ = ["html_of", "render_html"]
-
-
-def _facts(tensor: dict[str, Any]) -> str:
-    layout = tensor["layout"]
-    size, nbytes, unit = layout["storage_size"], layout["storage_nbytes"], layout["unit"]
-    if unit == layout["itemsize"]:
-        cell, storage = "element", f"{counted(size, 'element')} ({group_digits(nbytes)} B)"
-    else:  # a byte-misaligned or record-field view: its storage counts smaller cells
-        cell = "cell"
-        storage = storage_words(size, layout["itemsize"], unit, layout["dtype"], nbytes)
-    rows = [
-        ("notation", layout["text"]),
-        ("strides", f"{tuple(layout['strides'])} elements = {tuple(layout['byte_strides'])} bytes"),
-        ("dtype / device", f"{layout['dtype']} / {layout['device']}"),
-        ("storage", storage),
-        ("touched", f"{group_digits(layout['touched'])} of {counted(size, 'storage ' + cell)}"),
-    ]
-    table = "".join(
-        f'<tr><th style="text-align:left;padding-right:8px">{html.escape(key)}</th>'
-        f"<td>{html.escape(value)}</td></tr>"
-        for key, value in rows
-    )
-    summary = f"{tensor['mark']} {tensor['name']}: {layout_summary(layout)}"
-    return (
-        # a long name or shape breaks anywhere rather than widen the fallback past its column
-        f'<details style="overflow-wrap:anywhere"><summary title="{html.escape(NOTATION)}">'
-        f"{html.escape(summary)}</summary><table>{table}</table>"
-        f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
-        "</details>"
-    )
 
 
 def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **named: Any) -> str:
@@ -87,6 +56,6 @@ def html_of(scene: Mapping[str, Any], picture: str, theme: str = "light") -> str
     return (
         f'<div class="stridewidget-fallback" style="{html.escape(style)}">'
         + picture
-        + "".join(_facts(tensor) for tensor in scene.get("tensors", []))
+        + "".join(facts_html(tensor) for tensor in scene.get("tensors", []))
         + "</div>"
     )

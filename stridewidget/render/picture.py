@@ -22,16 +22,36 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..layout.ints import as_wrap
-from ..limits import PICTURE_CONTROLS_HEIGHT, PICTURE_HEIGHT_2D, PICTURE_HEIGHT_ND
+from ..limits import (
+    FALLBACK_BYTES,
+    FALLBACK_BYTES_2D,
+    FALLBACK_BYTES_4D,
+    PICTURE_CONTROLS_HEIGHT,
+    PICTURE_HEIGHT_2D,
+    PICTURE_HEIGHT_ND,
+)
 from ..scene.validate import validate_scene
 from .canvas import Canvas
 from .card import draw_card
 from .digits import most_digits
 from .elide import elided_scene
-from .primitives import MAX_WIDTH, PAD, G, Picture, text_width, translated, wrapped
+from .facts import facts_html
+from .primitives import (
+    MAX_WIDTH,
+    PAD,
+    G,
+    Group,
+    Path,
+    Picture,
+    Text,
+    text_width,
+    translated,
+    wrapped,
+)
 from .strip import draw_strip
+from .svg_writer import svg_of_picture
 
-__all__ = ["draw", "height_budget", "scene_of"]
+__all__ = ["draw", "height_budget", "scene_of", "weight_budget"]
 
 
 def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, Any]:
@@ -115,6 +135,7 @@ def draw(
     roles: bool = False,
     every_tensor: bool = False,
     thin_panels: bool = True,
+    light: bool = True,
 ) -> Picture:
     """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark"),
     laid out for ``width`` px (the static fallback's default; the widget passes its column's).
@@ -123,6 +144,8 @@ def draw(
     with fewer panels and, with more than two tensors (unless ``every_tensor``: the graph
     widget's node and its inputs, bounded there), with the last tensors listed in words.
     ``thin_panels=False`` keeps every panel (slices a reader picked are drawn, whatever it costs).
+    A picture whose saved fallback is over :func:`weight_budget` is laid out lighter (see
+    :func:`_lightened`) unless ``light=False`` (the live widget's own layout: nothing saved).
 
     >>> import torch
     >>> from stridewidget.render.primitives import Group
@@ -135,7 +158,7 @@ def draw(
     budget = height_budget(scene)
     picture = _laid_out(scene, theme, width, roles)
     if picture.height <= budget:
-        return picture
+        return _lightened(scene, theme, width, roles, picture, {}, every_tensor, thin_panels, light)
     storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
     digits = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1
@@ -163,7 +186,9 @@ def draw(
         side = {"card": (width - G["panel_gap"]) / 2}
         paired = _laid_out(scene, theme, width, roles, **side)
         if paired.height <= budget:
-            return paired
+            return _lightened(
+                scene, theme, width, roles, paired, side, every_tensor, thin_panels, light
+            )
         picture, tried = ladder({}, picture)
         if picture.height > budget:
             other, settings = ladder(side, paired)
@@ -176,10 +201,101 @@ def draw(
         for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
             trial = _laid_out(scene, theme, width, roles, **{**tried, "keep": keep})
             if trial.height < picture.height:
-                picture = trial
+                picture, tried = trial, {**tried, "keep": keep}
             if picture.height <= budget:
                 break
+    return _lightened(scene, theme, width, roles, picture, tried, every_tensor, thin_panels, light)
+
+
+def _lightened(
+    scene: Mapping[str, Any],
+    theme: str,
+    width: float,
+    roles: bool,
+    picture: Picture,
+    tried: dict[str, Any],
+    every_tensor: bool,
+    thin_panels: bool,
+    light: bool,
+) -> Picture:
+    """``picture`` (laid out with ``tried``), or, when its saved fallback weighs more than
+    :func:`weight_budget`, laid out again: its cells' addresses said in one line per card (the
+    fallback leaves out each cell's ``@n``), then its grids cut to their first and last rows and
+    columns, then fewer panels, then fewer tensors; each step on the ones that helped, until it
+    fits.  No step makes it taller than its height budget (or than it was)."""
+    budget = weight_budget(scene)
+    if not light or _weight(picture, budget) <= budget:
+        return picture
+    steps: list[dict[str, Any]] = [{"address_line": True}]
+    if "edge" not in tried and _has_long_grid(scene, 2 * _EDGE + 1):
+        steps.append({"edge": _EDGE})
+    steps += [
+        {"panels": most}
+        for most in (4, 2)
+        if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
+    ]
+    tensors = scene.get("tensors", [])
+    if not every_tensor and len(tensors) > 2:
+        most = min(len(tensors) - 1, _MAX_DRAWN_CUT, tried.get("keep", len(tensors)) - 1)
+        steps += [{"keep": keep} for keep in range(most, 0, -1)]
+    tallest = max(height_budget(scene), picture.height)
+    for step in steps:
+        trial = _laid_out(scene, theme, width, roles, **{**tried, **step})
+        if trial.height <= tallest and _weight(trial, budget) < _weight(picture, budget):
+            picture, tried = trial, {**tried, **step}
+            picture.lightened = True
+        if _weight(picture, budget) <= budget:
+            break
     return picture
+
+
+def weight_budget(scene: Mapping[str, Any]) -> int:
+    """The bytes the SVG of a picture of ``scene`` may weigh as the saved fallback: the
+    fallback's budget (``FALLBACK_BYTES_2D`` when every tensor has at most 2 dims,
+    ``FALLBACK_BYTES_4D`` at most 4, else ``FALLBACK_BYTES``) less its HTML around the picture
+    (each tensor's facts, and the frame).
+
+    >>> import torch
+    >>> 20_000 < weight_budget(scene_of(torch.zeros(3, 4))) < 24_000
+    True
+    """
+    tensors = scene.get("tensors", [])
+    most = max((len(t["layout"]["shape"]) for t in tensors), default=0)
+    total = FALLBACK_BYTES_2D if most <= 2 else FALLBACK_BYTES_4D if most <= 4 else FALLBACK_BYTES
+    return total - _FRAME_BYTES - sum(len(facts_html(t).encode()) for t in tensors)
+
+
+#: The fallback's HTML frame around the picture and facts (its ``<div>`` and style; 452 B).
+_FRAME_BYTES = 600
+#: Bytes a shape's SVG takes at most beside its text (a ``<text x y>`` with its own style; a
+#: path's points), and the document's own (root, title, defs): an estimate never below the
+#: written size (``tests/test_fallback_weight.py`` checks it over the lint corpus).
+_SHAPE_BYTES, _PATH_BYTES, _DOCUMENT_BYTES = 64, 400, 2_000
+
+
+def _weight(picture: Picture, budget: int) -> int:
+    """The bytes of ``picture``'s saved fallback SVG: written (once, kept on the picture for the
+    fallback) unless an estimate from above already fits ``budget``."""
+    if picture.written is None:
+        estimate = _DOCUMENT_BYTES + len(picture.title.encode()) * 2
+        stack = list(picture.items)
+        while stack:
+            item = stack.pop()
+            kind = type(item)
+            if kind is Group:
+                stack.extend(item.children)
+            elif kind is Text:
+                estimate += _SHAPE_BYTES + len(item.text.encode())
+            elif kind is Path:
+                estimate += _PATH_BYTES
+            else:
+                estimate += _SHAPE_BYTES
+            if estimate > budget:
+                break
+        else:
+            return estimate
+        picture.written = svg_of_picture(picture, keys=False)
+    return len(picture.written.encode())
 
 
 def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
@@ -262,13 +378,16 @@ def _laid_out(
     card: float | None = None,
     inline_gaps: bool = False,
     edge: int | None = None,
+    address_line: bool = False,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
     the rest listed in words; with ``panels``, a card draws at most that many panels; with
     ``card``, a card's words and panels wrap at that many px (two cards side by side); with
     ``inline_gaps``, a strip's gap markers sit beside its cells; with ``edge``, each grid keeps
-    that many rows and columns at each end (:func:`.elide.elided_scene`)."""
+    that many rows and columns at each end (:func:`.elide.elided_scene`); with
+    ``address_line``, each card says its cells' addresses in one line (the saved fallback leaves
+    out each cell's ``@n``: the picture's ``omitted``)."""
     if edge is not None:
         scene = elided_scene(scene, edge)
     canvas = Canvas(
@@ -281,6 +400,7 @@ def _laid_out(
         max_panels=panels,
         card_width=card,
         inline_gaps=inline_gaps,
+        address_line=address_line,
     )
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []
@@ -312,4 +432,13 @@ def _laid_out(
                 muted=True,
             )
         )
-    return Picture(max(canvas.width, 240.0), y + 8, theme, canvas.items, described(scene), tensors)
+    said = address_line and not canvas.addresses_unsaid
+    return Picture(
+        max(canvas.width, 240.0),
+        y + 8,
+        theme,
+        canvas.items,
+        described(scene),
+        tensors,
+        frozenset({"i"}) if said else frozenset(),
+    )

@@ -93,6 +93,14 @@ class Picture:
     items: list
     title: str
     tensors: list[Mapping[str, Any]]
+    #: the text roles the saved fallback leaves out (``"i"``: each cell's address, when every
+    #: card says its cells' addresses in one line: a picture over its weight budget)
+    omitted: frozenset = field(default_factory=frozenset)
+    #: laid out again to fit its weight budget (its cells' addresses in one line, a grid cut...):
+    #: the live widget lays it out again without (nothing it paints is saved)
+    lightened: bool = False
+    #: the saved fallback's SVG once written (by the weight check; see ``picture.draw``)
+    written: str | None = field(default=None, repr=False, compare=False)
 
 
 def px(value: Any) -> str:

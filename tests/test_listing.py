@@ -232,3 +232,23 @@ def test_a_bidi_control_in_a_name_is_shown_as_its_escape_never_applied():
     for text in (listed, svg, sw.render_text(scene)):
         assert not [ch for ch in text if unicodedata.bidirectional(ch) in controls]
     assert "\\\\u202eevil" in listed  # the name as written, its control spelled out
+
+
+def test_a_widget_told_a_narrower_width_is_laid_out_again_to_paint_at_scale_one():
+    """Issue 36: a widget laid out for 900 px and then told the browser has 876 px (less than a
+    storage cell narrower) is laid out again, so the painter does not scale it down; the same
+    width twice lays out once, and a few px wider keeps the picture as it is."""
+    x = torch.arange(24.0).reshape(2, 3, 4)
+    w = sw.show(x)
+    w.width = 900
+    wide = w.picture
+    assert wide["width"] > 876  # the picture laid out for 900 would be scaled down in 876 px
+    w.width = 876
+    assert w.picture["width"] <= 876  # painted at scale 1: min(1, 876 / width) == 1
+    assert w.picture == picture_of(w.scene, 876, None)
+    narrow = w.picture
+    w.width = 876  # the same width again: not laid out again
+    assert w.picture is narrow
+    w.width = 876 + RELAYOUT_PX - 1  # a little wider: it still fits, kept as it is
+    assert w.picture is narrow
+    w.close()

@@ -146,3 +146,47 @@ def test_every_renderer_writes_what_is_left_out():
     for text in texts:
         for part in text.split(", x["):
             assert part.removeprefix("x[") in drawn
+
+
+def _mergeable(a, b) -> bool:
+    """Two boxes of leading indices that are one box: equal in every dim but one, and adjacent
+    there."""
+    differ = [d for d, (p, q) in enumerate(zip(a, b, strict=True)) if p != q]
+    return len(differ) == 1 and (
+        a[differ[0]][1] == b[differ[0]][0] or b[differ[0]][1] == a[differ[0]][0]
+    )
+
+
+@pytest.mark.parametrize("shape", [(4, 5, 10, 10), (2, 8, 12, 12), (3, 4, 5, 6, 6), (12, 2, 9, 9)])
+def test_a_picture_thinned_for_room_names_its_left_out_slices_as_ranges(shape):
+    """Issue 36: the slices a picture leaves out for its height are written as ranges (``x[0,
+    3:, :, :], x[1:3, :, :, :]``), not one by one; they are exactly the slices no drawn cell
+    belongs to (brute force over every leading index, against the cells the picture draws)."""
+    from stridewidget.notebook.picture import picture_of
+
+    x = torch.arange(math.prod(shape), dtype=torch.float32).reshape(shape)
+    scene = build_scene({"x": x})
+    listed = picture_of(scene, 900, None)
+
+    def groups(items):
+        for item in items:
+            if item[0] == "g":
+                yield item
+                yield from groups(item[4])
+
+    drawn = {
+        tuple(int(i) for i in g[2]["index"].split(","))[: len(shape) - 2]
+        for g in groups(listed["items"])
+        if g[1] == "sws-lcell"
+    }
+    lines = [g[4][0][3].strip() for g in groups(listed["items"]) if g[1] == "sws-gap-note"]
+    lead_shape = list(shape[:-2])
+    everything = set(itertools.product(*(range(n) for n in lead_shape)))
+    left_out = everything - drawn
+    said: list[list[tuple[int, int]]] = []
+    for note in " ".join(lines).split("⋯ ")[1:]:
+        ranges = note.split(" not shown: ", 1)[1].split(" (between ")[0].rstrip(",")
+        said.extend(_boxes_of_text(ranges.replace(",     x[", ", x["), lead_shape))
+    cells = [t for box in said for t in itertools.product(*(range(a, b) for a, b in box))]
+    assert sorted(cells) == sorted(left_out) and len(cells) == len(set(cells))
+    assert not any(_mergeable(a, b) for a, b in itertools.pairwise(said)), said

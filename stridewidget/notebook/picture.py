@@ -8,7 +8,8 @@
   JSON text (``JSON.parse`` in the browser): ipywidgets walks a nested state in Python for
   binary buffers on every send, a text it passes as it is;
 * ``width`` (int or None, JS → Python): the px the front end has for the picture.  Python lays the
-  picture out again only when it changes by at least one storage cell's width, so a column that
+  picture out again whenever the picture as laid out is wider than that (else the painter would
+  scale it down), and when the width grows by at least one storage cell's width, so a column that
   grows by a few px does not redraw.  None (no front end yet, a kernel-free page) lays out for
   :data:`~stridewidget.render.primitives.MAX_WIDTH`.
 """
@@ -31,7 +32,8 @@ __all__ = ["LaidOut", "laid_out", "layout_width", "listed_json", "picture_of"]
 
 #: Narrowest and widest px the picture is laid out for (a narrower box scales it down).
 MIN_LAYOUT, MAX_LAYOUT = 320, 1600
-#: A width change smaller than this keeps the picture as it is (one storage cell).
+#: A wider width by less than this keeps the picture as it is (one storage cell); a narrower one
+#: lays it out again whenever the picture no longer fits.
 RELAYOUT_PX = STYLE["geometry"]["cell_w"]
 
 
@@ -120,11 +122,14 @@ class LaidOut(traitlets.HasTraits):
 
     @traitlets.observe("width")
     def _width_changed(self, change: Any) -> None:
-        new = layout_width(change["new"])
-        light = self._laid_picture is not None and self._laid_picture.lightened
-        if self._laid_width is None or abs(new - self._laid_width) >= RELAYOUT_PX or light:
+        new, laid = layout_width(change["new"]), self._laid_width
+        lightened = self._laid_picture is not None and self._laid_picture.lightened
+        if change["new"] is not None:
             self._light = False  # a front end paints it: nothing it paints is saved
+        if laid is None or new - laid >= RELAYOUT_PX or lightened:
             self.lay_out()
+        elif new < laid and self._laid_picture is not None and self._laid_picture.width > new:
+            self.lay_out()  # narrower than the picture: laid out again, never painted scaled
 
     _laid: tuple | None = None
     _laid_picture: Picture | None = None

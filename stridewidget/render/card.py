@@ -10,6 +10,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..scene.logical import gap_between
 from .canvas import Canvas
 from .facts import NOTATION, address_words, layout_summary
 from .grid import draw_slice, encodings, logical_cell_width
@@ -146,7 +147,7 @@ def _slices(
     limit = canvas.card_width - PAD
     line = _Line(PAD, y)
     groups: list[list[tuple[int, list, float, float]]] = []
-    for s, slice_ in _thinned(logical["slices"], canvas.max_panels, tensor["name"]):
+    for s, slice_ in _thinned(logical, canvas.max_panels, tensor["name"]):
         if slice_["kind"] == "gap":
             _place_groups(canvas, groups, line, limit, ndim)
             groups = []
@@ -169,24 +170,28 @@ def _slices(
     return line.y + line.h + 6
 
 
-def _thinned(slices: list, most: int | None, name: str) -> list[tuple[int, Any]]:
+def _thinned(logical: Mapping[str, Any], most: int | None, name: str) -> list[tuple[int, Any]]:
     """The scene's slices (with their positions) to draw: all of them, or with ``most`` (a picture
     too tall for its height budget) the first ``most - 1`` panels and the last, side by side,
-    then what lay between them said as one left-out run that names each slice and run it holds.
+    then what lay between them said as one left-out run, as ranges of consecutive indices.
 
-    >>> sl = [{"kind": "slice", "label": f"[{i}, :, :]"} for i in range(5)]
-    >>> [k for k, _ in _thinned(sl, 3, "x")], _thinned(sl, 3, "x")[3][1]["text"]
-    ([0, 1, 4, 2], 'x[2, :, :], x[3, :, :] (between x[1, :, :] and x[4, :, :])')
+    >>> sl = [{"kind": "slice", "lead": [i], "label": f"[{i}, :, :]"} for i in range(5)]
+    >>> logical = {"shape": [5, 2, 2], "slices": sl}
+    >>> [k for k, _ in _thinned(logical, 3, "x")], _thinned(logical, 3, "x")[3][1]["text"]
+    ([0, 1, 4, 2], 'x[2:4, :, :] (between x[1, :, :] and x[4, :, :])')
     """
+    slices = logical["slices"]
     panels = [k for k, s in enumerate(slices) if s["kind"] == "slice"]
     if most is None or len(panels) <= most:
         return list(enumerate(slices))
     first, last = panels[most - 2], panels[-1]
-    between = slices[first + 1 : last]
-    count = sum(1 if s["kind"] == "slice" else s["count"] for s in between)
-    words = [f"{name}{s['label']}" if s["kind"] == "slice" else s.get("text", "") for s in between]
+    shape = logical["shape"]
+    lead = len(slices[first]["lead"])
+    gap = gap_between(
+        slices[first]["lead"], slices[last]["lead"], shape[:lead], name, len(shape) - lead
+    )
     where = f" (between {name}{slices[first]['label']} and {name}{slices[last]['label']})"
-    gap = {"kind": "gap", "count": count, "text": ", ".join(w for w in words if w) + where}
+    gap = {**gap, "text": gap["text"] + where}
     return [*enumerate(slices[: first + 1]), (last, slices[last]), (first + 1, gap)]
 
 

@@ -17,13 +17,22 @@ __all__ = ["gap_label", "inline_gaps", "rows_of_cells", "strip_rows"]
 
 
 def gap_label(segment: Mapping[str, Any], room: float) -> str:
-    """The elision marker's text: the count and the range when they fit in ``room`` px."""
+    """The elision marker's text: the longest of its forms that fits in ``room`` px, each with the
+    storage range it stands for but the last (the count and one word, the range on hover).
+
+    >>> gap = {"start": 12, "stop": 106, "in_span": True, "read": 94}
+    >>> [gap_label(gap, room) for room in (300, 200, 140, 60)]
+    ['⋯ 94 read cells not drawn [12 … 105]', '⋯ 94 read, storage[12…105]', '⋯ 94 read [12…105]', '⋯ 94 read']
+    """
     count = group_digits(segment["stop"] - segment["start"])
-    what = gap_words(segment)
-    full = f"⋯ {what} [{group_digits(segment['start'])} … {group_digits(segment['stop'] - 1)}]"
-    if text_width(full, G["font_size"]) + 10 <= room:
-        return full
-    return f"⋯ {count} {_gap_short(segment)}"
+    first, last = group_digits(segment["start"]), group_digits(segment["stop"] - 1)
+    short = f"⋯ {count} {_gap_short(segment)}"
+    forms = (
+        f"⋯ {gap_words(segment)} [{first} … {last}]",
+        f"{short}, storage[{first}…{last}]",
+        f"{short} [{first}…{last}]",
+    )
+    return next((f for f in forms if text_width(f, G["font_size"]) + 10 <= room), short)
 
 
 def _gap_short(segment: Mapping[str, Any]) -> str:
@@ -81,7 +90,7 @@ def strip_rows(
             x += item["w"]
             count += item["kind"] == "cell"
         rows = _capped([row for row in rows if row], members, cell_w, room, ends)
-        return (inline_gaps(rows, members, room, ends) if inline else rows), None
+        return _ranged(inline_gaps(rows, members, room, ends) if inline else rows, room), None
     limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
     wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
     if natural > limit and wrap < 0.75 * limit:  # a small divisor of a long natural row would
@@ -94,6 +103,36 @@ def strip_rows(
         rows[-1].append({**item, "x": col * cell_w})
     rows = _capped(rows, members, cell_w, room, ends)
     return (inline_gaps(rows, members, room, ends, columns=True) if inline else rows), wrap
+
+
+def _ranged(rows: list[list[dict[str, Any]]], room: float) -> list[list[dict[str, Any]]]:
+    """``rows`` with each gap marker given the px its row has to spare (first markers first),
+    so that it says its storage range where that fits (:func:`gap_label`); the row's later items
+    move right.  No row gets longer than ``room``, so the strip keeps its height.
+
+    >>> gap = {"kind": "gap", "w": 60.0, "x": 0.0, "label": "⋯ 94 read",
+    ...        "segment": {"kind": "gap", "start": 12, "stop": 106, "in_span": True, "read": 94}}
+    >>> cell = {"kind": "cell", "cell": 106, "i": 1, "w": 30.0, "x": 60.0}
+    >>> [(it["label"], round(it["w"])) if it["kind"] == "gap" else round(it["x"])
+    ...  for it in _ranged([[gap, cell]], 250.0)[0]]
+    [('⋯ 94 read, storage[12…105]', 193), 193]
+    """
+    out = []
+    for row in rows:
+        row = [dict(item) for item in row]
+        for k, item in enumerate(row):
+            spare = room - _end(row)
+            if item["kind"] != "gap" or spare < 1:
+                continue
+            label = gap_label(item["segment"], item["w"] + spare)
+            if label == item["label"]:
+                continue
+            grow = max(0.0, text_width(label, G["font_size"]) + 10 - item["w"])
+            item.update(label=label, w=item["w"] + grow)
+            for later in row[k + 1 :]:
+                later["x"] += grow
+        out.append(row)
+    return out
 
 
 def _capped(

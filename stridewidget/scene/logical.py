@@ -14,7 +14,7 @@ from typing import Any
 
 from ..layout.layout import Layout
 
-__all__ = ["logical_window", "slice_addresses"]
+__all__ = ["gap_between", "logical_window", "slice_addresses"]
 
 
 def _shown_indices(size: int, elide: bool, edge_items: int) -> list[int | None]:
@@ -184,6 +184,30 @@ def _left_out(listed: list[tuple[int, ...]], shape: Sequence[int]) -> Iterator[A
     if not listed:
         return
     yield from walk([], 0, sorted(set(listed)))
+
+
+def gap_between(
+    first: Sequence[int], last: Sequence[int], shape: Sequence[int], name: str, trailing: int
+) -> dict[str, Any]:
+    """A gap marker for the leading-index slices strictly between ``first`` and ``last`` (index
+    order), as few boxes of the leading index space ``shape`` as :func:`_left_out` cuts: runs of
+    consecutive indices are ranges, never listed one by one.
+
+    >>> gap_between([0, 2], [3, 4], (4, 5), "x", 2)["text"]
+    'x[0, 3:, :, :], x[1:3, :, :, :], x[3, :4, :, :]'
+    >>> gap_between([1], [9], (10,), "x", 2)["count"]
+    7
+    """
+    boxes: list[list[list[int]]] = []
+    inside = False
+    for item in _left_out([tuple(first), tuple(last)], shape):
+        if isinstance(item, tuple):
+            if inside:
+                break
+            inside = True
+        elif inside:
+            boxes.append(item)
+    return _gap(boxes, shape, name, trailing)
 
 
 def _gap(

@@ -165,3 +165,28 @@ def test_the_live_widget_draws_every_cell_once_its_front_end_reports_a_width():
     assert "@255" in str(w.picture)  # every address, for the index view and hover
     again = w._repr_mimebundle_()[0]["text/html"]
     assert len(again.encode()) <= FALLBACK_BYTES_2D  # saved again: light again
+
+
+def test_a_grid_cut_to_its_ends_keeps_its_digits():
+    """randn(12, 20) was too tall with every cell: the ladder took one digit, then (over its
+    weight) cut the grid to its ends; cut, it fits with every digit, so it is laid out again
+    with them (before: one digit on a cut grid)."""
+    from stridewidget.render.picture import height_budget
+
+    x = torch.randn(12, 20, generator=torch.Generator().manual_seed(0))
+    scene = scene_of(x=x)
+    picture = draw(scene)
+    assert picture.height <= height_budget(scene)
+    cells = [g for g in _groups(picture.items) if g.cls == "sws-lcell"]
+    assert 0 < len(cells) < x.numel()  # cut to its ends
+    for g in cells:
+        (value,) = [c.text for c in g.children if isinstance(c, Text) and c.role == "v"]
+        want = float(x[tuple(int(i) for i in g.data["index"].split(","))])
+        assert abs(float(value) - want) <= 1e-4 * max(1.0, abs(want)), (value, want)
+
+
+def _groups(items):
+    for item in items:
+        if isinstance(item, Group):
+            yield item
+            yield from _groups(item.children)

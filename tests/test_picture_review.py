@@ -95,12 +95,14 @@ def test_a_colour_grid_says_when_it_also_writes_values(shape, count):
     """A grid drawn as colour printed a value whose text fits its cell on the plain fill, and
     the key said only "colour = value": a white cell read as a mask.  The key now says so when
     (and only when) a drawn cell of a coloured grid writes its value."""
-    from stridewidget.notebook.picture import laid_out
+    from stridewidget.render.picture import _laid_out
     from stridewidget.render.primitives import Text
     from stridewidget.scene.build import build_scene
 
     torch.manual_seed(1)
-    picture = laid_out(build_scene({f"t{k}": torch.randn(*shape) for k in range(count)}), 900, None)
+    scene = build_scene({f"t{k}": torch.randn(*shape) for k in range(count)})
+    # as colour (the height ladder's step; a grid cut to its ends may then keep its digits)
+    picture = _laid_out(scene, "light", 900, True, colour=True)
     texts = [i.text for i in picture.items if isinstance(i, Text)]
     texts += [c.text for g in _groups(picture.items) for c in g.children if isinstance(c, Text)]
     assert any(t.startswith("colour = ") for t in texts)  # these cases draw a grid as colour

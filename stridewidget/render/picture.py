@@ -225,10 +225,13 @@ def _lightened(
     fits.  No step makes it taller than its height budget (or than it was)."""
     budget = weight_budget(scene)
     if not light or _weight(picture, budget) <= budget:
-        return picture
+        return _restored(scene, theme, width, roles, picture, tried, budget if light else None)
     steps: list[dict[str, Any]] = [{"address_line": True}]
     if "edge" not in tried and _has_long_grid(scene, 2 * _EDGE + 1):
-        steps.append({"edge": _EDGE})
+        if _weight(picture, budget) - _address_bytes(picture.items) > budget:
+            steps = [{"address_line": True, "edge": _EDGE}]  # the line alone cannot do it
+        else:
+            steps.append({"edge": _EDGE})
     steps += [
         {"panels": most}
         for most in (4, 2)
@@ -246,7 +249,51 @@ def _lightened(
             picture.lightened = True
         if _weight(picture, budget) <= budget:
             break
-    return picture
+    return _restored(scene, theme, width, roles, picture, tried, budget)
+
+
+def _restored(
+    scene: Mapping[str, Any],
+    theme: str,
+    width: float,
+    roles: bool,
+    picture: Picture,
+    tried: dict[str, Any],
+    budget: int | None,
+) -> Picture:
+    """A picture whose grids were cut to their ends (``edge``) after its values lost digits or
+    became colour: laid out again with every digit, when that fits its height budget and
+    ``budget`` bytes (None: no weight budget) — a grid's ends with true values over a grid of
+    colours."""
+    if "edge" not in tried or not ("at_most" in tried or "colour" in tried):
+        return picture
+    settings = {k: v for k, v in tried.items() if k not in ("at_most", "colour")}
+    trial = _laid_out(scene, theme, width, roles, **settings)
+    if trial.height > height_budget(scene):
+        return picture
+    if budget is not None and _weight(trial, budget) > budget:
+        return picture
+    trial.lightened = picture.lightened
+    return trial
+
+
+def _address_bytes(items: list) -> int:
+    """The most the cells' own addresses can weigh in the saved fallback: what saying them in
+    one line per card can save, at most (each no more than a text of its own in its layer)."""
+    found, stack = 0, list(items)
+    while stack:
+        item = stack.pop()
+        kind = type(item)
+        if kind is Group:
+            stack.extend(item.children)
+        elif kind is Text and item.role == "i":
+            found += _TEXT_BYTES + len(item.text.encode())
+    return found
+
+
+#: ``<text x="123.4" y="123.4"></text>``: the most a text adds to a layer of the saved fallback
+#: beside its own characters (in a run on one baseline it is a shorter ``<tspan x>``)
+_TEXT_BYTES = 32
 
 
 def weight_budget(scene: Mapping[str, Any]) -> int:

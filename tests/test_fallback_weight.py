@@ -16,10 +16,10 @@ from e2e.lint_corpus import CASES, tensors_of
 from saved_fallback import displayed
 
 from stridewidget.limits import FALLBACK_BYTES, FALLBACK_BYTES_2D, FALLBACK_BYTES_4D
-from stridewidget.render import picture as picture_module
 from stridewidget.render.picture import draw, scene_of
 from stridewidget.render.primitives import Group, Text
 from stridewidget.render.svg import svg_of_picture
+from stridewidget.render.weight import weight
 
 
 def _fallback_html(tensor) -> str:
@@ -141,7 +141,7 @@ def test_the_weight_estimate_is_never_below_the_written_size():
     for picture in pictures:
         written = len(svg_of_picture(picture, keys=False).encode())
         fresh = draw_copy = type(picture)(**{**picture.__dict__, "written": None})
-        estimate = picture_module._weight(fresh, sys.maxsize)
+        estimate = weight(fresh, sys.maxsize)
         assert draw_copy.written is None and estimate >= written, (picture.title, estimate, written)
 
 
@@ -190,3 +190,37 @@ def _groups(items):
         if isinstance(item, Group):
             yield item
             yield from _groups(item.children)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: torch.randn(10, 30)[:, 5:25],
+        lambda: torch.randn(64, 64)[::4, ::4],
+        lambda: torch.arange(256.0).reshape(16, 16),
+    ],
+)
+def test_a_light_fallback_keeps_every_storage_cells_index(make):
+    """Review: the saved fallback of a lightened picture left out the storage strip's indices
+    with the grid's addresses (both role "i"); the legend still said each cell has one.  Only a
+    logical cell's address is said in the card's line: every other text is written."""
+    from collections import Counter
+
+    from svg_resolve import drawn
+
+    picture = draw(scene_of(x=make()))
+    assert picture.omitted
+    outside = Counter(t.text.strip() for t in _texts_outside_cells(picture.items) if t.text.strip())
+    written = Counter(
+        r["text"].strip() for r in drawn(svg_of_picture(picture, keys=False)) if r["tag"] == "text"
+    )
+    assert not outside - written, outside - written
+
+
+def _texts_outside_cells(items):
+    for item in items:
+        if isinstance(item, Group):
+            if item.cls != "sws-lcell":
+                yield from _texts_outside_cells(item.children)
+        elif isinstance(item, Text):
+            yield item

@@ -145,7 +145,8 @@ def _randn_rows(n):
 def test_many_tensors_fit_and_each_is_drawn_or_listed_with_torchs_layout(make, n, width):
     """Many tensors at once: the picture stays within its height budget; each tensor is either
     drawn (its card's title, its mark in the strip) or listed in words with the shape, strides and
-    offset torch gives it — and a listed one is not marked in the strip."""
+    offset torch gives it; a listed one's reads are still marked in the strip (in its plain
+    colour: no arrows, no card), so that no read cell is drawn as unread (review of issue 36)."""
     torch.manual_seed(0)
     tensors = make(n)
     scene = scene_of(**tensors)
@@ -178,7 +179,6 @@ def test_many_tensors_fit_and_each_is_drawn_or_listed_with_torchs_layout(make, n
             drawn += 1
             assert marks[name] in strip_marks, name
         else:
-            assert marks[name] not in strip_marks, name
             if line is not None:
                 assert torch_layout in line, (line, torch_layout)
                 storage = next(t["storage"] for t in scene["tensors"] if t["name"] == name)

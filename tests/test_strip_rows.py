@@ -38,7 +38,7 @@ def _groups(items, cls):
 
 
 def _rows_and_arrows(scene):
-    picture = draw(scene, width=900)
+    picture = draw(scene, width=900, light=False)  # the height cap alone (no weight ladder)
     cells = list(_groups(picture.items, "sws-scell"))
     rows = {round(g.children[0].y) for g in cells}
     arrows = {

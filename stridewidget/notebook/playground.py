@@ -259,7 +259,8 @@ class Playground(LaidOut, StaticFallbackWidget):
                 picture = self._draw(self.scene, MAX_WIDTH, None)
             finally:
                 self._light = saved
-        return text + html_of(self.scene, svg_of_picture(picture, keys=False))
+        svg = svg_of_picture(picture, keys=False)
+        return text + html_of(self.scene, svg, drawn=[t["id"] for t in picture.tensors])
 
 
 def playground(

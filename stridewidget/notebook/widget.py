@@ -424,7 +424,8 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             return f"<pre>{html.escape(self.summary())}</pre>"
         drawn = self.fallback_svg()  # the picture the widget laid out: not laid out twice
         if drawn is not None:
-            return html_of(self.scene, drawn)
+            tensors = self._laid_picture.tensors if self._laid_picture is not None else []
+            return html_of(self.scene, drawn, drawn=[t["id"] for t in tensors])
         scene = self.scene
         if self.wrap is not None:  # the static picture follows the user's row width too
             scene = {**scene, "storages": [{**st, "wrap": self.wrap} for st in scene["storages"]]}

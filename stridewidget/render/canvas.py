@@ -102,6 +102,7 @@ class Canvas:
         card_width: float | None = None,
         inline_gaps: bool = False,
         address_line: bool = False,
+        max_strip_rows: int | None = None,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -124,6 +125,12 @@ class Canvas:
         #: each card says every cell's storage address in one line (a picture over its weight
         #: budget: the saved fallback then leaves out each cell's ``@n``, see Picture.omitted)
         self.address_line = address_line
+        #: the rows a storage strip draws at most (None: ``LIMITS["max_strip_rows"]``; fewer for
+        #: a picture over its weight budget)
+        self.max_strip_rows = max_strip_rows
+        #: ids of tensors a strip marks that the picture lists in words (no pattern of theirs is
+        #: defined: their plain colour instead)
+        self.unpatterned: set[str] = set()
         #: a card could not say its cells' addresses in one line (they keep their own)
         self.addresses_unsaid = False
         self.items: list = []

@@ -8,15 +8,15 @@ widget state).  Each tensor gets one summary line (the flags that matter for its
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from ..adapters.inspect import inspect
 from ..style import STYLE
 from .distributed import draw_distributed, single_dtensor
 from .facts import facts_html
-from .picture import scene_of
-from .svg import svg_of_picture, svg_of_scene
+from .picture import draw, scene_of
+from .svg import svg_of_picture
 
 __all__ = ["html_of", "render_html"]
 
@@ -39,13 +39,21 @@ def render_html(*tensors: Any, wrap: int | None = None, theme: str = "light", **
         pre = f'<pre style="white-space:pre-wrap;margin:4px 0">{words}</pre>'
         return html_of({}, picture + pre, theme)
     scene = scene_of(*tensors, wrap=wrap, **named)
-    # the SVG first: it checks the theme; a picture, not an app (no per-cell keys or tooltips)
-    return html_of(scene, svg_of_scene(scene, theme, keys=False), theme)
+    # the picture first: it checks the theme; a picture, not an app (no per-cell keys or tooltips)
+    picture = draw(scene, theme)
+    drawn = [t["id"] for t in picture.tensors]
+    return html_of(scene, svg_of_picture(picture, keys=False), theme, drawn)
 
 
-def html_of(scene: Mapping[str, Any], picture: str, theme: str = "light") -> str:
+def html_of(
+    scene: Mapping[str, Any],
+    picture: str,
+    theme: str = "light",
+    drawn: Collection[str] | None = None,
+) -> str:
     """The fallback's HTML around an SVG ``picture`` of ``scene`` already written (the widget
-    passes the SVG of the picture it laid out), with each tensor's facts."""
+    passes the SVG of the picture it laid out), with each tensor's facts: the tensors it lists
+    in words (their ids not in ``drawn``; None: it draws every one) their summary line alone."""
     colours = STYLE["themes"][theme]
     style = (
         f"background:{colours['background']};color:{colours['text']};padding:6px;"
@@ -56,6 +64,9 @@ def html_of(scene: Mapping[str, Any], picture: str, theme: str = "light") -> str
     return (
         f'<div class="stridewidget-fallback" style="{html.escape(style)}">'
         + picture
-        + "".join(facts_html(tensor) for tensor in scene.get("tensors", []))
+        + "".join(
+            facts_html(tensor, drawn is None or tensor["id"] in drawn)
+            for tensor in scene.get("tensors", [])
+        )
         + "</div>"
     )

@@ -18,14 +18,12 @@ values and arrows all come from the scene (:func:`scene_of` builds it when given
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from functools import partial
 from typing import Any
 
 from ..layout.ints import as_wrap
 from ..limits import (
-    FALLBACK_BYTES,
-    FALLBACK_BYTES_2D,
-    FALLBACK_BYTES_4D,
     PICTURE_CONTROLS_HEIGHT,
     PICTURE_HEIGHT_2D,
     PICTURE_HEIGHT_ND,
@@ -35,23 +33,19 @@ from .canvas import Canvas
 from .card import draw_card
 from .digits import most_digits
 from .elide import elided_scene
-from .facts import facts_html
 from .primitives import (
     MAX_WIDTH,
     PAD,
     G,
-    Group,
-    Path,
     Picture,
-    Text,
     text_width,
     translated,
     wrapped,
 )
 from .strip import draw_strip
-from .svg_writer import svg_of_picture
+from .weight import address_bytes, weight, weight_budget
 
-__all__ = ["draw", "height_budget", "scene_of", "weight_budget"]
+__all__ = ["draw", "height_budget", "scene_of"]
 
 
 def scene_of(*tensors: Any, wrap: int | None = None, **named: Any) -> dict[str, Any]:
@@ -144,7 +138,7 @@ def draw(
     with fewer panels and, with more than two tensors (unless ``every_tensor``: the graph
     widget's node and its inputs, bounded there), with the last tensors listed in words.
     ``thin_panels=False`` keeps every panel (slices a reader picked are drawn, whatever it costs).
-    A picture whose saved fallback is over :func:`weight_budget` is laid out lighter (see
+    A picture whose saved fallback is over :func:`.weight.weight_budget` is laid out lighter (see
     :func:`_lightened`) unless ``light=False`` (the live widget's own layout: nothing saved).
 
     >>> import torch
@@ -156,13 +150,14 @@ def draw(
     (True, ['1', '0'])
     """
     budget = height_budget(scene)
-    picture = _laid_out(scene, theme, width, roles)
+    lay = partial(_laid_out, scene, theme, width, roles)
+    lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels)
+    picture = lay()
     if picture.height <= budget:
-        return _lightened(scene, theme, width, roles, picture, {}, every_tensor, thin_panels, light)
+        return lighter(picture, {}, light=light)
     storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
-    digits = max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1
-    steps: list[dict[str, Any]] = [{"at_most": 1}] if digits else []
+    steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
     if _has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
@@ -174,7 +169,7 @@ def draw(
         """Each step on top of the ones that helped (each a whole new layout), until one fits;
         the shortest picture and its settings."""
         for step in steps:
-            trial = _laid_out(scene, theme, width, roles, **{**tried, **step})
+            trial = lay(**{**tried, **step})
             if trial.height < best.height:
                 best, tried = trial, {**tried, **step}
             if best.height <= budget:
@@ -184,11 +179,9 @@ def draw(
     tried: dict[str, Any] = {}
     if len(tensors) >= 2:  # first what loses nothing: two cards side by side
         side = {"card": (width - G["panel_gap"]) / 2}
-        paired = _laid_out(scene, theme, width, roles, **side)
+        paired = lay(**side)
         if paired.height <= budget:
-            return _lightened(
-                scene, theme, width, roles, paired, side, every_tensor, thin_panels, light
-            )
+            return lighter(paired, side, light=light)
         picture, tried = ladder({}, picture)
         if picture.height > budget:
             other, settings = ladder(side, paired)
@@ -199,64 +192,73 @@ def draw(
     if picture.height > budget and len(tensors) > 2 and not every_tensor:
         # last: the last tensors listed in words, one line each (a picture of many tensors)
         for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
-            trial = _laid_out(scene, theme, width, roles, **{**tried, "keep": keep})
+            trial = lay(**{**tried, "keep": keep})
             if trial.height < picture.height:
                 picture, tried = trial, {**tried, "keep": keep}
             if picture.height <= budget:
                 break
-    return _lightened(scene, theme, width, roles, picture, tried, every_tensor, thin_panels, light)
+    return lighter(picture, tried, light=light)
 
 
 def _lightened(
+    lay: Callable[..., Picture],
     scene: Mapping[str, Any],
-    theme: str,
-    width: float,
-    roles: bool,
     picture: Picture,
     tried: dict[str, Any],
+    *,
     every_tensor: bool,
     thin_panels: bool,
     light: bool,
 ) -> Picture:
-    """``picture`` (laid out with ``tried``), or, when its saved fallback weighs more than
-    :func:`weight_budget`, laid out again: its cells' addresses said in one line per card (the
-    fallback leaves out each cell's ``@n``), then its grids cut to their first and last rows and
-    columns, then fewer panels, then fewer tensors; each step on the ones that helped, until it
-    fits.  No step makes it taller than its height budget (or than it was)."""
-    budget = weight_budget(scene)
-    if not light or _weight(picture, budget) <= budget:
-        return _restored(scene, theme, width, roles, picture, tried, budget if light else None)
+    """``picture`` (``lay(**tried)``), or, when its saved fallback weighs more than
+    :func:`.weight.weight_budget`, laid out again: its cells' addresses said in one line per card
+    (the fallback leaves out each cell's ``@n``), then its grids cut to their first and last rows
+    and columns, then fewer panels, then fewer tensors; each step on the ones that helped, until
+    it fits.  No step makes it taller than its height budget (or than it was; the address line
+    may add its own lines)."""
+
+    def over(p: Picture) -> int:
+        """Bytes over its budget (the facts of the tensors it lists in words are shorter)."""
+        budget = weight_budget(scene, [t["id"] for t in p.tensors])
+        return weight(p, budget) - budget
+
+    if not light or over(picture) <= 0:
+        return _restored(lay, scene, picture, tried, weight_budget(scene) if light else None)
     steps: list[dict[str, Any]] = [{"address_line": True}]
     if "edge" not in tried and _has_long_grid(scene, 2 * _EDGE + 1):
-        if _weight(picture, budget) - _address_bytes(picture.items) > budget:
+        if over(picture) - address_bytes(picture.items) > 0:
             steps = [{"address_line": True, "edge": _EDGE}]  # the line alone cannot do it
         else:
             steps.append({"edge": _EDGE})
+    steps.append({"strip_rows": _STRIP_ROWS_LIGHT})  # a strip's first and last rows
+    if "at_most" not in tried and _has_digits(scene):
+        steps.append({"at_most": 1})
     steps += [
         {"panels": most}
         for most in (4, 2)
         if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
-    if not every_tensor and len(tensors) > 2:
+    if not every_tensor and len(tensors) >= 2:  # last: the last tensors listed in words
         most = min(len(tensors) - 1, _MAX_DRAWN_CUT, tried.get("keep", len(tensors)) - 1)
-        steps += [{"keep": keep} for keep in range(most, 0, -1)]
+        why = "height and size budgets" if "keep" in tried else "size budget"
+        steps += [{"keep": keep, "listed_for": why} for keep in range(most, 0, -1)]
     tallest = max(height_budget(scene), picture.height)
     for step in steps:
-        trial = _laid_out(scene, theme, width, roles, **{**tried, **step})
-        if trial.height <= tallest and _weight(trial, budget) < _weight(picture, budget):
+        trial = lay(**{**tried, **step})
+        room = tallest + (G["line_h"] * 2 * len(tensors) if "address_line" in step else 0)
+        if trial.height <= room and over(trial) < over(picture):
             picture, tried = trial, {**tried, **step}
             picture.lightened = True
-        if _weight(picture, budget) <= budget:
+        if over(picture) <= 0:
             break
-    return _restored(scene, theme, width, roles, picture, tried, budget)
+    budget = weight_budget(scene, [t["id"] for t in picture.tensors])
+    return _restored(lay, scene, picture, tried, budget)
 
 
 def _restored(
+    lay: Callable[..., Picture],
     scene: Mapping[str, Any],
-    theme: str,
-    width: float,
-    roles: bool,
     picture: Picture,
     tried: dict[str, Any],
     budget: int | None,
@@ -267,82 +269,19 @@ def _restored(
     colours."""
     if "edge" not in tried or not ("at_most" in tried or "colour" in tried):
         return picture
-    settings = {k: v for k, v in tried.items() if k not in ("at_most", "colour")}
-    trial = _laid_out(scene, theme, width, roles, **settings)
+    trial = lay(**{k: v for k, v in tried.items() if k not in ("at_most", "colour")})
     if trial.height > height_budget(scene):
         return picture
-    if budget is not None and _weight(trial, budget) > budget:
+    if budget is not None and weight(trial, budget) > budget:
         return picture
     trial.lightened = picture.lightened
     return trial
 
 
-def _address_bytes(items: list) -> int:
-    """The most the cells' own addresses can weigh in the saved fallback: what saying them in
-    one line per card can save, at most (each no more than a text of its own in its layer)."""
-    found, stack = 0, list(items)
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if kind is Group:
-            stack.extend(item.children)
-        elif kind is Text and item.role == "i":
-            found += _TEXT_BYTES + len(item.text.encode())
-    return found
-
-
-#: ``<text x="123.4" y="123.4"></text>``: the most a text adds to a layer of the saved fallback
-#: beside its own characters (in a run on one baseline it is a shorter ``<tspan x>``)
-_TEXT_BYTES = 32
-
-
-def weight_budget(scene: Mapping[str, Any]) -> int:
-    """The bytes the SVG of a picture of ``scene`` may weigh as the saved fallback: the
-    fallback's budget (``FALLBACK_BYTES_2D`` when every tensor has at most 2 dims,
-    ``FALLBACK_BYTES_4D`` at most 4, else ``FALLBACK_BYTES``) less its HTML around the picture
-    (each tensor's facts, and the frame).
-
-    >>> import torch
-    >>> 20_000 < weight_budget(scene_of(torch.zeros(3, 4))) < 24_000
-    True
-    """
-    tensors = scene.get("tensors", [])
-    most = max((len(t["layout"]["shape"]) for t in tensors), default=0)
-    total = FALLBACK_BYTES_2D if most <= 2 else FALLBACK_BYTES_4D if most <= 4 else FALLBACK_BYTES
-    return total - _FRAME_BYTES - sum(len(facts_html(t).encode()) for t in tensors)
-
-
-#: The fallback's HTML frame around the picture and facts (its ``<div>`` and style; 452 B).
-_FRAME_BYTES = 600
-#: Bytes a shape's SVG takes at most beside its text (a ``<text x y>`` with its own style; a
-#: path's points), and the document's own (root, title, defs): an estimate never below the
-#: written size (``tests/test_fallback_weight.py`` checks it over the lint corpus).
-_SHAPE_BYTES, _PATH_BYTES, _DOCUMENT_BYTES = 64, 400, 2_000
-
-
-def _weight(picture: Picture, budget: int) -> int:
-    """The bytes of ``picture``'s saved fallback SVG: written (once, kept on the picture for the
-    fallback) unless an estimate from above already fits ``budget``."""
-    if picture.written is None:
-        estimate = _DOCUMENT_BYTES + len(picture.title.encode()) * 2
-        stack = list(picture.items)
-        while stack:
-            item = stack.pop()
-            kind = type(item)
-            if kind is Group:
-                stack.extend(item.children)
-            elif kind is Text:
-                estimate += _SHAPE_BYTES + len(item.text.encode())
-            elif kind is Path:
-                estimate += _PATH_BYTES
-            else:
-                estimate += _SHAPE_BYTES
-            if estimate > budget:
-                break
-        else:
-            return estimate
-        picture.written = svg_of_picture(picture, keys=False)
-    return len(picture.written.encode())
+def _has_digits(scene: Mapping[str, Any]) -> bool:
+    """Does a value of ``scene`` show more than one digit after the point?"""
+    storages = scene.get("storages", [])
+    return max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1
 
 
 def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
@@ -353,6 +292,9 @@ def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
     )
 
 
+#: The rows a storage strip keeps in a picture over its weight budget: its first and last (and
+#: the rows stride arrows start or end in); the rest one marker that counts what it holds.
+_STRIP_ROWS_LIGHT = 2
 #: Rows and columns a grid keeps at each end when its picture is over its height budget (as
 #: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
 _EDGE = 3
@@ -391,12 +333,12 @@ _MAX_NAMED = 40
 _MAX_DRAWN_CUT = 4
 
 
-def _listed(canvas: Canvas, tensors: list, y: float) -> float:
-    """The tensors whose cards do not fit the height budget, one line each (name and layout);
-    the y below them."""
+def _listed(canvas: Canvas, tensors: list, y: float, why: str = "height budget") -> float:
+    """The tensors whose cards do not fit the picture's ``why`` (its height budget, its size
+    budget or both), one line each (name and layout); the y below them."""
     if not tensors:
         return y
-    lines = [f"{len(tensors)} more not drawn (the picture's height budget); their layouts:"]
+    lines = [f"{len(tensors)} more not drawn (the picture's {why}); their layouts:"]
     room = canvas.max_width - 2 * PAD
     for t in tensors[:_MAX_LISTED]:
         line = f"· {t['name']} over storage {t['storage']}: {t['layout']['text']}"
@@ -413,6 +355,20 @@ def _listed(canvas: Canvas, tensors: list, y: float) -> float:
     return y + 6
 
 
+def _cards(canvas: Canvas, tensors: list, y: float) -> float:
+    """Each tensor's card from ``y`` down, side by side while they fit; the y below them."""
+    x, row_h = 0.0, 0.0
+    for tensor in tensors:
+        items, w, h = draw_card(canvas, tensor)
+        if x > 0 and x + w > canvas.max_width:
+            x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
+        canvas.items.extend(translated(items, x, y))
+        canvas.width = max(canvas.width, x + w)
+        x += w + G["panel_gap"]
+        row_h = max(row_h, h)
+    return y + row_h + 6
+
+
 def _laid_out(
     scene: Mapping[str, Any],
     theme: str,
@@ -426,15 +382,18 @@ def _laid_out(
     inline_gaps: bool = False,
     edge: int | None = None,
     address_line: bool = False,
+    listed_for: str = "height budget",
+    strip_rows: int | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
-    the rest listed in words; with ``panels``, a card draws at most that many panels; with
-    ``card``, a card's words and panels wrap at that many px (two cards side by side); with
+    the rest listed in words (for the picture's ``listed_for``); with ``panels``, a card draws at
+    most that many panels; with ``card``, a card's words and panels wrap at that many px (two cards side by side); with
     ``inline_gaps``, a strip's gap markers sit beside its cells; with ``edge``, each grid keeps
     that many rows and columns at each end (:func:`.elide.elided_scene`); with
     ``address_line``, each card says its cells' addresses in one line (the saved fallback leaves
-    out each cell's ``@n``: the picture's ``omitted``)."""
+    out each cell's ``@n``: the picture's ``omitted``); with ``strip_rows``, a storage strip draws
+    at most that many rows."""
     if edge is not None:
         scene = elided_scene(scene, edge)
     canvas = Canvas(
@@ -448,6 +407,7 @@ def _laid_out(
         card_width=card,
         inline_gaps=inline_gaps,
         address_line=address_line,
+        max_strip_rows=strip_rows,
     )
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []
@@ -455,20 +415,13 @@ def _laid_out(
         tensors, left_out = tensors[:keep], tensors[keep:]
     y = 4.0
     for storage in scene.get("storages", []):
-        members = [t for t in tensors if t["storage"] == storage["id"]]
-        if members or keep is None:
-            y = draw_strip(canvas, storage, members, y) + 6
-    x, row_h = 0.0, 0.0
-    for tensor in tensors:
-        items, w, h = draw_card(canvas, tensor)
-        if x > 0 and x + w > canvas.max_width:
-            x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
-        canvas.items.extend(translated(items, x, y))
-        canvas.width = max(canvas.width, x + w)
-        x += w + G["panel_gap"]
-        row_h = max(row_h, h)
-    y += row_h + 6
-    y = _listed(canvas, left_out, y)
+        drawn = [t for t in tensors if t["storage"] == storage["id"]]
+        if drawn or keep is None:
+            # every tensor over it marks and counts its reads (one listed in words too: its
+            # cells are read); the drawn ones alone get arrows
+            members = [t for t in scene.get("tensors", []) if t["storage"] == storage["id"]]
+            y = draw_strip(canvas, storage, members, y, drawn) + 6
+    y = _listed(canvas, left_out, _cards(canvas, tensors, y), listed_for)
     for name in scene.get("released", []):
         y += G["line_h"]
         canvas.items.append(

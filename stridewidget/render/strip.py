@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..style import STYLE
 from .arrows import (
     CHANNEL,
     HEAD,
@@ -60,10 +61,16 @@ def no_values_reason(storage: Mapping[str, Any]) -> str:
 
 
 def draw_strip(
-    canvas: Canvas, storage: Mapping[str, Any], members: list[Mapping[str, Any]], top: float
+    canvas: Canvas,
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    top: float,
+    arrowed: list[Mapping[str, Any]] | None = None,
 ) -> float:
     """Draw ``storage`` (read by ``members``, the scene's tensors over it) from ``top`` down onto
-    ``canvas``; the y just below it.  Titled ``storage s0`` (its id) unless it has a ``label``."""
+    ``canvas``; the y just below it.  Titled ``storage s0`` (its id) unless it has a ``label``.
+    Only the tensors of ``arrowed`` (default: every member) get stride arrows: the others are
+    listed in words under the cards, their reads marked and counted all the same."""
     words = storage_words(
         storage["size"], storage["itemsize"], storage["unit"], storage["dtype"], storage["nbytes"]
     )
@@ -79,7 +86,12 @@ def draw_strip(
         note = f"same memory as {others} (viewed as another dtype)"
         canvas.items.append(canvas.text(PAD, y - 2, note, muted=True))
         y += G["line_h"]
-    plan = _plan(storage, members, canvas.max_width, canvas.inline_gaps)
+    # the tensors listed in words: their reads marked in their plain colour
+    listed = set() if arrowed is None else {t["id"] for t in members} - {t["id"] for t in arrowed}
+    canvas.unpatterned = listed
+    plan = _plan(
+        storage, members, canvas.max_width, canvas.inline_gaps, arrowed, canvas.max_strip_rows
+    )
     y = _legend(canvas, storage, members, plan.wrap, y)
     legs: dict = {}
     y, positions, row_tops, arc_items, label_items = _draw_rows(
@@ -132,17 +144,22 @@ class _Plan:
 
 
 def _plan(
-    storage: Mapping[str, Any], members: list[Mapping[str, Any]], max_width: float, inline: bool
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    max_width: float,
+    inline: bool,
+    arrowed: list[Mapping[str, Any]] | None = None,
+    most_rows: int | None = None,
 ) -> _Plan:
     cell_w = _storage_cell_width(storage, members)
     texts = storage["cells"]["text"]
     show_text = texts is not None and all(
         text_width(t, G["font_size"]) <= cell_w - 6 for t in texts
     )
-    arrows = strip_arrows(members)
+    arrows = strip_arrows(members if arrowed is None else arrowed)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
     ends = {cell for a in arrows for cell in (a["from"], a["to"])}
-    rows, wrap = strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends, inline)
+    rows, wrap = strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends, inline, most_rows)
     labels = [_row_label(row) for row in rows] if wrap else []
     label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
     row_of = rows_of_cells(rows)
@@ -153,7 +170,9 @@ def _plan(
     cross_label_w = max((label_width(a["label"]) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
-    rows, wrap = strip_rows(storage, members, cell_w, max_width - PAD - left, ends, inline)
+    rows, wrap = strip_rows(
+        storage, members, cell_w, max_width - PAD - left, ends, inline, most_rows
+    )
     row_of = rows_of_cells(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
@@ -188,7 +207,7 @@ def _legend(
         label = f"{tensor['mark']} = {tensor['name']}"
         if x > PAD and x + 17 + text_width(label, G["font_size"]) > canvas.max_width:
             x, y = PAD, y + G["line_h"]
-        canvas.items.append(Rect(x, y - 11, 13, 13, ("pattern", tensor["order"]), "#000000", rx=2))
+        canvas.items.append(Rect(x, y - 11, 13, 13, _swatch(canvas, tensor), "#000000", rx=2))
         canvas.items.append(canvas.text(x + 17, y, label))
         x += 17 + text_width(label, G["font_size"]) + 14
     texts = storage["cells"]["text"]
@@ -326,13 +345,24 @@ def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers
     return " ".join(tip)
 
 
-def _reader_strip(readers: list, x: float, y: float, w: float, colours: Mapping) -> list:
+def _swatch(canvas: Canvas, tensor: Mapping[str, Any]) -> Any:
+    """A tensor's fill in a strip: its pattern; a tensor the picture lists in words instead of
+    drawing (no pattern is defined for it) its plain colour."""
+    order = tensor["order"]
+    if tensor["id"] in canvas.unpatterned:
+        return STYLE["tensor_colours"][order % len(STYLE["tensor_colours"])]
+    return ("pattern", order)
+
+
+def _reader_strip(
+    canvas: Canvas, readers: list, x: float, y: float, w: float, colours: Mapping
+) -> list:
     """A storage cell's strip of readers: one piece per tensor, each with its mark when every
     mark fits its piece; else all the marks as one centred text (:func:`compact_marks`)."""
     piece, strip_h, size = w / len(readers), G["strip_h"], G["strip_letter_min_px"]
     marks = [reader_mark(tensor, count) for tensor, count in readers]
     drawn: list = [
-        Rect(x + k * piece, y, piece, strip_h, ("pattern", tensor["order"]))
+        Rect(x + k * piece, y, piece, strip_h, _swatch(canvas, tensor))
         for k, (tensor, _) in enumerate(readers)
     ]
     if all(text_width(mark, size) <= piece for mark in marks):
@@ -410,7 +440,7 @@ def _storage_cell(
     body: list = [Rect(x, y, w, h, fill, stroke, 2.0 if max_count > 1 else 1.0, dash)]
     strip_h = G["strip_h"]
     if readers:
-        body.extend(_reader_strip(readers, x, y, w, c))
+        body.extend(_reader_strip(canvas, readers, x, y, w, c))
     if special:
         text = special_text(text, w - 4)
     if (show_text or special) and text is not None:

@@ -52,6 +52,7 @@ def strip_rows(
     room: float,
     ends: set[int] = frozenset(),  # type: ignore[assignment]
     inline: bool = False,
+    most_rows: int | None = None,
 ) -> tuple[list[list[dict[str, Any]]], int | None]:
     """The strip's rows of items (cells and elision markers, each with its ``x`` and ``w``) and
     the wrap: ``None`` for one line, or a line that flows on (it has elisions) without columns.
@@ -59,8 +60,8 @@ def strip_rows(
     Shown cells with no elision that do not fit one line wrap at the storage's natural row width
     (the scene's ``wrap``, or its largest divisor that fits, so that columns keep their meaning; when
     that divisor would leave a quarter of the width unused, as many cells as fit).  At most
-    ``max_strip_rows`` rows (:func:`_capped`); with ``inline``, markers beside cells
-    (:func:`inline_gaps`).
+    ``most_rows`` rows (default ``max_strip_rows``; :func:`_capped`); with ``inline``, markers
+    beside cells (:func:`inline_gaps`).
     """
     items: list[dict[str, Any]] = []
     position = 0
@@ -89,7 +90,7 @@ def strip_rows(
             rows[-1].append({**item, "x": x})
             x += item["w"]
             count += item["kind"] == "cell"
-        rows = _capped([row for row in rows if row], members, cell_w, room, ends)
+        rows = _capped([row for row in rows if row], members, cell_w, room, ends, most_rows)
         return _ranged(inline_gaps(rows, members, room, ends) if inline else rows, room), None
     limit = max(1, min(int(room // cell_w), LIMITS["max_wrap"]))
     wrap = natural if natural <= limit else max(d for d in range(1, limit + 1) if natural % d == 0)
@@ -101,7 +102,7 @@ def strip_rows(
         if not rows or col == 0 or col * cell_w <= rows[-1][-1]["x"]:
             rows.append([])
         rows[-1].append({**item, "x": col * cell_w})
-    rows = _capped(rows, members, cell_w, room, ends)
+    rows = _capped(rows, members, cell_w, room, ends, most_rows)
     return (inline_gaps(rows, members, room, ends, columns=True) if inline else rows), wrap
 
 
@@ -141,13 +142,14 @@ def _capped(
     cell_w: float,
     room: float,
     ends: set[int],
+    most_rows: int | None = None,
 ) -> list[list[dict[str, Any]]]:
-    """At most ``max_strip_rows`` rows where it can: the first and last rows and every row a
+    """At most ``most_rows`` (default ``max_strip_rows``) rows where it can: the first and last rows and every row a
     stride arrow starts or ends in are kept, then the first rows while there is room; each run
     of two or more rows left out becomes one elision marker that says what it holds, read cells
     counted (issue 36: a long strip took most of a picture's height while the logical grids show
     the same cells)."""
-    limit = LIMITS["max_strip_rows"]
+    limit = LIMITS["max_strip_rows"] if most_rows is None else most_rows
     if len(rows) <= limit:
         return rows
     keep = {0, len(rows) - 1} | {

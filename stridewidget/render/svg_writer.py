@@ -298,14 +298,18 @@ def _rect_fills(items: list, out: list) -> list:
     return out
 
 
-def _without(items: list, roles: frozenset) -> list:
-    """``items`` less every text whose role is one of ``roles`` (groups kept, opened anew)."""
+def _without(items: list, roles: frozenset, cell: bool = False) -> list:
+    """``items`` less every logical cell's text whose role is one of ``roles`` (a storage cell's
+    index stays: only a grid's addresses are said in a card's line); groups kept, opened anew."""
     out: list = []
     for item in items:
         kind = type(item)
         if kind is Group:
-            out.append(Group(item.cls, _without(item.children, roles), item.data, item.title))
-        elif kind is not Text or item.role not in roles:
+            inside = cell or item.cls == "sws-lcell"
+            out.append(
+                Group(item.cls, _without(item.children, roles, inside), item.data, item.title)
+            )
+        elif not cell or kind is not Text or item.role not in roles:
             out.append(item)
     return out
 

@@ -76,17 +76,18 @@ def _same(a: np.ndarray, b: np.ndarray, corners=()) -> bool:
 
 
 def _as_saved(picture):
-    """``picture`` less the texts the saved fallback leaves out (``picture.omitted``: each cell's
-    address, when its card says them all in one line)."""
+    """``picture`` less the logical cells' texts the saved fallback leaves out (``omitted``:
+    each cell's address, when its card says them all in one line)."""
     if not picture.omitted:
         return picture
 
-    def kept(items):
+    def kept(items, cell=False):
         out = []
         for item in items:
             if isinstance(item, Group):
-                out.append(Group(item.cls, kept(item.children), item.data, item.title))
-            elif not (isinstance(item, Text) and item.role in picture.omitted):
+                inside = cell or item.cls == "sws-lcell"
+                out.append(Group(item.cls, kept(item.children, inside), item.data, item.title))
+            elif not (cell and isinstance(item, Text) and item.role in picture.omitted):
                 out.append(item)
         return out
 

@@ -90,6 +90,7 @@ from .ops import (
 )
 from .snapshot import (
     _CONTAINERS,
+    _NOT_ARRAYS,
     _PLAIN_TENSOR_TYPES,
     Snapshot,
     arrays_in,
@@ -121,6 +122,20 @@ STORED_ATTRIBUTES = stored_tensor_attributes()
 _NO_KWARGS: dict[str, Any] = {}
 _INTERPRETERS = functorch_stack_reader()
 _METHOD_WRAPPER = type(torch.Tensor.grad.__get__)
+#: The attributes whose setting leaves the tensor's own layout and storage as they were: an
+#: optimizer's ``zero_grad`` sets each parameter's ``grad`` to ``None``, and forgetting the
+#: parameter's snapshot then would snapshot it afresh in the next forward.  Any other setter
+#: (``.data =`` above all) forgets the tensor's snapshot.
+_LAYOUT_KEEPING_SETTERS = frozenset({torch.Tensor.grad, torch.Tensor.requires_grad})
+#: The attributes whose read on a plain tensor (outside functorch transforms) runs no ATen op and
+#: is no event: it returns a tensor the tensor holds (:data:`STORED_ATTRIBUTES`) or a
+#: description that is not an array.  The call mode returns such a read at once, before any of
+#: its bookkeeping.
+_QUIET_GETTERS = STORED_ATTRIBUTES | {
+    getattr(torch.Tensor, name)
+    for name in ("device", "dtype", "shape", "is_sparse", "requires_grad", "is_leaf", "ndim",
+                 "layout", "is_cuda", "grad_fn")
+}  # fmt: skip
 _getframe = sys._getframe  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
@@ -267,6 +282,16 @@ class CallMode(TorchFunctionMode):
             kwargs = _NO_KWARGS
         if _THREAD.in_dispatch:
             return func(*args, **kwargs)
+        if (
+            type(func) is _METHOD_WRAPPER
+            and func.__self__ in _QUIET_GETTERS
+            and func.__name__ == "__get__"
+            and type(args[0]) in _PLAIN_TENSOR_TYPES
+            and not _INTERPRETERS()
+        ):
+            # x.grad, x.device, x.is_sparse of a plain tensor: C reads of fields it holds, never
+            # an ATen op, never an event (an optimizer step reads each parameter's grad 4 times)
+            return func(*args)
         recorder = self.recorder
         outer = recorder.pending
         pending = recorder.pending = Pending()
@@ -285,7 +310,8 @@ class CallMode(TorchFunctionMode):
             if functional_mutation_count(tensor) != count:
                 pending.written += storage_extents(tensor)
         if pending.ops or (
-            (isinstance(result, ARRAY_TYPES) or has_array(result))
+            type(result) not in _NOT_ARRAYS  # a bool, an int, None: no array, at one lookup
+            and (isinstance(result, ARRAY_TYPES) or has_array(result))
             # x.grad, x._base: a tensor x holds, no op run: not an event
             and not (type(func) is _METHOD_WRAPPER and func.__self__ in STORED_ATTRIBUTES)
         ):
@@ -308,7 +334,11 @@ class CallMode(TorchFunctionMode):
                 recorder.add(name, (args, kwargs), result, pending)
             if not self.plain_recorded:
                 self.recorded(func, result, args)
-        elif getattr(func, "__name__", "") == "__set__" and args:
+        elif (
+            getattr(func, "__name__", "") == "__set__"
+            and args
+            and getattr(func, "__self__", None) not in _LAYOUT_KEEPING_SETTERS
+        ):
             # ``x.data = y`` gives x y's layout without an ATen op: x's snapshot no longer holds
             recorder.seen.pop(id(args[0]), None)
         return result

@@ -297,6 +297,7 @@ class CallMode(TorchFunctionMode):
             type(func) is _METHOD_WRAPPER
             and func.__self__ in _QUIET_GETTERS
             and func.__name__ == "__get__"
+            and args
             and type(args[0]) in _PLAIN_TENSOR_TYPES
             and not _INTERPRETERS()
         ):

@@ -105,3 +105,47 @@ def test_a_tensor_given_a_new_layout_is_snapshotted_again() -> None:
     assert [e.inputs[0].shape for e in adds] == [(2, 3), (3, 2), (6,), (6,)]
     assert [e.inputs[0].storage_size for e in adds] == [6, 6, 6, 12]
     assert adds[2].inputs[0] == sw.inspect(torch.zeros(6))
+
+
+def test_setting_grad_keeps_the_snapshot_setting_data_does_not() -> None:
+    """``p.grad =`` and ``p.requires_grad =`` leave ``p``'s layout as it was: its snapshot is lent
+    on (an optimizer's ``zero_grad`` sets every ``grad``); ``p.data =`` a new layout of the same
+    storage (same address, same size) is snapshotted again.  The log is the eager recorder's,
+    which snapshots every call afresh, and each input is the layout read from the tensor."""
+    p = torch.nn.Parameter(torch.zeros(2, 3))
+    seen = []
+    eager = _Eager(CopyLog())
+    with tracking(CallMode(eager), OpMode(eager)) as eager_log, sw.track_copies() as log:
+        p.mul(2)
+        seen.append(sw.inspect(p.detach()))
+        p.grad = torch.ones(2, 3)
+        p.requires_grad = True
+        p.mul(2)
+        seen.append(sw.inspect(p.detach()))
+        p.grad = None
+        p.data = p.data.t()  # the same storage at the same address, another layout
+        p.mul(2)
+        seen.append(sw.inspect(p.detach()))
+        p.data = torch.zeros(6, dtype=torch.float64)
+        p.mul(2)
+        seen.append(sw.inspect(p.detach()))
+    assert [_fields(e) for e in log.events] == [_fields(e) for e in eager_log.events]
+    muls = [e for e in log.events if e.call == "torch.Tensor.mul"]
+    assert [e.inputs[0] for e in muls] == seen
+    assert [e.inputs[0].shape for e in muls] == [(2, 3), (2, 3), (3, 2), (6,)]
+
+
+def test_attribute_reads_of_held_fields_are_not_events() -> None:
+    """``x.grad``, ``x.device``, ``x.shape`` ... run no op and are no events; ``x.T`` and
+    ``x.data`` run ops that make views: events, as before."""
+    x = torch.zeros(2, 3, requires_grad=True)
+    x.grad = torch.ones(2, 3)
+    with sw.track_copies() as log:
+        held = (x.grad, x.device, x.shape, x.dtype, x.is_leaf, x.grad_fn, x.requires_grad)
+        held += (x.is_sparse, x.ndim, x.layout, x.is_cuda, x._base)
+        views = (x.T, x.data)
+    assert held[0] is x.grad and held[2] == (2, 3) and views[0].shape == (3, 2)
+    assert [(e.call, e.kind) for e in log.events] == [
+        ("torch.Tensor.T.__get__", "view"),
+        ("torch.Tensor.data.__get__", "view"),
+    ]

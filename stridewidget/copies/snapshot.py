@@ -287,6 +287,12 @@ def snapshots_of(
 
 #: ``before`` of a call that has none, as a dict: its ``get`` is one C call.
 _NOTHING_BEFORE: dict[int, Snapshot] = {}
+#: Argument types that are never a tensor or array nor hold one: skipped with one set lookup
+#: (``isinstance`` against torch's tensor type costs four times that).
+_NOT_ARRAYS = frozenset(
+    {int, float, bool, complex, str, bytes, type(None), slice, type(Ellipsis), torch.dtype,
+     torch.device, torch.layout, torch.memory_format, torch.Size}
+)  # fmt: skip
 
 
 def call_snapshots(
@@ -306,29 +312,35 @@ def call_snapshots(
     its storage is where it was (:meth:`Snapshot.still`); the op mode forgets a tensor whose
     layout an op rewrites (``t_``, ``resize_``, ``set_``, ``out=``)."""
     taken: dict[int, Snapshot] = {}
-    found: list[Any] = []  # the arguments' tensors and arrays, in order, repeats included
-    for part in (args, kwargs.values()) if kwargs else (args,):
-        for item in part:
-            if type(item) in _PLAIN_TENSOR_TYPES or isinstance(item, ARRAY_TYPES):
-                found.append(item)
-            elif type(item) in _CONTAINERS:
-                arrays_in(item, found, 2)
     if not before:
         before = _NOTHING_BEFORE
-    for obj in found:  # one pass: each tensor snapshotted as it is met, once
-        key = id(obj)
-        if key in taken:
-            continue
-        snapshot = before.get(key)
-        if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined
-            snapshot = seen.get(key)
-            if snapshot is None or snapshot.ref() is not obj:
-                snapshot = _new_snapshot(obj, key, seen)
-            else:
-                storage, raw = obj.untyped_storage(), snapshot._raw
-                if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+    for part in (args, kwargs.values()) if kwargs else (args,):
+        for obj in part:  # one pass: each tensor snapshotted as it is met, once
+            kind = type(obj)
+            if kind in _NOT_ARRAYS:  # a scalar (most arguments that are not tensors): no test
+                continue
+            if kind not in _PLAIN_TENSOR_TYPES:
+                if kind in _CONTAINERS:
+                    for item in arrays_in(obj, [], 2):
+                        key = id(item)
+                        if key not in taken:
+                            taken[key] = before.get(key) or _seen_snapshot(item, key, seen)
+                    continue
+                if not isinstance(obj, ARRAY_TYPES):
+                    continue
+            key = id(obj)
+            if key in taken:
+                continue
+            snapshot = before.get(key)
+            if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined
+                snapshot = seen.get(key)
+                if snapshot is None or snapshot.ref() is not obj:
                     snapshot = _new_snapshot(obj, key, seen)
-        taken[key] = snapshot
+                else:
+                    storage, raw = obj.untyped_storage(), snapshot._raw
+                    if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+                        snapshot = _new_snapshot(obj, key, seen)
+            taken[key] = snapshot
     inputs = tuple(taken.values())
     if type(result) in _PLAIN_TENSOR_TYPES:  # one tensor: as the loop below, inlined
         key = id(result)

@@ -90,6 +90,7 @@ from .ops import (
 )
 from .snapshot import (
     _CONTAINERS,
+    _NOT_ARRAYS,
     _PLAIN_TENSOR_TYPES,
     Snapshot,
     arrays_in,
@@ -103,10 +104,21 @@ from .snapshot import (
 __all__ = ["STORED_ATTRIBUTES", "CallMode", "OpMode", "Recorder", "track_copies", "tracking"]
 
 
+class _Depth:
+    """One thread's count of the trackers' dispatch handlers running: > 0 while any runs, calls
+    it makes (the op itself, metadata reads) are the tracker's own, not the user's, for every
+    tracker in the stack.  A plain object: the handlers read and write it per op, at a fifth of
+    the cost of a ``threading.local``'s attribute."""
+
+    __slots__ = ("in_dispatch",)
+
+    def __init__(self) -> None:
+        self.in_dispatch = 0
+
+
 class _ThreadState(threading.local):
-    # > 0 while any tracker's dispatch handler runs: calls it makes (the op itself, metadata reads)
-    # are the tracker's own, not the user's, for every tracker in the stack.
-    in_dispatch = 0
+    def __init__(self) -> None:
+        self.depth = _Depth()  # this thread's own (an autograd device thread has its own)
 
 
 _THREAD = _ThreadState()
@@ -121,6 +133,20 @@ STORED_ATTRIBUTES = stored_tensor_attributes()
 _NO_KWARGS: dict[str, Any] = {}
 _INTERPRETERS = functorch_stack_reader()
 _METHOD_WRAPPER = type(torch.Tensor.grad.__get__)
+#: The attributes whose setting leaves the tensor's own layout and storage as they were: an
+#: optimizer's ``zero_grad`` sets each parameter's ``grad`` to ``None``, and forgetting the
+#: parameter's snapshot then would snapshot it afresh in the next forward.  Any other setter
+#: (``.data =`` above all) forgets the tensor's snapshot.
+_LAYOUT_KEEPING_SETTERS = frozenset({torch.Tensor.grad, torch.Tensor.requires_grad})
+#: The attributes whose read on a plain tensor (outside functorch transforms) runs no ATen op and
+#: is no event: it returns a tensor the tensor holds (:data:`STORED_ATTRIBUTES`) or a
+#: description that is not an array.  The call mode returns such a read at once, before any of
+#: its bookkeeping.
+_QUIET_GETTERS = STORED_ATTRIBUTES | {
+    getattr(torch.Tensor, name)
+    for name in ("device", "dtype", "shape", "is_sparse", "requires_grad", "is_leaf", "ndim",
+                 "layout", "is_cuda", "grad_fn")
+}  # fmt: skip
 _getframe = sys._getframe  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
@@ -265,8 +291,19 @@ class CallMode(TorchFunctionMode):
     ) -> Any:
         if kwargs is None:
             kwargs = _NO_KWARGS
-        if _THREAD.in_dispatch:
+        if _THREAD.depth.in_dispatch:
             return func(*args, **kwargs)
+        if (
+            type(func) is _METHOD_WRAPPER
+            and func.__self__ in _QUIET_GETTERS
+            and func.__name__ == "__get__"
+            and args
+            and type(args[0]) in _PLAIN_TENSOR_TYPES
+            and not _INTERPRETERS()
+        ):
+            # x.grad, x.device, x.is_sparse of a plain tensor: C reads of fields it holds, never
+            # an ATen op, never an event (an optimizer step reads each parameter's grad 4 times)
+            return func(*args)
         recorder = self.recorder
         outer = recorder.pending
         pending = recorder.pending = Pending()
@@ -285,7 +322,8 @@ class CallMode(TorchFunctionMode):
             if functional_mutation_count(tensor) != count:
                 pending.written += storage_extents(tensor)
         if pending.ops or (
-            (isinstance(result, ARRAY_TYPES) or has_array(result))
+            type(result) not in _NOT_ARRAYS  # a bool, an int, None: no array, at one lookup
+            and (isinstance(result, ARRAY_TYPES) or has_array(result))
             # x.grad, x._base: a tensor x holds, no op run: not an event
             and not (type(func) is _METHOD_WRAPPER and func.__self__ in STORED_ATTRIBUTES)
         ):
@@ -308,7 +346,11 @@ class CallMode(TorchFunctionMode):
                 recorder.add(name, (args, kwargs), result, pending)
             if not self.plain_recorded:
                 self.recorded(func, result, args)
-        elif getattr(func, "__name__", "") == "__set__" and args:
+        elif (
+            getattr(func, "__name__", "") == "__set__"
+            and args
+            and getattr(func, "__self__", None) not in _LAYOUT_KEEPING_SETTERS
+        ):
             # ``x.data = y`` gives x y's layout without an ATen op: x's snapshot no longer holds
             recorder.seen.pop(id(args[0]), None)
         return result
@@ -352,7 +394,7 @@ class OpMode(dispatch_mode_base()):
             if pending is not None and (
                 mode is not _SELF or (args and type(args[0]) in _PLAIN_TENSOR_TYPES)
             ):
-                thread = _THREAD
+                thread = _THREAD.depth
                 thread.in_dispatch += 1
                 try:
                     result = fast[1](*args, **kwargs) if kwargs else fast[1](*args)
@@ -378,7 +420,7 @@ class OpMode(dispatch_mode_base()):
         recorder = self.recorder
         pending = recorder.pending
         standalone = pending is None
-        thread = _THREAD
+        thread = _THREAD.depth
         thread.in_dispatch += 1
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own

@@ -109,3 +109,10 @@ def test_several_tensors_of_two_dims_fit_24_kB(name):
     saved = StrideWidget(**views)._repr_mimebundle_()[0]["text/html"]
     assert len(saved.encode()) <= FALLBACK_BYTES_2D
     assert len(sw.render_html(**views).encode()) <= FALLBACK_BYTES_2D
+
+
+def test_a_bad_argument_among_several_is_named():
+    """Review: ``sw.render_html(x=t, y="nope")`` said what it got, not which argument it was."""
+    with pytest.raises(TypeError, match=r"^'y': stridewidget.inspect\(\) takes") as found:
+        sw.render_html(x=torch.zeros(2), y="nope")
+    assert "\n" not in str(found.value)

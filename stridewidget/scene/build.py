@@ -93,6 +93,7 @@ from typing import Any
 
 from ..adapters.inspect import layout_and_cells
 from ..adapters.symbolic import SymbolicLayout
+from ..errors import safe_repr
 from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
 from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, MAX_STORAGE_CELLS, THRESHOLD
@@ -216,9 +217,12 @@ def _entries(
     entries = []
     for order, (name, obj) in enumerate(tensors.items()):
         # One inspection per object gives both its layout and its storage identity.
-        layout, memory = (
-            (obj, ("layout", order)) if isinstance(obj, Layout) else layout_and_cells(obj)
-        )
+        try:
+            layout, memory = (
+                (obj, ("layout", order)) if isinstance(obj, Layout) else layout_and_cells(obj)
+            )
+        except TypeError as error:  # which of several arguments it is
+            raise TypeError(f"{safe_repr(str(name))}: {error}") from None
         if isinstance(layout, SymbolicLayout):  # drawn at its example sizes, labelled with symbols
             layout = layout.example()
         # Views of one memory block with different dtypes count cells in different units, so

@@ -201,9 +201,8 @@ def _marker(ink: str) -> tuple:
     return ("marker", own, (("path", head),))
 
 
-def expected(picture: Picture, omit: frozenset = frozenset()) -> list[dict[str, Any]]:
-    """What ``picture``'s primitives say to draw, as :func:`drawn` records, background first;
-    less the logical cells' texts of a role in ``omit`` (the saved fallback's ``picture.omitted``)."""
+def expected(picture: Picture) -> list[dict[str, Any]]:
+    """What ``picture``'s primitives say to draw, as :func:`drawn` records, background first."""
     theme = picture.theme
     base = {**INHERITED, "font-size": str(STYLE["geometry"]["font_size"])}
     out = [
@@ -230,9 +229,6 @@ def expected(picture: Picture, omit: frozenset = frozenset()) -> list[dict[str, 
             for child in item.children:
                 add(child, (*groups, (item.cls, data, item.title)))
             return
-        in_cell = any(group[0] == "sws-lcell" for group in groups)
-        if in_cell and isinstance(item, Text) and item.role in omit:
-            return  # a logical cell's text the saved fallback leaves out
         if isinstance(item, Rect):
             fill = item.fill
             style["fill"] = (

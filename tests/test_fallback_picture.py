@@ -58,7 +58,7 @@ def _key(record: dict) -> str:
 
 
 def _same_painting(svg: str, picture) -> None:
-    got, want = drawn(svg), expected(picture, picture.omitted)
+    got, want = drawn(svg), expected(picture)
     assert sorted(map(_key, got)) == sorted(map(_key, want)), "not the same shapes"
     # where each expected shape was painted (equal shapes: in order of appearance)
     at: dict[str, list[int]] = {}

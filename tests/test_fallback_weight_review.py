@@ -116,3 +116,42 @@ def test_a_bad_argument_among_several_is_named():
     with pytest.raises(TypeError, match=r"^'y': stridewidget.inspect\(\) takes") as found:
         sw.render_html(x=torch.zeros(2), y="nope")
     assert "\n" not in str(found.value)
+
+
+def _model_names(count: int, make) -> dict[str, torch.Tensor]:
+    return {f"encoder.layers.{i // 6}.self_attn.out_proj.weight_{i}": make() for i in range(count)}
+
+
+@pytest.mark.parametrize(
+    "views, budget",
+    [
+        (lambda: _model_names(150, lambda: torch.randn(8, 8)), 24_000),
+        (
+            lambda: {
+                f"model.encoder.layer{i:03d}.attention.q{i}": torch.randn(4, 4) for i in range(60)
+            },
+            24_000,
+        ),
+        (lambda: {f"t{i}": torch.randn(16, 16) for i in range(40)}, 24_000),
+        (lambda: _model_names(160, lambda: torch.randn(64, 32, 3, 3)), 48_000),
+    ],
+)
+def test_many_tensors_fit_and_are_not_laid_out_whole_at_each_step(views, budget, monkeypatch):
+    """Review 2: 150 tensors of model-like names weighed 72.5 kB (the picture's words listed every
+    tensor twice, the facts a line per listed tensor) and took 3.9 s: each of the ladder's 15
+    layouts drew all 150 strips (1,511 strips); a layout of them all now stops once far past the
+    height budget."""
+    from stridewidget.render import picture as picture_module
+
+    drawn_strips = []
+    real = picture_module.draw_strip
+
+    def counted(*args, **kwargs):
+        drawn_strips.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(picture_module, "draw_strip", counted)
+    kw = views()
+    html = sw.render_html(**kw)
+    assert len(html.encode()) <= budget
+    assert len(drawn_strips) <= 20 * 15, len(drawn_strips)

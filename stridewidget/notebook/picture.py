@@ -88,8 +88,11 @@ def picture_of(scene: dict[str, Any], width: int | None, wrap: int | None) -> di
     >>> listed = picture_of(build_scene({"x": torch.zeros(3)}), 600, None)
     >>> listed["v"], listed["width"] <= 600
     (1, True)
+
+    As the widget lays it out: for a width its front end reported, not lighter for the saved
+    fallback's weight (``light``); without one (``width=None``), for the fallback too.
     """
-    return display_list(laid_out(scene, width, wrap))
+    return display_list(laid_out(scene, width, wrap, light=width is None))
 
 
 class LaidOut(traitlets.HasTraits):

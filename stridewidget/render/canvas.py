@@ -122,17 +122,17 @@ class Canvas:
         self.card_width = min(card_width or self.max_width, self.max_width)
         #: a strip's gap markers beside its cells, not on rows of their own (strip_rows)
         self.inline_gaps = inline_gaps
-        #: each card says every cell's storage address in one line (a picture over its weight
-        #: budget: the saved fallback then leaves out each cell's ``@n``, see Picture.omitted)
+        #: each card says every cell's storage address in one line instead of in each cell (a
+        #: picture over its weight budget; a card that cannot say them keeps each cell's ``@n``)
         self.address_line = address_line
+        #: the card being drawn writes each logical cell's address ``@n`` (set per card)
+        self.cell_addresses = True
         #: the rows a storage strip draws at most (None: ``LIMITS["max_strip_rows"]``; fewer for
         #: a picture over its weight budget)
         self.max_strip_rows = max_strip_rows
         #: ids of tensors a strip marks that the picture lists in words (no pattern of theirs is
         #: defined: their plain colour instead)
         self.unpatterned: set[str] = set()
-        #: a card could not say its cells' addresses in one line (they keep their own)
-        self.addresses_unsaid = False
         self.items: list = []
         self.width = 0.0
 

@@ -32,6 +32,10 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
         canvas.items.append(canvas.text(PAD, y, "empty tensor: no elements", muted=True))
         return _finish_card(canvas, saved, saved_width, y + 8)
     storage = canvas.lookup.storages.get(tensor["storage"])
+    said = None  # over the weight budget: every cell's address in one line, not in each cell
+    if canvas.address_line and storage is not None and storage["cells"]["text"] is not None:
+        said = address_words(tensor["layout"], slices)  # None: a view whose cells keep theirs
+    canvas.cell_addresses = said is None
     cell_w, show_values = logical_cell_width(canvas, tensor, storage, slices)
     ndim = logical["ndim"]
     if ndim >= 3:
@@ -57,18 +61,12 @@ def draw_card(canvas: Canvas, tensor: Mapping[str, Any]) -> tuple[list, float, f
             for line in wrapped(words, _room(canvas), G["font_size"]):
                 y += G["line_h"]
                 canvas.items.append(canvas.text(PAD, y, line, muted=True))
-    if canvas.address_line and storage is not None and storage["cells"]["text"] is not None:
-        # over the weight budget: every cell's address in one line (the saved fallback then
-        # leaves out each cell's @n); a view whose addresses it cannot say keeps them all
-        words = address_words(tensor["layout"], slices)
-        if words is None:
-            canvas.addresses_unsaid = True
-        else:
-            for line in wrapped(words, _room(canvas), G["font_size"]):
-                y += G["line_h"]
-                canvas.items.append(canvas.text(PAD, y, line, muted=True))
+    for line in wrapped(said, _room(canvas), G["font_size"]) if said else ():
+        y += G["line_h"]
+        canvas.items.append(canvas.text(PAD, y, line, muted=True))
     y += 6 if ndim >= 3 else 2
     bottom = _slices(canvas, tensor, y, cell_w, show_values)
+    canvas.cell_addresses = True
     return _finish_card(canvas, saved, saved_width, bottom)
 
 

@@ -9,12 +9,12 @@ weight budget a card also says every cell's storage address in one line (:func:`
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from .labels import counted, group_digits, storage_words
 
-__all__ = ["NOTATION", "address_words", "facts_html", "layout_summary"]
+__all__ = ["NOTATION", "address_words", "facts_html", "facts_of", "layout_summary"]
 
 
 def layout_summary(layout: Mapping[str, Any]) -> str:
@@ -147,3 +147,22 @@ def facts_html(tensor: Mapping[str, Any], drawn: bool = True) -> str:
         f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
         "</details>"
     )
+
+
+def facts_of(tensors: Sequence[Mapping[str, Any]], drawn: Collection[str] | None) -> str:
+    """The facts of every scene tensor the picture draws (its id in ``drawn``; None: every one;
+    :func:`facts_html`); those it lists in words instead (their layouts are in its words) are
+    counted in one line.
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> scene = build_scene({f"x{i}": torch.zeros(2) for i in range(15)})
+    >>> facts = facts_of(scene["tensors"], ["t0"])
+    >>> facts.count("<details"), facts[-53:]
+    (1, '<div>14 more: their layouts are in the picture.</div>')
+    """
+    parts = [facts_html(t) for t in tensors if drawn is None or t["id"] in drawn]
+    listed = len(tensors) - len(parts)
+    if listed:
+        parts.append(f"<div>{listed} more: their layouts are in the picture.</div>")
+    return "".join(parts)

@@ -24,10 +24,12 @@ def logical_cell_width(
     whether values are shown as text (else as colour: a value wider than two cells, or a picture
     too tall for its height budget even with one digit, ``canvas.colour_values``)."""
     addresses = [a for s in slices for row in s["addr"] for a in row if a is not None]
-    addr_w = max(
-        (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in addresses), default=0
-    )
     has_values = storage is not None and storage["cells"]["text"] is not None
+    addr_w = 0.0
+    if canvas.cell_addresses or not has_values:  # else said once, on the card
+        addr_w = max(
+            (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in addresses), default=0
+        )
     if not has_values:
         addr_w = max(
             (text_width(f"@{group_digits(a)}", G["font_size"]) for a in addresses), default=0
@@ -269,24 +271,25 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
             body.append(
                 canvas.text(
                     x + w / 2 + 2,
-                    y + 12,
+                    y + 12 if canvas.cell_addresses else y + h / 2 + 4,
                     "?" if shown is None else shown,
                     fill=ink,
                     anchor="middle",
                     role="v",
                 )
             )
-        body.append(
-            canvas.text(
-                x + w / 2 + 2,
-                y + h - 4,
-                addr,
-                size=G["font_size_small"],
-                fill=muted_ink,
-                anchor="middle",
-                role="i",
+        if canvas.cell_addresses:  # else said once, on the card (a picture over its weight)
+            body.append(
+                canvas.text(
+                    x + w / 2 + 2,
+                    y + h - 4,
+                    addr,
+                    size=G["font_size_small"],
+                    fill=muted_ink,
+                    anchor="middle",
+                    role="i",
+                )
             )
-        )
     at = logical_index(slice_, r, k)
     index = ",".join(map(str, at))
     tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"

@@ -14,7 +14,7 @@ from typing import Any
 from ..adapters.inspect import inspect
 from ..style import STYLE
 from .distributed import draw_distributed, single_dtensor
-from .facts import facts_html
+from .facts import facts_of
 from .picture import draw, scene_of
 from .svg import svg_of_picture
 
@@ -64,9 +64,6 @@ def html_of(
     return (
         f'<div class="stridewidget-fallback" style="{html.escape(style)}">'
         + picture
-        + "".join(
-            facts_html(tensor, drawn is None or tensor["id"] in drawn)
-            for tensor in scene.get("tensors", [])
-        )
+        + facts_of(scene.get("tensors", []), drawn)
         + "</div>"
     )

@@ -118,7 +118,14 @@ def described(scene: Mapping[str, Any]) -> str:
             if len(storages) > 1:
                 who = " and ".join([", ".join(names[:-1]), names[-1]])
             parts.append(f"{who} over storage {storage}")
-    return "memory layout of " + "; ".join(parts)
+    words = "memory layout of " + "; ".join(parts)
+    if len(words) > _MAX_DESCRIBED:  # many tensors or long names: the picture lists the rest
+        words = words[: _MAX_DESCRIBED - 1].rstrip() + f"… ({len(tensors)} tensors)"
+    return words
+
+
+#: Characters the picture's words (its ``<title>`` and ``aria-label``) take at most.
+_MAX_DESCRIBED = 400
 
 
 def draw(
@@ -150,7 +157,10 @@ def draw(
     (True, ['1', '0'])
     """
     budget = height_budget(scene)
-    lay = partial(_laid_out, scene, theme, width, roles)
+    many = not every_tensor and len(scene.get("tensors", [])) > _MAX_DRAWN_CUT
+    # many tensors: a layout of them all stops once far past the budget (the last step lists
+    # all but a few in words: laying out a hundred cards for each step cost seconds)
+    lay = partial(_laid_out, scene, theme, width, roles, stop_at=3 * budget if many else None)
     lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels)
     picture = lay()
     if picture.height <= budget:
@@ -212,7 +222,7 @@ def _lightened(
 ) -> Picture:
     """``picture`` (``lay(**tried)``), or, when its saved fallback weighs more than
     :func:`.weight.weight_budget`, laid out again: its cells' addresses said in one line per card
-    (the fallback leaves out each cell's ``@n``), then its grids cut to their first and last rows
+    (not in each cell), then its grids cut to their first and last rows
     and columns, then fewer panels, then fewer tensors; each step on the ones that helped, until
     it fits.  No step makes it taller than its height budget (or than it was; the address line
     may add its own lines)."""
@@ -347,6 +357,8 @@ def _listed(canvas: Canvas, tensors: list, y: float, why: str = "height budget")
     if rest:  # named, at most _MAX_NAMED of them (a name is at most MAX_NAME characters)
         names = ", ".join(t["name"] for t in rest[:_MAX_NAMED])
         more = f", … ({len(rest) - _MAX_NAMED} more)" if len(rest) > _MAX_NAMED else ""
+        if len(names) > _MAX_DESCRIBED:  # long names: the first of them
+            names, more = names[: _MAX_DESCRIBED - 1].rstrip(), "…"
         lines += wrapped(f"· and {len(rest)} more: {names}{more}", room, G["font_size"])
     for line in lines:
         y += G["line_h"]
@@ -355,10 +367,13 @@ def _listed(canvas: Canvas, tensors: list, y: float, why: str = "height budget")
     return y + 6
 
 
-def _cards(canvas: Canvas, tensors: list, y: float) -> float:
-    """Each tensor's card from ``y`` down, side by side while they fit; the y below them."""
+def _cards(canvas: Canvas, tensors: list, y: float, stop_at: float | None = None) -> float:
+    """Each tensor's card from ``y`` down, side by side while they fit; the y below them (once
+    past ``stop_at``, the cards left are not drawn: infinity)."""
     x, row_h = 0.0, 0.0
     for tensor in tensors:
+        if stop_at is not None and y > stop_at:
+            return float("inf")
         items, w, h = draw_card(canvas, tensor)
         if x > 0 and x + w > canvas.max_width:
             x, y, row_h = 0.0, y + row_h + G["panel_gap"], 0.0
@@ -384,6 +399,7 @@ def _laid_out(
     address_line: bool = False,
     listed_for: str = "height budget",
     strip_rows: int | None = None,
+    stop_at: float | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
@@ -391,9 +407,10 @@ def _laid_out(
     most that many panels; with ``card``, a card's words and panels wrap at that many px (two cards side by side); with
     ``inline_gaps``, a strip's gap markers sit beside its cells; with ``edge``, each grid keeps
     that many rows and columns at each end (:func:`.elide.elided_scene`); with
-    ``address_line``, each card says its cells' addresses in one line (the saved fallback leaves
-    out each cell's ``@n``: the picture's ``omitted``); with ``strip_rows``, a storage strip draws
-    at most that many rows."""
+    ``address_line``, each card says its cells' addresses in one line instead of in each cell;
+    with ``strip_rows``, a storage strip draws
+    at most that many rows; with ``stop_at`` (and every tensor drawn), a layout past that height
+    is not finished: its height is infinity."""
     if edge is not None:
         scene = elided_scene(scene, edge)
     canvas = Canvas(
@@ -414,14 +431,21 @@ def _laid_out(
     if keep is not None:
         tensors, left_out = tensors[:keep], tensors[keep:]
     y = 4.0
+    stop = stop_at if keep is None else None
     for storage in scene.get("storages", []):
+        if stop is not None and y > stop:  # far too tall: never the picture (see draw)
+            return Picture(canvas.width, float("inf"), theme, [], described(scene), tensors)
         drawn = [t for t in tensors if t["storage"] == storage["id"]]
         if drawn or keep is None:
             # every tensor over it marks and counts its reads (one listed in words too: its
             # cells are read); the drawn ones alone get arrows
-            members = [t for t in scene.get("tensors", []) if t["storage"] == storage["id"]]
+            # (drawn first: a crowded cell names its first readers, counts the rest)
+            members = drawn + [t for t in left_out if t["storage"] == storage["id"]]
             y = draw_strip(canvas, storage, members, y, drawn) + 6
-    y = _listed(canvas, left_out, _cards(canvas, tensors, y), listed_for)
+    y = _cards(canvas, tensors, y, stop)
+    if y == float("inf"):
+        return Picture(canvas.width, y, theme, [], described(scene), tensors)
+    y = _listed(canvas, left_out, y, listed_for)
     for name in scene.get("released", []):
         y += G["line_h"]
         canvas.items.append(
@@ -432,13 +456,4 @@ def _laid_out(
                 muted=True,
             )
         )
-    said = address_line and not canvas.addresses_unsaid
-    return Picture(
-        max(canvas.width, 240.0),
-        y + 8,
-        theme,
-        canvas.items,
-        described(scene),
-        tensors,
-        frozenset({"i"}) if said else frozenset(),
-    )
+    return Picture(max(canvas.width, 240.0), y + 8, theme, canvas.items, described(scene), tensors)

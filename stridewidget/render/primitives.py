@@ -93,9 +93,6 @@ class Picture:
     items: list
     title: str
     tensors: list[Mapping[str, Any]]
-    #: the text roles the saved fallback leaves out of each logical cell (``"i"``: its address,
-    #: when every card says its cells' addresses in one line: a picture over its weight budget)
-    omitted: frozenset = field(default_factory=frozenset)
     #: laid out again to fit its weight budget (its cells' addresses in one line, a grid cut...):
     #: the live widget lays it out again without (nothing it paints is saved)
     lightened: bool = False

@@ -204,13 +204,20 @@ def _dropped(items: list[dict[str, Any]], members: Sequence[Mapping[str, Any]]) 
         for it in items
     ]
     counts = [
-        int(any(t["touch"][it["i"]] != 0 for t in members))
-        if it["kind"] == "cell"
-        else it["segment"].get("read")
+        _read(members, it["i"]) if it["kind"] == "cell" else it["segment"].get("read")
         for it in items
     ]
     read = None if None in counts else sum(counts)
     return {"kind": "gap", "start": ends[0][0], "stop": ends[-1][1], "in_span": True, "read": read}
+
+
+def _read(members: Sequence[Mapping[str, Any]], i: int) -> int | None:
+    """1 when a member reads shown cell ``i``, 0 when none does, None when that is not known (a
+    count too costly to take is None: never counted as read)."""
+    touches = [t["touch"][i] for t in members]
+    if any(n for n in touches if n is not None):
+        return 1
+    return None if None in touches else 0
 
 
 def rows_of_cells(rows: list[list[dict[str, Any]]]) -> dict[int, int]:

@@ -18,10 +18,16 @@ __all__ = ["render_svg", "svg_of", "svg_of_picture", "svg_of_scene"]
 
 
 def svg_of_scene(
-    scene: Mapping[str, Any], theme: str = "light", *, width: float = MAX_WIDTH, keys: bool = True
+    scene: Mapping[str, Any],
+    theme: str = "light",
+    *,
+    width: float = MAX_WIDTH,
+    keys: bool = True,
+    light: bool = True,
 ) -> str:
     """The SVG of a checked scene (what :func:`render_svg` draws once it has the scene), laid out
-    for ``width`` px.
+    for ``width`` px; ``light=False``: not laid out lighter for the saved fallback's weight (as
+    the live widget lays it out for a width its front end reports).
 
     Its pattern and marker ids come from the document itself: the same picture gets the same
     ids (harmless on one page), any difference different ones.
@@ -32,7 +38,7 @@ def svg_of_scene(
     >>> svg_of_scene(scene) == render_svg(x=torch.arange(3.0))
     True
     """
-    return svg_of_picture(draw(scene, theme, width=width), keys=keys)
+    return svg_of_picture(draw(scene, theme, width=width, light=light), keys=keys)
 
 
 def render_svg(*tensors: Any, wrap: int | None = None, theme: str = "light", **named: Any) -> str:

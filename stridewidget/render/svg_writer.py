@@ -298,22 +298,6 @@ def _rect_fills(items: list, out: list) -> list:
     return out
 
 
-def _without(items: list, roles: frozenset, cell: bool = False) -> list:
-    """``items`` less every logical cell's text whose role is one of ``roles`` (a storage cell's
-    index stays: only a grid's addresses are said in a card's line); groups kept, opened anew."""
-    out: list = []
-    for item in items:
-        kind = type(item)
-        if kind is Group:
-            inside = cell or item.cls == "sws-lcell"
-            out.append(
-                Group(item.cls, _without(item.children, roles, inside), item.data, item.title)
-            )
-        elif not cell or kind is not Text or item.role not in roles:
-            out.append(item)
-    return out
-
-
 def _defs(picture: Picture, markers: Mapping[str, str]) -> str:
     ink = STYLE["themes"][picture.theme]["pattern_ink"]
     parts = []
@@ -346,10 +330,7 @@ def _document(picture: Picture, keys: bool = True) -> str:
     if keys:
         writer.write(picture.items)
     else:
-        items = picture.items
-        if picture.omitted:  # said once on the card instead (see Picture.omitted)
-            items = _without(items, picture.omitted)
-        writer.write_layers(items)
+        writer.write_layers(picture.items)
     width, height = round(picture.width), round(picture.height)
     geometry = STYLE["geometry"]
     background = STYLE["themes"][picture.theme]["background"]

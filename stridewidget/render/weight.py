@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 from typing import Any
 
 from ..limits import FALLBACK_BYTES, FALLBACK_BYTES_2D, FALLBACK_BYTES_4D
-from .facts import facts_html
+from .facts import facts_of
 from .primitives import Group, Path, Picture, Text
 from .svg_writer import svg_of_picture
 
@@ -55,8 +55,7 @@ def weight_budget(scene: Mapping[str, Any], drawn: Collection[str] | None = None
     tensors = scene.get("tensors", [])
     most = max((len(t["layout"]["shape"]) for t in tensors), default=0)
     total = FALLBACK_BYTES_2D if most <= 2 else FALLBACK_BYTES_4D if most <= 4 else FALLBACK_BYTES
-    facts = sum(len(facts_html(t, drawn is None or t["id"] in drawn).encode()) for t in tensors)
-    return total - _FRAME_BYTES - facts
+    return total - _FRAME_BYTES - len(facts_of(tensors, drawn).encode())
 
 
 #: The fallback's HTML frame around the picture and facts (its ``<div>`` and style; 452 B).

@@ -10,7 +10,6 @@ over another, or one missing, differs by far more — the check below shows it c
 from __future__ import annotations
 
 import io
-from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -18,7 +17,7 @@ import torch
 from PIL import Image
 
 from stridewidget.render.picture import draw, scene_of
-from stridewidget.render.primitives import Group, Rect, Text
+from stridewidget.render.primitives import Group, Rect
 from stridewidget.render.svg import svg_of_picture
 
 from .lint_corpus import CASES, tensors_of
@@ -75,31 +74,12 @@ def _same(a: np.ndarray, b: np.ndarray, corners=()) -> bool:
     return int(diff.max()) <= 4
 
 
-def _as_saved(picture):
-    """``picture`` less the logical cells' texts the saved fallback leaves out (``omitted``:
-    each cell's address, when its card says them all in one line)."""
-    if not picture.omitted:
-        return picture
-
-    def kept(items, cell=False):
-        out = []
-        for item in items:
-            if isinstance(item, Group):
-                inside = cell or item.cls == "sws-lcell"
-                out.append(Group(item.cls, kept(item.children, inside), item.data, item.title))
-            elif not (cell and isinstance(item, Text) and item.role in picture.omitted):
-                out.append(item)
-        return out
-
-    return replace(picture, items=kept(picture.items), omitted=frozenset(), written=None)
-
-
 @pytest.mark.parametrize("theme", ["light", "dark"])
 @pytest.mark.parametrize("name", sorted(CORPUS))
 def test_the_keyless_fallback_paints_the_same_pixels(page, name, theme):
     tensors, wrap = CORPUS[name]
     picture = draw(scene_of(tensors, wrap=wrap), theme)
-    keyed, keyless = svg_of_picture(_as_saved(picture)), svg_of_picture(picture, keys=False)
+    keyed, keyless = svg_of_picture(picture), svg_of_picture(picture, keys=False)
     assert len(keyless) < len(keyed)
     assert _same(_pixels(page, keyless), _pixels(page, keyed), _corners(picture)), name
 

@@ -14,6 +14,7 @@ import nbformat
 from playwright.sync_api import expect
 
 from .conftest import screenshot
+from .svg_chunks import text_chunks
 from .visual_lint import counts, lint
 
 EVIL = '<img src=x onerror="window.__pwned = 1">'
@@ -59,7 +60,7 @@ def test_nbconvert_without_widget_state_shows_the_svg_fallback(page, tmp_path):
     assert words[0] == "memory layout of x: float32 (3,4):(4,1) +0 · storage 12 · contiguous"
     assert "xt: float32 (4,3):(1,4) +0" in words[1] and "all 3 over storage s0" in words[1]
     # the expanded tensor reads each storage cell twice: each is marked ×2
-    marks = fallbacks.nth(2).locator("svg text").all_text_contents()
+    marks = text_chunks(fallbacks.nth(2).locator("svg"))
     assert marks.count("A×2") == 3, marks
     # a hostile name is text, not markup
     expect(fallbacks.nth(1)).to_contain_text(EVIL)

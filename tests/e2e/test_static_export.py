@@ -16,6 +16,7 @@ from playwright.sync_api import expect
 from stridewidget.scene.build import build_scene
 
 from .conftest import screenshot
+from .svg_chunks import text_chunks
 
 HIGHLIGHTED = re.compile(r"(^|\s)sw-hl(\s|$)")
 EVIL = '<img src=x onerror="window.__pwned = 1">'
@@ -144,7 +145,7 @@ def test_static_page_without_javascript_shows_the_svg_picture(export, browser):
         assert fallback.locator("svg [data-cell], svg .sws-lcell").count() == 0
         words = fallback.locator("svg").get_attribute("aria-label")
         assert words == "memory layout of x: float32 (3,2):(1,3) +0 · storage 6 · F-contiguous"
-        texts = fallback.locator("svg text").all_text_contents()
+        texts = text_chunks(fallback.locator("svg"))
         assert [texts.count(f"{v}.") for v in range(6)] == [2] * 6  # in the strip and the grid
         assert tab.locator(".sw-root").count() == 0
         screenshot(tab, "static_export_no_javascript")

@@ -76,7 +76,7 @@ def test_each_gap_counts_its_read_cells_and_every_picture_says_so(name, tensors,
                     texts.append(item[3])
                 walk(item[4])
 
-    walk(picture_of(scene, 900, None)["items"])
+    walk(picture_of(scene, None, None)["items"])  # the layout the saved SVG is (900 px, light)
     text_picture = sw.render_text(scene)
     for storage in scene["storages"]:
         readers = [o for o, t in zip(objects, scene["tensors"]) if t["storage"] == storage["id"]]

@@ -102,6 +102,11 @@ _TENSOR_TABLE = [
     ("expand-3d", "{'e': torch.arange(6.0).reshape(2, 3).expand(4, 2, 3)}", HEIGHT_ND),
     ("permuted-5d-720", "{'p': torch.arange(720.0).reshape(2, 3, 4, 5, 6).permute(4, 2, 0, 3, 1)}", HEIGHT_ND),
     ("float-and-int-view", "(lambda f: {'s1': f, 's2': f.view(torch.int32)})(torch.arange(6.0))", HEIGHT_2D),
+    # issue 36's weight: pictures laid out lighter for the saved fallback (the address line, a
+    # grid cut to its ends with its digits restored, tensors listed in words for size)
+    ("light-16x16", "{'x': torch.arange(256.0).reshape(16, 16)}", HEIGHT_2D),
+    ("light-randn-12x20", "{'r': torch.randn(12, 20, generator=torch.Generator().manual_seed(0))}", HEIGHT_2D),
+    ("light-ten-views", "(lambda x: {f'v{i}': x[i:, i:] for i in range(10)})(torch.randn(32, 32, generator=torch.Generator().manual_seed(0)))", HEIGHT_ND),
 ]  # fmt: skip
 _TENSOR_CASES = [
     Case(name, expression, height, wrap=20 if name == "nchw-wrap-20" else None)

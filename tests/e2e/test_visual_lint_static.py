@@ -99,7 +99,7 @@ def test_corpus_has_the_issue_layouts_and_every_playground_preset():
     for case in CASES:
         tensors = tensors_of(case)
         assert tensors and all(isinstance(name, str) for name in tensors), case.name
-    assert max(len(tensors_of(c)) for c in CASES) == 6  # the six-views case
+    assert max(len(tensors_of(c)) for c in CASES) == 10  # the ten views listed for size
     assert max(len(n) for c in CASES for n in tensors_of(c)) == 60  # the long name
 
 

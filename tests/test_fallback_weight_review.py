@@ -155,3 +155,33 @@ def test_many_tensors_fit_and_are_not_laid_out_whole_at_each_step(views, budget,
     html = sw.render_html(**kw)
     assert len(html.encode()) <= budget
     assert len(drawn_strips) <= 20 * 15, len(drawn_strips)
+
+
+@pytest.mark.parametrize("char", ['"', "&", "<", "é", "😀"])
+def test_names_heavy_in_html_keep_the_2d_budget(char):
+    """Twelve views named with 80 characters that HTML escapes (``"`` is 6 bytes written) made
+    a saved fallback of 25-30 kB: over its weight budget, the picture writes long names
+    shortened (first and last characters), and the facts below it keep them whole."""
+    base = torch.arange(12.0).reshape(3, 4)
+    names = [char * 77 + f"{i:03d}" for i in range(12)]
+    views = {name: base[i % 3 :] for i, name in enumerate(names)}
+    data = StrideWidget(views)._repr_mimebundle_()
+    html = (data[0] if isinstance(data, tuple) else data)["text/html"]
+    assert len(html.encode()) <= FALLBACK_BYTES_2D
+    svg = re.search(r"<svg.*</svg>", html, re.S).group(0)
+    # the names' ends still tell them apart in the picture; every tensor is named there
+    for name in names:
+        assert name[-3:] in svg
+    # the facts after the picture name the first tensor whole (escaped)
+    facts = html.replace(svg, "")
+    escaped = names[0].replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+    assert escaped in facts
+
+
+def test_short_names_only_when_over_the_weight():
+    """A picture within its budget keeps its long names whole (its card's head names it)."""
+    name = "a_tensor_with_a_name_of_forty_characters"
+    picture = draw(scene_of(**{name: torch.zeros(2, 3)}))
+    texts = [i.text for i in picture.items if hasattr(i, "text")]
+    texts += [c.text for g in _groups(picture.items) for c in g.children if hasattr(c, "text")]
+    assert any(t.endswith(f"  {name}") for t in texts), texts[:5]

@@ -104,23 +104,19 @@ def address_words(layout: Mapping[str, Any], slices: list) -> str | None:
     return f"cell [{names}] is storage[{' '.join(terms) or '0'}]"
 
 
-def facts_html(tensor: Mapping[str, Any], drawn: bool = True) -> str:
+def facts_html(tensor: Mapping[str, Any]) -> str:
     """The HTML fallback's facts of one scene tensor: its summary line in a ``<details>`` whose
-    body holds the notation, strides, dtype, storage, touched cells and ``explain()``, escaped;
-    of a tensor the picture lists in words instead of drawing it (not ``drawn``), the line alone.
+    body holds the notation, strides, dtype, storage, touched cells and ``explain()``, escaped
+    (the tensors a picture lists in words are counted in one line: :func:`facts_of`).
 
     >>> import torch
     >>> from stridewidget.scene.build import build_scene
     >>> tensor = build_scene({"x<": torch.zeros(2)})["tensors"][0]
     >>> facts_html(tensor)[:40]
     '<details style="overflow-wrap:anywhere">'
-    >>> facts_html(tensor, drawn=False)
-    '<div style="overflow-wrap:anywhere">A x&lt;: shape (2,) · strides (1,) · offset 0 · float32 · contiguous</div>'
     """
     layout = tensor["layout"]
     summary = f"{tensor['mark']} {tensor['name']}: {layout_summary(layout)}"
-    if not drawn:
-        return f'<div style="overflow-wrap:anywhere">{html.escape(summary)}</div>'
 
     size, nbytes, unit = layout["storage_size"], layout["storage_nbytes"], layout["unit"]
     if unit == layout["itemsize"]:

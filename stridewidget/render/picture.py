@@ -222,18 +222,30 @@ def _lightened(
 ) -> Picture:
     """``picture`` (``lay(**tried)``), or, when its saved fallback weighs more than
     :func:`.weight.weight_budget`, laid out again: its cells' addresses said in one line per card
-    (not in each cell), then its grids cut to their first and last rows
-    and columns, then fewer panels, then fewer tensors; each step on the ones that helped, until
-    it fits.  No step makes it taller than its height budget (or than it was; the address line
-    may add its own lines)."""
+    (not in each cell), then its grids cut to their first and last rows and columns, its storage
+    strips to their first and last rows, its values to one digit after the point, fewer panels,
+    long names shortened, then fewer tensors; each step on the ones that helped, until it fits.
+    No step makes it taller than its height budget (or than it was; the address line may add its
+    own lines)."""
+    budgets: dict[tuple[str, ...], int] = {}
+
+    def budget_of(p: Picture) -> int:
+        """Its weight budget (the facts of the tensors it lists in words are shorter), once per
+        set of drawn tensors."""
+        drawn = tuple(t["id"] for t in p.tensors)
+        if drawn not in budgets:
+            budgets[drawn] = weight_budget(scene, drawn)
+        return budgets[drawn]
 
     def over(p: Picture) -> int:
-        """Bytes over its budget (the facts of the tensors it lists in words are shorter)."""
-        budget = weight_budget(scene, [t["id"] for t in p.tensors])
+        """Bytes over its budget."""
+        budget = budget_of(p)
         return weight(p, budget) - budget
 
-    if not light or over(picture) <= 0:
-        return _restored(lay, scene, picture, tried, weight_budget(scene) if light else None)
+    if not light:
+        return _restored(lay, scene, picture, tried, None)
+    if over(picture) <= 0:
+        return _restored(lay, scene, picture, tried, budget_of(picture))
     steps: list[dict[str, Any]] = [{"address_line": True}]
     if "edge" not in tried and _has_long_grid(scene, 2 * _EDGE + 1):
         if over(picture) - address_bytes(picture.items) > 0:
@@ -249,6 +261,8 @@ def _lightened(
         if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
+    if _has_long_names(scene, _SHORT_NAME):  # long names, written in every line that names them
+        steps.append({"short_names": _SHORT_NAME})
     if not every_tensor and len(tensors) >= 2:  # last: the last tensors listed in words
         most = min(len(tensors) - 1, _MAX_DRAWN_CUT, tried.get("keep", len(tensors)) - 1)
         why = "height and size budgets" if "keep" in tried else "size budget"
@@ -262,8 +276,7 @@ def _lightened(
             picture.lightened = True
         if over(picture) <= 0:
             break
-    budget = weight_budget(scene, [t["id"] for t in picture.tensors])
-    return _restored(lay, scene, picture, tried, budget)
+    return _restored(lay, scene, picture, tried, budget_of(picture))
 
 
 def _restored(
@@ -308,6 +321,52 @@ _STRIP_ROWS_LIGHT = 2
 #: Rows and columns a grid keeps at each end when its picture is over its height budget (as
 #: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
 _EDGE = 3
+
+
+#: Characters a tensor's name keeps in a picture over its weight budget (its facts below the
+#: picture keep the whole name).
+_SHORT_NAME = 20
+
+
+def _has_long_names(scene: Mapping[str, Any], most: int) -> bool:
+    """Is a name in ``scene`` longer than ``most`` characters?"""
+    names = [t["name"] for t in scene.get("tensors", [])] + list(scene.get("released", []))
+    return any(len(name) > most for name in names)
+
+
+def short_named(scene: Mapping[str, Any], most: int) -> dict[str, Any]:
+    """``scene`` with each name longer than ``most`` characters written as an ellipsis and its
+    last characters (a module path's end tells ``…attention.query.weight`` from
+    ``…attention.key.weight``); names that would read alike keep more of their ends, up to whole.
+
+    >>> scene = {"tensors": [{"name": "layer.0.attention.query.weight"},
+    ...                      {"name": "layer.0.attention.key.weight"}, {"name": "x"}]}
+    >>> [t["name"] for t in short_named(scene, 16)["tensors"]]
+    ['…on.query.weight', '…tion.key.weight', 'x']
+    >>> scene = {"tensors": [{"name": "layer.0.attention.query.weight"},
+    ...                      {"name": "layer.1.attention.query.weight"}]}
+    >>> [t["name"] for t in short_named(scene, 16)["tensors"]]
+    ['…er.0.attention.query.weight', '…er.1.attention.query.weight']
+    """
+    names = [t["name"] for t in scene.get("tensors", [])] + list(scene.get("released", []))
+    kept = {name: most - 1 for name in names if len(name) > most}  # characters kept from the end
+
+    def short(name: str) -> str:
+        return name if name not in kept else "…" + name[len(name) - kept[name] :]
+
+    while True:  # names that read alike keep more of their ends
+        readers: dict[str, set[str]] = {}
+        for name in names:
+            readers.setdefault(short(name), set()).add(name)
+        alike = [n for group in readers.values() if len(group) > 1 for n in group if n in kept]
+        if not alike:
+            break
+        for name in alike:
+            kept[name] += 4
+            if kept[name] >= len(name) - 1:
+                del kept[name]
+    tensors = [{**t, "name": short(t["name"])} for t in scene.get("tensors", [])]
+    return {**scene, "tensors": tensors, "released": [short(n) for n in scene.get("released", [])]}
 
 
 def _has_long_grid(scene: Mapping[str, Any], most: int) -> bool:
@@ -399,6 +458,7 @@ def _laid_out(
     address_line: bool = False,
     listed_for: str = "height budget",
     strip_rows: int | None = None,
+    short_names: int | None = None,
     stop_at: float | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
@@ -409,10 +469,13 @@ def _laid_out(
     that many rows and columns at each end (:func:`.elide.elided_scene`); with
     ``address_line``, each card says its cells' addresses in one line instead of in each cell;
     with ``strip_rows``, a storage strip draws
-    at most that many rows; with ``stop_at`` (and every tensor drawn), a layout past that height
-    is not finished: its height is infinity."""
+    at most that many rows; with ``short_names``, a name longer than that many characters is
+    written shortened (:func:`short_named`); with ``stop_at`` (and every tensor drawn), a layout
+    past that height is not finished: its height is infinity."""
     if edge is not None:
         scene = elided_scene(scene, edge)
+    if short_names is not None:
+        scene = short_named(scene, short_names)
     canvas = Canvas(
         scene,
         theme,

@@ -63,6 +63,9 @@ MAX_DTENSOR_SVG_BYTES = 256_000
 MAX_STORAGE_CELLS = 1024
 #: Names longer than this are cut (a name is a label, not a payload).
 MAX_NAME = 80
+#: Characters a tensor's name keeps in a saved picture over its weight budget (its distinct end;
+#: the facts below the picture keep the whole name).
+SHORT_NAME = 20
 #: Storage cells shown on each side of a cell that must be visible (a shown element, the storage
 #: ends, an arrow end).
 CONTEXT_CELLS = 2

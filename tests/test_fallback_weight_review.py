@@ -185,3 +185,23 @@ def test_short_names_only_when_over_the_weight():
     texts = [i.text for i in picture.items if hasattr(i, "text")]
     texts += [c.text for g in _groups(picture.items) for c in g.children if hasattr(c, "text")]
     assert any(t.endswith(f"  {name}") for t in texts), texts[:5]
+
+
+def test_a_grid_restored_in_a_lone_card_stays_one_block():
+    """Review: two 12x20 tensors over their weight budget drew one, in a card kept half wide for
+    two side by side; its grid, cut to its ends and given its digits back, no longer fit and
+    continued below in a second block of columns.  Each row of a drawn grid is on one line."""
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(12, 20, generator=gen), torch.randn(12, 20, generator=gen)
+    picture = draw(scene_of(a=a, b=b))
+    rows: dict[tuple, set[float]] = {}
+    for g in _groups(picture.items):
+        if g.cls == "sws-lcell":
+            key = (g.data["tensor"], g.data["slice"], g.data["r"])
+            rows.setdefault(key, set()).add(round(g.children[0].y, 1))
+    assert rows
+    assert all(len(ys) == 1 for ys in rows.values()), rows
+    # and it still shows digits at a grid's ends (the restore happened), not colours alone
+    values = [c.text for g in _groups(picture.items) if g.cls == "sws-lcell" for c in g.children
+              if getattr(c, "role", None) == "v"]  # fmt: skip
+    assert any(t.startswith(f"{a[0, 0].item():.4e}"[:6]) for t in values), values[:4]

@@ -133,6 +133,8 @@ class Canvas:
         #: ids of tensors a strip marks that the picture lists in words (no pattern of theirs is
         #: defined: their plain colour instead)
         self.unpatterned: set[str] = set()
+        #: grid slices drawn in more than one block of columns (too wide for their card)
+        self.split_grids = 0
         self.items: list = []
         self.width = 0.0
 

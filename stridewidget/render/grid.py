@@ -89,7 +89,9 @@ def draw_slice(
     saved_width, canvas.width = canvas.width, 0.0
     pad = G["panel_pad"] if panel else 0
     y, x = float(pad), 0.0
-    for b, block in enumerate(_column_blocks(slice_, cell_w, room - 2 * pad)):
+    blocks = _column_blocks(slice_, cell_w, room - 2 * pad)
+    canvas.split_grids += len(blocks) > 1
+    for b, block in enumerate(blocks):
         if b:
             y += 8  # between two blocks of one wide slice
         y, left, xs, right = _slice_head(

@@ -27,6 +27,7 @@ from ..limits import (
     PICTURE_CONTROLS_HEIGHT,
     PICTURE_HEIGHT_2D,
     PICTURE_HEIGHT_ND,
+    SHORT_NAME,
 )
 from ..scene.validate import validate_scene
 from .canvas import Canvas
@@ -261,8 +262,8 @@ def _lightened(
         if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
-    if _has_long_names(scene, _SHORT_NAME):  # long names, written in every line that names them
-        steps.append({"short_names": _SHORT_NAME})
+    if _has_long_names(scene, SHORT_NAME):  # long names, written in every line that names them
+        steps.append({"short_names": SHORT_NAME})
     if not every_tensor and len(tensors) >= 2:  # last: the last tensors listed in words
         most = min(len(tensors) - 1, _MAX_DRAWN_CUT, tried.get("keep", len(tensors)) - 1)
         why = "height and size budgets" if "keep" in tried else "size budget"
@@ -289,11 +290,14 @@ def _restored(
     """A picture whose grids were cut to their ends (``edge``) after its values lost digits or
     became colour: laid out again with every digit, when that fits its height budget and
     ``budget`` bytes (None: no weight budget) — a grid's ends with true values over a grid of
-    colours."""
+    colours.  A picture that draws one tensor lays its card out at the whole width (a card kept
+    half wide for two side by side has no neighbour now); a grid that would then continue below
+    in blocks of columns keeps its colours."""
     if "edge" not in tried or not ("at_most" in tried or "colour" in tried):
         return picture
-    trial = lay(**{k: v for k, v in tried.items() if k not in ("at_most", "colour")})
-    if trial.height > height_budget(scene):
+    dropped = ("at_most", "colour", "card") if len(picture.tensors) == 1 else ("at_most", "colour")
+    trial = lay(**{k: v for k, v in tried.items() if k not in dropped})
+    if trial.height > height_budget(scene) or trial.split_grids > picture.split_grids:
         return picture
     if budget is not None and weight(trial, budget) > budget:
         return picture
@@ -321,11 +325,6 @@ _STRIP_ROWS_LIGHT = 2
 #: Rows and columns a grid keeps at each end when its picture is over its height budget (as
 #: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
 _EDGE = 3
-
-
-#: Characters a tensor's name keeps in a picture over its weight budget (its facts below the
-#: picture keep the whole name).
-_SHORT_NAME = 20
 
 
 def _has_long_names(scene: Mapping[str, Any], most: int) -> bool:
@@ -511,12 +510,9 @@ def _laid_out(
     y = _listed(canvas, left_out, y, listed_for)
     for name in scene.get("released", []):
         y += G["line_h"]
-        canvas.items.append(
-            canvas.text(
-                PAD,
-                y,
-                f"{name}: snapshot — the tensor was freed; this shows its layout when drawn",
-                muted=True,
-            )
-        )
-    return Picture(max(canvas.width, 240.0), y + 8, theme, canvas.items, described(scene), tensors)
+        freed = f"{name}: snapshot — the tensor was freed; this shows its layout when drawn"
+        canvas.items.append(canvas.text(PAD, y, freed, muted=True))
+    width, words = max(canvas.width, 240.0), described(scene)
+    return Picture(
+        width, y + 8, theme, canvas.items, words, tensors, split_grids=canvas.split_grids
+    )

@@ -96,6 +96,8 @@ class Picture:
     #: laid out again to fit its weight budget (its cells' addresses in one line, a grid cut...):
     #: the live widget lays it out again without (nothing it paints is saved)
     lightened: bool = False
+    #: grid slices that continue below in blocks of columns (too wide for their card)
+    split_grids: int = field(default=0, compare=False)
     #: the saved fallback's SVG once written (by the weight check; see ``picture.draw``)
     written: str | None = field(default=None, repr=False, compare=False)
 

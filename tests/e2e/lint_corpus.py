@@ -107,6 +107,10 @@ _TENSOR_TABLE = [
     ("light-16x16", "{'x': torch.arange(256.0).reshape(16, 16)}", HEIGHT_2D),
     ("light-randn-12x20", "{'r': torch.randn(12, 20, generator=torch.Generator().manual_seed(0))}", HEIGHT_2D),
     ("light-ten-views", "(lambda x: {f'v{i}': x[i:, i:] for i in range(10)})(torch.randn(32, 32, generator=torch.Generator().manual_seed(0)))", HEIGHT_ND),
+    # one of two 12x20 tensors drawn, its grid cut and its digits restored at the whole width;
+    # module-path names written shortened to their ends
+    ("light-pair-12x20", "(lambda g: {'a': torch.randn(12, 20, generator=g), 'b': torch.randn(12, 20, generator=g)})(torch.Generator().manual_seed(0))", HEIGHT_2D),
+    ("light-long-names", "(lambda w: {'model.encoder.layer.0.attention.self.query.weight': w, 'model.encoder.layer.0.attention.self.query.weight.T': w.t(), 'model.encoder.layer.0.attention.self.key.weight': w[:, :16]})(torch.randn(24, 32, generator=torch.Generator().manual_seed(0)))", HEIGHT_ND),
 ]  # fmt: skip
 _TENSOR_CASES = [
     Case(name, expression, height, wrap=20 if name == "nchw-wrap-20" else None)

@@ -66,6 +66,7 @@ from torch.overrides import TorchFunctionMode, resolve_name
 
 from .._compat import (
     dispatch_mode_base,
+    dispatch_unwrapped,
     functional_mutation_count,
     functorch_stack_reader,
     functorch_transforms,
@@ -386,6 +387,8 @@ class OpMode(dispatch_mode_base()):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        if not _dynamo_quiet():  # a torch.compile frame hook is set: off while this runs
+            return _dynamo_wrapped(self, func, types, args, kwargs)
         key = id(func)
         fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
         if fast is not None and fast[0] is func and self.plain_run:
@@ -466,6 +469,9 @@ class OpMode(dispatch_mode_base()):
         kernels can hide a copy for the profiler, instead of a second mode seeing every op."""
         return func(*args, **kwargs)
 
+
+# torch's dynamo-disable wrapper taken off the handler, run only when it would do something
+_dynamo_quiet, _dynamo_wrapped = dispatch_unwrapped(OpMode)
 
 #: id(op) -> ``(op, run, name, mode, info, answers)`` for the ops
 #: :meth:`OpMode.__torch_dispatch__` notes from this entry, without :func:`~.ops.note_op`: never

@@ -501,13 +501,20 @@ def _note_fast(func: Any, entry: tuple[Any, ...], key: int) -> None:
 
 def _flat_dtypes(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The dtypes of ``args``' tensors and arrays, as :func:`~.ops.moves_data` keys a call without
-    keyword arguments; ``None`` for arguments holding a container (it walks them)."""
+    keyword arguments; ``None`` for arguments holding a tensor, an array or a container in a list
+    or tuple, or a dict (it walks them).  A list of scalars (``sum``'s ``dim``, ``layer_norm``'s
+    shape, ``native_batch_norm_backward``'s mask) holds none, as its walk finds."""
     dtypes = []
     for arg in args:
-        if isinstance(arg, ARRAY_TYPES):
+        kind = type(arg)
+        if kind in _PLAIN_TENSOR_TYPES or isinstance(arg, ARRAY_TYPES):
             dtypes.append(arg.dtype)
-        elif type(arg) in _CONTAINERS:
-            return None
+        elif kind in _CONTAINERS:
+            if kind is dict:
+                return None
+            for item in arg:
+                if type(item) not in _NOT_ARRAYS:  # an int, a bool: no array, no container
+                    return None
     return tuple(dtypes)
 
 

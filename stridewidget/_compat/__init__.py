@@ -41,6 +41,7 @@ from .distributed import (
     shard_positions,
     strided_split_factor,
 )
+from .eval_frame import dispatch_unwrapped
 from .higher_order import is_higher_order, run_higher_order
 from .numpy import diophantine_solver
 from .printing import torch_print_options, torch_summary_options
@@ -101,6 +102,7 @@ __all__ = [
     "disable_profiler_legacy",
     "disable_torch_function",
     "dispatch_mode_base",
+    "dispatch_unwrapped",
     "enable_profiler_legacy",
     "experimental_config",
     "export_user_error",

@@ -66,6 +66,7 @@ from torch.overrides import TorchFunctionMode, resolve_name
 
 from .._compat import (
     dispatch_mode_base,
+    dispatch_unwrapped,
     functional_mutation_count,
     functorch_stack_reader,
     functorch_transforms,
@@ -386,6 +387,8 @@ class OpMode(dispatch_mode_base()):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        if not _dynamo_quiet():  # a torch.compile frame hook is set: off while this runs
+            return _dynamo_wrapped(self, func, types, args, kwargs)
         key = id(func)
         fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
         if fast is not None and fast[0] is func and self.plain_run:
@@ -467,6 +470,9 @@ class OpMode(dispatch_mode_base()):
         return func(*args, **kwargs)
 
 
+# torch's dynamo-disable wrapper taken off the handler, run only when it would do something
+_dynamo_quiet, _dynamo_wrapped = dispatch_unwrapped(OpMode)
+
 #: id(op) -> ``(op, run, name, mode, info, answers)`` for the ops
 #: :meth:`OpMode.__torch_dispatch__` notes from this entry, without :func:`~.ops.note_op`: never
 #: decomposed here, no layout to keep before they run, and either known to move and write nothing
@@ -495,13 +501,20 @@ def _note_fast(func: Any, entry: tuple[Any, ...], key: int) -> None:
 
 def _flat_dtypes(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
     """The dtypes of ``args``' tensors and arrays, as :func:`~.ops.moves_data` keys a call without
-    keyword arguments; ``None`` for arguments holding a container (it walks them)."""
+    keyword arguments; ``None`` for arguments holding a tensor, an array or a container in a list
+    or tuple, or a dict (it walks them).  A list of scalars (``sum``'s ``dim``, ``layer_norm``'s
+    shape, ``native_batch_norm_backward``'s mask) holds none, as its walk finds."""
     dtypes = []
     for arg in args:
-        if isinstance(arg, ARRAY_TYPES):
+        kind = type(arg)
+        if kind in _PLAIN_TENSOR_TYPES or isinstance(arg, ARRAY_TYPES):
             dtypes.append(arg.dtype)
-        elif type(arg) in _CONTAINERS:
-            return None
+        elif kind in _CONTAINERS:
+            if kind is dict:
+                return None
+            for item in arg:
+                if type(item) not in _NOT_ARRAYS:  # an int, a bool: no array, no container
+                    return None
     return tuple(dtypes)
 
 

@@ -193,11 +193,11 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     else where its bits changed (a write through NumPy, DLPack or ``x.data`` moves no version
     counter; a leaf that requires grad is kept too: ``x.detach().numpy()`` writes it).  The
     copies and the comparison are :mod:`.saved`'s (one huge-page buffer, kept for the next audit,
-    ``memcmp``).  A module's
-    plain tensor attributes (``self.cache``, in lists and dicts too) are kept as the inputs are,
-    and the ``torch.Generator`` objects modules hold get their states back; so do Python's and
-    NumPy's global generators, grad mode, and each parameter's ``requires_grad`` and ``.grad``
-    (the very tensor: a ``zero_grad()`` in ``forward`` would drop it)."""
+    ``memcmp``).  A module's plain tensor attributes (``self.cache``, in lists and dicts too) are
+    kept as the inputs are, and the ``torch.Generator`` objects modules hold get their states
+    back; so do Python's and NumPy's global generators, grad mode, and each parameter's
+    ``requires_grad`` and ``.grad`` (the very tensor: a ``zero_grad()`` in ``forward`` would drop
+    it)."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}

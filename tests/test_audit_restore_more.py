@@ -60,3 +60,63 @@ def test_grad_mode_is_given_back():
         assert torch.is_grad_enabled()
     finally:
         torch.set_grad_enabled(True)
+
+
+class _BigWrite(torch.nn.Module):
+    """Large parameters (into the saved-value buffer), the first written through NumPy in
+    forward: a write no mode sees, found only by comparing with the values saved for this step."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first = torch.nn.Linear(256, 256)
+        self.second = torch.nn.Linear(256, 256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.first.weight.detach().numpy()[0, 0] += 1.0
+        return self.second(self.first(x))
+
+
+def test_a_reused_buffer_holds_each_steps_own_values():
+    """The buffer a step's values were saved in serves the next audit: each audit gives back the
+    values its own step started from, not those of an earlier step or another model."""
+    from stridewidget.copies.audit import saved
+
+    torch.manual_seed(0)
+    models = [_BigWrite(), _BigWrite()]
+    x = torch.randn(2, 256)
+    for round_ in range(3):
+        for model in models:
+            with (
+                torch.no_grad()
+            ):  # new values between audits: a stale buffer would restore old ones
+                model.first.weight.add_(round_ + 1)
+            before = [p.detach().clone() for p in model.parameters()]
+            sw.audit(model, x)
+            after = list(model.parameters())
+            assert all(
+                torch.equal(a.view(torch.int32), b.view(torch.int32)) for a, b in zip(after, before)
+            )
+    if saved._HUGE_PAGES:
+        assert saved._SPARE  # kept for the next audit
+
+
+def test_a_buffer_in_use_is_never_handed_out_twice():
+    """A buffer is taken by one save at a time (a nested audit gets another), and given back
+    only by :func:`released`; a given-back one is reused with the new values written in."""
+    from stridewidget.copies.audit.saved import _HUGE_PAGES, released, saved_values
+
+    a, b = torch.randn(512, 256), torch.randn(512, 256)
+    released(saved_values([torch.randn(512, 256)]))  # one given back already
+    first = saved_values([a])
+    second = saved_values([b])  # while first is in use
+    assert first[0].data_ptr() != second[0].data_ptr()
+    assert torch.equal(first[0], a) and torch.equal(second[0], b)
+    address = first[0].untyped_storage().data_ptr()
+    released(first)
+    assert first == []  # nothing to read after release
+    third = saved_values([b * 2])
+    assert torch.equal(third[0], b * 2) and torch.equal(second[0], b)
+    if _HUGE_PAGES:
+        assert third[0].untyped_storage().data_ptr() == address  # the buffer given back
+    released(second)
+    released(third)

@@ -24,7 +24,7 @@ from ..._compat import (
     version_counter,
 )
 from ...errors import LayoutError
-from .saved import same_bits, saved_values
+from .saved import released, same_bits, saved_values
 
 COMPILED_NOTE = (
     "the model is torch.compile'd, but a compiled program is audited only without loss_fn and "
@@ -192,11 +192,12 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     copy of each module's ``__dict__``; an input is written back where its version counter moved,
     else where its bits changed (a write through NumPy, DLPack or ``x.data`` moves no version
     counter; a leaf that requires grad is kept too: ``x.detach().numpy()`` writes it).  The
-    copies and the comparison are :mod:`.saved`'s (one huge-page buffer, ``memcmp``).  A module's
-    plain tensor attributes (``self.cache``, in lists and dicts too) are kept as the inputs are,
-    and the ``torch.Generator`` objects modules hold get their states back; so do Python's and
-    NumPy's global generators, grad mode, and each parameter's ``requires_grad`` and ``.grad``
-    (the very tensor: a ``zero_grad()`` in ``forward`` would drop it)."""
+    copies and the comparison are :mod:`.saved`'s (one huge-page buffer, kept for the next audit,
+    ``memcmp``).  A module's plain tensor attributes (``self.cache``, in lists and dicts too) are
+    kept as the inputs are, and the ``torch.Generator`` objects modules hold get their states
+    back; so do Python's and NumPy's global generators, grad mode, and each parameter's
+    ``requires_grad`` and ``.grad`` (the very tensor: a ``zero_grad()`` in ``forward`` would drop
+    it)."""
     # (module, name, tensor, is a parameter) for every name, and one saved copy per tensor
     named: list[tuple[Any, str, torch.Tensor, bool]] = []
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
@@ -211,13 +212,13 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 named.append((module, name, tensor, True))
         unique = list({id(tensor): tensor for _, _, tensor, _ in named}.values())
         held = [_held_values(tensor) for tensor in unique]  # a DTensor's: its local shard's
-        for tensor, values in zip(held, saved_values(held)):
+        saved_model = saved_values(held)
+        for tensor, values in zip(held, saved_model):
             saved[id(tensor)] = (tensor, values)
             where[id(tensor)] = _placement(tensor)
         found = [t for t in dict.fromkeys(output_tensors(inputs)) if not t.is_inference()]
-        kept_inputs = [
-            (t, version_counter(t), values) for t, values in zip(found, saved_values(found))
-        ]
+        saved_inputs = saved_values(found)
+        kept_inputs = [(t, version_counter(t), values) for t, values in zip(found, saved_inputs)]
         attributes = [(module, type(module), dict(vars(module))) for module in model.modules()]
         kept = {id(t) for t in saved} | {id(k[0]) for k in kept_inputs}
         plain, generators = _plain_state(attributes, kept)
@@ -254,6 +255,9 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not same_bits(tensor, values):
                     tensor.copy_(values)
+        # nothing reads the saved values any more: their buffers serve the next audit
+        released(saved_model)
+        released(saved_inputs)
 
 
 def _held_values(tensor: torch.Tensor) -> torch.Tensor:

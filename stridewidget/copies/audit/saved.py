@@ -5,7 +5,10 @@ bit for bit: the two costs of the state the audit keeps (a ResNet18's 47 MB each
   on Linux (transparent huge pages not ``never``) is first advised to be backed by huge pages: a
   fresh copy is new memory from the OS, and the page faults of its first write cost more than
   the copy itself (47 MB, one thread: ~21 ms as 122 clones, ~14 ms into one advised buffer).
-  Any other tensor is cloned, strides kept.
+  When the step is over the buffer is given back (:func:`released`) and kept for the next audit
+  (at most :data:`SPARE_BYTES` in all): its pages are faulted in already, so the next save is a
+  copy only (ResNet18's 47 MB: ~9 ms into a fresh buffer, ~5 ms into a kept one).  Any other
+  tensor is cloned, strides kept.
 * **Comparing** — two such tensors are compared with the C library's ``memcmp`` (bytes equal is
   bits equal: NaN as NaN, -0.0 apart from 0.0), about twice as fast as ``torch.equal`` on their
   elements as integers (47 MB: ~7 ms against ~16 ms), which is kept for any other tensor and
@@ -19,11 +22,12 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+import threading
 from typing import Any
 
 import torch
 
-__all__ = ["same_bits", "saved_values"]
+__all__ = ["SPARE_BYTES", "released", "same_bits", "saved_values"]
 
 #: Below this many bytes a tensor is cloned and compared with ``torch.equal``: for a small one the
 #: buffer's views and the C call cost more than they save (a 2-layer toy BERT's 41 tensors:
@@ -67,6 +71,19 @@ def _huge_pages() -> bool:
 
 _HUGE_PAGES = _huge_pages()
 
+#: The most bytes of saved-value buffers kept between audits for the next one to reuse (their
+#: pages already faulted in); a buffer larger than this is freed when its step is over.
+SPARE_BYTES = 512 << 20
+#: Buffers given back and not taken again, and the lock around taking and giving them.
+_SPARE: list[torch.Tensor] = []
+_SPARE_LOCK = threading.Lock()
+
+
+class _Values(list):
+    """:func:`saved_values`' list, with the buffer its large values are views of (or ``None``)."""
+
+    buffer: torch.Tensor | None = None
+
 
 def _flat(tensor: torch.Tensor) -> bool:
     """Is ``tensor`` a plain contiguous CPU tensor of at least ``_BIG`` bytes, whose elements are
@@ -86,8 +103,9 @@ def _flat(tensor: torch.Tensor) -> bool:
 
 def saved_values(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     """A copy of each of ``tensors``' values (detached, same shape and dtype): the large flat CPU
-    ones in one huge-page-advised buffer where there are huge pages, the others (and all, without
-    them) cloned with their strides."""
+    ones in one huge-page-advised buffer where there are huge pages (one an earlier step gave back
+    where one is large enough), the others (and all, without them) cloned with their strides.
+    Once nothing reads them any more, :func:`released` gives the buffer back for reuse."""
     offsets, total = [], 0
     for tensor in tensors:
         if _flat(tensor):
@@ -95,8 +113,9 @@ def saved_values(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
             total += -(-tensor.nbytes // _ALIGN) * _ALIGN
         else:
             offsets.append(None)
-    buffer = _buffer(total) if total and _HUGE_PAGES else None
-    values = []
+    buffer = _taken(total) if total and _HUGE_PAGES else None
+    values = _Values()
+    values.buffer = buffer
     with torch.no_grad():
         for tensor, offset in zip(tensors, offsets):
             if offset is None or buffer is None:
@@ -107,6 +126,34 @@ def saved_values(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
             value.copy_(tensor.detach())
             values.append(value)
     return values
+
+
+def released(values: list[torch.Tensor]) -> None:
+    """Give back the buffer of ``values`` (from :func:`saved_values`), which no one may read
+    afterwards: the next :func:`saved_values` may write another step's values into it.  Kept
+    while the buffers kept come to at most :data:`SPARE_BYTES`, the largest first."""
+    buffer = getattr(values, "buffer", None)
+    if buffer is None:
+        return
+    values.buffer = None  # type: ignore[attr-defined]
+    values.clear()
+    with _SPARE_LOCK:
+        kept, total = [], 0
+        for spare in sorted([*_SPARE, buffer], key=lambda spare: -spare.nbytes):
+            if total + spare.nbytes <= SPARE_BYTES and len(kept) < 2:  # parameters', inputs'
+                kept.append(spare)
+                total += spare.nbytes
+        _SPARE[:] = kept
+
+
+def _taken(size: int) -> torch.Tensor:
+    """A buffer of at least ``size`` bytes: the smallest one given back that is large enough,
+    else a new one (:func:`_buffer`)."""
+    with _SPARE_LOCK:
+        fitting = [i for i, spare in enumerate(_SPARE) if spare.nbytes >= size]
+        if fitting:
+            return _SPARE.pop(min(fitting, key=lambda i: _SPARE[i].nbytes))
+    return _buffer(size)
 
 
 def _buffer(size: int) -> torch.Tensor:

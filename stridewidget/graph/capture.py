@@ -385,6 +385,13 @@ class NothingToDifferentiate(ValueError):
     """No backward graph: nothing the model computes requires grad."""
 
 
+def _cuda_indices(model: Any, args: tuple, kwargs: dict) -> list[int]:
+    """The CUDA devices the model's parameters and the inputs are on (their generators kept)."""
+    held = list(model.parameters()) if isinstance(model, torch.nn.Module) else []
+    tensors = [t for t in tree_leaves((args, kwargs, held)) if isinstance(t, torch.Tensor)]
+    return sorted({t.device.index or 0 for t in tensors if t.device.type == "cuda"})
+
+
 def compiled_captures(
     model: Any,
     args: tuple,
@@ -420,8 +427,9 @@ def compiled_captures(
     compiled = torch.compile(model, backend=_backend(dynamic), dynamic=dynamic)
     _RECORDERS.append(record)
     phase = "forward"
-    try:
-        with buffers_kept(model), _quiet():
+    devices = _cuda_indices(model, args, kwargs)
+    try:  # its random draws (dropout) are the run's own: the caller's generators are kept
+        with torch.random.fork_rng(devices=devices), buffers_kept(model), _quiet():
             outputs = compiled(*run_args, **run_kwargs)
             phase = "backward"
             real_grads = _backward(model, run_args, run_kwargs, outputs, backward, strict)

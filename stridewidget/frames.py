@@ -66,7 +66,24 @@ def user_line_cached(cache: list) -> tuple[str, int]:
     AdamW step's dozens of calls from one ``_single_tensor_adam`` frame, a backward's ops from
     one ``backward`` frame, are found with one identity test instead of a dozen frames' walk.
     A walk that meets that frame above its start (a call from a helper it called) stops there,
-    and the kept frame stays: the next call from it is found at once again."""
+    and the kept frame stays: the next call from it is found at once again.
+
+    A frame of this package (an op mode's handler recording an op no user-level call accounts
+    for, a recorder's ``add``) is never kept: it returns with its one call, and a returned frame
+    kept alive keeps its locals (the op's arguments and result) and its callers' frames with
+    theirs.  An op's result held so would change the step: ``AccumulateGrad`` takes a gradient
+    into ``.grad`` without a copy only when nothing else holds it (issue #37: ``sw.audit``'s
+    backward inside ``sw.track_copies()`` copied each parameter's gradient).
+
+    >>> cache = [None, "", 0]
+    >>> def add():  # a recorder's add, called by ...
+    ...     return user_line_cached(cache)
+    >>> def handler():  # ... a tracker's handler, a frame of this package
+    ...     return add()
+    >>> handler.__code__ = handler.__code__.replace(co_filename=PACKAGE_DIR + "handler.py")
+    >>> handler()[1] > 0, cache[0] is None
+    (True, True)
+    """
     frame = sys._getframe(2)
     kept = cache[0]
     if frame is kept:
@@ -82,7 +99,11 @@ def user_line_cached(cache: list) -> tuple[str, int]:
             ours = library[filename] = filename.startswith((TORCH_DIR, PACKAGE_DIR))
         if not ours:
             line = frame.f_lineno
-            if frame is not start and not start.f_code.co_flags & _RESUMABLE:
+            if (
+                frame is not start
+                and not start.f_code.co_flags & _RESUMABLE
+                and not start.f_code.co_filename.startswith(PACKAGE_DIR)
+            ):
                 cache[0], cache[1], cache[2] = start, filename, line
             return filename, line
         frame = frame.f_back

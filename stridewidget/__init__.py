@@ -37,7 +37,8 @@ _LAZY = {
     "audit": ".copies.audit.report",
     "playground": ".notebook.playground",
     "tricks": ".tricks",
-    "sanitize": ".check",
+    # the module itself: its package attribute `sanitize` is the submodule once imported
+    "sanitize": ".check.sanitize",
     "fuzz_layouts": ".check",
     "graph": ".graph",
 }

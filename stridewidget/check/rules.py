@@ -31,7 +31,15 @@ from .geometry import (
 from .indexed import INDEXED_OPS, reads_unwritten
 from .resize import resized_overlaps
 
-__all__ = ["METADATA_OPS", "ORDER_FREE_OPS", "Finding", "OpRule", "hazards_of", "rule_of"]
+__all__ = [
+    "METADATA_OPS",
+    "ORDER_FREE_OPS",
+    "RULES",
+    "Finding",
+    "OpRule",
+    "hazards_of",
+    "rule_of",
+]
 
 #: Ops whose result cannot depend on the order their elements are written in: every element gets
 #: the same value (a fill, a one-element ``copy_`` source) or an independent random draw of one
@@ -118,13 +126,14 @@ class OpRule(NamedTuple):
     writes: bool  # writes any tensor argument
 
 
-_RULES = _OpCache()
+#: op -> its rule (``sanitize``'s handler reads it inline)
+RULES = _OpCache()
 
 
 def rule_of(func: Any) -> OpRule:
     """The rule of an ATen or custom op, decided once per op."""
-    rule = _RULES.lookup(func)
-    return _RULES.store(func, _new_rule(func)) if rule is _MISSING else rule
+    rule = RULES.lookup(func)
+    return RULES.store(func, _new_rule(func)) if rule is _MISSING else rule
 
 
 def _elementwise(func: Any, packet: str) -> bool:

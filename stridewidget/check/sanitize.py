@@ -26,6 +26,7 @@ import torch
 
 from .._compat import (
     dispatch_mode_base,
+    dispatch_unwrapped,
     is_higher_order,
     run_higher_order,
     storage_id,
@@ -36,7 +37,7 @@ from ..adapters.inspect import inspect
 from ..errors import LayoutError
 from ..frames import describe_location, user_line
 from .hazard import LayoutHazard, LayoutHazardWarning
-from .rules import Finding, hazards_of, rule_of
+from .rules import RULES, Finding, hazards_of, rule_of
 
 __all__ = ["SanitizeReport", "sanitize"]
 
@@ -193,15 +194,24 @@ class _SanitizeMode(dispatch_mode_base()):
     def __torch_dispatch__(
         self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict | None = None
     ) -> Any:
+        if not _dynamo_quiet():  # a torch.compile frame hook is set: off while this runs
+            return _dynamo_wrapped(self, func, types, args, kwargs)
         kwargs = kwargs or {}
-        if is_higher_order(func):  # each op inside its subgraphs comes back here
+        entry = RULES.get(id(func))  # as rule_of, inlined: an op with a rule is no higher-order op
+        rule = entry[1] if entry is not None and entry[0] is func else None
+        if rule is None and is_higher_order(func):  # its subgraphs' ops come back here
             return run_higher_order(self, func, args, kwargs, "sw.sanitize")
-        if getattr(_STATE, "checked", False):
+        if getattr(_STATE, "checked", False):  # an inner sanitizer checked it: passed through
             return func(*args, **kwargs)
-        rule = rule_of(func)
+        if rule is None:
+            rule = rule_of(func)
         findings = [] if rule.metadata else hazards_of(rule, args, kwargs, func)
-        if not findings:
-            return _run_checked(func, args, kwargs)
+        if not findings:  # as _run_checked, inlined (once per op)
+            _STATE.checked = True
+            try:
+                return func(*args, **kwargs)
+            finally:
+                _STATE.checked = False
         frame = user_line()
         hazards = [_hazard(finding, rule.name, frame) for finding in findings]
         severe = [h for h in hazards if h.kind != "custom-op-layout"]
@@ -223,6 +233,10 @@ class _SanitizeMode(dispatch_mode_base()):
             ):
                 # at the user's line, so that warning filters can name their module
                 warnings.warn_explicit(str(hazard), LayoutHazardWarning, frame[0], frame[1])
+
+
+# torch's dynamo-disable wrapper taken off the handler, run only when it would do something
+_dynamo_quiet, _dynamo_wrapped = dispatch_unwrapped(_SanitizeMode)
 
 
 def _run_checked(func: Any, args: tuple, kwargs: dict) -> Any:

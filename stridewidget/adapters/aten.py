@@ -396,6 +396,7 @@ _ANY_INT, _ANY_FLOAT, _NAN = ("int",), ("float",), ("float", "nan")
 _KEYED_AS_IS = frozenset(
     {type(None), str, torch.dtype, torch.device, torch.layout, torch.memory_format}
 )
+_PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
 #: :func:`moves_data` forgets an op's verdicts past this many keys (a call with ever-new keys
 #: must not grow its dict without bound; forgotten verdicts are decided again).
 MAX_KEYS = 512
@@ -406,20 +407,25 @@ def _value_key(value: Any, depth: int) -> Any:
     list, tuple or dict (3 levels deep, as :func:`arrays_in` looks) by its items' keys, anything
     else by its type."""
     kind = type(value)
-    if isinstance(value, ARRAY_TYPES):
-        return value.dtype
     if kind is int:
         return _INT_KEYS.get(value, _ANY_INT)
     if kind is float:
-        return _FLOAT_KEYS.get(value, _ANY_FLOAT if value == value else _NAN)
+        return _FLOAT_KEYS.get(value, _ANY_FLOAT) if value == value else _NAN
     if kind is bool:
         return _BOOL_KEYS[value]
     if kind in _KEYED_AS_IS:
         return value
+    if isinstance(value, ARRAY_TYPES):
+        return value.dtype
     if kind in _CONTAINERS and depth < 3:
         if kind is dict:
             return tuple([(name, _value_key(item, depth + 1)) for name, item in value.items()])
-        return tuple([_value_key(item, depth + 1) for item in value])
+        return tuple(
+            [
+                _INT_KEYS.get(item, _ANY_INT) if type(item) is int else _value_key(item, depth + 1)
+                for item in value
+            ]
+        )
     return kind
 
 
@@ -436,10 +442,23 @@ def call_key(args: tuple[Any, ...], kwargs: dict | None = None) -> tuple[Any, ..
     key = []
     for arg in args:  # the common arguments inline: this runs for each op the tracker sees
         kind = type(arg)
-        if kind is int:
-            key.append(_INT_KEYS.get(arg, _ANY_INT))
-        elif isinstance(arg, ARRAY_TYPES):
+        if kind in _PLAIN_TENSORS:
             key.append(arg.dtype)
+        elif kind is int:
+            key.append(_INT_KEYS.get(arg, _ANY_INT))
+        elif kind is float:
+            key.append(_FLOAT_KEYS.get(arg, _ANY_FLOAT) if arg == arg else _NAN)
+        elif kind is bool:
+            key.append(_BOOL_KEYS[arg])
+        elif kind is list:  # dims, sizes: as _value_key keys a list
+            key.append(
+                tuple(
+                    [
+                        _INT_KEYS.get(item, _ANY_INT) if type(item) is int else _value_key(item, 1)
+                        for item in arg
+                    ]
+                )
+            )
         else:
             key.append(_value_key(arg, 0))
     if kwargs:

@@ -8,6 +8,7 @@ the eager copy tracker (``copies/``) and ``sw.graph``'s node kinds (``graph/node
 
 from __future__ import annotations
 
+import math
 from typing import Any, NamedTuple
 
 import numpy
@@ -37,6 +38,7 @@ __all__ = [
     "OpInfo",
     "argument_value",
     "arrays_in",
+    "call_key",
     "data_nbytes",
     "moves_data",
     "moves_data_answers",
@@ -377,9 +379,96 @@ class _DataFlow(dispatch_mode_base()):
         return result
 
 
+# --- the key moves_data decides a call under --------------------------------------------------
+
+#: Scalars a decomposition branches on, keyed exactly: ``pow(x, 1)`` is a copy, ``pow(x, 2)``
+#: arithmetic, ``pow(x, 0.5)`` a ``sqrt``; small ints are also the dims ops take.  Any other int or
+#: float is keyed by its type alone, so that a step's ever-changing scalars (AdamW's bias
+#: correction, a learning rate) share one verdict.  Floats and bools are keyed apart from ints
+#: (``1 == 1.0 == True`` in a dict).
+_INT_KEYS = {value: value for value in range(-4, 5)}
+_FLOAT_KEYS = {
+    value: ("float", value)
+    for value in (*map(float, range(-4, 5)), 0.5, -0.5, 1.5, -1.5, 0.25, math.inf, -math.inf)
+}
+_BOOL_KEYS = {False: ("bool", False), True: ("bool", True)}
+_ANY_INT, _ANY_FLOAT, _NAN = ("int",), ("float",), ("float", "nan")
+_KEYED_AS_IS = frozenset(
+    {type(None), str, torch.dtype, torch.device, torch.layout, torch.memory_format}
+)
+_PLAIN_TENSORS = frozenset({torch.Tensor, torch.nn.Parameter})
+#: :func:`moves_data` forgets an op's verdicts past this many keys (a call with ever-new keys
+#: must not grow its dict without bound; forgotten verdicts are decided again).
+MAX_KEYS = 512
+
+
+def _value_key(value: Any, depth: int) -> Any:
+    """:func:`call_key` of one argument: a tensor or array by its dtype, a scalar as above, a
+    list, tuple or dict (3 levels deep, as :func:`arrays_in` looks) by its items' keys, anything
+    else by its type."""
+    kind = type(value)
+    if kind is int:
+        return _INT_KEYS.get(value, _ANY_INT)
+    if kind is float:
+        return _FLOAT_KEYS.get(value, _ANY_FLOAT) if value == value else _NAN
+    if kind is bool:
+        return _BOOL_KEYS[value]
+    if kind in _KEYED_AS_IS:
+        return value
+    if isinstance(value, ARRAY_TYPES):
+        return value.dtype
+    if kind in _CONTAINERS and depth < 3:
+        if kind is dict:
+            return tuple([(name, _value_key(item, depth + 1)) for name, item in value.items()])
+        return tuple(
+            [
+                _INT_KEYS.get(item, _ANY_INT) if type(item) is int else _value_key(item, depth + 1)
+                for item in value
+            ]
+        )
+    return kind
+
+
+def call_key(args: tuple[Any, ...], kwargs: dict | None = None) -> tuple[Any, ...]:
+    """The key :func:`moves_data` keeps its verdict on a call under: per argument, a tensor's
+    dtype (a decomposition may branch on it: ``tril`` of a bool mask runs a logical op where a
+    float one is moved), a scalar's value when a decomposition may branch on it, else its type.
+
+    >>> import torch
+    >>> x = torch.ones(2)
+    >>> call_key((x, 1)), call_key((x, 2.0)), call_key((x, 1e-3)), call_key((x, [0, 7]))
+    ((torch.float32, 1), (torch.float32, ('float', 2.0)), (torch.float32, ('float',)), (torch.float32, (0, ('int',))))
+    """
+    key = []
+    for arg in args:  # the common arguments inline: this runs for each op the tracker sees
+        kind = type(arg)
+        if kind in _PLAIN_TENSORS:
+            key.append(arg.dtype)
+        elif kind is int:
+            key.append(_INT_KEYS.get(arg, _ANY_INT))
+        elif kind is float:
+            key.append(_FLOAT_KEYS.get(arg, _ANY_FLOAT) if arg == arg else _NAN)
+        elif kind is bool:
+            key.append(_BOOL_KEYS[arg])
+        elif kind is list:  # dims, sizes: as _value_key keys a list
+            key.append(
+                tuple(
+                    [
+                        _INT_KEYS.get(item, _ANY_INT) if type(item) is int else _value_key(item, 1)
+                        for item in arg
+                    ]
+                )
+            )
+        else:
+            key.append(_value_key(arg, 0))
+    if kwargs:
+        key.append(_value_key(kwargs, 0))
+    return tuple(key)
+
+
 def moves_data_answers(func: Any) -> dict[tuple[Any, ...], bool]:
-    """:func:`moves_data`'s verdicts for ``func`` so far, keyed by its inputs' dtypes (the dict
-    it keeps and fills): a caller that keys a call as it does reads a verdict without the call.
+    """:func:`moves_data`'s verdicts for ``func`` so far, keyed by :func:`call_key` (the dict it
+    keeps and fills): a caller that keys a call so reads a verdict without the call.
 
     >>> import torch
     >>> moves_data(torch.ops.aten.sqrt.default, (torch.ones(2),), {})
@@ -396,34 +485,24 @@ def moves_data_answers(func: Any) -> dict[tuple[Any, ...], bool]:
 def moves_data(func: Any, args: tuple[Any, ...], kwargs: dict) -> bool:
     """Does ``func`` only move its inputs' data into new storage (no arithmetic on it)?
 
-    Decided once per op and input dtypes, from its definition: its decomposition is run on meta
-    tensors shaped like this call's (no data, no device) and followed by :class:`_DataFlow`.  Yes
-    when the data reached every result through primitive moves and views only.  An op without a
-    decomposition, or one whose decomposition fails on meta tensors, counts as compute.  The
-    dtypes are part of the key because a decomposition may branch on them (``tril`` of a bool mask
-    runs a logical op where a float one is moved): the answer must not depend on which call came
-    first.
+    Decided once per op and :func:`call_key` (input dtypes, the scalars a decomposition may branch
+    on), from its definition: its decomposition is run on meta tensors shaped like this call's
+    (no data, no device) and followed by :class:`_DataFlow`.  Yes when the data reached every
+    result through primitive moves and views only.  An op without a decomposition, or one whose
+    decomposition fails on meta tensors, counts as compute.  The answer must not depend on which
+    call came first: ``x ** 1`` is a copy and ``x ** 2`` arithmetic, whichever ran before.
     """
     entry = _MOVES_DATA.get(id(func))  # as _MOVES_DATA.lookup, inlined: it runs per op call
-    by_dtypes = entry[1] if entry is not None and entry[0] is func else None
-    if by_dtypes is None:
-        by_dtypes = _MOVES_DATA.store(func, {})
-    found: list[Any] | None = None
-    if not kwargs:  # the common call, flat: the same key without arrays_in's walk
-        found = []
-        for arg in args:
-            if isinstance(arg, ARRAY_TYPES):
-                found.append(arg.dtype)
-            elif type(arg) in _CONTAINERS:
-                found = None
-                break
-    dtypes = (
-        tuple([t.dtype for t in arrays_in((args, kwargs), [])]) if found is None else tuple(found)
-    )
-    answer = by_dtypes.get(dtypes)
+    by_key = entry[1] if entry is not None and entry[0] is func else None
+    if by_key is None:
+        by_key = _MOVES_DATA.store(func, {})
+    key = call_key(args, kwargs)
+    answer = by_key.get(key)
     if answer is None:
         answer, decomposed = _follow_data(func, args, kwargs)
-        by_dtypes[dtypes] = answer
+        if len(by_key) >= MAX_KEYS:
+            by_key.clear()  # in place: the tracker reads this very dict
+        by_key[key] = answer
         if not decomposed:
             _UNDECOMPOSED.add(id(func))
     return answer

@@ -85,12 +85,12 @@ from .ops import (
     WRITES_SELF,
     Pending,
     argument_value,
+    call_key,
     moves_data_answers,
     note_op,
     op_entry,
 )
 from .snapshot import (
-    _CONTAINERS,
     _NOT_ARRAYS,
     _PLAIN_TENSOR_TYPES,
     Snapshot,
@@ -403,11 +403,10 @@ class OpMode(dispatch_mode_base()):
                     result = fast[1](*args, **kwargs) if kwargs else fast[1](*args)
                 finally:
                     thread.in_dispatch -= 1
-                if mode is _DTYPED:  # moves_data's verdict for these dtypes, as it keys them
-                    dtypes = None if kwargs else _flat_dtypes(args)
-                    if dtypes is None or fast[5].get(dtypes) is not False:
-                        note_op(func, fast[4], args, kwargs or {}, result, pending)
-                        return result
+                # _DTYPED: moves_data's verdict for this call, under moves_data's own key
+                if mode is _DTYPED and fast[5].get(call_key(args, kwargs)) is not False:
+                    note_op(func, fast[4], args, kwargs or {}, result, pending)
+                    return result
                 pending.ops.append(fast[2])
                 if mode is _SELF:  # in-place arithmetic on a plain tensor (WRITES_SELF)
                     pending.written += storage_extents(args[0])
@@ -478,9 +477,9 @@ _dynamo_quiet, _dynamo_wrapped = dispatch_unwrapped(OpMode)
 #: decomposed here, no layout to keep before they run, and either known to move and write nothing
 #: (``_PLAIN``: :data:`~.ops.PLAIN_OPS`), in-place arithmetic on ``self`` (``_SELF``:
 #: :data:`~.ops.WRITES_SELF`, its storage noted as written when ``self`` is a plain tensor), or
-#: compute ops whose verdict :func:`~.ops.moves_data` keeps per input dtypes (``_DTYPED``:
-#: ``answers``, that verdict's own dict; a call whose dtypes it has not seen moving nothing goes
-#: to ``note_op``).
+#: compute ops whose verdict :func:`~.ops.moves_data` keeps per :func:`~.ops.call_key` (input
+#: dtypes and the scalars a decomposition may branch on; ``_DTYPED``: ``answers``, that verdict's
+#: own dict; a call whose key it has not seen moving nothing goes to ``note_op``).
 _FAST_OPS: dict[int, tuple[Any, Any, str, int, Any, dict]] = {}
 _PLAIN, _SELF, _DTYPED = 0, 1, 2
 
@@ -497,25 +496,6 @@ def _note_fast(func: Any, entry: tuple[Any, ...], key: int) -> None:
     else:
         return
     _FAST_OPS[key] = (func, entry[3], info.name, mode, info, answers)
-
-
-def _flat_dtypes(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """The dtypes of ``args``' tensors and arrays, as :func:`~.ops.moves_data` keys a call without
-    keyword arguments; ``None`` for arguments holding a tensor, an array or a container in a list
-    or tuple, or a dict (it walks them).  A list of scalars (``sum``'s ``dim``, ``layer_norm``'s
-    shape, ``native_batch_norm_backward``'s mask) holds none, as its walk finds."""
-    dtypes = []
-    for arg in args:
-        kind = type(arg)
-        if kind in _PLAIN_TENSOR_TYPES or isinstance(arg, ARRAY_TYPES):
-            dtypes.append(arg.dtype)
-        elif kind in _CONTAINERS:
-            if kind is dict:
-                return None
-            for item in arg:
-                if type(item) not in _NOT_ARRAYS:  # an int, a bool: no array, no container
-                    return None
-    return tuple(dtypes)
 
 
 def _relaid(

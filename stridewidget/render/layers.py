@@ -67,10 +67,19 @@ def box_of(item: Any) -> Box:
         x0 = y0 = float("inf")
         x1 = y1 = float("-inf")
         for child in item.children:
-            if type(child) is Rect:  # most of a cell's shapes: inline, no call
+            kind = type(child)
+            if kind is Rect:  # a cell's shapes: inline, no call (as box_of does them)
                 pad = child.stroke_width / 2 + _AA
                 a0, b0 = child.x - pad, child.y - pad
                 a1, b1 = child.x + child.w + pad, child.y + child.h + pad
+            elif kind is Text:
+                size, text, anchor = child.size, child.text, child.anchor
+                width = len(text) * size * (_ASCII_EM if text.isascii() else _WIDE_EM)
+                a0 = child.x - (
+                    width if anchor == "end" else width / 2 if anchor == "middle" else 0
+                )
+                a0, a1 = a0 - _HALO, a0 + width + _HALO
+                b0, b1 = child.y - _ASCENT * size - _HALO, child.y + _DESCENT * size + _HALO
             else:
                 a0, b0, a1, b1 = box_of(child)
             x0, y0 = (a0 if a0 < x0 else x0), (b0 if b0 < y0 else y0)

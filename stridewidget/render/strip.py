@@ -310,14 +310,23 @@ def _draw_rows(
 def _storage_cell_width(storage: Mapping[str, Any], members: Sequence[Mapping[str, Any]]) -> float:
     """Wide enough for the value, the storage index and the readers' letters of every cell."""
     texts = storage["cells"]["text"] or []
-    value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
-    index_w = max(
-        (text_width(group_digits(c), G["font_size_small"]) for c in storage["cells"]["index"]),
-        default=0,
-    )
+    # a text's width grows with its length alone: the longest text's is the widest
+    value_w = text_width(max(texts, key=len), G["font_size"]) if texts else 0
+    index = storage["cells"]["index"]
+    if index and min(index) >= 0:  # an index's digits grow with it: the largest is the widest
+        index_w = text_width(group_digits(max(index)), G["font_size_small"])
+    else:
+        index_w = max((text_width(group_digits(c), G["font_size_small"]) for c in index), default=0)
     letters_w = 0.0
+    # a cell's marks follow from its readers' counts alone: each set of counts is measured once
+    touches = [t["touch"] for t in members]
+    measured: set[tuple] = set()
     for i in range(len(storage["cells"]["index"])):
-        marks = [reader_mark(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
+        counts = tuple([touch[i] for touch in touches])
+        if counts in measured:
+            continue
+        measured.add(counts)
+        marks = [reader_mark(t, n) for t, n in zip(members, counts) if n != 0]
         letters_w = max(letters_w, _letters_width(marks))
     natural = max(G["cell_w"] - 10, index_w + 6, letters_w + 2)
     # values wider than this are drawn as colour (viridis) instead of text

@@ -74,7 +74,7 @@ def strip_rows(
         for cell in range(segment["start"], segment["stop"]):
             items.append({"kind": "cell", "cell": cell, "i": position, "w": cell_w})
             position += 1
-    cells = sum(1 for item in items if item["kind"] == "cell")
+    cells = position  # every item but the markers is a cell
     max_cells = LIMITS["max_strip_cells"]
     has_gaps = cells < len(items)
     natural = max(1, int(storage["wrap"]))
@@ -87,7 +87,8 @@ def strip_rows(
             ):
                 rows.append([])
                 x = count = 0
-            rows[-1].append({**item, "x": x})
+            item["x"] = x  # each item is new here, in one row: placed where it is
+            rows[-1].append(item)
             x += item["w"]
             count += item["kind"] == "cell"
         rows = _capped([row for row in rows if row], members, cell_w, room, ends, most_rows)
@@ -101,7 +102,8 @@ def strip_rows(
         col = item["cell"] % wrap
         if not rows or col == 0 or col * cell_w <= rows[-1][-1]["x"]:
             rows.append([])
-        rows[-1].append({**item, "x": col * cell_w})
+        item["x"] = col * cell_w
+        rows[-1].append(item)
     rows = _capped(rows, members, cell_w, room, ends, most_rows)
     return (inline_gaps(rows, members, room, ends, columns=True) if inline else rows), wrap
 
@@ -153,7 +155,7 @@ def _capped(
     if len(rows) <= limit:
         return rows
     keep = {0, len(rows) - 1} | {
-        r for r, row in enumerate(rows) if any(it.get("cell") in ends for it in row)
+        r for r, row in enumerate(rows) if not ends.isdisjoint([it.get("cell") for it in row])
     }
     for r in range(len(rows)):
         if _drawn_rows(keep | {r}, len(rows)) > limit:
@@ -197,27 +199,26 @@ def _drawn_rows(keep: set[int], total: int) -> int:
 def _dropped(items: list[dict[str, Any]], members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The gap segment of strip items left out: their storage range and how many of its cells
     the tensors read (None when a gap among them was not counted)."""
-    ends = [
-        (it["cell"], it["cell"] + 1)
-        if it["kind"] == "cell"
-        else (it["segment"]["start"], it["segment"]["stop"])
-        for it in items
-    ]
-    counts = [
-        _read(members, it["i"]) if it["kind"] == "cell" else it["segment"].get("read")
-        for it in items
-    ]
-    read = None if None in counts else sum(counts)
-    return {"kind": "gap", "start": ends[0][0], "stop": ends[-1][1], "in_span": True, "read": read}
-
-
-def _read(members: Sequence[Mapping[str, Any]], i: int) -> int | None:
-    """1 when a member reads shown cell ``i``, 0 when none does, None when that is not known (a
-    count too costly to take is None: never counted as read)."""
-    touches = [t["touch"][i] for t in members]
-    if any(n for n in touches if n is not None):
-        return 1
-    return None if None in touches else 0
+    first, last = items[0], items[-1]
+    start = first["cell"] if first["kind"] == "cell" else first["segment"]["start"]
+    stop = last["cell"] + 1 if last["kind"] == "cell" else last["segment"]["stop"]
+    touches = [t["touch"] for t in members]
+    total, known = 0, True
+    for it in items:
+        if it["kind"] == "cell":  # read by a tensor; unknown (a count too costly to take: None)
+            counts = [touch[it["i"]] for touch in touches]
+            if any(counts):  # None is no read
+                total += 1
+            elif None in counts:
+                known = False
+        else:
+            count = it["segment"].get("read")
+            if count is None:
+                known = False
+            else:
+                total += count
+    read = total if known else None
+    return {"kind": "gap", "start": start, "stop": stop, "in_span": True, "read": read}
 
 
 def rows_of_cells(rows: list[list[dict[str, Any]]]) -> dict[int, int]:

@@ -238,7 +238,6 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     address = slice_["addr"][r][k]
     storage_id = tensor["storage"]
     text = canvas.lookup.read(tensor, address, "text")
-    value = canvas.lookup.read(tensor, address, "value")
     storage = canvas.lookup.storages.get(storage_id)
     has_values = storage is not None and storage["cells"]["text"] is not None
     w, h = cell_w - 3, G["logical_h"] - 3
@@ -248,7 +247,8 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
         None
         if show_values or not has_values
         else viridis(
-            value, (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
+            canvas.lookup.read(tensor, address, "value"),
+            (tensor.get("reads") or {}).get("value_range") or storage.get("value_range"),
         )
     )
     fill, ink, muted_ink = c["cell_bg"], c["text"], c["text_muted"]
@@ -296,8 +296,9 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     index = ",".join(map(str, at))
     tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
     text = canvas.lookup.read(tensor, address, "full")  # the hover line: every digit
-    stored = canvas.lookup.cell(storage_id, address, "full")
-    if text is not None and tensor.get("reads") and stored != text:
+    reads = tensor.get("reads")
+    stored = canvas.lookup.cell(storage_id, address, "full") if reads else None
+    if text is not None and reads and stored != text:
         # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
         # line names storage only with what storage holds
         tip = f"{tensor['name']}[{', '.join(map(str, at))}] = {text} · storage[{address}] holds {stored}"

@@ -139,14 +139,16 @@ class Canvas:
         self.width = 0.0
 
     def text(self, x: float, y: float, text: str, *, size: float | None = None, muted: bool = False,
-             fill: str | None = None, **kwargs: Any) -> Text:  # fmt: skip
-        """A text in the theme's ink (``muted``: the secondary ink); the canvas grows to hold it."""
+             fill: str | None = None, anchor: str = "start", bold: bool = False,
+             halo: str | None = None, role: str | None = None) -> Text:  # fmt: skip
+        """A text in the theme's ink (``muted``: the secondary ink); the canvas grows to hold it.
+        ``anchor``, ``bold``, ``halo``, ``role``: the :class:`~.primitives.Text`'s."""
         size = size or G["font_size"]
         colour = fill or (self.colours["text_muted"] if muted else self.colours["text"])
-        item = Text(x, y, text, size, colour, **kwargs)
-        width = text_width(text, size)
-        left = x - (width if item.anchor == "end" else 0)
-        if item.anchor == "middle":
+        item = Text(x, y, text, size, colour, anchor, bold, halo, role)
+        width = len(text) * G["char_em"] * size  # text_width, inline (a call per text)
+        left = x - (width if anchor == "end" else 0)
+        if anchor == "middle":
             left = x - width / 2
         if left + width > self.width:
             self.width = left + width

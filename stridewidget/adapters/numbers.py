@@ -109,6 +109,8 @@ def _torch_floats(values: list[float]) -> list[str]:
 
 
 def _number(item: Any) -> float | None:
+    if type(item) is float:  # the commonest: first
+        return item if math.isfinite(item) else None
     if isinstance(item, bool):
         return float(item)
     if isinstance(item, int):

@@ -24,8 +24,9 @@ from .primitives import Group, Path, Rect, Text
 
 __all__ = ["box_of", "layered"]
 
-#: Spatial hash cell (px): items are found by the buckets their boxes cover.
-_BUCKET = 64.0
+#: Spatial hash cell (px): items are found by the buckets their boxes cover (any size finds the
+#: same overlaps; 128 px: fewest steps for cells of 30-80 px, measured).
+_BUCKET = 128.0
 #: Advance assumed for a text (em): the picture's monospace advance is 0.6 (a little more, for
 #: fonts that round it up), and two em per character for a text with one that may be wide (CJK,
 #: emoji).  Above the baseline one em, below it 0.35 em; the halo's stroke on every side.

@@ -156,8 +156,13 @@ def translated(items: list, dx: float, dy: float) -> list:
         if kind is Rect or kind is Text:  # the most of them: the fast path
             item.x += dx
             item.y += dy
-        elif isinstance(item, Group):
-            translated(item.children, dx, dy)
+        elif isinstance(item, Group):  # a cell: its shapes inline, no call
+            for child in item.children:
+                if type(child) is Rect or type(child) is Text:
+                    child.x += dx
+                    child.y += dy
+                else:
+                    translated([child], dx, dy)
         elif isinstance(item, Path):
             item.commands = [
                 (op, *[v + (dx if i % 2 == 0 else dy) for i, v in enumerate(values)])

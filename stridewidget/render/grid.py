@@ -25,18 +25,19 @@ def logical_cell_width(
     too tall for its height budget even with one digit, ``canvas.colour_values``)."""
     addresses = [a for s in slices for row in s["addr"] for a in row if a is not None]
     has_values = storage is not None and storage["cells"]["text"] is not None
+    # a width grows with a text's length alone: the widest address is the largest (no sign),
+    # the widest value the longest
+    widest = [max(addresses)] if addresses and min(addresses) >= 0 else addresses
     addr_w = 0.0
     if canvas.cell_addresses or not has_values:  # else said once, on the card
         addr_w = max(
-            (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in addresses), default=0
+            (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in widest), default=0
         )
     if not has_values:
-        addr_w = max(
-            (text_width(f"@{group_digits(a)}", G["font_size"]) for a in addresses), default=0
-        )
+        addr_w = max((text_width(f"@{group_digits(a)}", G["font_size"]) for a in widest), default=0)
         return max(G["logical_w"] - 10, addr_w + 8), False
     texts = [canvas.lookup.read(tensor, a, "text") or "?" for a in addresses]
-    value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
+    value_w = text_width(max(texts, key=len), G["font_size"]) if texts else 0
     show_values = value_w + 8 <= 2 * G["logical_w"] and not canvas.colour_values
     # on a colour scale nan and ±inf keep their text: room for its shortest form (inside the
     # cell's 3 px margin and 8 px padding)

@@ -153,8 +153,9 @@ def _plan(
 ) -> _Plan:
     cell_w = _storage_cell_width(storage, members)
     texts = storage["cells"]["text"]
-    show_text = texts is not None and all(
-        text_width(t, G["font_size"]) <= cell_w - 6 for t in texts
+    # every text fits when the longest does (a width grows with the length alone)
+    show_text = texts is not None and (
+        not texts or text_width(max(texts, key=len), G["font_size"]) <= cell_w - 6
     )
     arrows = strip_arrows(members if arrowed is None else arrowed)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)

@@ -63,6 +63,22 @@ class Lookup:
         i = self.position[storage_id].get(cell)
         return None if i is None else storage["cells"][what][i]
 
+    def shown_and_full(self, tensor: Mapping[str, Any], cell: int | None) -> tuple[Any, Any]:
+        """``read(tensor, cell, "text")`` and ``read(tensor, cell, "full")`` together: for a
+        tensor that reads what its storage holds, one lookup of the cell (a storage's shown
+        texts exist exactly where its full ones do)."""
+        reads = tensor.get("reads")
+        if reads is not None and reads.get("text") is not None:
+            return self.read(tensor, cell, "text"), self.read(tensor, cell, "full")
+        storage_id = tensor["storage"]
+        storage = self.full.get(storage_id)
+        if storage is None or cell is None or storage["cells"]["text"] is None:
+            return None, None
+        i = self.position[storage_id].get(cell)
+        if i is None:
+            return None, None
+        return self.storages[storage_id]["cells"]["text"][i], storage["cells"]["text"][i]
+
     def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
         """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
         other values than memory holds: its ``reads``); else the stored value.  ``"text"`` as

@@ -238,7 +238,7 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     c = canvas.colours
     address = slice_["addr"][r][k]
     storage_id = tensor["storage"]
-    text = canvas.lookup.read(tensor, address, "text")
+    text, full = canvas.lookup.shown_and_full(tensor, address)  # as shown; every digit
     storage = canvas.lookup.storages.get(storage_id)
     has_values = storage is not None and storage["cells"]["text"] is not None
     w, h = cell_w - 3, G["logical_h"] - 3
@@ -296,7 +296,7 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     at = logical_index(slice_, r, k)
     index = ",".join(map(str, at))
     tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
-    text = canvas.lookup.read(tensor, address, "full")  # the hover line: every digit
+    text = full  # the hover line: every digit
     reads = tensor.get("reads")
     stored = canvas.lookup.cell(storage_id, address, "full") if reads else None
     if text is not None and reads and stored != text:

@@ -119,6 +119,7 @@ class Canvas:
         inline_gaps: bool = False,
         address_line: bool = False,
         max_strip_rows: int | None = None,
+        lookup: Lookup | None = None,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -129,7 +130,8 @@ class Canvas:
         self.max_width = float(max_width)
         theme_colours = STYLE["themes"][theme]
         self.colours = {k: "@" + k for k in theme_colours} if roles else theme_colours
-        self.lookup = Lookup(scene, at_most)
+        #: ``lookup``: one made for this scene and ``at_most`` already (one layout of several)
+        self.lookup = lookup if lookup is not None else Lookup(scene, at_most)
         #: the logical grids show values as colour (their cells narrow to the addresses' width)
         self.colour_values = colour_values
         #: the panels a card draws at most (a picture too tall for its budget): see card._thinned

@@ -243,7 +243,9 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     has_values = storage is not None and storage["cells"]["text"] is not None
     w, h = cell_w - 3, G["logical_h"] - 3
     # on a colour scale, a value whose own text fits its cell is printed all the same
-    show_values = show_values or (text is not None and text_width(text, G["font_size"]) <= w - 8)
+    show_values = show_values or (
+        text is not None and len(text) * G["char_em"] * G["font_size"] <= w - 8  # text_width
+    )
     scale = (
         None
         if show_values or not has_values
@@ -265,7 +267,7 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
         Rect(x, y, w, h, fill, stroke),
         Rect(x, y, 4, h, ("pattern", tensor["order"])),
     ]
-    addr = f"@{group_digits(address)}" if address is not None else "@?"
+    addr = f"@{address:,}" if address is not None else "@?"  # group_digits
     if not has_values:
         body.append(canvas.text(x + w / 2 + 2, y + h / 2 + 4, addr, fill=ink, anchor="middle"))
     else:
@@ -293,18 +295,17 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
                     role="i",
                 )
             )
-    at = logical_index(slice_, r, k)
-    index = ",".join(map(str, at))
-    tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
-    text = full  # the hover line: every digit
+    at = [str(i) for i in logical_index(slice_, r, k)]
+    index, written = ",".join(at), ", ".join(at)
+    tip = f"{tensor['name']}[{written}] → storage[{address}]"
     reads = tensor.get("reads")
     stored = canvas.lookup.cell(storage_id, address, "full") if reads else None
-    if text is not None and reads and stored != text:
+    if full is not None and reads and stored != full:  # the hover line: every digit
         # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
         # line names storage only with what storage holds
-        tip = f"{tensor['name']}[{', '.join(map(str, at))}] = {text} · storage[{address}] holds {stored}"
-    elif text is not None:
-        tip += f" = {text}"
+        tip = f"{tensor['name']}[{written}] = {full} · storage[{address}] holds {stored}"
+    elif full is not None:
+        tip += f" = {full}"
     return Group(
         "sws-lcell",
         body,

@@ -426,14 +426,16 @@ def _storage_cell(
     readers = [(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
     max_count = max((n or 0 for _, n in readers), default=0)
     classes = (
-        ["sws-scell"]
-        + ([] if readers else ["sws-untouched"])
-        + (["sws-multi"] if max_count > 1 else [])
+        "sws-scell"
+        + ("" if readers else " sws-untouched")
+        + (" sws-multi" if max_count > 1 else "")
     )
     texts, values = storage["cells"]["text"], storage["cells"]["value"]
     text = texts[i] if texts is not None else None
     # on a colour scale, a value whose own text fits its cell is printed all the same
-    show_text = show_text or (text is not None and text_width(text, G["font_size"]) <= cell_w - 6)
+    show_text = show_text or (
+        text is not None and len(text) * G["char_em"] * G["font_size"] <= cell_w - 6  # text_width
+    )
     scale = (
         None
         if show_text or not readers
@@ -466,7 +468,7 @@ def _storage_cell(
             )
         )
     if indexed:  # a wrapped strip gives the index by its row label and column header instead
-        index = group_digits(cell)
+        index = f"{cell:,}"  # group_digits
         size = G["font_size_small"]
         body.append(
             canvas.text(
@@ -480,7 +482,7 @@ def _storage_cell(
             )
         )
     return Group(
-        " ".join(classes),
+        classes,
         body,
         {"storage": storage["id"], "cell": cell},
         _cell_title(storage, cell, canvas.lookup.cell(storage["id"], cell, "full"), readers),

@@ -1,9 +1,10 @@
 """The shortcuts issue 36's display-cost work took say what the long ways say.
 
 ``Lookup.shown_and_full`` (one lookup for a logical cell's shown and full text) against
-``Lookup.read`` twice, and ``value_texts(skip=)`` (texts of the values after the ones that only
-choose the format) against the texts of all the values, sliced.  Oracles: the long ways, which
-the picture used before.
+``Lookup.read`` twice, ``Lookup.shown_texts`` (a grid's texts at once) against ``Lookup.read``
+per cell, and ``value_texts(skip=)`` (texts of the values after the ones that only choose the
+format) against the texts of all the values, sliced.  Oracles: the long ways, which the picture
+used before.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ def test_shown_and_full_reads_what_read_reads(tensors, at_most):
         for cell in cells:
             expected = (lookup.read(tensor, cell, "text"), lookup.read(tensor, cell, "full"))
             assert lookup.shown_and_full(tensor, cell) == expected, (tensor["name"], cell)
+        assert lookup.shown_texts(tensor, cells) == [lookup.read(tensor, c, "text") for c in cells]
 
 
 @pytest.mark.parametrize(

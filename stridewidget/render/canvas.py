@@ -79,6 +79,18 @@ class Lookup:
             return None, None
         return self.storages[storage_id]["cells"]["text"][i], storage["cells"]["text"][i]
 
+    def shown_texts(self, tensor: Mapping[str, Any], cells: list[int | None]) -> list[Any]:
+        """``read(tensor, cell, "text")`` of each of ``cells`` (a grid's every cell, measured)."""
+        reads = tensor.get("reads")
+        if reads is not None and reads.get("text") is not None:
+            return [self.read(tensor, cell, "text") for cell in cells]
+        storage_id = tensor["storage"]
+        storage = self.storages.get(storage_id)
+        if storage is None or storage["cells"]["text"] is None:
+            return [None] * len(cells)
+        texts, at = storage["cells"]["text"], self.position[storage_id]
+        return [None if cell is None or (i := at.get(cell)) is None else texts[i] for cell in cells]
+
     def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
         """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
         other values than memory holds: its ``reads``); else the stored value.  ``"text"`` as

@@ -36,7 +36,7 @@ def logical_cell_width(
     if not has_values:
         addr_w = max((text_width(f"@{group_digits(a)}", G["font_size"]) for a in widest), default=0)
         return max(G["logical_w"] - 10, addr_w + 8), False
-    texts = [canvas.lookup.read(tensor, a, "text") or "?" for a in addresses]
+    texts = [t or "?" for t in canvas.lookup.shown_texts(tensor, addresses)]
     value_w = text_width(max(texts, key=len), G["font_size"]) if texts else 0
     show_values = value_w + 8 <= 2 * G["logical_w"] and not canvas.colour_values
     # on a colour scale nan and ±inf keep their text: room for its shortest form (inside the

@@ -24,9 +24,12 @@ _NUMERIC_KINDS = "biufc"
 _TIME_KINDS = "mM"
 
 
-def value_texts(items: Sequence[Any], like: Any) -> tuple[list[str], list[float | None]]:
+def value_texts(
+    items: Sequence[Any], like: Any, skip: int = 0
+) -> tuple[list[str], list[float | None]]:
     """Display texts of ``items`` in one format, as ``like``'s library prints them, and the
-    number of each for a colour scale (``None`` for nan/inf and values without one).
+    number of each for a colour scale (``None`` for nan/inf and values without one).  The first
+    ``skip`` items take part in choosing the format only: texts and numbers are of the rest.
 
     ``like`` is a torch dtype or a NumPy dtype: the values are printed as an array of that dtype.
 
@@ -42,13 +45,19 @@ def value_texts(items: Sequence[Any], like: Any) -> tuple[list[str], list[float 
     >>> value_texts(np.array(["2020-01-01", "NaT"], dtype="datetime64[D]").tolist(),
     ...             np.dtype("datetime64[D]"))[0]
     ['2020-01-01', 'NaT']
+    >>> value_texts([1e-5, 1.0, 2.0], torch.float32, skip=1)  # 1e-5 makes them scientific
+    (['1.0000e+00', '2.0000e+00'], [1.0, 2.0])
     """
-    numbers = [_number(item) for item in items]
+    numbers = [_number(item) for item in items[skip:]]
     if not items:
         return [], numbers
-    texts = _numpy_texts(items, like) if _is_numpy_dtype(like) else _torch_texts(items, like)
+    if _is_numpy_dtype(like):  # its printer pads each value to the widest: all are printed
+        texts = _numpy_texts(items, like)
+        texts = texts[skip:] if texts is not None else None
+    else:
+        texts = _torch_texts(items, like, skip)
     if texts is None:  # NumPy has no printer for this dtype: each value on its own
-        texts = [_plain_text(item) for item in items]
+        texts = [_plain_text(item) for item in items[skip:]]
     return texts, numbers
 
 
@@ -71,29 +80,29 @@ def _numpy_texts(items: Sequence[Any], dtype: Any) -> list[str] | None:
     return texts if len(texts) == len(items) else None
 
 
-def _torch_texts(items: Sequence[Any], dtype: Any) -> list[str]:
+def _torch_texts(items: Sequence[Any], dtype: Any, skip: int = 0) -> list[str]:
     import torch
 
     if dtype == torch.bool:
-        return [str(bool(item)) for item in items]
+        return [str(bool(item)) for item in items[skip:]]
     if not (dtype.is_floating_point or dtype.is_complex):
-        return [str(item) for item in items]
+        return [str(item) for item in items[skip:]]
     if dtype.is_complex:
-        real = _torch_floats([complex(item).real for item in items])
-        imag = _torch_floats([complex(item).imag for item in items])
+        real = _torch_floats([complex(item).real for item in items], skip)
+        imag = _torch_floats([complex(item).imag for item in items], skip)
         texts = []
         for r, i in zip(real, imag):
             i += "j"  # torch: the imaginary part carries its own sign, else a "+"
             texts.append(r + i if i[0] in "+-" else f"{r}+{i}")
         return texts
-    return _torch_floats([float(item) for item in items])
+    return _torch_floats([float(item) for item in items], skip)
 
 
-def _torch_floats(values: list[float]) -> list[str]:
+def _torch_floats(values: list[float], skip: int = 0) -> list[str]:
     """torch's print rule for floating values (``torch._tensor_str._Formatter``), without its
     per-element tensor loop: whole numbers as ``3.``, else fixed at the print precision, and
     scientific when the nonzero finite magnitudes span more than 1000x, exceed 1e8 or go below
-    1e-4 (or as ``sci_mode`` says)."""
+    1e-4 (or as ``sci_mode`` says).  The texts of ``values[skip:]``, in the format of all."""
     precision, sci_mode = torch_print_options()
     finite = [abs(v) for v in values if math.isfinite(v) and v != 0]
     whole = all(v == math.ceil(v) for v in values if math.isfinite(v) and v != 0)
@@ -101,6 +110,7 @@ def _torch_floats(values: list[float]) -> list[str]:
         sci_mode = bool(finite) and (
             max(finite) / min(finite) > 1000.0 or max(finite) > 1.0e8 or min(finite) < 1.0e-4
         )
+    values = values[skip:]
     if sci_mode:
         return [f"{v:.{precision}e}" for v in values]
     if whole:
@@ -109,6 +119,8 @@ def _torch_floats(values: list[float]) -> list[str]:
 
 
 def _number(item: Any) -> float | None:
+    if type(item) is float:  # the commonest: first
+        return item if math.isfinite(item) else None
     if isinstance(item, bool):
         return float(item)
     if isinstance(item, int):

@@ -43,7 +43,12 @@ def listed_json(listed: dict[str, Any]) -> str:
     >>> listed_json({"v": 1, "items": [["t", 1.5, 2, "x"]]})
     '{"v":1,"items":[["t",1.5,2,"x"]]}'
     """
-    return json.dumps(listed, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODER.encode(listed)
+
+
+#: The display list is a tree our own code builds, never a cycle: no container is checked for
+#: one (a set entry per list: an eighth of the encoding)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, check_circular=False)
 
 
 def layout_width(width: int | None) -> int:

@@ -63,6 +63,34 @@ class Lookup:
         i = self.position[storage_id].get(cell)
         return None if i is None else storage["cells"][what][i]
 
+    def shown_and_full(self, tensor: Mapping[str, Any], cell: int | None) -> tuple[Any, Any]:
+        """``read(tensor, cell, "text")`` and ``read(tensor, cell, "full")`` together: for a
+        tensor that reads what its storage holds, one lookup of the cell (a storage's shown
+        texts exist exactly where its full ones do)."""
+        reads = tensor.get("reads")
+        if reads is not None and reads.get("text") is not None:
+            return self.read(tensor, cell, "text"), self.read(tensor, cell, "full")
+        storage_id = tensor["storage"]
+        storage = self.full.get(storage_id)
+        if storage is None or cell is None or storage["cells"]["text"] is None:
+            return None, None
+        i = self.position[storage_id].get(cell)
+        if i is None:
+            return None, None
+        return self.storages[storage_id]["cells"]["text"][i], storage["cells"]["text"][i]
+
+    def shown_texts(self, tensor: Mapping[str, Any], cells: list[int | None]) -> list[Any]:
+        """``read(tensor, cell, "text")`` of each of ``cells`` (a grid's every cell, measured)."""
+        reads = tensor.get("reads")
+        if reads is not None and reads.get("text") is not None:
+            return [self.read(tensor, cell, "text") for cell in cells]
+        storage_id = tensor["storage"]
+        storage = self.storages.get(storage_id)
+        if storage is None or storage["cells"]["text"] is None:
+            return [None] * len(cells)
+        texts, at = storage["cells"]["text"], self.position[storage_id]
+        return [None if cell is None or (i := at.get(cell)) is None else texts[i] for cell in cells]
+
     def read(self, tensor: Mapping[str, Any], cell: int | None, what: str) -> Any:
         """What ``tensor`` reads at storage ``cell`` (a conj/neg view or a quantized tensor reads
         other values than memory holds: its ``reads``); else the stored value.  ``"text"`` as
@@ -103,6 +131,7 @@ class Canvas:
         inline_gaps: bool = False,
         address_line: bool = False,
         max_strip_rows: int | None = None,
+        lookup: Lookup | None = None,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -113,7 +142,8 @@ class Canvas:
         self.max_width = float(max_width)
         theme_colours = STYLE["themes"][theme]
         self.colours = {k: "@" + k for k in theme_colours} if roles else theme_colours
-        self.lookup = Lookup(scene, at_most)
+        #: ``lookup``: one made for this scene and ``at_most`` already (one layout of several)
+        self.lookup = lookup if lookup is not None else Lookup(scene, at_most)
         #: the logical grids show values as colour (their cells narrow to the addresses' width)
         self.colour_values = colour_values
         #: the panels a card draws at most (a picture too tall for its budget): see card._thinned
@@ -139,14 +169,16 @@ class Canvas:
         self.width = 0.0
 
     def text(self, x: float, y: float, text: str, *, size: float | None = None, muted: bool = False,
-             fill: str | None = None, **kwargs: Any) -> Text:  # fmt: skip
-        """A text in the theme's ink (``muted``: the secondary ink); the canvas grows to hold it."""
+             fill: str | None = None, anchor: str = "start", bold: bool = False,
+             halo: str | None = None, role: str | None = None) -> Text:  # fmt: skip
+        """A text in the theme's ink (``muted``: the secondary ink); the canvas grows to hold it.
+        ``anchor``, ``bold``, ``halo``, ``role``: the :class:`~.primitives.Text`'s."""
         size = size or G["font_size"]
         colour = fill or (self.colours["text_muted"] if muted else self.colours["text"])
-        item = Text(x, y, text, size, colour, **kwargs)
-        width = text_width(text, size)
-        left = x - (width if item.anchor == "end" else 0)
-        if item.anchor == "middle":
+        item = Text(x, y, text, size, colour, anchor, bold, halo, role)
+        width = len(text) * G["char_em"] * size  # text_width, inline (a call per text)
+        left = x - (width if anchor == "end" else 0)
+        if anchor == "middle":
             left = x - width / 2
         if left + width > self.width:
             self.width = left + width

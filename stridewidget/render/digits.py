@@ -59,9 +59,12 @@ def fewer_digits(
     (['-1.1e+00', '8.9e-04'], 1)
     """
     known = [t for t in texts if t is not None]  # None: a value the scene could not read
+    fit = all(fits(t) for t in known)
+    if fit and at_most is None:  # the commonest: no digit counted
+        return list(texts), None
     most = most_digits(known)
     capped = at_most is not None and 0 < at_most < most
-    if all(fits(t) for t in known) and not capped:
+    if fit and not capped:
         return list(texts), None
     top = min(most - 1, at_most) if at_most is not None else most - 1
     for digits in range(max(top, 0), 0, -1):

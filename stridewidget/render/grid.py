@@ -25,18 +25,19 @@ def logical_cell_width(
     too tall for its height budget even with one digit, ``canvas.colour_values``)."""
     addresses = [a for s in slices for row in s["addr"] for a in row if a is not None]
     has_values = storage is not None and storage["cells"]["text"] is not None
+    # a width grows with a text's length alone: the widest address is the largest (no sign),
+    # the widest value the longest
+    widest = [max(addresses)] if addresses and min(addresses) >= 0 else addresses
     addr_w = 0.0
     if canvas.cell_addresses or not has_values:  # else said once, on the card
         addr_w = max(
-            (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in addresses), default=0
+            (text_width(f"@{group_digits(a)}", G["font_size_small"]) for a in widest), default=0
         )
     if not has_values:
-        addr_w = max(
-            (text_width(f"@{group_digits(a)}", G["font_size"]) for a in addresses), default=0
-        )
+        addr_w = max((text_width(f"@{group_digits(a)}", G["font_size"]) for a in widest), default=0)
         return max(G["logical_w"] - 10, addr_w + 8), False
-    texts = [canvas.lookup.read(tensor, a, "text") or "?" for a in addresses]
-    value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
+    texts = [t or "?" for t in canvas.lookup.shown_texts(tensor, addresses)]
+    value_w = text_width(max(texts, key=len), G["font_size"]) if texts else 0
     show_values = value_w + 8 <= 2 * G["logical_w"] and not canvas.colour_values
     # on a colour scale nan and ±inf keep their text: room for its shortest form (inside the
     # cell's 3 px margin and 8 px padding)
@@ -237,18 +238,20 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     c = canvas.colours
     address = slice_["addr"][r][k]
     storage_id = tensor["storage"]
-    text = canvas.lookup.read(tensor, address, "text")
-    value = canvas.lookup.read(tensor, address, "value")
+    text, full = canvas.lookup.shown_and_full(tensor, address)  # as shown; every digit
     storage = canvas.lookup.storages.get(storage_id)
     has_values = storage is not None and storage["cells"]["text"] is not None
     w, h = cell_w - 3, G["logical_h"] - 3
     # on a colour scale, a value whose own text fits its cell is printed all the same
-    show_values = show_values or (text is not None and text_width(text, G["font_size"]) <= w - 8)
+    show_values = show_values or (
+        text is not None and len(text) * G["char_em"] * G["font_size"] <= w - 8  # text_width
+    )
     scale = (
         None
         if show_values or not has_values
         else viridis(
-            value, (tensor.get("reads") or {}).get("value_range") or storage.get("value_range")
+            canvas.lookup.read(tensor, address, "value"),
+            (tensor.get("reads") or {}).get("value_range") or storage.get("value_range"),
         )
     )
     fill, ink, muted_ink = c["cell_bg"], c["text"], c["text_muted"]
@@ -264,7 +267,7 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
         Rect(x, y, w, h, fill, stroke),
         Rect(x, y, 4, h, ("pattern", tensor["order"])),
     ]
-    addr = f"@{group_digits(address)}" if address is not None else "@?"
+    addr = f"@{address:,}" if address is not None else "@?"  # group_digits
     if not has_values:
         body.append(canvas.text(x + w / 2 + 2, y + h / 2 + 4, addr, fill=ink, anchor="middle"))
     else:
@@ -292,17 +295,17 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
                     role="i",
                 )
             )
-    at = logical_index(slice_, r, k)
-    index = ",".join(map(str, at))
-    tip = f"{tensor['name']}[{', '.join(map(str, at))}] → storage[{address}]"
-    text = canvas.lookup.read(tensor, address, "full")  # the hover line: every digit
-    stored = canvas.lookup.cell(storage_id, address, "full")
-    if text is not None and tensor.get("reads") and stored != text:
+    at = [str(i) for i in logical_index(slice_, r, k)]
+    index, written = ",".join(at), ", ".join(at)
+    tip = f"{tensor['name']}[{written}] → storage[{address}]"
+    reads = tensor.get("reads")
+    stored = canvas.lookup.cell(storage_id, address, "full") if reads else None
+    if full is not None and reads and stored != full:  # the hover line: every digit
         # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
         # line names storage only with what storage holds
-        tip = f"{tensor['name']}[{', '.join(map(str, at))}] = {text} · storage[{address}] holds {stored}"
-    elif text is not None:
-        tip += f" = {text}"
+        tip = f"{tensor['name']}[{written}] = {full} · storage[{address}] holds {stored}"
+    elif full is not None:
+        tip += f" = {full}"
     return Group(
         "sws-lcell",
         body,

@@ -30,7 +30,7 @@ from ..limits import (
     SHORT_NAME,
 )
 from ..scene.validate import validate_scene
-from .canvas import Canvas
+from .canvas import Canvas, Lookup
 from .card import draw_card
 from .digits import most_digits
 from .elide import elided_scene
@@ -159,9 +159,9 @@ def draw(
     """
     budget = height_budget(scene)
     many = not every_tensor and len(scene.get("tensors", [])) > _MAX_DRAWN_CUT
-    # many tensors: a layout of them all stops once far past the budget (the last step lists
-    # all but a few in words: laying out a hundred cards for each step cost seconds)
-    lay = partial(_laid_out, scene, theme, width, roles, stop_at=3 * budget if many else None)
+    # many tensors: a layout stops far past the budget (all of 100 cards a step took seconds)
+    stop = 3 * budget if many else None
+    lay = partial(_laid_out, scene, theme, width, roles, stop_at=stop, lookups={})
     lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels)
     picture = lay()
     if picture.height <= budget:
@@ -442,6 +442,22 @@ def _cards(canvas: Canvas, tensors: list, y: float, stop_at: float | None = None
     return y + row_h + 6
 
 
+def _lookup(
+    lookups: dict[tuple[int, int | None], tuple[Mapping[str, Any], Lookup]] | None,
+    scene: Mapping[str, Any],
+    at_most: int | None,
+) -> Lookup | None:
+    """The cells' lookup of ``scene`` for ``at_most`` digits, made once per picture (``lookups``:
+    the layouts of one :func:`draw`; None: none kept); the scene is kept with it, so that its id
+    names no other scene."""
+    if lookups is None:
+        return None
+    key = (id(scene), at_most)
+    if key not in lookups:
+        lookups[key] = (scene, Lookup(scene, at_most))
+    return lookups[key][1]
+
+
 def _laid_out(
     scene: Mapping[str, Any],
     theme: str,
@@ -459,6 +475,7 @@ def _laid_out(
     strip_rows: int | None = None,
     short_names: int | None = None,
     stop_at: float | None = None,
+    lookups: dict[tuple[int, int | None], tuple[Mapping[str, Any], Lookup]] | None = None,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
@@ -470,7 +487,8 @@ def _laid_out(
     with ``strip_rows``, a storage strip draws
     at most that many rows; with ``short_names``, a name longer than that many characters is
     written shortened (:func:`short_named`); with ``stop_at`` (and every tensor drawn), a layout
-    past that height is not finished: its height is infinity."""
+    past that height is not finished: its height is infinity.  ``lookups`` keeps the cells'
+    lookup of each scene and ``at_most`` for the next layout of the same picture."""
     if edge is not None:
         scene = elided_scene(scene, edge)
     if short_names is not None:
@@ -487,6 +505,7 @@ def _laid_out(
         inline_gaps=inline_gaps,
         address_line=address_line,
         max_strip_rows=strip_rows,
+        lookup=_lookup(lookups, scene, at_most),
     )
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []

@@ -39,7 +39,7 @@ MAX_WIDTH = 900
 PAD = G["pad"]
 
 
-@dataclass
+@dataclass(slots=True)
 class Rect:
     x: float
     y: float
@@ -52,7 +52,7 @@ class Rect:
     rx: float = 0.0
 
 
-@dataclass
+@dataclass(slots=True)
 class Text:
     x: float
     y: float  # the baseline
@@ -65,7 +65,7 @@ class Text:
     role: str | None = None  # "v": a cell's value, "i": its storage index, "l": the words on them
 
 
-@dataclass
+@dataclass(slots=True)
 class Path:
     commands: list[tuple]  # ("M", x, y) | ("L", x, y) | ("C", x1, y1, x2, y2, x, y)
     stroke: str
@@ -75,7 +75,7 @@ class Path:
     fill: str | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Group:
     """Primitives that belong together (one cell, one arrow) with the ids tests select on."""
 
@@ -156,8 +156,13 @@ def translated(items: list, dx: float, dy: float) -> list:
         if kind is Rect or kind is Text:  # the most of them: the fast path
             item.x += dx
             item.y += dy
-        elif isinstance(item, Group):
-            translated(item.children, dx, dy)
+        elif isinstance(item, Group):  # a cell: its shapes inline, no call
+            for child in item.children:
+                if type(child) is Rect or type(child) is Text:
+                    child.x += dx
+                    child.y += dy
+                else:
+                    translated([child], dx, dy)
         elif isinstance(item, Path):
             item.commands = [
                 (op, *[v + (dx if i % 2 == 0 else dy) for i, v in enumerate(values)])

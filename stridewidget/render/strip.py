@@ -153,8 +153,9 @@ def _plan(
 ) -> _Plan:
     cell_w = _storage_cell_width(storage, members)
     texts = storage["cells"]["text"]
-    show_text = texts is not None and all(
-        text_width(t, G["font_size"]) <= cell_w - 6 for t in texts
+    # every text fits when the longest does (a width grows with the length alone)
+    show_text = texts is not None and (
+        not texts or text_width(max(texts, key=len), G["font_size"]) <= cell_w - 6
     )
     arrows = strip_arrows(members if arrowed is None else arrowed)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
@@ -310,14 +311,23 @@ def _draw_rows(
 def _storage_cell_width(storage: Mapping[str, Any], members: Sequence[Mapping[str, Any]]) -> float:
     """Wide enough for the value, the storage index and the readers' letters of every cell."""
     texts = storage["cells"]["text"] or []
-    value_w = max((text_width(t, G["font_size"]) for t in texts), default=0)
-    index_w = max(
-        (text_width(group_digits(c), G["font_size_small"]) for c in storage["cells"]["index"]),
-        default=0,
-    )
+    # a text's width grows with its length alone: the longest text's is the widest
+    value_w = text_width(max(texts, key=len), G["font_size"]) if texts else 0
+    index = storage["cells"]["index"]
+    if index and min(index) >= 0:  # an index's digits grow with it: the largest is the widest
+        index_w = text_width(group_digits(max(index)), G["font_size_small"])
+    else:
+        index_w = max((text_width(group_digits(c), G["font_size_small"]) for c in index), default=0)
     letters_w = 0.0
+    # a cell's marks follow from its readers' counts alone: each set of counts is measured once
+    touches = [t["touch"] for t in members]
+    measured: set[tuple] = set()
     for i in range(len(storage["cells"]["index"])):
-        marks = [reader_mark(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
+        counts = tuple([touch[i] for touch in touches])
+        if counts in measured:
+            continue
+        measured.add(counts)
+        marks = [reader_mark(t, n) for t, n in zip(members, counts) if n != 0]
         letters_w = max(letters_w, _letters_width(marks))
     natural = max(G["cell_w"] - 10, index_w + 6, letters_w + 2)
     # values wider than this are drawn as colour (viridis) instead of text
@@ -416,14 +426,16 @@ def _storage_cell(
     readers = [(t, t["touch"][i]) for t in members if t["touch"][i] != 0]
     max_count = max((n or 0 for _, n in readers), default=0)
     classes = (
-        ["sws-scell"]
-        + ([] if readers else ["sws-untouched"])
-        + (["sws-multi"] if max_count > 1 else [])
+        "sws-scell"
+        + ("" if readers else " sws-untouched")
+        + (" sws-multi" if max_count > 1 else "")
     )
     texts, values = storage["cells"]["text"], storage["cells"]["value"]
     text = texts[i] if texts is not None else None
     # on a colour scale, a value whose own text fits its cell is printed all the same
-    show_text = show_text or (text is not None and text_width(text, G["font_size"]) <= cell_w - 6)
+    show_text = show_text or (
+        text is not None and len(text) * G["char_em"] * G["font_size"] <= cell_w - 6  # text_width
+    )
     scale = (
         None
         if show_text or not readers
@@ -456,7 +468,7 @@ def _storage_cell(
             )
         )
     if indexed:  # a wrapped strip gives the index by its row label and column header instead
-        index = group_digits(cell)
+        index = f"{cell:,}"  # group_digits
         size = G["font_size_small"]
         body.append(
             canvas.text(
@@ -470,7 +482,7 @@ def _storage_cell(
             )
         )
     return Group(
-        " ".join(classes),
+        classes,
         body,
         {"storage": storage["id"], "cell": cell},
         _cell_title(storage, cell, canvas.lookup.cell(storage["id"], cell, "full"), readers),

@@ -63,31 +63,22 @@ def strip_rows(
     ``most_rows`` rows (default ``max_strip_rows``; :func:`_capped`); with ``inline``, markers
     beside cells (:func:`inline_gaps`).
     """
-    items: list[dict[str, Any]] = []
-    position = 0
-    for segment in storage["segments"]:
-        if segment["kind"] == "gap":
-            label = gap_label(segment, 2 * cell_w)
-            width = max(2 * cell_w, text_width(label, G["font_size"]) + 10)
-            items.append({"kind": "gap", "segment": segment, "label": label, "w": width})
-            continue
-        for cell in range(segment["start"], segment["stop"]):
-            items.append({"kind": "cell", "cell": cell, "i": position, "w": cell_w})
-            position += 1
-    cells = sum(1 for item in items if item["kind"] == "cell")
+    segments = storage["segments"]
+    has_gaps = any(segment["kind"] == "gap" for segment in segments)
+    cells = sum(len(range(s["start"], s["stop"])) for s in segments if s["kind"] != "gap")
     max_cells = LIMITS["max_strip_cells"]
-    has_gaps = cells < len(items)
     natural = max(1, int(storage["wrap"]))
     if has_gaps or (cells <= min(natural, max_cells) and cells * cell_w <= room):
         rows: list[list[dict[str, Any]]] = [[]]
         x = count = 0.0
-        for item in items:
+        for item in _strip_items(segments, cell_w):
             if rows[-1] and (
                 x + item["w"] > room or (item["kind"] == "cell" and count >= max_cells)
             ):
                 rows.append([])
                 x = count = 0
-            rows[-1].append({**item, "x": x})
+            item["x"] = x  # each item is new here, in one row: placed where it is
+            rows[-1].append(item)
             x += item["w"]
             count += item["kind"] == "cell"
         rows = _capped([row for row in rows if row], members, cell_w, room, ends, most_rows)
@@ -97,13 +88,34 @@ def strip_rows(
     if natural > limit and wrap < 0.75 * limit:  # a small divisor of a long natural row would
         wrap = limit  # waste the width: rows of what fits (each row's label says where it starts)
     rows = []
-    for item in items:
-        col = item["cell"] % wrap
-        if not rows or col == 0 or col * cell_w <= rows[-1][-1]["x"]:
-            rows.append([])
-        rows[-1].append({**item, "x": col * cell_w})
+    position = 0
+    for segment in segments:  # cells only: no marker
+        for cell in range(segment["start"], segment["stop"]):
+            col = cell % wrap
+            x = col * cell_w
+            if not rows or col == 0 or x <= rows[-1][-1]["x"]:
+                rows.append([])
+            rows[-1].append({"kind": "cell", "cell": cell, "i": position, "w": cell_w, "x": x})
+            position += 1
     rows = _capped(rows, members, cell_w, room, ends, most_rows)
     return (inline_gaps(rows, members, room, ends, columns=True) if inline else rows), wrap
+
+
+def _strip_items(segments: list[dict[str, Any]], cell_w: float) -> list[dict[str, Any]]:
+    """The strip's cells and elision markers in storage order, each with its ``w`` (a cell's
+    ``i``: its position among the shown cells)."""
+    items: list[dict[str, Any]] = []
+    position = 0
+    for segment in segments:
+        if segment["kind"] == "gap":
+            label = gap_label(segment, 2 * cell_w)
+            width = max(2 * cell_w, text_width(label, G["font_size"]) + 10)
+            items.append({"kind": "gap", "segment": segment, "label": label, "w": width})
+            continue
+        for cell in range(segment["start"], segment["stop"]):
+            items.append({"kind": "cell", "cell": cell, "i": position, "w": cell_w})
+            position += 1
+    return items
 
 
 def _ranged(rows: list[list[dict[str, Any]]], room: float) -> list[list[dict[str, Any]]]:
@@ -153,7 +165,7 @@ def _capped(
     if len(rows) <= limit:
         return rows
     keep = {0, len(rows) - 1} | {
-        r for r, row in enumerate(rows) if any(it.get("cell") in ends for it in row)
+        r for r, row in enumerate(rows) if not ends.isdisjoint([it.get("cell") for it in row])
     }
     for r in range(len(rows)):
         if _drawn_rows(keep | {r}, len(rows)) > limit:
@@ -197,27 +209,27 @@ def _drawn_rows(keep: set[int], total: int) -> int:
 def _dropped(items: list[dict[str, Any]], members: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The gap segment of strip items left out: their storage range and how many of its cells
     the tensors read (None when a gap among them was not counted)."""
-    ends = [
-        (it["cell"], it["cell"] + 1)
-        if it["kind"] == "cell"
-        else (it["segment"]["start"], it["segment"]["stop"])
-        for it in items
-    ]
-    counts = [
-        _read(members, it["i"]) if it["kind"] == "cell" else it["segment"].get("read")
-        for it in items
-    ]
-    read = None if None in counts else sum(counts)
-    return {"kind": "gap", "start": ends[0][0], "stop": ends[-1][1], "in_span": True, "read": read}
-
-
-def _read(members: Sequence[Mapping[str, Any]], i: int) -> int | None:
-    """1 when a member reads shown cell ``i``, 0 when none does, None when that is not known (a
-    count too costly to take is None: never counted as read)."""
-    touches = [t["touch"][i] for t in members]
-    if any(n for n in touches if n is not None):
-        return 1
-    return None if None in touches else 0
+    first, last = items[0], items[-1]
+    start = first["cell"] if first["kind"] == "cell" else first["segment"]["start"]
+    stop = last["cell"] + 1 if last["kind"] == "cell" else last["segment"]["stop"]
+    touches = [t["touch"] for t in members]
+    alone = touches[0] if len(touches) == 1 else None  # one tensor: its count is the counts
+    total, known = 0, True
+    for it in items:
+        if it["kind"] == "cell":  # read by a tensor; unknown (a count too costly to take: None)
+            counts = [alone[it["i"]]] if alone is not None else [t[it["i"]] for t in touches]
+            if any(counts):  # None is no read
+                total += 1
+            elif None in counts:
+                known = False
+        else:
+            count = it["segment"].get("read")
+            if count is None:
+                known = False
+            else:
+                total += count
+    read = total if known else None
+    return {"kind": "gap", "start": start, "stop": stop, "in_span": True, "read": read}
 
 
 def rows_of_cells(rows: list[list[dict[str, Any]]]) -> dict[int, int]:

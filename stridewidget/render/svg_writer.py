@@ -73,6 +73,8 @@ class _Writer:
         self.escaped: dict[str, str] = {}
         #: coordinate → its text (a number and the equal int share one: both write the same)
         self.numbers: dict[float, str] = {}
+        #: a nonzero move between two written numbers → its text (:meth:`write_rect_path`)
+        self.moves: dict[float, str] = {}
         self.parts: list[str] = []
 
     def escape(self, value: str) -> str:
@@ -159,20 +161,7 @@ class _Writer:
                 parts.append("</g>")
                 continue
             if kind is Rect and not any(item.rx for item in run):
-                # square rects: one path of closed subpaths, each drawn as its rect
-                # each subpath after the first moves from the one before it (``m``: a closed
-                # subpath's end is its start), by the difference of the written numbers, exact
-                parts.append(f'<path{self.rect_paint(first)} d="')
-                at = None
-                for item in run:
-                    x, y, w, h = self.xywh(item)
-                    if at is None:
-                        parts.append(f"M{x} {y}h{w}v{h}h-{w}z")
-                    else:
-                        dx, dy = _number(float(x) - at[0]), _number(float(y) - at[1])
-                        parts.append(f"m{dx}{'' if dy[0] == '-' else ' '}{dy}h{w}v{h}h-{w}z")
-                    at = (float(x), float(y))
-                parts.append('"/>')
+                self.write_rect_path(run)
                 continue
             if kind is Rect:
                 parts.append(f"<g{self.rect_paint(first)}>")
@@ -184,6 +173,33 @@ class _Writer:
                 parts.append(f"<g{self.text_style(first)}>")
                 self.write_texts(run)
             parts.append("</g>")
+
+    def write_rect_path(self, run: list) -> None:
+        """A layer of square rects as one path of closed subpaths, each drawn as its rect; each
+        subpath after the first moves from the one before it (``m``: a closed subpath's end is
+        its start), by the difference of the written numbers, exact."""
+        parts, numbers, number, moves = self.parts, self.numbers, self.number, self.moves
+        parts.append(f'<path{self.rect_paint(run[0])} d="')
+        at = None
+        for item in run:
+            x, y, w, h = item.x, item.y, item.w, item.h
+            x, y = numbers.get(x) or number(x), numbers.get(y) or number(y)
+            w, h = numbers.get(w) or number(w), numbers.get(h) or number(h)
+            fx, fy = float(x), float(y)
+            if at is None:
+                parts.append(f"M{x} {y}h{w}v{h}h-{w}z")
+            else:
+                # a difference written once (not zero: 0.0 and -0.0 are one key, "0" and "-0")
+                ddx, ddy = fx - at[0], fy - at[1]
+                dx = (
+                    (moves.get(ddx) or moves.setdefault(ddx, _number(ddx))) if ddx else _number(ddx)
+                )
+                dy = (
+                    (moves.get(ddy) or moves.setdefault(ddy, _number(ddy))) if ddy else _number(ddy)
+                )
+                parts.append(f"m{dx}{'' if dy[0] == '-' else ' '}{dy}h{w}v{h}h-{w}z")
+            at = (fx, fy)
+        parts.append('"/>')
 
     def write_texts(self, run: list) -> None:
         """A layer's texts; neighbours on one baseline as one ``<text>`` whose later ones are

@@ -70,8 +70,8 @@ def tensor_reads(
         read = [None if count == 0 else item for item, count in zip(read, touch)]
     known = [i for i, item in enumerate(read) if item is not None]
     printed = printed_values(obj) or []
-    texts, values = value_texts(printed + [read[i] for i in known], _read_dtype(obj))
-    texts, values = texts[len(printed) :], values[len(printed) :]
+    # the printed values choose the format (as repr prints them); texts only of the read ones
+    texts, values = value_texts(printed + [read[i] for i in known], _read_dtype(obj), len(printed))
     if not lazy and stored is not None and all(stored[i] == t for i, t in zip(known, texts)):
         return None  # the strip already says it in this tensor's format
     result["text"] = [None] * len(read)

@@ -285,8 +285,6 @@ def snapshots_of(
     return tuple([before.get(id(obj)) or Snapshot(obj, layout) for obj in objects])
 
 
-#: ``before`` of a call that has none, as a dict: its ``get`` is one C call.
-_NOTHING_BEFORE: dict[int, Snapshot] = {}
 #: Argument types that are never a tensor or array nor hold one: skipped with one set lookup
 #: (``isinstance`` against torch's tensor type costs four times that).
 _NOT_ARRAYS = frozenset(
@@ -312,37 +310,40 @@ def call_snapshots(
     its storage is where it was (:meth:`Snapshot.still`); the op mode forgets a tensor whose
     layout an op rewrites (``t_``, ``resize_``, ``set_``, ``out=``)."""
     taken: dict[int, Snapshot] = {}
-    if not before:
-        before = _NOTHING_BEFORE
+    relaid = before or None  # most calls rewrote no layout: one test per tensor, not a lookup
     for part in (args, kwargs.values()) if kwargs else (args,):
         for obj in part:  # one pass: each tensor snapshotted as it is met, once
             kind = type(obj)
-            if kind in _NOT_ARRAYS:  # a scalar (most arguments that are not tensors): no test
-                continue
-            if kind not in _PLAIN_TENSOR_TYPES:
-                if kind in _CONTAINERS:
-                    for item in arrays_in(obj, [], 2):
-                        key = id(item)
-                        if key not in taken:
-                            taken[key] = before.get(key) or _seen_snapshot(item, key, seen)
+            if kind in _PLAIN_TENSOR_TYPES:  # most tensors: _seen_snapshot inlined
+                key = id(obj)
+                if key in taken:
                     continue
-                if not isinstance(obj, ARRAY_TYPES):
+                if relaid is not None and key in relaid:
+                    taken[key] = relaid[key]
                     continue
-            key = id(obj)
-            if key in taken:
-                continue
-            snapshot = before.get(key)
-            if snapshot is None:  # as _seen_snapshot with Snapshot.still, inlined
                 snapshot = seen.get(key)
-                if snapshot is None or snapshot.ref() is not obj:
-                    snapshot = _new_snapshot(obj, key, seen)
-                else:
-                    storage, raw = obj.untyped_storage(), snapshot._raw
-                    if storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
-                        snapshot = _new_snapshot(obj, key, seen)
-            taken[key] = snapshot
+                if snapshot is not None and snapshot.ref() is obj:
+                    storage, raw = obj.untyped_storage(), snapshot._raw  # as Snapshot.still
+                    if storage.data_ptr() == raw[6] and storage.nbytes() == raw[7]:
+                        taken[key] = snapshot
+                        continue
+                taken[key] = _new_snapshot(obj, key, seen)
+            elif kind in _NOT_ARRAYS:  # a scalar (most arguments that are not tensors): no test
+                continue
+            elif kind in _CONTAINERS:
+                for item in arrays_in(obj, [], 2):
+                    key = id(item)
+                    if key not in taken:
+                        taken[key] = (relaid and relaid.get(key)) or _seen_snapshot(item, key, seen)
+            elif isinstance(obj, ARRAY_TYPES):
+                key = id(obj)
+                if key not in taken:
+                    taken[key] = (relaid and relaid.get(key)) or _seen_snapshot(obj, key, seen)
     inputs = tuple(taken.values())
-    if type(result) in _PLAIN_TENSOR_TYPES:  # one tensor: as the loop below, inlined
+    kind = type(result)
+    if kind in _NOT_ARRAYS:  # x.item(), x.dim(): no output, without isinstance's cost
+        return inputs, (), False
+    if kind in _PLAIN_TENSOR_TYPES:  # one tensor: as the loop below, inlined
         key = id(result)
         snapshot = taken.get(key)
         if snapshot is None:
@@ -350,12 +351,12 @@ def call_snapshots(
             if snapshot is None or snapshot.ref() is not result or not snapshot.still(result):
                 snapshot = _new_snapshot(result, key, seen)
             return inputs, (snapshot,), False
-        if key in before:
+        if relaid is not None and key in relaid:
             snapshot = _seen_snapshot(result, key, seen)
         return inputs, (snapshot,), True
     if isinstance(result, ARRAY_TYPES):
         results: list[Any] = [result]
-    elif type(result) in _CONTAINERS:
+    elif kind in _CONTAINERS:
         results = distinct(arrays_in(result, []))
     else:
         return inputs, (), False
@@ -368,7 +369,8 @@ def call_snapshots(
             outputs.append(_seen_snapshot(obj, key, seen))
         else:
             returned_input = True
-            outputs.append(snapshot if key not in before else _seen_snapshot(obj, key, seen))
+            relayout = relaid is not None and key in relaid
+            outputs.append(_seen_snapshot(obj, key, seen) if relayout else snapshot)
     return inputs, tuple(outputs), returned_input
 
 

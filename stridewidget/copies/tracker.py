@@ -148,6 +148,13 @@ _QUIET_GETTERS = STORED_ATTRIBUTES | {
     for name in ("device", "dtype", "shape", "is_sparse", "requires_grad", "is_leaf", "ndim",
                  "layout", "is_cuda", "grad_fn")
 }  # fmt: skip
+#: Calls that read a plain tensor's field (outside functorch transforms): no ATen op, no array
+#: returned, no event; returned at once as :data:`_QUIET_GETTERS`.
+_QUIET_CALLS = {
+    id(call): call
+    for call in (torch.is_complex, torch.is_floating_point, torch.Tensor.is_complex,
+                 torch.Tensor.is_floating_point, torch.Tensor.dim)
+}  # fmt: skip
 _getframe = sys._getframe  # how __torch_function__ gets an attribute read
 
 # The fields an unread event (see Recorder.unread) shares with every other one.
@@ -294,22 +301,24 @@ class CallMode(TorchFunctionMode):
             kwargs = _NO_KWARGS
         if _THREAD.depth.in_dispatch:
             return func(*args, **kwargs)
-        if (
-            type(func) is _METHOD_WRAPPER
-            and func.__self__ in _QUIET_GETTERS
-            and func.__name__ == "__get__"
-            and args
-            and type(args[0]) in _PLAIN_TENSOR_TYPES
-            and not _INTERPRETERS()
-        ):
-            # x.grad, x.device, x.is_sparse of a plain tensor: C reads of fields it holds, never
-            # an ATen op, never an event (an optimizer step reads each parameter's grad 4 times)
-            return func(*args)
+        interpreters = _INTERPRETERS()  # a functorch transform runs (one C call, falsy outside)
+        if len(args) == 1 and type(args[0]) in _PLAIN_TENSOR_TYPES and not interpreters:
+            # x.grad, x.device, x.is_sparse, x.dim(), torch.is_complex(x) of a plain tensor: C
+            # reads of fields it holds, never an ATen op, never an event (an AdamW step reads
+            # each parameter's grad 4 times and asks is_complex of it twice)
+            if (
+                type(func) is _METHOD_WRAPPER
+                and func.__self__ in _QUIET_GETTERS
+                and func.__name__ == "__get__"
+            ):
+                return func(*args)
+            if _QUIET_CALLS.get(id(func)) is func:
+                return func(*args, **kwargs)
         recorder = self.recorder
         outer = recorder.pending
         pending = recorder.pending = Pending()
         mutations: Any = ()
-        if _INTERPRETERS():  # a functorch transform runs (one C call, falsy outside any)
+        if interpreters:
             transforms = pending.transforms = functorch_transforms()
             if "functionalize" in transforms:
                 mutations = _functional_mutations(args, kwargs)

@@ -37,8 +37,7 @@ _LAZY = {
     "audit": ".copies.audit.report",
     "playground": ".notebook.playground",
     "tricks": ".tricks",
-    # the module itself: its package attribute `sanitize` is the submodule once imported
-    "sanitize": ".check.sanitize",
+    "sanitize": ".check",
     "fuzz_layouts": ".check",
     "graph": ".graph",
 }

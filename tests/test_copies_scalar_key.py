@@ -31,6 +31,8 @@ from stridewidget.adapters.aten import moves_data
 x = torch.arange(8.0).reshape(2, 4)
 found = []
 for exponent in json.loads(sys.argv[1]):
+    if isinstance(exponent, list):  # [real, imag]: a complex exponent of a complex tensor
+        exponent, x = complex(*exponent), torch.arange(8.0).reshape(2, 4).to(torch.complex64)
     if sys.argv[2] == "track":
         with sw.track_copies() as log:
             x ** exponent
@@ -57,6 +59,8 @@ def _in_a_fresh_process(exponents: list, how: str) -> list:
 def _profiler_copies(exponent) -> bool:
     """Does torch's CPU ``pow`` kernel run an ``aten::copy_`` inside ``aten::pow`` for it?"""
     x = torch.arange(8.0).reshape(2, 4)
+    if isinstance(exponent, list):
+        exponent, x = complex(*exponent), x.to(torch.complex64)
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         x**exponent
     return any(
@@ -73,6 +77,20 @@ def test_pow_by_one_is_a_copy_whatever_ran_first(order):
     assert expected == [e in (1, 1.0) for e in order]  # the oracle itself, as the issue says
     tracked = _in_a_fresh_process(order, "track")
     assert tracked == [[["copy", 32]] if copies else [["compute", 0]] for copies in expected]
+    assert _in_a_fresh_process(order, "moves_data") == expected
+
+
+@pytest.mark.parametrize(
+    "order",
+    [[[2, 0], [1, 0], [0.5, 0], [1, 1]], [[1, 0], [2, 0], [1, 1], [0.5, 0]]],
+    ids=["2-first", "1-first"],
+)
+def test_a_complex_exponent_of_one_is_a_copy_whatever_ran_first(order):
+    # complex scalars were keyed by their type alone (hostile review): (1+0j) == 1.0 copies
+    expected = [_profiler_copies(e) for e in order]
+    assert expected == [e == [1, 0] for e in order]  # the oracle itself
+    tracked = _in_a_fresh_process(order, "track")
+    assert tracked == [[["copy", 64]] if copies else [["compute", 0]] for copies in expected]
     assert _in_a_fresh_process(order, "moves_data") == expected
 
 

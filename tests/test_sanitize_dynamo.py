@@ -13,7 +13,7 @@ import torch
 import stridewidget as sw
 
 sw.sanitize  # noqa: B018 - loaded first, so the submodule below is the one it runs
-sanitize_module = sys.modules["stridewidget.check.sanitize"]
+sanitize_module = sys.modules["stridewidget.check.sanitizer"]
 
 UNWRAPPED = not hasattr(sanitize_module._SanitizeMode.__dict__["__torch_dispatch__"], "__wrapped__")
 
@@ -101,13 +101,27 @@ def test_nested_blocks_the_inner_one_decides():
     assert len(outer.hazards) == 1  # only the write made outside the inner block
 
 
-def test_sw_sanitize_stays_the_function_after_its_module_is_imported():
-    # importing the submodule first made the package attribute `sanitize` the module, and
-    # `sw.sanitize` with it: "'module' object is not callable"
-    code = (
-        "from stridewidget.check.sanitize import SanitizeReport\n"
-        "import stridewidget as sw, torch\n"
-        "with sw.sanitize(on_hazard='collect') as r:\n"
+_IMPORT_ORDERS = {
+    "the module first": "import stridewidget.check.sanitizer\nimport stridewidget as sw\n",
+    "the report class first": "from stridewidget.check.sanitizer import SanitizeReport\n"
+    "import stridewidget as sw\n",
+    "sw.sanitize first": "import stridewidget as sw\nsw.sanitize\n"
+    "import stridewidget.check.sanitizer\n",
+    "check.sanitize first": "from stridewidget.check import sanitize\nimport stridewidget as sw\n",
+    "check after a block": "import stridewidget as sw, torch\nwith sw.sanitize(): pass\n",
+}
+
+
+@pytest.mark.parametrize("order", sorted(_IMPORT_ORDERS))
+def test_sanitize_stays_the_function_whatever_was_imported_first(order):
+    # the module was named `sanitize` too: importing it set the package attribute to the module
+    # ("'module' object is not callable" from sw.sanitize or from stridewidget.check.sanitize)
+    code = _IMPORT_ORDERS[order] + (
+        "import torch, stridewidget.check as check\n"
+        "from stridewidget.check import sanitize\n"
+        "from stridewidget.check.sanitizer import SanitizeReport\n"
+        "assert sw.sanitize is sanitize is check.sanitize, (sw.sanitize, sanitize)\n"
+        "with sanitize(on_hazard='collect') as r:\n"
         "    torch.arange(10.0).as_strided((4, 3), (2, 1)).mul_(2)\n"
         "assert isinstance(r, SanitizeReport) and len(r.hazards) == 1, r\n"
     )

@@ -385,7 +385,7 @@ class _DataFlow(dispatch_mode_base()):
 #: arithmetic, ``pow(x, 0.5)`` a ``sqrt``; small ints are also the dims ops take.  Any other int or
 #: float is keyed by its type alone, so that a step's ever-changing scalars (AdamW's bias
 #: correction, a learning rate) share one verdict.  Floats and bools are keyed apart from ints
-#: (``1 == 1.0 == True`` in a dict).
+#: (``1 == 1.0 == True`` in a dict); a complex number with no imaginary part as its real part.
 _INT_KEYS = {value: value for value in range(-4, 5)}
 _FLOAT_KEYS = {
     value: ("float", value)
@@ -393,6 +393,7 @@ _FLOAT_KEYS = {
 }
 _BOOL_KEYS = {False: ("bool", False), True: ("bool", True)}
 _ANY_INT, _ANY_FLOAT, _NAN = ("int",), ("float",), ("float", "nan")
+_ANY_COMPLEX, _NAN_COMPLEX = ("complex",), ("complex", "nan")
 _KEYED_AS_IS = frozenset(
     {type(None), str, torch.dtype, torch.device, torch.layout, torch.memory_format}
 )
@@ -415,6 +416,10 @@ def _value_key(value: Any, depth: int) -> Any:
         return _BOOL_KEYS[value]
     if kind in _KEYED_AS_IS:
         return value
+    if kind is complex:  # ``c ** (1 + 0j)`` copies as ``c ** 1.0`` does (they are equal)
+        if value.imag == 0 and value.real in _FLOAT_KEYS:
+            return ("complex", value.real)
+        return _ANY_COMPLEX if value == value else _NAN_COMPLEX
     if isinstance(value, ARRAY_TYPES):
         return value.dtype
     if kind in _CONTAINERS and depth < 3:

@@ -1,7 +1,8 @@
 """Checks that catch layout bugs with silent wrong results.
 
 * :func:`sanitize` — a dispatch mode refusing writes whose result depends on memory layout
-  (:mod:`.sanitize`, rules in :mod:`.rules`, exact geometry in :mod:`.geometry`);
+  (:mod:`.sanitizer`, a name of its own: ``check.sanitize`` stays this function whatever was
+  imported first; rules in :mod:`.rules`, exact geometry in :mod:`.geometry`);
 * :func:`fuzz_layouts` — re-runs a function with its inputs in other layouts and compares
   (:mod:`.fuzz`, the layouts in :mod:`.relayout`).
 """
@@ -17,8 +18,8 @@ _LAZY = {
     "FuzzReport": ".fuzz",
     "fuzz_layouts": ".fuzz",
     "Witness": ".geometry",
-    "SanitizeReport": ".sanitize",
-    "sanitize": ".sanitize",
+    "SanitizeReport": ".sanitizer",
+    "sanitize": ".sanitizer",
 }
 
 __all__ = ["FuzzFinding", "FuzzReport", "SanitizeReport", "Witness", "fuzz_layouts", "sanitize"]

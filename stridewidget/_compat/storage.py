@@ -3,12 +3,14 @@ counters, lazily negated views, and a module's buffers put back in place."""
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 __all__ = [
     "neg_view",
     "own_tensors",
     "restore_buffer",
+    "set_version_counter",
     "sparse_parts",
     "storage_id",
     "storage_id_reader",
@@ -157,6 +159,34 @@ def version_counter(t: Any) -> int | None:
         return t._version
     except (AttributeError, RuntimeError):  # gone / inference tensors track no version
         return None
+
+
+def set_version_counter(t: Any, version: int) -> bool:
+    """Set ``t``'s in-place version counter (shared with its views) back to ``version``, as
+    torch's own ``torch._C._autograd._unsafe_set_version_counter`` does for functionalization
+    (checked on torch 2.13): for a tensor whose values were given back bit for bit, so that a graph
+    saved it before still finds it unchanged.  ``False`` where torch lacks it or refuses.
+
+    >>> import torch
+    >>> x = torch.zeros(2)
+    >>> _ = x.add_(1)
+    >>> set_version_counter(x, 0), version_counter(x)
+    (True, 0)
+    """
+    setter = getattr(_autograd_internals(), "_unsafe_set_version_counter", None)
+    if setter is None:
+        return False
+    try:
+        setter((t,), (version,))
+    except (RuntimeError, TypeError):  # an inference tensor has no counter
+        return False
+    return True
+
+
+def _autograd_internals() -> Any:
+    """``torch._C._autograd`` (where torch keeps its autograd internals), or None."""
+    torch = sys.modules.get("torch")
+    return getattr(getattr(torch, "_C", None), "_autograd", None)
 
 
 def own_tensors(module: Any) -> tuple[Any, Any]:

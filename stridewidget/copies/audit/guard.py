@@ -21,6 +21,7 @@ from ..._compat import (
     own_tensors,
     restore_buffer,
     restore_parameter,
+    set_version_counter,
     version_counter,
 )
 from ...errors import LayoutError
@@ -188,7 +189,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     a forward may write its parameters or its input (``x.mul_(2)``), and dropout draws from the
     RNG.  Each name is given back its very tensor; each tensor's values are saved once (a weight
     tied under two names too), and written back only where its bits changed (one left alone keeps
-    its version counter).  Costs one copy of the parameters, buffers and inputs and one shallow
+    its version counter; one written back gets it back: :func:`_versions_given_back`).  Costs one copy of the parameters, buffers and inputs and one shallow
     copy of each module's ``__dict__``; an input is written back where its version counter moved,
     else where its bits changed (a write through NumPy, DLPack or ``x.data`` moves no version
     counter; a leaf that requires grad is kept too: ``x.detach().numpy()`` writes it).  The
@@ -212,7 +213,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 named.append((module, name, tensor, True))
         unique = list({id(tensor): tensor for _, _, tensor, _ in named}.values())
         held = [_held_values(tensor) for tensor in unique]  # a DTensor's: its local shard's
-        saved_model = saved_values(held)
+        saved_model, versions = saved_values(held), [(t, version_counter(t)) for t in held]
         for tensor, values in zip(held, saved_model):
             saved[id(tensor)] = (tensor, values)
             where[id(tensor)] = _placement(tensor)
@@ -255,9 +256,31 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not same_bits(tensor, values):
                     tensor.copy_(values)
+        _versions_given_back(versions + [(t, v) for t, v, _ in kept_inputs], saved, kept_inputs)
         # nothing reads the saved values any more: their buffers serve the next audit
         released(saved_model)
         released(saved_inputs)
+
+
+def _versions_given_back(
+    versions: list[tuple[torch.Tensor, int | None]],
+    saved: dict[int, tuple[torch.Tensor, torch.Tensor]],
+    kept_inputs: list[tuple[torch.Tensor, int | None, torch.Tensor]],
+) -> None:
+    """Each kept tensor whose values are now its saved ones bit for bit gets its version counter
+    back too: the step's writes (BatchNorm's running statistics) and their undoing each moved it,
+    and a graph the caller built before the audit (``y = model(x)``; ``sw.audit(model, x)``;
+    ``y.sum().backward()``) would refuse a buffer it saved as "modified by an inplace
+    operation"."""
+    values_of = {id(t): values for t, values in saved.values()}
+    values_of.update((id(t), values) for t, _, values in kept_inputs)
+    for tensor, version in versions:
+        values = values_of.get(id(tensor))
+        if version is None or values is None or version_counter(tensor) == version:
+            continue
+        same_kind = (tensor.shape, tensor.dtype) == (values.shape, values.dtype)
+        if same_kind and tensor.layout == torch.strided and same_bits(tensor, values):
+            set_version_counter(tensor, version)
 
 
 def _held_values(tensor: torch.Tensor) -> torch.Tensor:

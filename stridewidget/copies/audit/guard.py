@@ -189,8 +189,9 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
     a forward may write its parameters or its input (``x.mul_(2)``), and dropout draws from the
     RNG.  Each name is given back its very tensor; each tensor's values are saved once (a weight
     tied under two names too), and written back only where its bits changed (one left alone keeps
-    its version counter; one written back gets it back: :func:`_versions_given_back`).  Costs one copy of the parameters, buffers and inputs and one shallow
-    copy of each module's ``__dict__``; an input is written back where its version counter moved,
+    its version counter; one written back gets it back: :func:`_versions_given_back`).  Costs
+    one copy of the parameters, buffers and inputs and one shallow copy of each module's
+    ``__dict__``; an input is written back where its version counter moved,
     else where its bits changed (a write through NumPy, DLPack or ``x.data`` moves no version
     counter; a leaf that requires grad is kept too: ``x.detach().numpy()`` writes it).  The
     copies and the comparison are :mod:`.saved`'s (one huge-page buffer, kept for the next audit,
@@ -226,8 +227,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
         kept_inputs.extend(plain)
     devices = sorted({t.device.index or 0 for t, _ in saved.values() if t.device.type == "cuda"})
     flags = [(t, t.requires_grad, t.grad) for t in unique if t.is_leaf]
-    other_rngs = _other_rngs()
-    grad_mode = torch.is_grad_enabled()
+    other_rngs, grad_mode = _other_rngs(), torch.is_grad_enabled()
     try:
         with torch.random.fork_rng(devices=devices):
             yield
@@ -256,7 +256,7 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
                 same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
                 if same_kind and not same_bits(tensor, values):
                     tensor.copy_(values)
-        _versions_given_back(versions + [(t, v) for t, v, _ in kept_inputs], saved, kept_inputs)
+        _versions_given_back(versions, saved, kept_inputs)
         # nothing reads the saved values any more: their buffers serve the next audit
         released(saved_model)
         released(saved_inputs)
@@ -267,14 +267,15 @@ def _versions_given_back(
     saved: dict[int, tuple[torch.Tensor, torch.Tensor]],
     kept_inputs: list[tuple[torch.Tensor, int | None, torch.Tensor]],
 ) -> None:
-    """Each kept tensor whose values are now its saved ones bit for bit gets its version counter
-    back too: the step's writes (BatchNorm's running statistics) and their undoing each moved it,
-    and a graph the caller built before the audit (``y = model(x)``; ``sw.audit(model, x)``;
+    """Each kept tensor (the model's, with ``versions`` from before the step, and the inputs,
+    with theirs) whose values are now its saved ones bit for bit gets its version counter back:
+    the step's writes (BatchNorm's running statistics) and their undoing each moved it, and a
+    graph the caller built before the audit (``y = model(x)``; ``sw.audit(model, x)``;
     ``y.sum().backward()``) would refuse a buffer it saved as "modified by an inplace
     operation"."""
     values_of = {id(t): values for t, values in saved.values()}
     values_of.update((id(t), values) for t, _, values in kept_inputs)
-    for tensor, version in versions:
+    for tensor, version in [*versions, *[(t, v) for t, v, _ in kept_inputs]]:
         values = values_of.get(id(tensor))
         if version is None or values is None or version_counter(tensor) == version:
             continue

@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+from torch import Tensor
+from torch.nn import Parameter
+
 from ..frames import describe_location
 from ..layout.layout import Layout
 from .format import clip, format_bytes, layout_text, ops_text, short_call
@@ -188,6 +191,35 @@ class CopyLog:
                                inputs, outputs)
             )  # fmt: skip
 
+    def let_go(self) -> None:
+        """When the block ends: drop the log's (weak) references to the tensors ``nn.Module``
+        swaps in place, which ``torch.utils.swap_tensors`` refuses while any weak reference to
+        them lives (``module.to()`` of a tensor-subclass parameter, or with
+        ``torch.__future__.set_swap_module_params_on_conversion``): every ``Parameter`` and its
+        ``.grad``.  Their events keep the layouts (:meth:`show` draws those); other tensors stay
+        drawn with their values while alive.  (``load_state_dict`` with swapping on also swaps
+        buffers: a buffer the log saw cannot be swapped while the log lives.)"""
+        pairs = [(e._inputs, e._outputs) for e in self._events]
+        pairs += [(entry[2], entry[3]) for entry in self.recorded]  # not made events yet
+        swappable: set[int] = set()
+        for pair in pairs:
+            for snapshots in pair:
+                for snapshot in snapshots:
+                    ref = snapshot.ref
+                    obj = ref() if ref is not None else None
+                    if type(obj) is not Tensor and isinstance(obj, Parameter):
+                        swappable.add(id(obj))
+                        if obj.grad is not None:
+                            swappable.add(id(obj.grad))
+        if not swappable:
+            return
+        for pair in pairs:
+            for snapshots in pair:
+                for snapshot in snapshots:
+                    ref = snapshot.ref
+                    if ref is not None and id(ref()) in swappable:
+                        snapshot.release()
+
     @property
     def copies(self) -> list[CopyEvent]:
         """Events that moved existing data into new storage (``kind == "copy"``)."""
@@ -319,7 +351,8 @@ class CopyLog:
         drawn = {}
         for label, snapshots in (("src", event._inputs), ("dst", event._outputs)):
             if snapshots:
-                live = snapshots[0].ref()
+                ref = snapshots[0].ref
+                live = ref() if ref is not None else None
                 drawn[label] = live if live is not None else snapshots[0].layout
         if not drawn:
             raise ValueError(f"CopyLog.show: event {index} ({event.call}) has no tensor to draw")

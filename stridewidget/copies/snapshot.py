@@ -188,6 +188,12 @@ class Snapshot:
                 return snapshot
         return cls(obj)
 
+    def release(self) -> None:
+        """Drop the reference to the tensor (what a finished log does for a tensor torch may
+        swap: :meth:`CopyLog.let_go`), its layout read first if it still can be."""
+        self.read_layout()
+        self.ref = None
+
     def read_layout(self) -> None:
         """Read the tensor's layout fields now: at once, or, for a snapshot made with
         ``layout=False``, later in the same call, while the tensor is alive and unchanged."""

@@ -585,4 +585,5 @@ def tracking(call_mode: CallMode, op_mode: OpMode) -> Iterator[CopyLog]:
             yield log
     finally:
         log.active = False
+        log.let_go()  # torch.utils.swap_tensors refuses a tensor with a weak reference
         op_mode.recorder.line_cache[:] = [None, "", 0]  # no frame kept past the block

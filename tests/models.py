@@ -16,6 +16,62 @@ import pytest
 import torch
 from torch.profiler import ProfilerActivity, profile
 
+# The data-moving ATen ops (the issue's list; the backward of a view moves the gradient into a
+# zero buffer).  Ops that compute (tril masks with a constant: the tracker calls it compute) are
+# not here.
+MOVES = {
+    "clone",
+    "copy_",
+    "_to_copy",
+    "contiguous",
+    "cat",
+    "stack",
+    "index",
+    "index_select",
+    "gather",
+    "take",
+    "masked_select",
+    "repeat",
+    "repeat_interleave",
+    "flip",
+    "roll",
+    "pad",
+    "constant_pad_nd",
+    "reflection_pad1d",
+    "reflection_pad2d",
+    "replication_pad2d",
+    "where",
+    "masked_fill",
+    "index_put_",
+    "_index_put_impl_",
+    "scatter",
+    "slice_scatter",
+    "select_scatter",
+    "narrow_copy",
+    "pixel_shuffle",
+    "im2col",
+    "upsample_nearest1d",  # a gather of the nearest values
+    "upsample_nearest2d",
+    "upsample_nearest3d",
+    "slice_backward",
+    "select_backward",
+    "diagonal_backward",
+}
+
+
+def outermost_moves(events) -> list:
+    """The profiler's events of data-moving ATen ops (:data:`MOVES`) not inside another one."""
+    found = []
+    for event in events:
+        if event.name.removeprefix("aten::") not in MOVES:
+            continue
+        parent = event.cpu_parent
+        while parent is not None and parent.name.removeprefix("aten::") not in MOVES:
+            parent = parent.cpu_parent
+        if parent is None:
+            found.append(event)
+    return found
+
 
 def import_torchvision() -> types.ModuleType:
     """torchvision's models are pure Python, but PyPI's Linux wheel is built against CUDA torch:

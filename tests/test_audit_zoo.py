@@ -19,53 +19,13 @@ import math
 import models
 import pytest
 import torch
+from models import MOVES as _MOVES
 from torch._C._profiler import _EventType
 from torch.profiler import ProfilerActivity, profile
 
 import stridewidget as sw
 from stridewidget.copies.audit.guard import differentiable as _differentiable
 
-# The data-moving ATen ops (the list; the backward of a view moves the gradient into a
-# zero buffer).  Ops that compute (tril masks with a constant: the tracker calls it compute) are
-# not here.
-_MOVES = {
-    "clone",
-    "copy_",
-    "_to_copy",
-    "contiguous",
-    "cat",
-    "stack",
-    "index",
-    "index_select",
-    "gather",
-    "take",
-    "masked_select",
-    "repeat",
-    "repeat_interleave",
-    "flip",
-    "roll",
-    "pad",
-    "constant_pad_nd",
-    "reflection_pad1d",
-    "reflection_pad2d",
-    "replication_pad2d",
-    "where",
-    "masked_fill",
-    "index_put_",
-    "_index_put_impl_",
-    "scatter",
-    "slice_scatter",
-    "select_scatter",
-    "narrow_copy",
-    "pixel_shuffle",
-    "im2col",
-    "upsample_nearest1d",  # a gather of the nearest values
-    "upsample_nearest2d",
-    "upsample_nearest3d",
-    "slice_backward",
-    "select_backward",
-    "diagonal_backward",
-}
 # ops in an event that allocate the storage the event copies into
 _ALLOCATING = {f"aten.{name}" for name in _MOVES - {"copy_"}} | {"aten.embedding"}
 
@@ -75,15 +35,7 @@ def _moved_bytes(run) -> tuple[object, int]:
         activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True
     ) as prof:
         result = run()
-    total = 0
-    for event in prof.events():
-        if event.name.removeprefix("aten::") not in _MOVES:
-            continue
-        parent = event.cpu_parent
-        while parent is not None and parent.name.removeprefix("aten::") not in _MOVES:
-            parent = parent.cpu_parent
-        if parent is None:  # outermost
-            total += max(event.cpu_memory_usage, 0)
+    total = sum(max(event.cpu_memory_usage, 0) for event in models.outermost_moves(prof.events()))
     return result, total + _copies_into_their_callers_output(prof)
 
 

@@ -232,6 +232,11 @@ _OP_INFO = OpCache()
 COMPOSITE_IMPLICIT = composite_implicit_key()
 
 
+#: ``torch.Tag.out`` (an ``.out`` overload); torch builds before 2.13 that lack it (the project's
+#: floor; a GPU machine's image may be older) say no op is one
+_OUT_TAG = getattr(torch.Tag, "out", None)
+
+
 def op_info(func: Any) -> OpInfo:
     """The :class:`OpInfo` of an ATen op (``torch.ops.aten.add_.Tensor``), cached per op."""
     info = _OP_INFO.lookup(func)
@@ -248,7 +253,7 @@ def op_info(func: Any) -> OpInfo:
         or packet in COPY_OPS
         or torch.Tag.view_copy in func.tags
         or source is not None
-        or (torch.Tag.out in func.tags and _view_copy_packet(func))  # split_with_sizes_copy.out
+        or (_OUT_TAG in func.tags and _view_copy_packet(func))  # split_with_sizes_copy.out
     )
     written = tuple(
         (position, argument.name)

@@ -111,6 +111,24 @@ _TENSOR_TABLE = [
     # module-path names written shortened to their ends
     ("light-pair-12x20", "(lambda g: {'a': torch.randn(12, 20, generator=g), 'b': torch.randn(12, 20, generator=g)})(torch.Generator().manual_seed(0))", HEIGHT_2D),
     ("light-long-names", "(lambda w: {'model.encoder.layer.0.attention.self.query.weight': w, 'model.encoder.layer.0.attention.self.query.weight.T': w.t(), 'model.encoder.layer.0.attention.self.key.weight': w[:, :16]})(torch.randn(24, 32, generator=torch.Generator().manual_seed(0)))", HEIGHT_ND),
+    # hostile round (session 2026-12-04): layouts no test drew before
+    ("scalar-0d", "{'s': torch.tensor(3.5)}", HEIGHT_2D),
+    ("empty-0x5", "(lambda x: {'x': x, 'none': x[:, :0]})(torch.arange(10.0).reshape(2, 5))", HEIGHT_2D),
+    ("6d", "{'x': torch.arange(64.0).reshape(2, 2, 2, 2, 2, 2)}", HEIGHT_ND),
+    ("3d-transposed-0-2", "{'t': torch.arange(24.0).reshape(2, 3, 4).transpose(0, 2)}", HEIGHT_ND),
+    ("uint8-10x20", "{'u': torch.arange(200, dtype=torch.uint8).reshape(10, 20)}", HEIGHT_2D),
+    ("float64-extremes", "{'d': torch.tensor([[1e-30, 1e30], [-1e-5, 3.14159265]], dtype=torch.float64)}", HEIGHT_2D),
+    ("toeplitz-overlap", "(lambda x: {'x': x, 'win': x.as_strided((4, 4), (1, 1))})(torch.arange(10.0))", HEIGHT_2D),
+    ("scalar-expand", "{'e': torch.tensor(5.0).expand(3, 4)}", HEIGHT_2D),
+    ("offset-tail", "(lambda x: {'tail': x[990:]})(torch.arange(1000.0))", HEIGHT_2D),
+    ("two-storages", "{'a': torch.arange(6.0), 'b': torch.arange(4.0).reshape(2, 2)}", HEIGHT_2D),
+    ("unicode-name", "{'α→β 😀': torch.arange(4.0), '名前': torch.arange(3.0)}", HEIGHT_2D),
+    ("nan-inf", "{'n': torch.tensor([float('nan'), float('inf'), -float('inf'), -0.0])}", HEIGHT_2D),
+    ("channels-last-3d", "{'v': torch.randn(1, 2, 3, 4, 5, generator=torch.Generator().manual_seed(0)).to(memory_format=torch.channels_last_3d)}", HEIGHT_ND),
+    ("diagonal", "(lambda x: {'x': x, 'diag': x.diagonal()})(torch.arange(16.0).reshape(4, 4))", HEIGHT_2D),
+    ("unfold-2d-windows", "(lambda x: {'x': x, 'win': x.unfold(0, 3, 1).unfold(1, 3, 1)})(torch.arange(36.0).reshape(6, 6))", HEIGHT_ND),
+    ("row-1x200", "{'r': torch.arange(200.0).reshape(1, 200)}", HEIGHT_2D),
+    ("half-randn", "{'h': torch.randn(3, 5, generator=torch.Generator().manual_seed(0)).half()}", HEIGHT_2D),
 ]  # fmt: skip
 _TENSOR_CASES = [
     Case(name, expression, height, wrap=20 if name == "nchw-wrap-20" else None)

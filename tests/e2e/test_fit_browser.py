@@ -35,6 +35,13 @@ CASES = {
     # random values print in scientific form (11 characters): fewer digits, then colour, to fit
     "heads-randn": ("{'h': torch.randn(2, 5, 32).view(2, 5, 4, 8).transpose(1, 2)}", HEIGHT_ND),
     "randn-10x10x10": ("{'x': torch.randn(10, 10, 10)}", HEIGHT_ND),
+    # hostile round (session 2026-12-04)
+    "6d": ("{'x': torch.arange(64.).reshape(2, 2, 2, 2, 2, 2)}", HEIGHT_ND),
+    "unfold-2d-windows": ("(lambda x: {'x': x, 'win': x.unfold(0, 3, 1).unfold(1, 3, 1)})(torch.arange(36.).reshape(6, 6))", HEIGHT_ND),
+    "channels-last-3d": ("{'v': torch.randn(1, 2, 3, 4, 5).to(memory_format=torch.channels_last_3d)}", HEIGHT_ND),
+    "uint8-10x20": ("{'u': torch.arange(200, dtype=torch.uint8).reshape(10, 20)}", HEIGHT_2D),
+    "long-unicode-names": ("{'Gewichtsmatrix_der_Aufmerksamkeit_über_alle_Köpfe_α→β': torch.arange(12.).reshape(3, 4), '注意力权重矩阵的转置视图（所有头）': torch.arange(12.).reshape(3, 4).t()}", HEIGHT_2D),
+    "randn-1x300": ("{'r': torch.randn(1, 300)}", HEIGHT_2D),
 }  # fmt: skip
 
 #: (case, window px) whose widget (toolbar + picture) is still taller than the budget: issue 36

@@ -1,0 +1,157 @@
+"""Issue 37: the ops the audit does not mark for the profiler when their inputs are plain CPU
+tensors of one float dtype (``profiler._COPY_FREE_IN_FLOAT``, decided per call by
+``copy_free_call``) copy nothing inside their kernels then, whatever the layout: the profiler,
+collecting everything, finds no ``clone`` / ``_to_copy`` / ``copy_`` / ``contiguous`` under them.
+Each input the rule leaves out does make one copy there (another dtype, a wrapped Python number),
+and the audit still reports it.  Oracle: the profiler's own events."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import torch
+
+import stridewidget as sw
+from stridewidget.copies.audit.profiler import _COPY_FREE_IN_FLOAT, copy_free_call
+
+_COPIES = {"aten::clone", "aten::_to_copy", "aten::copy_", "aten::contiguous"}
+A = torch.ops.aten
+
+
+def _nested_copies(run) -> list[str]:
+    """The copy ops the profiler records under ``run``'s ops (nested, not the outermost)."""
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+        run()
+    return [e.name for e in prof.events() if e.name in _COPIES and e.cpu_parent is not None]
+
+
+# Layouts of a (4, 6)-broadcastable tensor: contiguous, transposed, gaps between elements, an
+# expanded (stride 0) dimension, a storage offset, a row and a 0-dim one to broadcast, channels
+# last, and large ones (vectorized and cascaded loops) transposed and with gaps.
+_LAYOUTS = {
+    "contiguous": lambda d: torch.randn(4, 6, dtype=d),
+    "transposed": lambda d: torch.randn(6, 4, dtype=d).t(),
+    "gapped": lambda d: torch.randn(4, 12, dtype=d)[:, ::2],
+    "expanded": lambda d: torch.randn(4, 1, dtype=d).expand(4, 6),
+    "offset": lambda d: torch.randn(5, 6, dtype=d)[1:],
+    "row": lambda d: torch.randn(6, dtype=d),
+    "0-dim": lambda d: torch.randn((), dtype=d),
+    "channels_last": lambda d: torch.randn(2, 3, 4, 6, dtype=d).contiguous(
+        memory_format=torch.channels_last
+    ),
+    "large transposed": lambda d: torch.randn(256, 64, dtype=d).t(),
+    "large gapped": lambda d: torch.randn(64, 768, dtype=d)[:, ::3],
+}
+
+# op -> (op, args, kwargs) of a call of it on a and b, the ops that take one tensor ignoring b
+_CALLS = {
+    "aten.add.Tensor": lambda a, b: (A.add.Tensor, (a, b), {"alpha": 2}),
+    "aten.add_.Tensor": lambda a, b: (A.add_.Tensor, (a, b), {}),
+    "aten.mul.Tensor": lambda a, b: (A.mul.Tensor, (a, b), {}),
+    "aten.relu.default": lambda a, b: (A.relu.default, (a,), {}),
+    "aten.relu_.default": lambda a, b: (A.relu_.default, (a,), {}),
+    "aten.threshold_backward.default": lambda a, b: (A.threshold_backward.default, (a, b, 0), {}),
+    "aten.gelu.default": lambda a, b: (A.gelu.default, (a,), {}),
+    "aten.gelu_backward.default": lambda a, b: (A.gelu_backward.default, (a, b), {}),
+    "aten.tanh.default": lambda a, b: (A.tanh.default, (a,), {}),
+    "aten.tanh_backward.default": lambda a, b: (A.tanh_backward.default, (a, b), {}),
+    "aten.sum.dim_IntList": lambda a, b: (A.sum.dim_IntList, (a, [-1], True), {}),
+    "aten.empty_like.default": lambda a, b: (A.empty_like.default, (a,), {}),
+    "aten.ones_like.default": lambda a, b: (A.ones_like.default, (a,), {}),
+}
+_MORE_CALLS = {  # other arguments of the same ops
+    "aten.gelu.default": lambda a, b: (A.gelu.default, (a,), {"approximate": "tanh"}),
+    "aten.gelu_backward.default": lambda a, b: (
+        A.gelu_backward.default,
+        (a, b),
+        {"approximate": "tanh"},
+    ),
+    "aten.sum.dim_IntList": lambda a, b: (A.sum.dim_IntList, (a, None), {}),
+    "aten.empty_like.default": lambda a, b: (
+        A.empty_like.default,
+        (a,),
+        {"memory_format": torch.channels_last if a.dim() == 4 else torch.preserve_format},
+    ),
+    "aten.ones_like.default": lambda a, b: (
+        A.ones_like.default,
+        (a,),
+        {"memory_format": torch.contiguous_format},
+    ),
+}
+_IN_PLACE = {"aten.add_.Tensor", "aten.relu_.default"}
+
+
+def test_every_op_of_the_rule_is_tested():
+    assert set(_CALLS) == set(_COPY_FREE_IN_FLOAT)
+
+
+@pytest.mark.parametrize("name", sorted(_COPY_FREE_IN_FLOAT))
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_rule_holds_only_calls_that_copy_nothing(name, dtype):
+    calls = [_CALLS[name]] + ([_MORE_CALLS[name]] if name in _MORE_CALLS else [])
+    ran = set()
+    for call, first, second in itertools.product(calls, _LAYOUTS, _LAYOUTS):
+        if "contiguous" not in (first, second) and first != second:
+            continue
+        a, b = _LAYOUTS[first](dtype), _LAYOUTS[second](dtype)
+        try:
+            shape = torch.broadcast_shapes(a.shape, b.shape)
+        except RuntimeError:
+            continue
+        if name in _IN_PLACE and (0 in a.stride() or shape != a.shape):
+            continue  # an in-place op writes neither an expanded nor a broadcast self
+        if name not in _IN_PLACE and a.shape != b.shape and name.endswith("_backward.default"):
+            continue  # a gradient has its input's shape
+        func, args, kwargs = call(a, b)
+        assert str(func) == name
+        assert copy_free_call(func, args, kwargs), (first, second)
+        assert _nested_copies(lambda: func(*args, **kwargs)) == [], (dtype, first, second)  # noqa: B023
+        ran.add(first)
+    assert ran == set(_LAYOUTS) - ({"expanded"} if name in _IN_PLACE else set())
+
+
+def test_the_calls_left_out_copy_inside_and_are_marked():
+    """Each input the rule refuses makes a copy inside one of its ops."""
+    x = torch.randn(4, 6)
+    refused = [
+        (A.add.Tensor, (x, torch.randn(4, 6, dtype=torch.float64)), {}),  # promoted
+        (A.mul.Tensor, (x, torch.tensor(2.0, dtype=torch.float64)), {}),  # x * 2.0's wrapped
+        (A.sum.dim_IntList, (torch.ones(4, 6, dtype=torch.int32), [0]), {}),  # into int64
+        (A.sum.dim_IntList, (torch.ones(4, 1, dtype=torch.bfloat16).expand(4, 6), None), {}),
+        (A.tanh.default, (torch.ones(4, 6, dtype=torch.int64),), {}),  # into float
+        (A.sum.dim_IntList, (x, [0]), {"dtype": torch.float64}),
+        (A.add.Tensor, (torch.randn(3, dtype=torch.complex64).conj(), torch.randn(3)), {}),
+        (A.add.Tensor, (x, 1.0), {}),  # x + 1.0: a Python number, wrapped and converted
+        (A.mul.Tensor, (x, 2), {}),
+        (A.add_.Tensor, (x.double(), 1), {}),
+    ]
+    for func, args, kwargs in refused:
+        assert not copy_free_call(func, args, kwargs), func
+        assert _nested_copies(lambda: func(*args, **kwargs)), func  # noqa: B023
+    # and what the rule never holds: other ops, devices, layouts
+    assert not copy_free_call(A.mm.default, (x, x.t()), {})
+    assert not copy_free_call(A.relu.default, (torch.randn(4, 6).to_sparse(),), {})
+    assert not copy_free_call(A.relu.default, (torch.randn(4, 6, device="meta"),), {})
+
+
+class _Promoting(torch.nn.Module):
+    """A float32 activation added to a float64 buffer (its ``add`` copies the activation into
+    float64 inside its kernel), next to float32 adds and a ReLU the audit does not mark."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+        self.register_buffer("offset", torch.randn(8, dtype=torch.float64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.proj(x) + x)
+        return (y + self.offset).float()
+
+
+def test_a_copy_hidden_in_an_add_of_two_dtypes_is_reported():
+    torch.manual_seed(0)
+    report = sw.audit(_Promoting(), torch.randn(3, 8))
+    hidden = [c for c in report.copies if c.hidden_in == "aten.add" and c.phase == "forward"]
+    assert len(hidden) == 1, report.copies
+    assert hidden[0].bytes == 3 * 8 * 8, hidden[0]

@@ -1,8 +1,9 @@
 """Issue 37: the ops the audit does not mark for the profiler when their inputs are plain CPU
 tensors of one float dtype (``profiler._COPY_FREE_IN_FLOAT``, decided per call by
-``copy_free_call``) copy nothing inside their kernels then, whatever the layout: the profiler,
-collecting everything, finds no ``clone`` / ``_to_copy`` / ``copy_`` / ``contiguous`` under them.
-Each input the rule leaves out does make one copy there (another dtype, a wrapped Python number),
+``copy_free_call``; ``mm`` also when both its matrices are ready for BLAS as they are) copy
+nothing inside their kernels then, whatever the layout: the profiler, collecting everything,
+finds no ``clone`` / ``_to_copy`` / ``copy_`` / ``contiguous`` under them.  Each input the rule
+leaves out does make one copy there (another dtype, a wrapped Python number, a matrix with gaps),
 and the audit still reports it.  Oracle: the profiler's own events."""
 
 from __future__ import annotations
@@ -83,10 +84,59 @@ _IN_PLACE = {"aten.add_.Tensor", "aten.relu_.default"}
 
 
 def test_every_op_of_the_rule_is_tested():
-    assert set(_CALLS) == set(_COPY_FREE_IN_FLOAT)
+    assert set(_CALLS) | {"aten.mm.default"} == set(_COPY_FREE_IN_FLOAT)
 
 
-@pytest.mark.parametrize("name", sorted(_COPY_FREE_IN_FLOAT))
+# (rows, columns) -> a matrix of that shape: rows or columns contiguous, a leading dimension equal
+# to or larger than their length (these mm passes to BLAS as they are); elements apart, an
+# expanded dimension, rows that overlap (these it clones)
+_MATRICES = {
+    "rows": lambda r, c, d: torch.randn(r, c, dtype=d),
+    "columns": lambda r, c, d: torch.randn(c, r, dtype=d).t(),
+    "rows, longer leading dimension": lambda r, c, d: torch.randn(r, c + 3, dtype=d)[:, :c],
+    "columns, longer leading dimension": lambda r, c, d: torch.randn(c, r + 3, dtype=d)[:, :r].t(),
+    "gapped": lambda r, c, d: torch.randn(r, 2 * c, dtype=d)[:, ::2],
+    "expanded": lambda r, c, d: torch.randn(r, 1, dtype=d).expand(r, c),
+    "overlapping": lambda r, c, d: torch.randn(r * c, dtype=d).as_strided((r, c), (c - 1, 1)),
+}
+_BLAS_READY = {
+    "rows",
+    "columns",
+    "rows, longer leading dimension",
+    "columns, longer leading dimension",
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_mm_is_left_unmarked_only_when_it_clones_nothing(dtype):
+    """The rule holds a call exactly when both matrices are ready for BLAS and no size is 1, and
+    then the profiler finds no copy inside; each other layout here mm does clone."""
+    for (m, k, n), first, second in itertools.product(
+        [(3, 4, 5), (64, 32, 48), (1, 4, 5), (3, 1, 5)], _MATRICES, _MATRICES
+    ):
+        a, b = _MATRICES[first](m, k, dtype), _MATRICES[second](k, n, dtype)
+        free = copy_free_call(A.mm.default, (a, b), {})
+        copies = _nested_copies(lambda: A.mm.default(a, b))  # noqa: B023
+        ready = first in _BLAS_READY and second in _BLAS_READY and 1 not in (m, k, n)
+        assert free == ready, (m, k, n, first, second)
+        if free:
+            assert copies == [], (m, k, n, first, second)
+        elif 1 not in (m, k, n):
+            assert "aten::clone" in copies, (m, k, n, first, second)
+
+
+def test_mm_is_marked_under_a_lower_float32_matmul_precision():
+    a, b = torch.randn(3, 4), torch.randn(4, 5)
+    assert copy_free_call(A.mm.default, (a, b), {})
+    before = torch.get_float32_matmul_precision()
+    try:
+        torch.set_float32_matmul_precision("medium")
+        assert not copy_free_call(A.mm.default, (a, b), {})
+    finally:
+        torch.set_float32_matmul_precision(before)
+
+
+@pytest.mark.parametrize("name", sorted(_CALLS))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_the_rule_holds_only_calls_that_copy_nothing(name, dtype):
     calls = [_CALLS[name]] + ([_MORE_CALLS[name]] if name in _MORE_CALLS else [])
@@ -130,7 +180,8 @@ def test_the_calls_left_out_copy_inside_and_are_marked():
         assert not copy_free_call(func, args, kwargs), func
         assert _nested_copies(lambda: func(*args, **kwargs)), func  # noqa: B023
     # and what the rule never holds: other ops, devices, layouts
-    assert not copy_free_call(A.mm.default, (x, x.t()), {})
+    assert not copy_free_call(A.mm.default, (x[:, ::2], torch.randn(3, 5)), {})
+    assert _nested_copies(lambda: A.mm.default(x[:, ::2], torch.randn(3, 5)))  # cloned
     assert not copy_free_call(A.relu.default, (torch.randn(4, 6).to_sparse(),), {})
     assert not copy_free_call(A.relu.default, (torch.randn(4, 6, device="meta"),), {})
 

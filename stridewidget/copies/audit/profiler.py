@@ -13,6 +13,7 @@ outermost ``clone`` / ``_to_copy`` under one is a hidden copy (:func:`hidden_cop
 from __future__ import annotations
 
 import os
+import platform
 import sys
 import threading
 from collections.abc import Iterable, Iterator
@@ -90,9 +91,11 @@ _COPY_FREE = frozenset(
 #: the kernel wraps as a double tensor; ``sum`` of int32 or of an expanded bfloat16; ``tanh`` of
 #: an integer tensor: each runs ``_to_copy`` inside).  ``mean`` (a sum copied into its result),
 #: ``bernoulli_`` (on Intel with MKL, a non-contiguous tensor is filled from an int buffer by
-#: ``copy_``) and the matmuls (they clone an operand with gaps) are not here.  Two fifths of the
-#: marked ops of a transformer's or a ResNet's step.  Proof: ``tests/test_audit_copy_free_float.py``
-#: runs each over layouts and dtypes under the profiler.
+#: ``copy_``), ``addmm`` (it copies its bias into its result) and ``bmm`` are not here; ``mm`` is
+#: when both its matrices are ready for BLAS as they are (:func:`_blas_ready`), else it clones
+#: one.  A third of the ops once marked in a ResNet18's step, over half in a transformer's.
+#: Proof: ``tests/test_audit_copy_free_float.py`` runs each over layouts and dtypes under the
+#: profiler.
 _COPY_FREE_IN_FLOAT = {  # op -> how many tensors it takes first (a Python number there is copied)
     "aten.add.Tensor": 2,
     "aten.add_.Tensor": 2,
@@ -107,10 +110,15 @@ _COPY_FREE_IN_FLOAT = {  # op -> how many tensors it takes first (a Python numbe
     "aten.sum.dim_IntList": 1,
     "aten.empty_like.default": 1,
     "aten.ones_like.default": 1,
+    "aten.mm.default": 2,  # and each operand ready for BLAS as it is (:func:`_blas_ready`)
 }
+_MATRIX_OPS = frozenset({"aten.mm.default"})
 _FLOATS = (torch.float32, torch.float64)
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-_IN_FLOAT_TENSORS: dict[Any, int] = {}  # op -> its _COPY_FREE_IN_FLOAT count, 0 if not in it
+# op -> (its _COPY_FREE_IN_FLOAT count, 0 if not in it; in _MATRIX_OPS)
+_IN_FLOAT_TENSORS: dict[Any, tuple[int, bool]] = {}
+#: oneDNN's and ACL's float32 matmuls (ARM; a lower float32 matmul precision) are other kernels.
+_X86 = platform.machine().lower() in ("x86_64", "amd64")
 
 
 def copy_free_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -118,9 +126,11 @@ def copy_free_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     :data:`_COPY_FREE_IN_FLOAT` and its inputs are as that says (a Python number for a tensor,
     a tensor subclass, another device, layout or dtype, or a ``dtype`` argument: it may copy,
     so it is marked)."""
-    tensors = _IN_FLOAT_TENSORS.get(func)
-    if tensors is None:
-        tensors = _IN_FLOAT_TENSORS[func] = _COPY_FREE_IN_FLOAT.get(str(func), 0)
+    listed = _IN_FLOAT_TENSORS.get(func)
+    if listed is None:
+        name = str(func)
+        listed = _IN_FLOAT_TENSORS[func] = (_COPY_FREE_IN_FLOAT.get(name, 0), name in _MATRIX_OPS)
+    tensors, matrix = listed
     if not tensors or len(args) < tensors or kwargs.get("dtype") is not None:
         return False
     for value in args[:tensors]:
@@ -143,6 +153,33 @@ def copy_free_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
                 dtype = value.dtype
             elif value.dtype != dtype:
                 return False
+    return not matrix or _blas_ready(args[0], args[1])
+
+
+def _blas_ready(first: torch.Tensor, second: torch.Tensor) -> bool:
+    """Does ``mm``'s CPU kernel (``addmm_impl_cpu_``) hand both matrices to BLAS as they are?  It
+    does one whose rows (or columns) are contiguous and a leading dimension apart at least their
+    length; any other it clones.  Left to the profiler: a size of 1 (its stride may be anything),
+    another CPU than x86 (ARM's ACL matmuls) and a float32 matmul precision other than the
+    highest (oneDNN's bf16 / tf32 matmuls)."""
+    if (
+        not _X86
+        or torch.get_float32_matmul_precision() != "highest"
+        or torch.backends.mkldnn.matmul.fp32_precision not in ("none", "ieee")
+    ):
+        return False
+    for matrix in (first, second):
+        if matrix.dim() != 2:
+            return False
+        rows, columns = matrix.shape
+        row_stride, column_stride = matrix.stride()
+        if rows < 2 or columns < 2:
+            return False
+        if not (
+            (column_stride == 1 and row_stride >= columns)
+            or (row_stride == 1 and column_stride >= rows)
+        ):
+            return False
     return True
 
 

@@ -111,12 +111,15 @@ _COPY_FREE_IN_FLOAT = {  # op -> how many tensors it takes first (a Python numbe
     "aten.empty_like.default": 1,
     "aten.ones_like.default": 1,
     "aten.mm.default": 2,  # and each operand ready for BLAS as it is (:func:`_blas_ready`)
+    "aten.native_layer_norm.default": 1,  # and each tensor contiguous (:func:`_contiguous`)
+    "aten.native_layer_norm_backward.default": 1,
+    "aten.native_batch_norm.default": 1,  # and all in one memory format (:func:`_one_format`)
+    "aten.native_batch_norm_backward.default": 1,
 }
-_MATRIX_OPS = frozenset({"aten.mm.default"})
 _FLOATS = (torch.float32, torch.float64)
 _PLAIN = (torch.Tensor, torch.nn.Parameter)
-# op -> (its _COPY_FREE_IN_FLOAT count, 0 if not in it; in _MATRIX_OPS)
-_IN_FLOAT_TENSORS: dict[Any, tuple[int, bool]] = {}
+# op -> (its _COPY_FREE_IN_FLOAT count, 0 if not in it; the layouts it needs, from _LAYOUT_RULES)
+_IN_FLOAT_TENSORS: dict[Any, tuple[int, Any]] = {}
 #: oneDNN's and ACL's float32 matmuls (ARM; a lower float32 matmul precision) are other kernels.
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
 
@@ -129,8 +132,11 @@ def copy_free_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     listed = _IN_FLOAT_TENSORS.get(func)
     if listed is None:
         name = str(func)
-        listed = _IN_FLOAT_TENSORS[func] = (_COPY_FREE_IN_FLOAT.get(name, 0), name in _MATRIX_OPS)
-    tensors, matrix = listed
+        listed = _IN_FLOAT_TENSORS[func] = (
+            _COPY_FREE_IN_FLOAT.get(name, 0),
+            _LAYOUT_RULES.get(name),
+        )
+    tensors, layouts = listed
     if not tensors or len(args) < tensors or kwargs.get("dtype") is not None:
         return False
     for value in args[:tensors]:
@@ -153,10 +159,10 @@ def copy_free_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
                 dtype = value.dtype
             elif value.dtype != dtype:
                 return False
-    return not matrix or _blas_ready(args[0], args[1])
+    return layouts is None or layouts(args)
 
 
-def _blas_ready(first: torch.Tensor, second: torch.Tensor) -> bool:
+def _blas_ready(args: tuple[Any, ...]) -> bool:
     """Does ``mm``'s CPU kernel (``addmm_impl_cpu_``) hand both matrices to BLAS as they are?  It
     does one whose rows (or columns) are contiguous and a leading dimension apart at least their
     length; any other it clones.  Left to the profiler: a size of 1 (its stride may be anything),
@@ -168,7 +174,7 @@ def _blas_ready(first: torch.Tensor, second: torch.Tensor) -> bool:
         or torch.backends.mkldnn.matmul.fp32_precision not in ("none", "ieee")
     ):
         return False
-    for matrix in (first, second):
+    for matrix in args[:2]:
         if matrix.dim() != 2:
             return False
         rows, columns = matrix.shape
@@ -181,6 +187,38 @@ def _blas_ready(first: torch.Tensor, second: torch.Tensor) -> bool:
         ):
             return False
     return True
+
+
+def _contiguous(args: tuple[Any, ...]) -> bool:
+    """Layer norm's CPU kernels (forward and backward) read each tensor as contiguous, and make
+    it so (``expect_contiguous``: a ``clone``) where it is not."""
+    return all(t.is_contiguous() for t in args if isinstance(t, torch.Tensor))
+
+
+def _one_format(args: tuple[Any, ...]) -> bool:
+    """Batch norm's CPU kernels (forward and backward) run on a tensor contiguous in the input's
+    memory format as it is; an input of other strides is copied (a gradient in another format
+    than the input's is left to the profiler too).  So: every tensor contiguous, or else every
+    one of 2 or more dimensions 4-d and channels-last and the others contiguous."""
+    tensors = [t for t in args if isinstance(t, torch.Tensor)]
+    if all(t.is_contiguous() for t in tensors):
+        return True
+    return all(
+        t.is_contiguous()
+        if t.dim() < 2
+        else t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last)
+        for t in tensors
+    )
+
+
+#: The ops of :data:`_COPY_FREE_IN_FLOAT` that also need their tensors in certain layouts.
+_LAYOUT_RULES = {
+    "aten.mm.default": _blas_ready,
+    "aten.native_layer_norm.default": _contiguous,
+    "aten.native_layer_norm_backward.default": _contiguous,
+    "aten.native_batch_norm.default": _one_format,
+    "aten.native_batch_norm_backward.default": _one_format,
+}
 
 
 def profiler_name(func: Any) -> str | None:

@@ -84,7 +84,8 @@ _IN_PLACE = {"aten.add_.Tensor", "aten.relu_.default"}
 
 
 def test_every_op_of_the_rule_is_tested():
-    assert set(_CALLS) | {"aten.mm.default"} | set(_NORMS) == set(_COPY_FREE_IN_FLOAT)
+    matmuls = {"aten.mm.default", "aten.bmm.default"}
+    assert set(_CALLS) | matmuls | set(_NORMS) == set(_COPY_FREE_IN_FLOAT)
 
 
 # (rows, columns) -> a matrix of that shape: rows or columns contiguous, a leading dimension equal
@@ -125,6 +126,35 @@ def test_mm_is_left_unmarked_only_when_it_clones_nothing(dtype):
             assert "aten::clone" in copies, (m, k, n, first, second)
 
 
+# (batch, rows, columns) -> a batch of matrices: each ready for BLAS, in batches of any stride
+# (after the rows, between the columns, 0), or with gaps (cloned where the batch is not small)
+_BATCHES = {
+    "rows": lambda b, r, c, d: torch.randn(b, r, c, dtype=d),
+    "columns": lambda b, r, c, d: torch.randn(b, c, r, dtype=d).transpose(1, 2),
+    "batch between rows": lambda b, r, c, d: torch.randn(r, b, c, dtype=d).transpose(0, 1),
+    "batch between columns": lambda b, r, c, d: torch.randn(c, b, r, dtype=d).permute(1, 2, 0),
+    "one matrix, expanded": lambda b, r, c, d: torch.randn(1, r, c, dtype=d).expand(b, r, c),
+    "rows, longer leading dimension": lambda b, r, c, d: torch.randn(b, r, c + 3, dtype=d)[..., :c],
+    "gapped": lambda b, r, c, d: torch.randn(b, r, 2 * c, dtype=d)[..., ::2],
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_bmm_is_left_unmarked_only_when_it_clones_nothing(dtype):
+    for (batch, m, k, n), first, second in itertools.product(
+        [(4, 3, 4, 5), (8, 32, 16, 32), (2, 64, 64, 64), (3, 1, 4, 5)], _BATCHES, _BATCHES
+    ):
+        a, b = _BATCHES[first](batch, m, k, dtype), _BATCHES[second](batch, k, n, dtype)
+        free = copy_free_call(A.bmm.default, (a, b), {})
+        copies = _nested_copies(lambda: A.bmm.default(a, b))  # noqa: B023
+        ready = "gapped" not in (first, second) and 1 not in (m, k, n)
+        assert free == ready, (batch, m, k, n, first, second)
+        if free:
+            assert copies == [], (batch, m, k, n, first, second)
+        elif m * k * n >= 400 and 1 not in (m, k, n):  # smaller ones are multiplied in loops
+            assert "aten::clone" in copies, (batch, m, k, n, first, second)
+
+
 def test_mm_is_marked_under_a_lower_float32_matmul_precision():
     a, b = torch.randn(3, 4), torch.randn(4, 5)
     assert copy_free_call(A.mm.default, (a, b), {})
@@ -132,6 +162,7 @@ def test_mm_is_marked_under_a_lower_float32_matmul_precision():
     try:
         torch.set_float32_matmul_precision("medium")
         assert not copy_free_call(A.mm.default, (a, b), {})
+        assert not copy_free_call(A.bmm.default, (a[None], b[None]), {})
     finally:
         torch.set_float32_matmul_precision(before)
 

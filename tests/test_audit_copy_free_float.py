@@ -165,6 +165,13 @@ def test_mm_is_marked_under_a_lower_float32_matmul_precision():
         assert not copy_free_call(A.bmm.default, (a[None], b[None]), {})
     finally:
         torch.set_float32_matmul_precision(before)
+    # oneDNN's own setting: torch then refuses to say the overall precision; marked, no error
+    try:
+        torch.backends.mkldnn.matmul.fp32_precision = "tf32"
+        assert not copy_free_call(A.mm.default, (a, b), {})
+    finally:
+        torch.backends.mkldnn.matmul.fp32_precision = "none"
+    assert copy_free_call(A.mm.default, (a, b), {})
 
 
 @pytest.mark.parametrize("name", sorted(_CALLS))

@@ -124,6 +124,8 @@ _PLAIN = (torch.Tensor, torch.nn.Parameter)
 _IN_FLOAT_TENSORS: dict[Any, tuple[int, Any]] = {}
 #: oneDNN's and ACL's float32 matmuls (ARM; a lower float32 matmul precision) are other kernels.
 _X86 = platform.machine().lower() in ("x86_64", "amd64")
+# oneDNN's matmul settings (a torch without them: unknown, so matmuls stay marked)
+_MKLDNN_MATMUL = getattr(torch.backends.mkldnn, "matmul", None)
 
 
 def copy_free_call(func: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -171,11 +173,7 @@ def _blas_ready(args: tuple[Any, ...], dims: int = 2) -> bool:
     whatever the batch's stride.  Left to the profiler: a size of 1 (its stride may be anything),
     another CPU than x86 (ARM's ACL matmuls) and a float32 matmul precision other than the
     highest (oneDNN's bf16 / tf32 matmuls)."""
-    if (
-        not _X86
-        or torch.get_float32_matmul_precision() != "highest"
-        or torch.backends.mkldnn.matmul.fp32_precision not in ("none", "ieee")
-    ):
+    if not _X86 or not _ieee_matmuls():
         return False
     for matrix in args[:2]:
         if matrix.dim() != dims:
@@ -190,6 +188,16 @@ def _blas_ready(args: tuple[Any, ...], dims: int = 2) -> bool:
         ):
             return False
     return True
+
+
+def _ieee_matmuls() -> bool:
+    """Are the CPU's float32 matmuls IEEE ones (no oneDNN bf16 / tf32)?  Once oneDNN's own setting
+    was set, torch refuses to say the overall precision (a ``RuntimeError``): then not known."""
+    try:
+        highest = torch.get_float32_matmul_precision() == "highest"
+    except RuntimeError:
+        return False
+    return highest and getattr(_MKLDNN_MATMUL, "fp32_precision", "unknown") in ("none", "ieee")
 
 
 def _batches_blas_ready(args: tuple[Any, ...]) -> bool:

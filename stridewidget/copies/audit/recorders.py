@@ -18,7 +18,7 @@ from ..snapshot import arrays_in
 from ..tracker import CallMode, OpMode, Recorder
 from .guard import output_tensors
 from .origins import NodeOrigins, recompute_line
-from .profiler import Marked, collect, profiler_name
+from .profiler import Marked, collect, copy_free_call, profiler_name
 
 __all__ = ["AuditCalls", "AuditOps", "AuditRecorder", "BackwardRecorder"]
 
@@ -196,7 +196,7 @@ class AuditOps(OpMode):
         if func.__name__ == "_to_copy.default" and args[0].dim() == 0:  # a Python number?
             self.recorder.zero_dim.append(args[0])  # type: ignore[attr-defined]
         name = profiler_name(func)
-        if name is None or not self.marked.searching:
+        if name is None or not self.marked.searching or copy_free_call(func, args, kwargs):
             return func(*args, **kwargs)
         ops = self.marked.get(threading.get_ident())
         if ops is None:

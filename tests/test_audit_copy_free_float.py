@@ -84,7 +84,7 @@ _IN_PLACE = {"aten.add_.Tensor", "aten.relu_.default"}
 
 
 def test_every_op_of_the_rule_is_tested():
-    matmuls = {"aten.mm.default", "aten.bmm.default"}
+    matmuls = {"aten.mm.default", "aten.bmm.default", "aten.addmm.default"}
     assert set(_CALLS) | matmuls | set(_NORMS) == set(_COPY_FREE_IN_FLOAT)
 
 
@@ -124,6 +124,42 @@ def test_mm_is_left_unmarked_only_when_it_clones_nothing(dtype):
             assert copies == [], (m, k, n, first, second)
         elif 1 not in (m, k, n):
             assert "aten::clone" in copies, (m, k, n, first, second)
+
+
+# (rows, columns) -> a bias addmm broadcasts to its result: copied into it by copy_ whatever its
+# layout, a new storage never
+_BIASES = {
+    "row": lambda r, c, d: torch.randn(c, dtype=d),
+    "full": lambda r, c, d: torch.randn(r, c, dtype=d),
+    "full, transposed": lambda r, c, d: torch.randn(c, r, dtype=d).t(),
+    "row with gaps": lambda r, c, d: torch.randn(2 * c, dtype=d)[::2],
+    "column": lambda r, c, d: torch.randn(r, 1, dtype=d),
+    "0-dim": lambda r, c, d: torch.randn((), dtype=d),
+}
+_NEW_STORAGE = {"aten::clone", "aten::_to_copy", "aten::contiguous"}
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_addmm_is_left_unmarked_only_when_it_clones_nothing(dtype):
+    """As mm, whatever the bias and the scalars: unmarked exactly when both matrices are ready
+    for BLAS, and then the only copy inside is the bias's ``copy_`` into the result, which makes
+    no new storage (the audit counts none); each other matrix layout here addmm clones."""
+    cases = itertools.product(
+        [(3, 4, 5), (64, 32, 48), (1, 4, 5)], _MATRICES, _MATRICES, _BIASES, [{}, {"beta": 0}]
+    )
+    for (m, k, n), first, second, bias, scalars in cases:
+        a, b = _MATRICES[first](m, k, dtype), _MATRICES[second](k, n, dtype)
+        c = _BIASES[bias](m, n, dtype)
+        free = copy_free_call(A.addmm.default, (c, a, b), scalars)
+        copies = _nested_copies(lambda: A.addmm.default(c, a, b, **scalars))  # noqa: B023
+        ready = first in _BLAS_READY and second in _BLAS_READY and m > 1
+        assert free == ready, (m, k, n, first, second, bias)
+        if free:
+            assert set(copies) <= {"aten::copy_"}, (m, k, n, first, second, bias, copies)
+        elif m > 1:
+            assert _NEW_STORAGE & set(copies), (m, k, n, first, second, bias, copies)
+    mixed = torch.randn(5, dtype=torch.float64)  # a bias of another dtype: marked
+    assert not copy_free_call(A.addmm.default, (mixed, torch.randn(3, 4), torch.randn(4, 5)), {})
 
 
 # (batch, rows, columns) -> a batch of matrices: each ready for BLAS, in batches of any stride

@@ -91,8 +91,9 @@ _COPY_FREE = frozenset(
 #: the kernel wraps as a double tensor; ``sum`` of int32 or of an expanded bfloat16; ``tanh`` of
 #: an integer tensor: each runs ``_to_copy`` inside).  ``mean`` (a sum copied into its result),
 #: ``bernoulli_`` (on Intel with MKL, a non-contiguous tensor is filled from an int buffer by
-#: ``copy_``) and ``addmm`` (it copies its bias into its result) are not here; ``mm`` and
-#: ``bmm`` are when both their matrices are ready for BLAS as they are (:func:`_blas_ready`),
+#: ``copy_``) are not here; ``mm``, ``bmm`` and ``addmm`` are when both their matrices are ready
+#: for BLAS as they are (:func:`_blas_ready`; ``addmm``'s ``copy_`` of its bias writes into its
+#: own new result, no new storage, which the audit never counts),
 #: else they clone one, and layer and batch norm when their tensors are laid out as their
 #: kernels read them (:data:`_LAYOUT_RULES`), else they copy them.  Three fifths of the ops once marked in a ResNet18's step, seven tenths in a BERT's.
 #: Proof: ``tests/test_audit_copy_free_float.py`` runs each over layouts and dtypes under the
@@ -113,6 +114,7 @@ _COPY_FREE_IN_FLOAT = {  # op -> how many tensors it takes first (a Python numbe
     "aten.ones_like.default": 1,
     "aten.mm.default": 2,  # and each operand ready for BLAS as it is (:func:`_blas_ready`)
     "aten.bmm.default": 2,
+    "aten.addmm.default": 3,  # its bias, then its two matrices (:func:`_matrices_blas_ready`)
     "aten.native_layer_norm.default": 1,  # and each tensor contiguous (:func:`_contiguous`)
     "aten.native_layer_norm_backward.default": 1,
     "aten.native_batch_norm.default": 1,  # and all in one memory format (:func:`_one_format`)
@@ -205,6 +207,11 @@ def _batches_blas_ready(args: tuple[Any, ...]) -> bool:
     return _blas_ready(args, 3)
 
 
+def _matrices_blas_ready(args: tuple[Any, ...]) -> bool:
+    """:func:`_blas_ready` for ``addmm``'s two matrices (after its bias)."""
+    return _blas_ready(args[1:3])
+
+
 def _contiguous(args: tuple[Any, ...]) -> bool:
     """Layer norm's CPU kernels (forward and backward) read each tensor as contiguous, and make
     it so (``expect_contiguous``: a ``clone``) where it is not."""
@@ -231,6 +238,7 @@ def _one_format(args: tuple[Any, ...]) -> bool:
 _LAYOUT_RULES = {
     "aten.mm.default": _blas_ready,
     "aten.bmm.default": _batches_blas_ready,
+    "aten.addmm.default": _matrices_blas_ready,
     "aten.native_layer_norm.default": _contiguous,
     "aten.native_layer_norm_backward.default": _contiguous,
     "aten.native_batch_norm.default": _one_format,

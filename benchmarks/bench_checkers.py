@@ -11,7 +11,8 @@ its best round (the machine is shared: a median still moves with the neighbours'
 round is what the code costs), in this process's CPU time by default (``--clock cpu``: the step
 runs on one thread, and time the neighbours take the core from it is not counted; ``--clock
 wall`` for the wall clock).  Printed per step: the ATen ops of one step, each variant's time,
-and the µs it adds per op beyond the plain step; the ratios
+and the µs it adds per op beyond the plain step; the ratios (also measured within each round, as
+their median and interquartile range over the rounds)
 ``sanitize/bare`` (target <= 1.5) and ``track_copies/bare`` (target <= 2) compare what each adds
 per op with what the bare mode adds.  ``bare (both modes)`` adds a pass-through function mode
 over it: the two interceptions ``track_copies`` stacks, the floor of its design.  ``--baseline TREE`` adds another build's checkers (say the
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import gc
 import pathlib
+import statistics
 import time
 
 import torch
@@ -100,17 +102,33 @@ def _cpu_seconds(step) -> float:
     return time.process_time() - start
 
 
-def _best(variants: dict, rounds: int, seconds=_cpu_seconds) -> dict[str, float]:
-    """Best ``seconds`` of each variant over ``rounds`` interleaved rounds (after one warm-up)."""
+def _best(variants: dict, rounds: int, seconds=_cpu_seconds) -> tuple[dict, list[dict]]:
+    """Best ``seconds`` of each variant over ``rounds`` interleaved rounds (after one warm-up),
+    and every round's times (for the ratios measured within one round)."""
     for step in variants.values():
         step()
     best = {name: float("inf") for name in variants}
-    names = list(variants)
+    names, each_round = list(variants), []
     for round_ in range(rounds):
+        times = {}
         for position in range(len(names)):
             name = names[(round_ + position) % len(names)]
-            best[name] = min(best[name], seconds(variants[name]))
-    return best
+            times[name] = seconds(variants[name])
+            best[name] = min(best[name], times[name])
+        each_round.append(times)
+    return best, each_round
+
+
+def _paired(each_round: list[dict], checker: str) -> tuple[float, float, float]:
+    """Quartiles over the rounds of ``checker``'s added time / the bare mode's, each from one
+    round's own times (a round's neighbours' load lands on both, mostly)."""
+    ratios = sorted(
+        (times[checker] - times["plain"]) / (times["bare"] - times["plain"])
+        for times in each_round
+        if times["bare"] > times["plain"]
+    )
+    low, middle, high = statistics.quantiles(ratios, n=4)
+    return low, middle, high
 
 
 def _under(context, step):
@@ -150,7 +168,7 @@ def main() -> None:
         if baseline is not None:
             variants["sanitize (baseline)"] = _under(baseline.sanitize, step)
             variants["track_copies (baseline)"] = _under(baseline.track_copies, step)
-        medians = _best(variants, args.rounds, clock)
+        medians, each_round = _best(variants, args.rounds, clock)
         plain = medians["plain"]
         added = {v: (medians[v] - plain) / ops for v in variants if v != "plain"}
         print(f"\n{name}: {ops} ATen ops per step, plain {plain * 1e3:.2f} ms")
@@ -163,6 +181,11 @@ def main() -> None:
                 f"{added[variant] * 1e6:8.1f} {added[variant] / added['bare']:7.2f}"
             )
         ratios[name] = {v: added[v] / added["bare"] for v in ("sanitize", "track_copies")}
+        for checker in ("sanitize", "track_copies"):
+            low, middle, high = _paired(each_round, checker)
+            print(
+                f"  {checker}/bare within each round: median {middle:.2f} (IQR {low:.2f}-{high:.2f})"
+            )
     print("\nissue 41's targets (µs added per op / the bare mode's):")
     for checker, target in (("sanitize", 1.5), ("track_copies", 2.0)):
         worst = max(r[checker] for r in ratios.values())

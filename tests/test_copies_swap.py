@@ -1,6 +1,8 @@
-"""A finished ``track_copies`` log or audit report leaves the model's parameters and gradients
-swappable: ``torch.utils.swap_tensors`` (``module.to()`` with swapping on, or of a tensor-subclass
-parameter) refuses a tensor any weak reference points to."""
+"""A finished ``track_copies`` log or audit report holds no weak reference to a tensor, so the
+model's parameters, gradients and buffers stay swappable: ``torch.utils.swap_tensors``
+(``module.to()`` with swapping on or of a tensor-subclass parameter, ``load_state_dict`` with
+swapping on) refuses a tensor any weak reference points to.  ``log.show(i)`` draws a tensor over
+its storage (weakly referenced: torch never swaps a storage)."""
 
 from __future__ import annotations
 
@@ -47,7 +49,7 @@ def test_a_kept_log_holds_no_weak_reference_to_the_models_tensors(swapping):
     with sw.track_copies() as log:
         _step(model, x)
     assert log.events  # the log is alive and recorded the step
-    held = [t for t in _tensors(model) if weakref.getweakrefs(t)]
+    held = [t for t in [*_tensors(model), *model.buffers(), x] if weakref.getweakrefs(t)]
     assert held == []
     reference = copy.deepcopy(model).to(torch.float64)
     model.to(torch.float64)  # swaps each parameter and gradient in place
@@ -55,27 +57,63 @@ def test_a_kept_log_holds_no_weak_reference_to_the_models_tensors(swapping):
         assert mine.dtype == theirs.dtype and torch.equal(mine, theirs)
 
 
-def test_the_log_still_draws_what_the_block_made_with_its_values():
+def _drawn(log, index: int, label: str):
+    drawn = {}
+    import stridewidget.notebook.widget as widget_module
+
+    original = widget_module.show
+    widget_module.show = lambda **kwargs: drawn.update(kwargs)
+    try:
+        log.show(index)
+    finally:
+        widget_module.show = original
+    return drawn[label]
+
+
+def test_the_log_draws_each_tensor_over_its_storage_with_its_values():
     x = torch.arange(6.0).reshape(2, 3)
     with sw.track_copies() as log:
         t = x.t()
         y = t.reshape(-1)
-    event = log.events[1]
-    assert event.kind == "copy"
-    assert event._outputs[0].ref() is y  # made in the block: still drawn live
-    assert event._inputs[0].ref() is t
-    assert log.events[0]._inputs[0].ref() is x  # x.t(): x, from before the block, too
-    widget = log.show(0)
-    assert widget.names == ["src", "dst"]
+    assert [e.kind for e in log.events] == ["view", "copy"]
+    for tensor in (x, t, y):
+        assert weakref.getweakrefs(tensor) == []
+    for index, label, tensor in ((0, "src", x), (1, "src", t), (1, "dst", y)):
+        drawn = _drawn(log, index, label)
+        assert drawn is not tensor and sw.inspect(drawn) == sw.inspect(tensor)
+        assert torch.equal(drawn, tensor)
+    y.mul_(10)  # its values now, its layout as recorded
+    assert torch.equal(_drawn(log, 1, "dst"), y)
+    del y, drawn, tensor  # (the loop's last: y and a view of its storage)
+    assert _drawn(log, 1, "dst") == log.events[1].outputs[0]  # freed: the recorded layout
+    x.untyped_storage().resize_(0)  # no longer where it was: the recorded layout
+    assert _drawn(log, 0, "src") == log.events[0].inputs[0]
+    assert log.show(1).names == ["src", "dst"]
 
 
-def test_a_parameter_is_drawn_from_its_recorded_layout():
-    model = torch.nn.Linear(3, 2)
+def test_a_gradient_seen_without_its_parameter_can_be_swapped(swapping):
+    """Found in review: a block that only touches the gradients (clipping them) kept its weak
+    references to them, so model.to() failed half-way and lost a gradient."""
+    model = torch.nn.Linear(4, 3)
+    model(torch.randn(2, 4)).sum().backward()
     with sw.track_copies() as log:
-        w = model.weight.t().contiguous()
-    event = log.events[0]
-    assert event._inputs[0].ref is None and event.inputs[0] == sw.inspect(model.weight)
-    assert log.events[1]._outputs[0].ref() is w
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    assert log.events
+    model.to(torch.float64)
+    assert all(p.dtype == p.grad.dtype == torch.float64 for p in model.parameters())
+
+
+def test_a_buffer_the_log_saw_can_be_swapped_by_load_state_dict(swapping):
+    model, x = _model(), torch.randn(2, 3, 6, 6)
+    with sw.track_copies() as log:
+        _step(model, x)
+    assert log.events
+    reference = copy.deepcopy(model)
+    for value in reference.state_dict().values():
+        value.add_(1) if value.is_floating_point() else None
+    model.load_state_dict(reference.state_dict())
+    for mine, theirs in zip(model.state_dict().values(), reference.state_dict().values()):
+        assert torch.equal(mine, theirs)
 
 
 def test_an_audit_report_leaves_the_model_swappable(swapping):

@@ -9,9 +9,6 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from torch import Tensor
-from torch.nn import Parameter
-
 from ..frames import describe_location
 from ..layout.layout import Layout
 from .format import clip, format_bytes, layout_text, ops_text, short_call
@@ -192,32 +189,18 @@ class CopyLog:
             )  # fmt: skip
 
     def let_go(self) -> None:
-        """When the block ends: drop the log's (weak) references to the tensors ``nn.Module``
-        swaps in place, which ``torch.utils.swap_tensors`` refuses while any weak reference to
-        them lives (``module.to()`` of a tensor-subclass parameter, or with
-        ``torch.__future__.set_swap_module_params_on_conversion``): every ``Parameter`` and its
-        ``.grad``.  Their events keep the layouts (:meth:`show` draws those); other tensors stay
-        drawn with their values while alive.  (``load_state_dict`` with swapping on also swaps
-        buffers: a buffer the log saw cannot be swapped while the log lives.)"""
+        """When the block ends: drop the log's weak references to the tensors it saw, which
+        ``torch.utils.swap_tensors`` refuses (``module.to()`` of a tensor-subclass parameter, or
+        with ``torch.__future__.set_swap_module_params_on_conversion``, swaps each parameter and
+        its ``.grad``; ``load_state_dict`` with swapping also the buffers).  Each snapshot's
+        layout is read first; :meth:`show` draws a tensor over its storage while that lives."""
         pairs = [(e._inputs, e._outputs) for e in self._events]
         pairs += [(entry[2], entry[3]) for entry in self.recorded]  # not made events yet
-        swappable: set[int] = set()
         for pair in pairs:
             for snapshots in pair:
                 for snapshot in snapshots:
                     ref = snapshot.ref
-                    obj = ref() if ref is not None else None
-                    if type(obj) is not Tensor and isinstance(obj, Parameter):
-                        swappable.add(id(obj))
-                        if obj.grad is not None:
-                            swappable.add(id(obj.grad))
-        if not swappable:
-            return
-        for pair in pairs:
-            for snapshots in pair:
-                for snapshot in snapshots:
-                    ref = snapshot.ref
-                    if ref is not None and id(ref()) in swappable:
+                    if ref is not None and ref() is not None:
                         snapshot.release()
 
     @property
@@ -331,8 +314,9 @@ class CopyLog:
     def show(self, index: int) -> Any:
         """Draw event ``index``'s first input (``src``) and first output (``dst``) with the widget.
 
-        Uses the live tensors while they exist and the recorded layouts (no values) once they were
-        freed.  Returns what ``stridewidget.show`` returns.
+        In the block, the live tensors; after it (the log then holds no tensor: see
+        :meth:`let_go`), each over its storage in the layout recorded, while that storage lives,
+        else the recorded layout (no values).  Returns what ``stridewidget.show`` returns.
 
         >>> import torch, stridewidget as sw
         >>> x = torch.arange(6.0).reshape(2, 3)
@@ -351,9 +335,7 @@ class CopyLog:
         drawn = {}
         for label, snapshots in (("src", event._inputs), ("dst", event._outputs)):
             if snapshots:
-                ref = snapshots[0].ref
-                live = ref() if ref is not None else None
-                drawn[label] = live if live is not None else snapshots[0].layout
+                drawn[label] = snapshots[0].drawable()
         if not drawn:
             raise ValueError(f"CopyLog.show: event {index} ({event.call}) has no tensor to draw")
         from ..notebook.widget import show

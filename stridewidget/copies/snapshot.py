@@ -135,7 +135,7 @@ class Snapshot:
     meta ...), and builds the object when asked.
     """
 
-    __slots__ = ("_extents", "_fields", "_layout", "_raw", "ref")
+    __slots__ = ("_extents", "_fields", "_layout", "_raw", "ref", "storage")
 
     def __init__(self, obj: Any, layout: bool = True) -> None:
         self.ref = weakref.ref(obj)
@@ -189,15 +189,37 @@ class Snapshot:
         return cls(obj)
 
     def release(self) -> None:
-        """Drop the reference to the tensor (what a finished log does for a tensor torch may
-        swap: :meth:`CopyLog.let_go`), its layout read first if it still can be."""
+        """Drop the reference to the tensor (a finished log holds none:
+        ``torch.utils.swap_tensors`` refuses a tensor a weak reference points to;
+        :meth:`CopyLog.let_go`), its layout read first.  A plain tensor's storage stays weakly
+        referenced (torch never swaps a storage), to draw its values while it lives."""
+        obj = self.ref()
         self.read_layout()
         self.ref = None
+        if obj is not None and self._raw is not None:
+            self.storage = weakref.ref(obj.untyped_storage())
+
+    def drawable(self) -> Any:
+        """What draws the tensor: itself while this snapshot references it; else, while its
+        storage lives where and as large as it was, a view of it in the layout as recorded (its
+        values now); else the recorded layout (no values)."""
+        ref = self.ref
+        obj = ref() if ref is not None else None
+        if obj is not None:
+            return obj
+        storage_ref = getattr(self, "storage", None)  # set only by release()
+        storage = storage_ref() if storage_ref is not None else None
+        raw = self._raw
+        if storage is None or storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
+            return self.layout
+        shape, strides, offset, dtype = raw[:4]
+        view = torch.empty(0, dtype=dtype, device=storage.device)
+        return view.set_(storage, offset, tuple(shape), tuple(strides))
 
     def read_layout(self) -> None:
         """Read the tensor's layout fields now: at once, or, for a snapshot made with
         ``layout=False``, later in the same call, while the tensor is alive and unchanged."""
-        if self._raw is not None or self._fields is not None:
+        if self._raw is not None or self._fields is not None or self.ref is None:
             return
         obj = self.ref()
         while isinstance(obj, torch.Tensor):

@@ -572,7 +572,7 @@ def track_copies() -> Iterator[CopyLog]:
 
     ``torch.utils.swap_tensors`` refuses a tensor a weak reference points to: inside the block
     (the log's), so ``module.to()`` with parameter swapping on fails there; a finished log holds
-    none to parameters and their gradients (:meth:`CopyLog.let_go`).
+    none (:meth:`CopyLog.let_go`).
     """
     recorder = Recorder(CopyLog())
     with tracking(CallMode(recorder), OpMode(recorder)) as log:

@@ -12,7 +12,7 @@ from typing import Any
 from ..scene.index import logical_index
 from .canvas import Canvas
 from .labels import group_digits, special_text, viridis
-from .primitives import PAD, G, Group, Rect, Text, text_width, wrapped
+from .primitives import PAD, G, Group, Rect, text_width, wrapped
 
 __all__ = ["draw_slice", "encodings", "logical_cell_width"]
 
@@ -288,16 +288,16 @@ def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_val
     addr = f"@{address:,}" if address is not None else "@?"  # group_digits
     mid = x + w / 2 + 2
     if not has_values:
-        body.append(_middle(canvas, mid, y + h / 2 + 4, addr, size, ink, None))
+        body.append(canvas.middle(mid, y + h / 2 + 4, addr, size, ink, None))
     else:
         if show_values or special:
             shown = special_text(text, w - 8) if special else text
             at_y = y + 12 if canvas.cell_addresses else y + h / 2 + 4
             shown = "?" if shown is None else shown
-            body.append(_middle(canvas, mid, at_y, shown, size, ink, "v"))
+            body.append(canvas.middle(mid, at_y, shown, size, ink, "v"))
         if canvas.cell_addresses:  # else said once, on the card (a picture over its weight)
             small = G["font_size_small"]
-            body.append(_middle(canvas, mid, y + h - 4, addr, small, muted_ink, "i"))
+            body.append(canvas.middle(mid, y + h - 4, addr, small, muted_ink, "i"))
     at = [*at, *_row_col(slice_, r, k)]
     index, written = ",".join(at), ", ".join(at)
     tip = f"{tensor['name']}[{written}] → storage[{address}]"
@@ -323,14 +323,3 @@ def _row_col(slice_: Mapping[str, Any], r: int, k: int) -> list[str]:
     if rows is not None and cols is not None:
         return [str(rows[r]), str(cols[k])]
     return [str(i) for i in logical_index({"lead": (), "rows": rows, "cols": cols}, r, k)]
-
-
-def _middle(canvas: Canvas, x: float, y: float, text: str, size: float, fill, role) -> Text:
-    """``canvas.text(x, y, text, size=size, fill=fill, anchor="middle", role=role)`` without its
-    keyword handling (a grid's every cell writes two): the same text, the canvas grown alike."""
-    item = Text(x, y, text, size, fill or canvas.colours["text"], "middle", False, None, role)
-    width = len(text) * G["char_em"] * size  # text_width, inline (a call per text)
-    left = x - width / 2
-    if left + width > canvas.width:
-        canvas.width = left + width
-    return item

@@ -433,8 +433,9 @@ def _storage_cell(
     texts, values = storage["cells"]["text"], storage["cells"]["value"]
     text = texts[i] if texts is not None else None
     # on a colour scale, a value whose own text fits its cell is printed all the same
+    size = G["font_size"]
     show_text = show_text or (
-        text is not None and len(text) * G["char_em"] * G["font_size"] <= cell_w - 6  # text_width
+        text is not None and len(text) * G["char_em"] * size <= cell_w - 6  # text_width
     )
     scale = (
         None
@@ -458,29 +459,12 @@ def _storage_cell(
     if (show_text or special) and text is not None:
         ink = c["phantom_text"] if special else c["text"] if readers else c["untouched_text"]
         body.append(
-            canvas.text(
-                x + w / 2,
-                y + strip_h + (h - strip_h) / 2 + 4,
-                text,
-                fill=ink,
-                anchor="middle",
-                role="v",
-            )
+            canvas.middle(x + w / 2, y + strip_h + (h - strip_h) / 2 + 4, text, size, ink, "v")
         )
     if indexed:  # a wrapped strip gives the index by its row label and column header instead
         index = f"{cell:,}"  # group_digits
-        size = G["font_size_small"]
-        body.append(
-            canvas.text(
-                x + w / 2,
-                y + h + G["index_h"],
-                index,
-                size=size,
-                muted=True,
-                anchor="middle",
-                role="i",
-            )
-        )
+        small, muted = G["font_size_small"], c["text_muted"]
+        body.append(canvas.middle(x + w / 2, y + h + G["index_h"], index, small, muted, "i"))
     return Group(
         classes,
         body,

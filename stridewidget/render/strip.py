@@ -160,7 +160,8 @@ def _plan(
     arrows = strip_arrows(members if arrowed is None else arrowed)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
     ends = {cell for a in arrows for cell in (a["from"], a["to"])}
-    rows, wrap = strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends, inline, most_rows)
+    room = max_width - 2 * PAD
+    rows, wrap = strip_rows(storage, members, cell_w, room, ends, inline, most_rows)
     labels = [_row_label(row) for row in rows] if wrap else []
     label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
     row_of = rows_of_cells(rows)
@@ -171,10 +172,11 @@ def _plan(
     cross_label_w = max((label_width(a["label"]) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
-    rows, wrap = strip_rows(
-        storage, members, cell_w, max_width - PAD - left, ends, inline, most_rows
-    )
-    row_of = rows_of_cells(rows)
+    if max_width - PAD - left != room:  # else the same rows again (strip_rows reads, never writes)
+        rows, wrap = strip_rows(
+            storage, members, cell_w, max_width - PAD - left, ends, inline, most_rows
+        )
+        row_of = rows_of_cells(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
     same_row: dict[int, list[dict[str, Any]]] = {}

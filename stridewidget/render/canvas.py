@@ -183,3 +183,15 @@ class Canvas:
         if left + width > self.width:
             self.width = left + width
         return item
+
+    def middle(self, x: float, y: float, text: str, size: float, fill: str | None,
+               role: str | None) -> Text:  # fmt: skip
+        """``text(x, y, text, size=size, fill=fill, anchor="middle", role=role)`` without its
+        keyword handling (each storage and grid cell writes one or two): the same
+        :class:`~.primitives.Text`, the canvas grown alike."""
+        item = Text(x, y, text, size, fill or self.colours["text"], "middle", False, None, role)
+        width = len(text) * G["char_em"] * size  # text_width, inline (a call per text)
+        left = x - width / 2
+        if left + width > self.width:
+            self.width = left + width
+        return item

@@ -196,6 +196,7 @@ def _slice_rows(
     items = canvas.items
     rows = slice_["rows"] if slice_["rows"] is not None else [None]
     cols = slice_["cols"] if slice_["cols"] is not None else [None]
+    basis = _cell_basis(canvas, tensor, slice_, cell_w)
     for r, row in enumerate(rows):
         if slice_["rows"] is not None and row is None:
             items.append(
@@ -228,23 +229,43 @@ def _slice_rows(
                 )
                 continue
             items.append(
-                _logical_cell(canvas, tensor, slice_, s, r, k, xs[k], y, cell_w, show_values)
+                _logical_cell(canvas, tensor, basis, slice_, s, r, k, xs[k], y, show_values)
             )
         y += G["logical_h"]
     return y
 
 
-def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_values) -> Group:
+def _cell_basis(
+    canvas: Canvas, tensor: Mapping[str, Any], slice_: Mapping[str, Any], cell_w: float
+) -> tuple:
+    """What every cell of one slice's rows shares (looked up once, not per cell): its storage,
+    whether it has values, the cell's width and height, the monospace advance (em), the pattern
+    stripe's fill and the slice's leading indices as text."""
+    storage = canvas.lookup.storages.get(tensor["storage"])
+    has_values = storage is not None and storage["cells"]["text"] is not None
+    w, h = cell_w - 3, G["logical_h"] - 3
+    return (
+        storage,
+        has_values,
+        w,
+        h,
+        G["char_em"],
+        ("pattern", tensor["order"]),
+        [str(i) for i in slice_["lead"]],
+    )
+
+
+def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_values) -> Group:
     c = canvas.colours
     address = slice_["addr"][r][k]
     storage_id = tensor["storage"]
     text, full = canvas.lookup.shown_and_full(tensor, address)  # as shown; every digit
-    storage = canvas.lookup.storages.get(storage_id)
-    has_values = storage is not None and storage["cells"]["text"] is not None
-    w, h = cell_w - 3, G["logical_h"] - 3
+    storage, has_values, w, h, em, pattern, at = basis
+    size = G["font_size"]
     # on a colour scale, a value whose own text fits its cell is printed all the same
     show_values = show_values or (
-        text is not None and len(text) * G["char_em"] * G["font_size"] <= w - 8  # text_width
+        text is not None
+        and len(text) * em * size <= w - 8  # text_width, as the old G lookups multiplied
     )
     scale = (
         None
@@ -263,39 +284,21 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
     stroke = c["cell_stroke"]
     if special:
         fill, ink, stroke = c["phantom_bg"], c["phantom_text"], c["phantom_stroke"]
-    body: list = [
-        Rect(x, y, w, h, fill, stroke),
-        Rect(x, y, 4, h, ("pattern", tensor["order"])),
-    ]
+    body: list = [Rect(x, y, w, h, fill, stroke), Rect(x, y, 4, h, pattern)]
     addr = f"@{address:,}" if address is not None else "@?"  # group_digits
+    mid = x + w / 2 + 2
     if not has_values:
-        body.append(canvas.text(x + w / 2 + 2, y + h / 2 + 4, addr, fill=ink, anchor="middle"))
+        body.append(canvas.middle(mid, y + h / 2 + 4, addr, size, ink, None))
     else:
         if show_values or special:
             shown = special_text(text, w - 8) if special else text
-            body.append(
-                canvas.text(
-                    x + w / 2 + 2,
-                    y + 12 if canvas.cell_addresses else y + h / 2 + 4,
-                    "?" if shown is None else shown,
-                    fill=ink,
-                    anchor="middle",
-                    role="v",
-                )
-            )
+            at_y = y + 12 if canvas.cell_addresses else y + h / 2 + 4
+            shown = "?" if shown is None else shown
+            body.append(canvas.middle(mid, at_y, shown, size, ink, "v"))
         if canvas.cell_addresses:  # else said once, on the card (a picture over its weight)
-            body.append(
-                canvas.text(
-                    x + w / 2 + 2,
-                    y + h - 4,
-                    addr,
-                    size=G["font_size_small"],
-                    fill=muted_ink,
-                    anchor="middle",
-                    role="i",
-                )
-            )
-    at = [str(i) for i in logical_index(slice_, r, k)]
+            small = G["font_size_small"]
+            body.append(canvas.middle(mid, y + h - 4, addr, small, muted_ink, "i"))
+    at = [*at, *_row_col(slice_, r, k)]
     index, written = ",".join(at), ", ".join(at)
     tip = f"{tensor['name']}[{written}] → storage[{address}]"
     reads = tensor.get("reads")
@@ -312,3 +315,11 @@ def _logical_cell(canvas: Canvas, tensor, slice_, s, r, k, x, y, cell_w, show_va
         {"tensor": tensor["id"], "slice": s, "r": r, "c": k, "addr": address, "index": index},
         tip,
     )
+
+
+def _row_col(slice_: Mapping[str, Any], r: int, k: int) -> list[str]:
+    """The row's and the column's index of cell (``r``, ``k``) as text (those the slice has)."""
+    rows, cols = slice_["rows"], slice_["cols"]
+    if rows is not None and cols is not None:
+        return [str(rows[r]), str(cols[k])]
+    return [str(i) for i in logical_index({"lead": (), "rows": rows, "cols": cols}, r, k)]

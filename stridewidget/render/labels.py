@@ -194,16 +194,30 @@ def colour_of(dtype: str) -> str:
     return "|value|" if str(dtype).startswith("complex") else "value"
 
 
+#: The viridis stops as (r, g, b) ints and the ink on each, read once (a grid of colours mixes
+#: one per cell)
+_VIRIDIS_RGB = [
+    tuple(int(stop[i : i + 2], 16) for i in (1, 3, 5)) for stop in STYLE["viridis"]["stops"]
+]
+_VIRIDIS_INK = STYLE["viridis"]["text"]
+
+
 def viridis(value: float | None, value_range: Any) -> tuple[str, str] | None:
-    """(fill, ink) of ``value`` on the shared viridis scale, or None without a value."""
+    """(fill, ink) of ``value`` on the shared viridis scale, or None without a value.
+
+    >>> viridis(0.0, (0.0, 1.0)), viridis(1.0, (0.0, 1.0))[0], viridis(3, None)
+    (('#440154', '#ffffff'), '#fde725', None)
+    """
     if value is None or not value_range:
         return None
     lo, hi = value_range
     t = min(1.0, max(0.0, (value - lo) / (hi - lo))) if hi > lo else 0.5
-    stops = STYLE["viridis"]["stops"]
+    stops = _VIRIDIS_RGB
     position = t * (len(stops) - 1)
     k = min(len(stops) - 2, int(position))
     f = position - k
-    a, b = ([int(stops[j][i : i + 2], 16) for i in (1, 3, 5)] for j in (k, k + 1))  # #rrggbb → ints
-    mix = "#" + "".join(f"{round(x + (y - x) * f):02x}" for x, y in zip(a, b))
-    return mix, STYLE["viridis"]["text"][round(position)]
+    (r, g, b), (r1, g1, b1) = stops[k], stops[k + 1]
+    mix = (
+        f"#{round(r + (r1 - r) * f):02x}{round(g + (g1 - g) * f):02x}{round(b + (b1 - b) * f):02x}"
+    )
+    return mix, _VIRIDIS_INK[round(position)]

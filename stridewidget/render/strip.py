@@ -160,7 +160,8 @@ def _plan(
     arrows = strip_arrows(members if arrowed is None else arrowed)
     # first pass: which arrows change rows (their lanes and labels sit left of the strip)
     ends = {cell for a in arrows for cell in (a["from"], a["to"])}
-    rows, wrap = strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends, inline, most_rows)
+    room = max_width - 2 * PAD
+    rows, wrap = strip_rows(storage, members, cell_w, room, ends, inline, most_rows)
     labels = [_row_label(row) for row in rows] if wrap else []
     label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
     row_of = rows_of_cells(rows)
@@ -171,10 +172,11 @@ def _plan(
     cross_label_w = max((label_width(a["label"]) for a in cross), default=0)
     gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
     left = PAD + gutter + label_w
-    rows, wrap = strip_rows(
-        storage, members, cell_w, max_width - PAD - left, ends, inline, most_rows
-    )
-    row_of = rows_of_cells(rows)
+    if max_width - PAD - left != room:  # else the same rows again (strip_rows reads, never writes)
+        rows, wrap = strip_rows(
+            storage, members, cell_w, max_width - PAD - left, ends, inline, most_rows
+        )
+        row_of = rows_of_cells(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
     same_row: dict[int, list[dict[str, Any]]] = {}
@@ -433,8 +435,9 @@ def _storage_cell(
     texts, values = storage["cells"]["text"], storage["cells"]["value"]
     text = texts[i] if texts is not None else None
     # on a colour scale, a value whose own text fits its cell is printed all the same
+    size = G["font_size"]
     show_text = show_text or (
-        text is not None and len(text) * G["char_em"] * G["font_size"] <= cell_w - 6  # text_width
+        text is not None and len(text) * G["char_em"] * size <= cell_w - 6  # text_width
     )
     scale = (
         None
@@ -458,29 +461,12 @@ def _storage_cell(
     if (show_text or special) and text is not None:
         ink = c["phantom_text"] if special else c["text"] if readers else c["untouched_text"]
         body.append(
-            canvas.text(
-                x + w / 2,
-                y + strip_h + (h - strip_h) / 2 + 4,
-                text,
-                fill=ink,
-                anchor="middle",
-                role="v",
-            )
+            canvas.middle(x + w / 2, y + strip_h + (h - strip_h) / 2 + 4, text, size, ink, "v")
         )
     if indexed:  # a wrapped strip gives the index by its row label and column header instead
         index = f"{cell:,}"  # group_digits
-        size = G["font_size_small"]
-        body.append(
-            canvas.text(
-                x + w / 2,
-                y + h + G["index_h"],
-                index,
-                size=size,
-                muted=True,
-                anchor="middle",
-                role="i",
-            )
-        )
+        small, muted = G["font_size_small"], c["text_muted"]
+        body.append(canvas.middle(x + w / 2, y + h + G["index_h"], index, small, muted, "i"))
     return Group(
         classes,
         body,

@@ -367,6 +367,7 @@ def _placement(tensor: torch.Tensor) -> tuple[Any, ...] | None:
     for a tensor without a storage of its own to read, such as a wrapper subclass)."""
     try:
         storage = tensor.untyped_storage()
+        storage.data_ptr()  # a wrapper subclass's storage object raises here (no data)
     except (RuntimeError, NotImplementedError, TypeError):
         return None
     return storage, tensor.storage_offset(), tensor.size(), tensor.stride(), tensor.dtype

@@ -83,8 +83,11 @@ _COPY_FREE = frozenset(
 )
 
 
-#: Ops whose CPU kernels copy nothing when each tensor they take is a plain strided CPU tensor,
-#: all of one dtype, float32 or float64, none with its conjugate or negative bit, none of their
+#: Ops whose CPU kernels copy no data into new storage (no ``clone`` / ``_to_copy``: what the
+#: audit counts as a hidden copy; a ``sum`` of 32,768 or more elements on several threads does
+#: ``copy_`` its partial sums into its own small buffers) when each tensor they take is a plain
+#: strided CPU tensor, all of one dtype, float32 or float64, none with its conjugate or negative
+#: bit, none of their
 #: first tensors is given as a Python number and no ``dtype`` is asked for
 #: (:func:`copy_free_call`): TensorIterator's loops read any strides as they are, and copy an
 #: input only to bring it to another dtype (``add(float, double)``; ``x + 1.0``, whose number

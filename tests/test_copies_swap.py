@@ -135,3 +135,29 @@ def test_blocks_after_a_released_one_record_the_same_events(swapping):
         logs.append([(e.call, e.kind, e.bytes_copied, e.inputs, e.outputs) for e in log.events])
     assert logs[0] and logs[0] == logs[1] == logs[2]
     model.to(torch.float64)
+
+
+def test_a_widget_drawn_after_the_block_follows_the_storages_it_draws():
+    """Found in review: the views drawn after the block were held by nothing (the widget holds
+    its tensors weakly), so the widget said "freed" at its first refresh and stopped following
+    the tensors."""
+    import gc
+
+    x = torch.arange(6.0).reshape(2, 3)
+    with sw.track_copies() as log:
+        y = x.flip(0)
+    widget = log.show(0)
+    gc.collect()
+    assert all(t is not None for t in widget.tensors.values())
+    assert not widget.refresh_if_changed()
+    x.add_(1)
+    assert widget.refresh_if_changed() and torch.equal(widget.tensors["src"], x)
+    assert torch.equal(widget.tensors["dst"], y)
+
+
+def test_a_sparse_tensors_event_says_it_has_no_layout_to_draw():
+    x = torch.eye(3).to_sparse()
+    with sw.track_copies() as log:
+        x.coalesce()
+    with pytest.raises(ValueError, match="no strided layout to draw"):
+        log.show(0)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -314,9 +315,12 @@ class CopyLog:
     def show(self, index: int) -> Any:
         """Draw event ``index``'s first input (``src``) and first output (``dst``) with the widget.
 
-        In the block, the live tensors; after it (the log then holds no tensor: see
-        :meth:`let_go`), each over its storage in the layout recorded, while that storage lives,
-        else the recorded layout (no values).  Returns what ``stridewidget.show`` returns.
+        In the block, the live tensors.  After it the log holds no tensor (see :meth:`let_go`):
+        a tensor alive when the block ended is drawn as a view of its storage in the layout
+        recorded (its values now) while that storage lives where and as large as it was, and the
+        widget holds those views (their storages stay alive while it does); a tensor freed before
+        the block ended, or whose storage is gone, is drawn as its recorded layout (no values).
+        Returns what ``stridewidget.show`` returns.
 
         >>> import torch, stridewidget as sw
         >>> x = torch.arange(6.0).reshape(2, 3)
@@ -336,11 +340,20 @@ class CopyLog:
         for label, snapshots in (("src", event._inputs), ("dst", event._outputs)):
             if snapshots:
                 drawn[label] = snapshots[0].drawable()
+                if drawn[label] is None:  # sparse, nested ...: no strides were recorded
+                    raise ValueError(
+                        f"CopyLog.show: event {index}'s {label} ({event.call}) has no strided "
+                        "layout to draw"
+                    )
         if not drawn:
             raise ValueError(f"CopyLog.show: event {index} ({event.call}) has no tensor to draw")
         from ..notebook.widget import show
 
-        return show(**drawn)
+        widget = show(**drawn)
+        # the views of storages made here: the widget holds them weakly, and nothing else would
+        with contextlib.suppress(AttributeError):
+            widget._drawn_views = [v for v in drawn.values() if not isinstance(v, Layout)]
+        return widget
 
 
 _KIND_TINT = {

@@ -244,22 +244,55 @@ def state_kept(model: torch.nn.Module, inputs: Any = ()) -> Iterator[None]:
         for generator, state in generators:
             generator.set_state(state)
         with torch.no_grad():
-            for tensor, version, values in kept_inputs:
-                if version is not None and version_counter(tensor) != version:
-                    tensor.copy_(values)  # written in place by an ATen op
-                elif _bits_moved(tensor, values):  # unseen: NumPy, DLPack, x.data.mul_(2)
-                    tensor.copy_(values)
+            failed = _given_back(_inputs_given_back, kept_inputs)
             for module, name, tensor, is_parameter in named:
                 (restore_parameter if is_parameter else restore_buffer)(module, name, tensor)
-            for tensor, values in saved.values():
-                _placed_back(tensor, where[id(tensor)])  # set_, resize_, .data = ...double()
-                same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
-                if same_kind and not same_bits(tensor, values):
-                    tensor.copy_(values)
+            failed += _given_back(_model_given_back, [(*kept, where) for kept in saved.values()])
         _versions_given_back(versions, saved, kept_inputs)
         # nothing reads the saved values any more: their buffers serve the next audit
         released(saved_model)
         released(saved_inputs)
+        if failed and sys.exc_info()[0] is None:  # else the step's own error goes through
+            raise LayoutError(
+                f"sw.audit could not give back {len(failed)} of the model's and inputs' "
+                f"tensors ({failed[0]}); the rest of their state was given back"
+            )
+
+
+def _given_back(give_back: Callable[..., None], kept: list[tuple[Any, ...]]) -> list[str]:
+    """``give_back(*entry)`` for each kept tensor's entry; what could not be given back (a tensor
+    subclass that refuses ``copy_``), in words: one failure leaves the others given back."""
+    failed = []
+    for entry in kept:
+        try:
+            give_back(*entry)
+        except Exception as error:
+            failed.append(_failure(entry[0], error))
+    return failed
+
+
+def _inputs_given_back(tensor: torch.Tensor, version: int | None, values: torch.Tensor) -> None:
+    """An input's (or a module's plain tensor's) values as before the step."""
+    if version is not None and version_counter(tensor) != version:
+        tensor.copy_(values)  # written in place by an ATen op
+    elif _bits_moved(tensor, values):  # unseen: NumPy, DLPack, x.data.mul_(2)
+        tensor.copy_(values)
+
+
+def _model_given_back(
+    tensor: torch.Tensor, values: torch.Tensor, where: dict[int, tuple[Any, ...] | None]
+) -> None:
+    """A parameter's or buffer's placement and values as before the step."""
+    _placed_back(tensor, where[id(tensor)])  # set_, resize_, .data = ...double()
+    same_kind = tensor.shape == values.shape and tensor.dtype == values.dtype
+    if same_kind and not same_bits(tensor, values):
+        tensor.copy_(values)
+
+
+def _failure(tensor: torch.Tensor, error: Exception) -> str:
+    """A tensor that could not be given back, and why, in one line."""
+    message = str(error).strip().splitlines()[0] if str(error).strip() else ""
+    return f"a {type(tensor).__name__} of shape {tuple(tensor.shape)}: {type(error).__name__}: {message}"
 
 
 def _versions_given_back(

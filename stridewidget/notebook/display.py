@@ -17,11 +17,9 @@ widget made by ``sw.show``; :func:`disable` withdraws only what :func:`enable` a
 from __future__ import annotations
 
 import contextlib
-import gc
-from collections.abc import Callable
-from functools import wraps
 from typing import Any
 
+from ..gcpause import cyclic_gc_paused
 from .live import _shell, _withdraw_refresh_hook, ensure_refresh_hook, refresh_live_widgets
 
 __all__ = [
@@ -48,31 +46,8 @@ def _user_name(ip: Any, obj: Any) -> str:
     return "tensor"
 
 
-def _gc_paused(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` with Python's cyclic garbage collector off while it runs (as
-    ``copies.audit.step`` does): a display builds some ten thousand small objects (the scene, the
-    picture's primitives, its SVG and display list), nearly all freed by reference counting, whose
-    allocations would trigger collections that walk the notebook's every object.
-
-    >>> _gc_paused(gc.isenabled)(), gc.isenabled()
-    (False, True)
-    """
-
-    @wraps(function)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return paused
-
-
 def _bundle_for(ip: Any) -> Any:
-    @_gc_paused
+    @cyclic_gc_paused
     def bundle(obj: Any) -> tuple[dict[str, Any], dict[str, Any]] | None:
         from ..adapters.distributed import is_dtensor
         from ..adapters.inspect import drawable

@@ -63,10 +63,8 @@ are :mod:`.recorders`; the profiler sessions and their pairing :mod:`.profiler`;
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable, Iterable
 from dataclasses import replace
-from functools import wraps
 from typing import Any
 
 import torch
@@ -77,6 +75,7 @@ from ..._compat import (
     post_accumulate_grad_hooked,
     storage_identity,
 )
+from ...gcpause import cyclic_gc_paused
 from ..format import short_call
 from ..log import CopyEvent, CopyLog
 from ..ops import COPY_OPS
@@ -176,28 +175,7 @@ def gradients(
             t.grad = grad
 
 
-def _cyclic_gc_paused(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` with Python's cyclic garbage collector off while it runs, as ``timeit`` does:
-    the tracker's records (thousands of small objects a step, nearly all kept in the report or
-    freed by reference counting) trigger collections, and each full one walks every object of the
-    process — with a ``transformers`` model loaded, the largest single cost of a toy step.  A
-    plain wrapper, not ``contextlib``'s: its frame is this package's, which the tracker's search
-    for the user's line passes over."""
-
-    @wraps(function)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            return function(*args, **kwargs)
-        finally:
-            if was_enabled:
-                gc.enable()
-
-    return paused
-
-
-@_cyclic_gc_paused
+@cyclic_gc_paused
 def audited_step(
     model: torch.nn.Module,
     inputs: tuple[Any, ...],

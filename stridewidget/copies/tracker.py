@@ -56,7 +56,6 @@ that check it (``nn.TransformerEncoderLayer`` in eval mode) take their plain pat
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -77,6 +76,8 @@ from .._compat import (
 )
 from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
+from .depth import NEVER_UNSEEN, opened
+from .depth import THREAD as _THREAD
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import (
     NO_SNAPSHOTS,
@@ -104,25 +105,6 @@ from .snapshot import (
 
 __all__ = ["STORED_ATTRIBUTES", "CallMode", "OpMode", "Recorder", "track_copies", "tracking"]
 
-
-class _Depth:
-    """One thread's count of the trackers' dispatch handlers running: > 0 while any runs, calls
-    it makes (the op itself, metadata reads) are the tracker's own, not the user's, for every
-    tracker in the stack.  A plain object: the handlers read and write it per op, at a fifth of
-    the cost of a ``threading.local``'s attribute."""
-
-    __slots__ = ("in_dispatch",)
-
-    def __init__(self) -> None:
-        self.in_dispatch = 0
-
-
-class _ThreadState(threading.local):
-    def __init__(self) -> None:
-        self.depth = _Depth()  # this thread's own (an autograd device thread has its own)
-
-
-_THREAD = _ThreadState()
 
 #: The attributes whose read returns a tensor the tensor already holds, running no ATen op: such a
 #: read is not an event (it moves no data and makes no view).  ``.T``, ``.real``, ``.data`` ... are
@@ -284,6 +266,9 @@ def _call_name(func: Any) -> str:
 class CallMode(TorchFunctionMode):
     """Sees user-level calls; PyTorch pops it while a call runs, so inner calls are not seen."""
 
+    #: the nesting level of the tracking block that opened it (see :mod:`.depth`)
+    level = NEVER_UNSEEN
+
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
         self.recorder = recorder
@@ -299,7 +284,8 @@ class CallMode(TorchFunctionMode):
     ) -> Any:
         if kwargs is None:
             kwargs = _NO_KWARGS
-        if _THREAD.depth.in_dispatch:
+        depth = _THREAD.depth
+        if depth.in_dispatch or self.level <= depth.unseen:  # a handler's, or sw.audit's, own
             return func(*args, **kwargs)
         interpreters = _INTERPRETERS()  # a functorch transform runs (one C call, falsy outside)
         if len(args) == 1 and type(args[0]) in _PLAIN_TENSOR_TYPES and not interpreters:
@@ -386,6 +372,8 @@ class OpMode(dispatch_mode_base()):
     (``torch.cond``, ``while_loop``, ``flex_attention``) runs its subgraphs through it."""
 
     supports_higher_order_operators = True
+    #: the nesting level of the tracking block that opened it (see :mod:`.depth`)
+    level = NEVER_UNSEEN
 
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
@@ -398,6 +386,9 @@ class OpMode(dispatch_mode_base()):
     ) -> Any:
         if not _dynamo_quiet():  # a torch.compile frame hook is set: off while this runs
             return _dynamo_wrapped(self, func, types, args, kwargs)
+        thread = _THREAD.depth
+        if self.level <= thread.unseen:  # sw.audit's own work (see .depth.unseen)
+            return func(*args, **kwargs) if kwargs else func(*args)
         key = id(func)
         fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
         if fast is not None and fast[0] is func and self.plain_run:
@@ -406,7 +397,6 @@ class OpMode(dispatch_mode_base()):
             if pending is not None and (
                 mode is not _SELF or (args and type(args[0]) in _PLAIN_TENSOR_TYPES)
             ):
-                thread = _THREAD.depth
                 thread.in_dispatch += 1
                 try:
                     result = fast[1](*args, **kwargs) if kwargs else fast[1](*args)
@@ -431,7 +421,6 @@ class OpMode(dispatch_mode_base()):
         recorder = self.recorder
         pending = recorder.pending
         standalone = pending is None
-        thread = _THREAD.depth
         thread.in_dispatch += 1
         try:
             if standalone:  # an op no user-level call accounts for: an event of its own
@@ -585,8 +574,10 @@ def tracking(call_mode: CallMode, op_mode: OpMode) -> Iterator[CopyLog]:
     says it stopped recording when the block ends."""
     log = op_mode.recorder.log
     try:
-        with call_mode, op_mode:
-            yield log
+        with opened() as level:
+            call_mode.level = op_mode.level = level
+            with call_mode, op_mode:
+                yield log
     finally:
         log.active = False
         log.let_go()  # torch.utils.swap_tensors refuses a tensor with a weak reference

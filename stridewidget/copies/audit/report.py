@@ -14,6 +14,7 @@ import torch
 
 from ..._compat import compiled_original, mode_skipped_compiles, profiler_running
 from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
+from ..depth import unseen
 from ..format import counted, format_bytes
 from .found import (
     COUNTS_NOTE,
@@ -160,7 +161,7 @@ class AuditReport:
     @cached_property
     def suggestions(self) -> list[Suggestion]:
         """Candidate fixes that apply to this model, each applied to copies and measured."""
-        with state_kept(self._model, (self._inputs, self._kwargs)):
+        with unseen(), state_kept(self._model, (self._inputs, self._kwargs)):
             return measured_suggestions(
                 self._model, self._inputs, self.backward, self._loss_fn, self.copies, self._kwargs
             )
@@ -238,7 +239,7 @@ class AuditReport:
         if "suggestions" in self.__dict__ or budget_s is None:
             return self.suggestions, []
         unmeasured: list[str] = []
-        with state_kept(self._model):
+        with unseen(), state_kept(self._model):
             found = measured_suggestions(
                 self._model,
                 self._inputs,
@@ -292,32 +293,34 @@ def audit(
     >>> report.total_bytes == sum(c.bytes for c in report.copies)
     True
     """
-    if compiled_original(model) is not None and loss_fn is None and model_kwargs is None:
-        from ...graph.audit import audit_compiled  # torch.compile'd: its compiled program's copies
+    with unseen():  # a track_copies() block around the audit records none of it
+        if compiled_original(model) is not None and loss_fn is None and model_kwargs is None:
+            # torch.compile'd: its compiled program's copies
+            from ...graph.audit import audit_compiled
 
-        return audit_compiled(model, example_inputs, backward)  # type: ignore[return-value]
-    if not isinstance(model, torch.nn.Module):
-        raise TypeError(
-            f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
-            "object itself (sw.audit(model, x)), not its output"
-        )
-    if model_kwargs is not None and not isinstance(model_kwargs, dict):
-        raise TypeError(
-            f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
-            f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
-        )
-    check_materialised(model)
-    model, note = eager_model(model)
-    notes = [note] if note else []
-    if profiler_running():  # the user's own: the audit starts no session of its own
-        warnings.warn(f"sw.audit: {USER_PROFILER_NOTE}", UserWarning, stacklevel=2)
-        notes.append(USER_PROFILER_NOTE)
-    with state_kept(model, (example_inputs, model_kwargs)), mode_skipped_compiles() as skipped:
-        writes: list[tuple[str, str, int]] = []
-        copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs, writes)
-    notes.append(compiled_calls_note(skipped, said=bool(note)))
-    notes.append(in_place_note(writes))
-    note = "; ".join(n for n in notes if n)
-    report = AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
-    report.in_place_writes = writes
-    return report
+            return audit_compiled(model, example_inputs, backward)  # type: ignore[return-value]
+        if not isinstance(model, torch.nn.Module):
+            raise TypeError(
+                f"sw.audit: expected a torch.nn.Module, got {type(model).__name__}; pass the model "
+                "object itself (sw.audit(model, x)), not its output"
+            )
+        if model_kwargs is not None and not isinstance(model_kwargs, dict):
+            raise TypeError(
+                f"sw.audit: model_kwargs must be a dict of keyword inputs, got "
+                f"{type(model_kwargs).__name__}; pass model_kwargs={{'input_ids': ...}}"
+            )
+        check_materialised(model)
+        model, note = eager_model(model)
+        notes = [note] if note else []
+        if profiler_running():  # the user's own: the audit starts no session of its own
+            warnings.warn(f"sw.audit: {USER_PROFILER_NOTE}", UserWarning, stacklevel=2)
+            notes.append(USER_PROFILER_NOTE)
+        with state_kept(model, (example_inputs, model_kwargs)), mode_skipped_compiles() as skipped:
+            writes: list[tuple[str, str, int]] = []
+            copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs, writes)
+        notes.append(compiled_calls_note(skipped, said=bool(note)))
+        notes.append(in_place_note(writes))
+        note = "; ".join(n for n in notes if n)
+        report = AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
+        report.in_place_writes = writes
+        return report

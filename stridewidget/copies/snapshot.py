@@ -19,6 +19,7 @@ from ..adapters.inspect import inspect
 from ..adapters.torch import device_name, dtype_name, torch_layout_fields
 from ..errors import LayoutError
 from ..layout.layout import Layout
+from ..unseen import unseen
 
 __all__ = [
     "Extent",
@@ -213,8 +214,9 @@ class Snapshot:
         if storage is None or storage.data_ptr() != raw[6] or storage.nbytes() != raw[7]:
             return self.layout
         shape, strides, offset, dtype = raw[:4]
-        view = torch.empty(0, dtype=dtype, device=storage.device)
-        return view.set_(storage, offset, tuple(shape), tuple(strides))
+        with unseen():  # no event of a block this is drawn in
+            view = torch.empty(0, dtype=dtype, device=storage.device)
+            return view.set_(storage, offset, tuple(shape), tuple(strides))
 
     def read_layout(self) -> None:
         """Read the tensor's layout fields now: at once, or, for a snapshot made with

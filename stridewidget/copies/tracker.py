@@ -76,8 +76,8 @@ from .._compat import (
 )
 from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
-from .depth import NEVER_UNSEEN, opened
-from .depth import THREAD as _THREAD
+from ..unseen import NEVER_UNSEEN, opened
+from ..unseen import THREAD as _THREAD
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import (
     NO_SNAPSHOTS,
@@ -266,7 +266,7 @@ def _call_name(func: Any) -> str:
 class CallMode(TorchFunctionMode):
     """Sees user-level calls; PyTorch pops it while a call runs, so inner calls are not seen."""
 
-    #: the nesting level of the tracking block that opened it (see :mod:`.depth`)
+    #: the nesting level of the tracking block that opened it (see :mod:`stridewidget.unseen`)
     level = NEVER_UNSEEN
 
     def __init__(self, recorder: Recorder) -> None:
@@ -372,7 +372,7 @@ class OpMode(dispatch_mode_base()):
     (``torch.cond``, ``while_loop``, ``flex_attention``) runs its subgraphs through it."""
 
     supports_higher_order_operators = True
-    #: the nesting level of the tracking block that opened it (see :mod:`.depth`)
+    #: the nesting level of the tracking block that opened it (see :mod:`stridewidget.unseen`)
     level = NEVER_UNSEEN
 
     def __init__(self, recorder: Recorder) -> None:
@@ -387,7 +387,7 @@ class OpMode(dispatch_mode_base()):
         if not _dynamo_quiet():  # a torch.compile frame hook is set: off while this runs
             return _dynamo_wrapped(self, func, types, args, kwargs)
         thread = _THREAD.depth
-        if self.level <= thread.unseen:  # sw.audit's own work (see .depth.unseen)
+        if self.level <= thread.unseen:  # sw.audit's, or a drawing's, own work (unseen)
             return func(*args, **kwargs) if kwargs else func(*args)
         key = id(func)
         fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
@@ -558,6 +558,10 @@ def track_copies() -> Iterator[CopyLog]:
 
     Under ``torch.func`` transforms (``vmap``, ``grad``, ``functionalize``) each event notes them
     in ``transforms``, and its layouts and bytes are those of the physical tensors.
+
+    This package's own torch work in the block is not recorded (:mod:`stridewidget.unseen`):
+    ``sw.audit`` (its kept state, its step, its report), a picture's reads of the values it
+    draws, ``log.show``'s views.
 
     ``torch.utils.swap_tensors`` refuses a tensor a weak reference points to: inside the block
     (the log's), so ``module.to()`` with parameter swapping on fails there; a finished log holds

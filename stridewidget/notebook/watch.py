@@ -12,6 +12,7 @@ from typing import Any
 
 from ..adapters.inspect import read_cells
 from ..adapters.numpy import is_ndarray
+from ..unseen import unseen
 
 __all__ = ["ShownCells"]
 
@@ -30,6 +31,7 @@ class ShownCells:
     True
     """
 
+    @unseen()  # its reads are no event of a track_copies() block it is made in
     def __init__(self, live: dict[str, Any], scene: dict[str, Any]) -> None:
         objects = list(live.values())  # the scene's tensors are in this order (names may be cut)
         self._plan: list[tuple[int, Any, list[int]]] = []  # (tensor order, byte index, cells)
@@ -44,6 +46,7 @@ class ShownCells:
             self._plan.append((order, _byte_index(objects[order], cells, storage["unit"]), cells))
         self._bytes = self._read(objects)
 
+    @unseen()
     def changed(self, live: dict[str, Any]) -> bool:
         """Whether a shown cell holds other bytes than when this was made."""
         return self._read(list(live.values())) != self._bytes

@@ -99,6 +99,7 @@ from ..layout.layout import Layout
 from ..limits import EDGE_ITEMS, MAX_DIM_ITEMS, MAX_STORAGE_CELLS, THRESHOLD
 from ..limits import MAX_NAME as _MAX_NAME
 from ..style import STYLE
+from ..unseen import unseen
 from .arrows import stride_arrows
 from .logical import logical_window
 from .reads import tensor_reads
@@ -146,25 +147,26 @@ def build_scene(
     """
     _check_options(tensors, edge_items, threshold, max_dim_items, max_slices, max_storage_cells)
     wrap = as_wrap(wrap)
-    groups, entries = _entries(
-        tensors, edge_items, threshold, max_dim_items, max_slices, picked or {}
-    )
-    storages = []
-    tensor_dicts: list[dict[str, Any]] = [{} for _ in entries]
-    memories = [key[0] for key in groups]
-    for storage_number, members in enumerate(groups.values()):
-        storage_id = f"s{storage_number}"
-        storage, raw, counts = storage_scene(
-            storage_id, [entries[i] for i in members], members, max_storage_cells, wrap
+    with unseen():  # its reads of values are no copy of the user's (a track_copies() block)
+        groups, entries = _entries(
+            tensors, edge_items, threshold, max_dim_items, max_slices, picked or {}
         )
-        storages.append(storage)
-        storage["same_memory"] = [
-            f"s{other}"
-            for other, memory in enumerate(memories)
-            if memory == memories[storage_number] and other != storage_number
-        ]
-        for i, touch in zip(members, counts):
-            tensor_dicts[i] = _tensor_scene(i, entries[i], storage, raw, touch)
+        storages = []
+        tensor_dicts: list[dict[str, Any]] = [{} for _ in entries]
+        memories = [key[0] for key in groups]
+        for storage_number, members in enumerate(groups.values()):
+            storage_id = f"s{storage_number}"
+            storage, raw, counts = storage_scene(
+                storage_id, [entries[i] for i in members], members, max_storage_cells, wrap
+            )
+            storages.append(storage)
+            storage["same_memory"] = [
+                f"s{other}"
+                for other, memory in enumerate(memories)
+                if memory == memories[storage_number] and other != storage_number
+            ]
+            for i, touch in zip(members, counts):
+                tensor_dicts[i] = _tensor_scene(i, entries[i], storage, raw, touch)
     return {
         "version": SCENE_VERSION,
         "storages": storages,

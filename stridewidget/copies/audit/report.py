@@ -14,7 +14,7 @@ import torch
 
 from ..._compat import compiled_original, mode_skipped_compiles, profiler_running
 from ...limits import AUDIT_PAGE_MEASURE_SECONDS as MEASURE_SECONDS
-from ..depth import unseen
+from ...unseen import unseen
 from ..format import counted, format_bytes
 from .found import (
     COUNTS_NOTE,

@@ -6,9 +6,10 @@ Two counts per thread, read by the trackers' handlers on every call and op:
   makes (the op itself, metadata reads) are the tracker's own, not the user's, for every tracker
   in the stack.
 * ``unseen``: the trackers opened at or below this nesting level record nothing
-  (:func:`unseen`): ``sw.audit`` keeps and gives back the model's state, runs its step and builds
-  its report inside a user's ``track_copies()`` block without any of it landing in the user's
-  log.  A tracker opened inside (the audit's own) records as usual.
+  (:func:`unseen`): the package's own torch work inside a user's ``track_copies()`` block stays
+  out of the user's log.  ``sw.audit`` keeps and gives back the model's state, runs its step and
+  builds its report; a picture reads the values it draws (``build_scene``) and ``log.show`` makes
+  views of storages it recorded.  A tracker opened inside (the audit's own) records as usual.
 """
 
 from __future__ import annotations

@@ -165,6 +165,10 @@ class Canvas:
         self.unpatterned: set[str] = set()
         #: grid slices drawn in more than one block of columns (too wide for their card)
         self.split_grids = 0
+        #: a trial layout whose height alone is read (:func:`.picture.draw`'s ladder): the
+        #: logical grids' cells are not drawn (each lies inside its row and column: the height
+        #: and width are the same)
+        self.measure = False
         self.items: list = []
         self.width = 0.0
 

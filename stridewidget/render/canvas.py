@@ -53,6 +53,10 @@ class Lookup:
             for s in scene.get("storages", [])
         }
         self._reads: dict[str, list[str] | None] = {}
+        #: what a part computed from these cells, kept for the next layout of the same picture
+        #: (a storage strip's plan: :func:`.strip.draw_strip`); each entry holds what its key
+        #: names by id
+        self.kept: dict[tuple, tuple] = {}
 
     def cell(self, storage_id: str, cell: int | None, what: str) -> Any:
         source = self.full if what == "full" else self.storages

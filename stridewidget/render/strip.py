@@ -89,9 +89,7 @@ def draw_strip(
     # the tensors listed in words: their reads marked in their plain colour
     listed = set() if arrowed is None else {t["id"] for t in members} - {t["id"] for t in arrowed}
     canvas.unpatterned = listed
-    plan = _plan(
-        storage, members, canvas.max_width, canvas.inline_gaps, arrowed, canvas.max_strip_rows
-    )
+    plan = _kept_plan(canvas, storage, members, arrowed)
     y = _legend(canvas, storage, members, plan.wrap, y)
     if canvas.measure:  # a trial's height (picture.draw): the rows' alone, no cell, no arrow
         y = _rows_bottom(plan, y)
@@ -147,6 +145,31 @@ def _rows_bottom(plan: _Plan, y: float) -> float:
         y += 6 + plan.bands.get(r, 0.0)
         y += below
     return y
+
+
+def _kept_plan(
+    canvas: Canvas,
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    arrowed: list[Mapping[str, Any]] | None,
+) -> _Plan:
+    """The strip's :func:`_plan`, made once per lookup (one picture's layouts with the same
+    shown cells: the height ladder's trials and the picture it chose; the plan is only read)."""
+    key = (
+        id(storage),
+        tuple(map(id, members)),
+        None if arrowed is None else tuple(map(id, arrowed)),
+        canvas.max_width,
+        canvas.inline_gaps,
+        canvas.max_strip_rows,
+    )
+    kept = canvas.lookup.kept.get(key)
+    if kept is None:  # the objects the key names by id are kept with it: no id is reused
+        plan = _plan(
+            storage, members, canvas.max_width, canvas.inline_gaps, arrowed, canvas.max_strip_rows
+        )
+        kept = canvas.lookup.kept[key] = (storage, list(members), arrowed and list(arrowed), plan)
+    return kept[-1]
 
 
 @dataclass

@@ -53,6 +53,10 @@ class Lookup:
             for s in scene.get("storages", [])
         }
         self._reads: dict[str, list[str] | None] = {}
+        #: what a part computed from these cells, kept for the next layout of the same picture
+        #: (a storage strip's plan: :func:`.strip.draw_strip`); each entry holds what its key
+        #: names by id
+        self.kept: dict[tuple, tuple] = {}
 
     def cell(self, storage_id: str, cell: int | None, what: str) -> Any:
         source = self.full if what == "full" else self.storages
@@ -165,6 +169,10 @@ class Canvas:
         self.unpatterned: set[str] = set()
         #: grid slices drawn in more than one block of columns (too wide for their card)
         self.split_grids = 0
+        #: a trial layout whose height alone is read (:func:`.picture.draw`'s ladder): the
+        #: logical grids' cells are not drawn (each lies inside its row and column: the height
+        #: and width are the same)
+        self.measure = False
         self.items: list = []
         self.width = 0.0
 

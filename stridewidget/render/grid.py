@@ -228,6 +228,8 @@ def _slice_rows(
                     )
                 )
                 continue
+            if canvas.measure:  # a trial's height: no cell (it lies inside its column)
+                continue
             items.append(
                 _logical_cell(canvas, tensor, basis, slice_, s, r, k, xs[k], y, show_values)
             )

@@ -162,6 +162,7 @@ def draw(
     # many tensors: a layout stops far past the budget (all of 100 cards a step took seconds)
     stop = 3 * budget if many else None
     lay = partial(_laid_out, scene, theme, width, roles, stop_at=stop, lookups={})
+    measured = partial(lay, measure=True)  # a trial whose height alone is read
     lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels)
     picture = lay()
     if picture.height <= budget:
@@ -177,10 +178,9 @@ def draw(
     steps.append({"inline_gaps": True})  # last: a strip's markers beside its cells
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
-        """Each step on top of the ones that helped (each a whole new layout), until one fits;
-        the shortest picture and its settings."""
+        """Each step on the ones that helped (a trial layout each): the shortest, its settings."""
         for step in steps:
-            trial = lay(**{**tried, **step})
+            trial = measured(**{**tried, **step})
             if trial.height < best.height:
                 best, tried = trial, {**tried, **step}
             if best.height <= budget:
@@ -203,12 +203,16 @@ def draw(
     if picture.height > budget and len(tensors) > 2 and not every_tensor:
         # last: the last tensors listed in words, one line each (a picture of many tensors)
         for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
-            trial = lay(**{**tried, "keep": keep})
+            trial = measured(**{**tried, "keep": keep})
             if trial.height < picture.height:
                 picture, tried = trial, {**tried, "keep": keep}
             if picture.height <= budget:
                 break
     return lighter(picture, tried, light=light)
+
+
+#: The items of a trial layout whose height alone is read (``_laid_out(..., measure=True)``).
+_MEASURED: list = []
 
 
 def _lightened(
@@ -221,13 +225,15 @@ def _lightened(
     thin_panels: bool,
     light: bool,
 ) -> Picture:
-    """``picture`` (``lay(**tried)``), or, when its saved fallback weighs more than
+    """``picture`` (``lay(**tried)``; a trial's, laid out in full), or, when its saved fallback weighs more than
     :func:`.weight.weight_budget`, laid out again: its cells' addresses said in one line per card
     (not in each cell), then its grids cut to their first and last rows and columns, its storage
     strips to their first and last rows, its values to one digit after the point, fewer panels,
     long names shortened, then fewer tensors; each step on the ones that helped, until it fits.
     No step makes it taller than its height budget (or than it was; the address line may add its
     own lines)."""
+    if picture.items is _MEASURED:  # the chosen trial, laid out in full
+        picture = lay(**tried)
     budgets: dict[tuple[str, ...], int] = {}
 
     def budget_of(p: Picture) -> int:
@@ -476,6 +482,7 @@ def _laid_out(
     short_names: int | None = None,
     stop_at: float | None = None,
     lookups: dict[tuple[int, int | None], tuple[Mapping[str, Any], Lookup]] | None = None,
+    measure: bool = False,
 ) -> Picture:
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
@@ -488,7 +495,9 @@ def _laid_out(
     at most that many rows; with ``short_names``, a name longer than that many characters is
     written shortened (:func:`short_named`); with ``stop_at`` (and every tensor drawn), a layout
     past that height is not finished: its height is infinity.  ``lookups`` keeps the cells'
-    lookup of each scene and ``at_most`` for the next layout of the same picture."""
+    lookup of each scene and ``at_most`` for the next layout of the same picture.  With
+    ``measure``, its height and width alone are those of the picture: its grids' cells are not
+    drawn and its items are ``_MEASURED``."""
     if edge is not None:
         scene = elided_scene(scene, edge)
     if short_names is not None:
@@ -507,6 +516,7 @@ def _laid_out(
         max_strip_rows=strip_rows,
         lookup=_lookup(lookups, scene, at_most),
     )
+    canvas.measure = measure
     tensors = list(scene.get("tensors", []))
     left_out: list[Mapping[str, Any]] = []
     if keep is not None:
@@ -532,6 +542,5 @@ def _laid_out(
         freed = f"{name}: snapshot — the tensor was freed; this shows its layout when drawn"
         canvas.items.append(canvas.text(PAD, y, freed, muted=True))
     width, words = max(canvas.width, 240.0), described(scene)
-    return Picture(
-        width, y + 8, theme, canvas.items, words, tensors, split_grids=canvas.split_grids
-    )
+    items = _MEASURED if measure else canvas.items
+    return Picture(width, y + 8, theme, items, words, tensors, split_grids=canvas.split_grids)

@@ -89,10 +89,30 @@ def draw_strip(
     # the tensors listed in words: their reads marked in their plain colour
     listed = set() if arrowed is None else {t["id"] for t in members} - {t["id"] for t in arrowed}
     canvas.unpatterned = listed
-    plan = _plan(
-        storage, members, canvas.max_width, canvas.inline_gaps, arrowed, canvas.max_strip_rows
-    )
+    plan = _kept_plan(canvas, storage, members, arrowed)
     y = _legend(canvas, storage, members, plan.wrap, y)
+    if canvas.measure:  # a trial's height (picture.draw): the rows' alone, no cell, no arrow
+        y = _rows_bottom(plan, y)
+    else:
+        y = _rows_and_arrows(canvas, storage, members, plan, y)
+    if storage["cells"]["text"] is not None and not plan.show_text and storage.get("value_range"):
+        lo, hi = storage["value_range"]
+        note = f"values too wide for their cells: colour = {colour_of(storage['dtype'])} (viridis, dark {lo:.4g} … light {hi:.4g}); each value: hover in the live widget"
+        y -= 4
+        for line in wrapped(note, canvas.max_width - plan.left - PAD, G["font_size"]):
+            y += G["line_h"]
+            canvas.items.append(canvas.text(plan.left, y, line, muted=True))
+    return y + 2
+
+
+def _rows_and_arrows(
+    canvas: Canvas,
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    plan: _Plan,
+    y: float,
+) -> float:
+    """The strip's rows (:func:`_draw_rows`) and its arrows over them; the y below the rows."""
     legs: dict = {}
     y, positions, row_tops, arc_items, label_items = _draw_rows(
         canvas, storage, members, plan, y, legs
@@ -113,14 +133,43 @@ def draw_strip(
     place_side_labels(label_items)
     canvas.items.extend(arc_items)
     canvas.items.extend(label_items)
-    if storage["cells"]["text"] is not None and not plan.show_text and storage.get("value_range"):
-        lo, hi = storage["value_range"]
-        note = f"values too wide for their cells: colour = {colour_of(storage['dtype'])} (viridis, dark {lo:.4g} … light {hi:.4g}); each value: hover in the live widget"
-        y -= 4
-        for line in wrapped(note, canvas.max_width - plan.left - PAD, G["font_size"]):
-            y += G["line_h"]
-            canvas.items.append(canvas.text(plan.left, y, line, muted=True))
-    return y + 2
+    return y
+
+
+def _rows_bottom(plan: _Plan, y: float) -> float:
+    """The y below the strip's rows from ``y``: :func:`_draw_rows`'s, nothing drawn."""
+    if plan.wrap is not None:
+        y += G["header_h"]
+    below = G["cell_h"] + (2 if plan.wrap is not None else G["index_h"] + 2)
+    for r in range(len(plan.rows)):  # the same sums in the same order: the same float
+        y += 6 + plan.bands.get(r, 0.0)
+        y += below
+    return y
+
+
+def _kept_plan(
+    canvas: Canvas,
+    storage: Mapping[str, Any],
+    members: list[Mapping[str, Any]],
+    arrowed: list[Mapping[str, Any]] | None,
+) -> _Plan:
+    """The strip's :func:`_plan`, made once per lookup (one picture's layouts with the same
+    shown cells: the height ladder's trials and the picture it chose; the plan is only read)."""
+    key = (
+        id(storage),
+        tuple(map(id, members)),
+        None if arrowed is None else tuple(map(id, arrowed)),
+        canvas.max_width,
+        canvas.inline_gaps,
+        canvas.max_strip_rows,
+    )
+    kept = canvas.lookup.kept.get(key)
+    if kept is None:  # the objects the key names by id are kept with it: no id is reused
+        plan = _plan(
+            storage, members, canvas.max_width, canvas.inline_gaps, arrowed, canvas.max_strip_rows
+        )
+        kept = canvas.lookup.kept[key] = (storage, list(members), arrowed and list(arrowed), plan)
+    return kept[-1]
 
 
 @dataclass

@@ -80,3 +80,61 @@ def test_trackers_opened_inside_still_record_and_the_outer_one_after():
     assert [kind for _, kind, _ in _events(inner)] == ["view", "copy"]
     assert _events(outer) == [*_events(inner), *_events(alone)]
     assert _rows(report) == _rows(sw.audit(model, inputs))
+
+
+@torch.jit.script
+def _inner(z: torch.Tensor) -> torch.Tensor:
+    return z.t().contiguous()
+
+
+@torch.jit.script
+def _forked(z: torch.Tensor) -> torch.Tensor:
+    return torch.jit.wait(torch.jit.fork(_inner, z))
+
+
+class _Forks(torch.nn.Module):
+    """Its forward runs ops on a thread torch starts (TorchScript's fork), which torch gives the
+    same interception modes: the audit's work there is the audit's too (review: on CUDA, the
+    backward's device thread is such a thread)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, z):
+        return self.linear(_forked(z).t())
+
+
+def test_the_audits_work_on_threads_torch_starts_is_not_the_blocks():
+    torch.manual_seed(0)
+    model, z = _Forks(), torch.randn(4, 8)
+    for _ in range(3):  # the script's profiling runs first
+        model(z)
+    x = torch.arange(12.0).reshape(3, 4)
+    alone = _users_block(x)
+    assert _users_block(x, lambda: sw.audit(model, z, backward=False)) == alone
+
+
+def test_a_layout_the_audited_step_changed_is_read_again_after_it():
+    """Review: ``g.t_()`` inside the audited forward ran while the user's tracker was hushed, and
+    its snapshot of ``g`` (kept for reuse) said (3, 4):(4, 1) at the user's next call."""
+    g = torch.arange(12.0).reshape(3, 4)
+
+    class TransposesAGlobal(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, z):
+            with torch.no_grad():
+                g.t_()
+            return self.linear(z)
+
+    with sw.track_copies() as log:
+        g.sum()
+        sw.audit(TransposesAGlobal(), torch.randn(2, 4), backward=False)
+        g.reshape(-1)
+    event = log.events[-1]
+    assert event.call == "torch.Tensor.reshape"
+    assert event.inputs[0] == sw.inspect(g)  # the layout g has now: (4, 3):(1, 4)
+    assert (event.kind, event.bytes_copied) == ("copy", g.numel() * g.element_size())

@@ -47,6 +47,17 @@ def _widget_checked(y: torch.Tensor) -> None:
     assert widget.refresh_if_changed() is False  # its cells read again, none changed
 
 
+def _fuzzed(y: torch.Tensor) -> None:
+    assert sw.fuzz_layouts(lambda t: t[0].sum(), y).runs > 0
+
+
+_LINEAR = torch.nn.Linear(3, 2)  # made outside the blocks: its making is the user's
+
+
+def _graphed(y: torch.Tensor) -> None:
+    assert len(sw.graph(_LINEAR, y).nodes) > 0
+
+
 DRAWINGS = {
     "show": sw.show,
     "render_svg": sw.render_svg,
@@ -55,6 +66,9 @@ DRAWINGS = {
     "plot": sw.plot,
     "display after enable": _formatted,
     "a widget's post-cell check": _widget_checked,
+    "playground": sw.playground,
+    "fuzz_layouts": _fuzzed,
+    "graph": _graphed,
 }
 
 
@@ -64,6 +78,26 @@ def test_a_drawing_inside_a_block_adds_no_event(name):
     alone = _block(x)
     assert [kind for _, kind, _ in alone] == ["view", "copy"]
     assert _block(x, DRAWINGS[name]) == alone
+
+
+def test_a_compiled_capture_inside_a_block_says_so_and_leaves_torch_compile_working():
+    """Review: under the block's modes torch.compile made no graph, blamed the recompile limit,
+    and ran the model's code eagerly for good: later audits outside failed too."""
+
+    class Transposes(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.linear = torch.nn.Linear(4, 4)
+
+        def forward(self, z):
+            return self.linear(z).t().contiguous()
+
+    z, compiled = torch.randn(2, 4), torch.compile(Transposes())
+    with sw.track_copies() as log, pytest.raises(ValueError, match="outside that block") as caught:
+        sw.audit(compiled, z)
+    assert "\n" not in str(caught.value) and log.events == []
+    report = sw.audit(torch.compile(Transposes()), z)  # outside: compiled, its copy found
+    assert [c.bytes for c in report.copies if c.stage == "forward"] == [z.numel() * 4]
 
 
 def test_log_show_inside_another_block_adds_no_event():

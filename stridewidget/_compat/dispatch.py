@@ -206,6 +206,23 @@ def disable_current_modes() -> Any:
     return _disable_current_modes()
 
 
+def interception_modes_on() -> bool:
+    """Is a Python torch-function mode or dispatch mode on this thread's stack
+    (``sw.track_copies()``, ``sw.sanitize()``, a user's own)?  ``torch._C._len_torch_function_stack``
+    and ``_len_torch_dispatch_stack`` (checked on torch 2.13 (the floor)); without them, False
+    (torch.compile then says for itself that it made no graph).
+
+    >>> interception_modes_on()
+    False
+    """
+    torch_c = sys.modules["torch"]._C
+    lengths = [getattr(torch_c, name, None) for name in _STACK_LENGTHS]
+    return any(length is not None and length() > 0 for length in lengths)
+
+
+_STACK_LENGTHS = ("_len_torch_function_stack", "_len_torch_dispatch_stack")
+
+
 def decomposition_table() -> dict[Any, Any]:
     """``torch._decomp.decomposition_table``: op → its Python reference decomposition (checked on
     torch 2.13 (the floor); large, so imported at first use).  Without it, ``{}``: no reference is

@@ -27,6 +27,7 @@ from .._compat import tree_flatten
 from ..adapters.inspect import inspect
 from ..errors import LayoutError
 from ..layout.layout import Layout
+from ..unseen import unseen
 from .relayout import not_relaid, relayouts
 
 __all__ = ["FuzzFinding", "FuzzReport", "fuzz_layouts"]
@@ -406,6 +407,15 @@ def _plan(slots: list, seed: int, max_layouts: int) -> Iterator[tuple[tuple, str
             yield stream[0], item[0], item[1]
 
 
+def _check_arguments(fn: Any, rtol: Any, atol: Any, max_layouts: Any) -> None:
+    if not callable(fn):
+        raise LayoutError(f"fuzz_layouts: fn must be callable, got {type(fn).__name__}")
+    if (rtol is None) != (atol is None):
+        raise LayoutError("fuzz_layouts: give both rtol and atol, or neither")
+    if not isinstance(max_layouts, int) or max_layouts < 0:
+        raise LayoutError(f"fuzz_layouts: max_layouts must be an int >= 0, got {max_layouts!r}")
+
+
 def fuzz_layouts(
     fn: Callable,
     *inputs: Any,
@@ -440,12 +450,7 @@ def fuzz_layouts(
     >>> sw.fuzz_layouts(torch.relu, torch.randn(2, 3)).ok
     True
     """
-    if not callable(fn):
-        raise LayoutError(f"fuzz_layouts: fn must be callable, got {type(fn).__name__}")
-    if (rtol is None) != (atol is None):
-        raise LayoutError("fuzz_layouts: give both rtol and atol, or neither")
-    if not isinstance(max_layouts, int) or max_layouts < 0:
-        raise LayoutError(f"fuzz_layouts: max_layouts must be an int >= 0, got {max_layouts!r}")
+    _check_arguments(fn, rtol, atol, max_layouts)
     call = (inputs, kwargs)
     slots: list[tuple[tuple, torch.Tensor]] = []
     _slots(inputs, ("args",), slots)
@@ -460,26 +465,31 @@ def fuzz_layouts(
             f"fuzz_layouts: no input can be laid out otherwise, so nothing to try "
             f"({'; '.join(skipped)})"
         )
-    tolerance = {} if rtol is None else {"rtol": rtol, "atol": atol}
-    reference = _run(fn, call, slots, seed, None)
-    uncompared = tuple(
-        sorted({type(leaf).__name__ for leaf in reference.leaves or () if not _comparable(leaf)})
-    )
-    if next(_compare(_run(fn, call, slots, seed, None), reference, tolerance), None):
-        return FuzzReport([], 0, nondeterministic=True, uncompared=uncompared)
-    findings, runs, random_values = [], 0, 0
-    ordered: dict[str, _Run] = {}
-    for path, name, relaid in _plan(slots, seed, max_layouts):
-        layout = inspect(relaid)
-        run = _run(fn, call, slots, seed, (path, relaid))
-        runs += 1
-        for kind, detail in _compare(run, reference, tolerance):
-            if kind == "values" and reference.drew:
-                detail = _beyond_draws(fn, call, slots, seed, (path, relaid), tolerance, ordered)
-                if detail is None:
-                    random_values += 1
-                    continue
-            findings.append(FuzzFinding(_label(path), layout, name, kind, detail))
-    return FuzzReport(
-        findings, runs, uncompared=uncompared, random_values=random_values, skipped=skipped
-    )
+    with unseen():  # the fuzzer's runs are no event of a track_copies() block around it
+        tolerance = {} if rtol is None else {"rtol": rtol, "atol": atol}
+        reference = _run(fn, call, slots, seed, None)
+        uncompared = tuple(
+            sorted(
+                {type(leaf).__name__ for leaf in reference.leaves or () if not _comparable(leaf)}
+            )
+        )
+        if next(_compare(_run(fn, call, slots, seed, None), reference, tolerance), None):
+            return FuzzReport([], 0, nondeterministic=True, uncompared=uncompared)
+        findings, runs, random_values = [], 0, 0
+        ordered: dict[str, _Run] = {}
+        for path, name, relaid in _plan(slots, seed, max_layouts):
+            layout = inspect(relaid)
+            run = _run(fn, call, slots, seed, (path, relaid))
+            runs += 1
+            for kind, detail in _compare(run, reference, tolerance):
+                if kind == "values" and reference.drew:
+                    detail = _beyond_draws(
+                        fn, call, slots, seed, (path, relaid), tolerance, ordered
+                    )
+                    if detail is None:
+                        random_values += 1
+                        continue
+                findings.append(FuzzFinding(_label(path), layout, name, kind, detail))
+        return FuzzReport(
+            findings, runs, uncompared=uncompared, random_values=random_values, skipped=skipped
+        )

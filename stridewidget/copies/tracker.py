@@ -76,8 +76,8 @@ from .._compat import (
 )
 from ..adapters.aten import ARRAY_TYPES
 from ..frames import user_line_cached
-from ..unseen import NEVER_UNSEEN, opened
 from ..unseen import THREAD as _THREAD
+from ..unseen import Hushed, opened
 from .log import CopyEvent, CopyLog, _recorded_event, classify
 from .ops import (
     NO_SNAPSHOTS,
@@ -266,8 +266,8 @@ def _call_name(func: Any) -> str:
 class CallMode(TorchFunctionMode):
     """Sees user-level calls; PyTorch pops it while a call runs, so inner calls are not seen."""
 
-    #: the nesting level of the tracking block that opened it (see :mod:`stridewidget.unseen`)
-    level = NEVER_UNSEEN
+    #: > 0 while hushed (:func:`stridewidget.unseen.unseen`): every call passes through
+    quiet = 0
 
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
@@ -285,7 +285,7 @@ class CallMode(TorchFunctionMode):
         if kwargs is None:
             kwargs = _NO_KWARGS
         depth = _THREAD.depth
-        if depth.in_dispatch or self.level <= depth.unseen:  # a handler's, or sw.audit's, own
+        if depth.in_dispatch or self.quiet:  # a handler's own call, or this package's work
             return func(*args, **kwargs)
         interpreters = _INTERPRETERS()  # a functorch transform runs (one C call, falsy outside)
         if len(args) == 1 and type(args[0]) in _PLAIN_TENSOR_TYPES and not interpreters:
@@ -372,8 +372,8 @@ class OpMode(dispatch_mode_base()):
     (``torch.cond``, ``while_loop``, ``flex_attention``) runs its subgraphs through it."""
 
     supports_higher_order_operators = True
-    #: the nesting level of the tracking block that opened it (see :mod:`stridewidget.unseen`)
-    level = NEVER_UNSEEN
+    #: > 0 while hushed (:func:`stridewidget.unseen.unseen`): every call passes through
+    quiet = 0
 
     def __init__(self, recorder: Recorder) -> None:
         super().__init__()
@@ -386,9 +386,9 @@ class OpMode(dispatch_mode_base()):
     ) -> Any:
         if not _dynamo_quiet():  # a torch.compile frame hook is set: off while this runs
             return _dynamo_wrapped(self, func, types, args, kwargs)
-        thread = _THREAD.depth
-        if self.level <= thread.unseen:  # sw.audit's, or a drawing's, own work (unseen)
+        if self.quiet:  # this package's own work (stridewidget.unseen)
             return func(*args, **kwargs) if kwargs else func(*args)
+        thread = _THREAD.depth
         key = id(func)
         fast = _FAST_OPS.get(key)  # an op noted from its entry alone (see _FAST_OPS)
         if fast is not None and fast[0] is func and self.plain_run:
@@ -578,10 +578,11 @@ def tracking(call_mode: CallMode, op_mode: OpMode) -> Iterator[CopyLog]:
     says it stopped recording when the block ends."""
     log = op_mode.recorder.log
     try:
-        with opened() as level:
-            call_mode.level = op_mode.level = level
-            with call_mode, op_mode:
-                yield log
+        # hushed by stridewidget.unseen; woken, it forgets every snapshot kept for reuse: the
+        # hushed work may have changed a layout unseen (t_, set_, .data =)
+        woken = (call_mode.recorder.seen.clear, op_mode.recorder.seen.clear)
+        with opened(Hushed((call_mode, op_mode), woken)), call_mode, op_mode:
+            yield log
     finally:
         log.active = False
         log.let_go()  # torch.utils.swap_tensors refuses a tensor with a weak reference

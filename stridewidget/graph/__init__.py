@@ -17,6 +17,7 @@ import sys
 import types
 from typing import Any
 
+from ..unseen import unseen
 from .audit import CompiledAudit
 from .capture import STAGES, CaptureError
 from .capture import capture as _capture
@@ -78,7 +79,8 @@ def graph(
     >>> [n.kind for n in g.nodes if n.op == "call_function"]
     ['view', 'compute']
     """
-    return Graph(_capture(model_or_fn, example_inputs, model_kwargs, dynamic_shapes, stage))
+    with unseen():  # the capture's runs are no event of a track_copies() block around it
+        return Graph(_capture(model_or_fn, example_inputs, model_kwargs, dynamic_shapes, stage))
 
 
 class _CallableModule(types.ModuleType):

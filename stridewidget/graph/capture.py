@@ -31,6 +31,7 @@ from .._compat import (
     compiled_dynamic,
     compiled_original,
     export_user_error,
+    interception_modes_on,
     recording_backend,
     tree_leaves,
     tree_map,
@@ -407,6 +408,12 @@ def compiled_captures(
     backward graph.  What the run prints is held (and dropped if it fails); a run torch cannot
     compile raises :class:`CaptureError`, one line from ``caller`` naming ``stage`` (else the
     graph that failed: ``forward`` or ``backward``)."""
+    if interception_modes_on():  # torch.compile would run it eagerly, and that code for good
+        raise CaptureError(
+            f"{caller}: torch.compile makes no graph while an interception mode is on "
+            "(sw.track_copies(), sw.sanitize(), or a TorchFunctionMode / TorchDispatchMode of "
+            f"your own): call {caller} outside that block"
+        )
     recorded: list[tuple[str, Any, list[Any]]] = []
     seen: set[int] = set()
 

@@ -27,6 +27,7 @@ from ..adapters.inspect import inspect
 from ..adapters.numpy import is_ndarray, numpy_storage_view
 from ..errors import LayoutError
 from ..layout.ints import as_index, as_indices
+from ..unseen import unseen
 from .picture import LaidOut, laid_out
 from .widget import StaticFallbackWidget, bundle
 
@@ -290,4 +291,5 @@ def playground(
         import torch
 
         base = torch.arange(24).view(4, 6)
-    return Playground(base, size=size, stride=stride, storage_offset=storage_offset)
+    with unseen():  # its views and picture are no event of a track_copies() block around it
+        return Playground(base, size=size, stride=stride, storage_offset=storage_offset)

@@ -192,6 +192,11 @@ class _Plan:
     heads: set[int]  # rows an arrowhead drops into below its channel (no arc lanes over them)
 
 
+#: How many times a strip is wrapped again for the lanes and row labels left of it (each pass
+#: can only widen that gutter; more arrows than passes would still find room).
+_GUTTER_PASSES = 4
+
+
 def _plan(
     storage: Mapping[str, Any],
     members: list[Mapping[str, Any]],
@@ -207,25 +212,30 @@ def _plan(
         not texts or text_width(max(texts, key=len), G["font_size"]) <= cell_w - 6
     )
     arrows = strip_arrows(members if arrowed is None else arrowed)
-    # first pass: which arrows change rows (their lanes and labels sit left of the strip)
+    # which arrows change rows (their lanes and labels sit left of the strip), and the row
+    # labels: the strip wrapped again in the room they leave, until they fit in it (a narrower
+    # strip has more rows: more arrows may change rows, and its row labels may be wider)
     ends = {cell for a in arrows for cell in (a["from"], a["to"])}
-    room = max_width - 2 * PAD
-    rows, wrap = strip_rows(storage, members, cell_w, room, ends, inline, most_rows)
-    labels = [_row_label(row) for row in rows] if wrap else []
-    label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
-    row_of = rows_of_cells(rows)
-    cross = [
-        a for a in arrows
-        if a["from"] in row_of and a["to"] in row_of and row_of[a["from"]] != row_of[a["to"]]
-    ]  # fmt: skip
-    cross_label_w = max((label_width(a["label"]) for a in cross), default=0)
-    gutter = cross_label_w + 8 + 8 * len(cross) if cross else 0
-    left = PAD + gutter + label_w
-    if max_width - PAD - left != room:  # else the same rows again (strip_rows reads, never writes)
+    rows, wrap = strip_rows(storage, members, cell_w, max_width - 2 * PAD, ends, inline, most_rows)
+    left, cross_label_w = PAD, 0.0
+    for _ in range(_GUTTER_PASSES):
+        row_of = rows_of_cells(rows)
+        cross = [
+            a for a in arrows
+            if a["from"] in row_of and a["to"] in row_of and row_of[a["from"]] != row_of[a["to"]]
+        ]  # fmt: skip
+        labels = [_row_label(row) for row in rows] if wrap else []
+        label_w = max((text_width(t, G["font_size"]) + 10 for t in labels), default=0)
+        wanted_w = max((label_width(a["label"]) for a in cross), default=0)
+        gutter = max(cross_label_w, wanted_w) + 8 + 8 * len(cross) if cross else 0
+        wanted = PAD + gutter + label_w
+        if wanted <= left and wanted_w <= cross_label_w:
+            break
+        left, cross_label_w = max(left, wanted), max(cross_label_w, wanted_w)
         rows, wrap = strip_rows(
             storage, members, cell_w, max_width - PAD - left, ends, inline, most_rows
         )
-        row_of = rows_of_cells(rows)
+    row_of = rows_of_cells(rows)
     shown = [a for a in arrows if a["from"] in row_of and a["to"] in row_of]
     cross = [a for a in shown if row_of[a["from"]] != row_of[a["to"]]]
     same_row: dict[int, list[dict[str, Any]]] = {}

@@ -204,6 +204,12 @@ ZOO = {
         (torch.randint(0, 50, (4, 6)),),
         {},
     ),
+    # its backward kernel gathers the gradient rows of each bag's maxima (index_select)
+    "embedding-bag-max": lambda: (
+        torch.nn.EmbeddingBag(50, 8, mode="max"),
+        (torch.randint(0, 50, (4, 6)),),
+        {},
+    ),
 }
 _LOSS = {"lstm": lambda out: out[0].sum(), "diffusers-unet2d": lambda out: out.sample.sum()}
 

@@ -1,6 +1,8 @@
 """sw.audit's search for copies inside kernels (``copies/audit/hidden.py``) on profiler events
 and records made up to show each rule: what moves data into new storage under a marked op."""
 
+import pytest
+import torch
 from test_audit import _FakeEvent
 
 
@@ -16,7 +18,7 @@ def _call(name, handle, shapes, *inside):
 
 def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
     """Inside a marked op: an outermost new-storage op of COPY_OPS (``index_select``), its bytes
-    its buffer's; a ``copy_`` filling a buffer its caller allocated from the caller's one input
+    its buffer's (an ``index`` with a mask: not its mask's indices, freed inside it); a ``copy_`` filling a buffer its caller allocated from the caller's one input
     (``sort``), but not one whose source the caller made (``arange``), one under the marked op
     itself or a caller of two tensors; no ``out=`` call (nothing allocated); inside an op the
     tracker counts as a copy (``embedding``), only a ``clone``."""
@@ -59,6 +61,14 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
                 ),
                 *_call("aten::index_select", 7, [[24], [], [24]], alloc(192)),
                 *_call("aten::where", 8, [[24], [], [24], [24]]),  # out=: allocates nothing
+                *_call(
+                    "aten::index",
+                    17,
+                    [[24], []],
+                    *_call("aten::nonzero", 18, [[24]], alloc(192)),  # a mask's indices
+                    alloc(48),  # the result
+                    alloc(-192),
+                ),
             ),
             *_call(
                 "aten::embedding",
@@ -86,6 +96,7 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
         2: [
             ("aten._embedding_bag_backward", "aten.copy_", 192),
             ("aten._embedding_bag_backward", "aten.index_select", 192),
+            ("aten._embedding_bag_backward", "aten.index", 48),
         ],
         3: [("aten.embedding", "aten.clone", 32)],
     }
@@ -138,3 +149,53 @@ def test_profiler_events_count_what_moves_into_new_storage_inside_a_kernel():
             ("aten._embedding_bag_backward", "aten.index_select", 192),
         ]
     }
+
+
+@pytest.mark.parametrize("session", ["legacy collector", "torch.profiler"])
+def test_a_hidden_copys_bytes_are_its_results_buffer(session):
+    """With each real profiler session, each copy op run inside a marked op (a labelled range
+    stands for it) is found with its result's bytes: not a mask's indices that ``x[mask]`` and
+    ``masked_select`` allocate and free first, nor the number ``where`` wraps; ``sort``'s
+    ``copy_`` of its input with its values' bytes."""
+    import threading
+
+    from stridewidget._compat import record_function_fast
+    from stridewidget.copies.audit.profiler import (
+        THREAD_MARK,
+        KinetoSession,
+        LegacySession,
+        Marked,
+        collect,
+    )
+
+    torch.manual_seed(0)
+    x = torch.randn(64, 64)
+    mask, rows = x > 0, torch.tensor([3, 1, 1, 7])
+    calls = {
+        "aten::index": lambda: x[mask],
+        "aten::masked_select": lambda: x.masked_select(mask),
+        "aten::where": lambda: torch.where(mask, x, 0.0),
+        "aten::index_select": lambda: x.index_select(1, rows),
+        "aten::cat": lambda: torch.cat([x, x.t()]),
+        "aten::repeat": lambda: x[:4].repeat(2, 3),
+    }
+    profiler = LegacySession() if session == "legacy collector" else KinetoSession()
+    ident = threading.get_ident()
+    marked = Marked({ident: [(i, f"sw.test::{i}") for i in range(len(calls) + 1)]})
+    results = []
+    profiler.start()
+    try:
+        collect(True)
+        with record_function_fast(f"{THREAD_MARK}{ident}"):
+            pass
+        for i, run in enumerate(calls.values()):
+            with record_function_fast(f"sw.test::{i}"):
+                results.append(run())
+        with record_function_fast(f"sw.test::{len(calls)}"):
+            values = torch.sort(x[0].to(torch.float64)).values  # its input is another buffer
+    finally:
+        profiler.stop()
+    found = profiler.hidden_copies(marked)
+    for i, (name, result) in enumerate(zip(calls, results)):
+        assert found[i] == [(f"sw.test.{i}", name.replace("::", "."), result.nbytes)], name
+    assert (f"sw.test.{len(calls)}", "aten.copy_", values.nbytes) in found[len(calls)]

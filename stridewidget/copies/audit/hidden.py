@@ -85,6 +85,8 @@ _SCALAR_TYPE_ITEMSIZE = {
     15: 2,
 }
 _ITEMSIZES = (1, 2, 4, 8, 16)
+# Where a counted copy's bytes come from: its allocations (none yet, some), or its shapes.
+_NONE, _ALLOCATED, _FIXED = 0, 1, 2
 
 
 class Pairing:
@@ -137,7 +139,7 @@ class _Frame:
         self.key = key  # the legacy record's handle, or the event's end (ns)
         self.index = index  # the tracker event of the marked op (-1: not the audit's)
         self.hiding = hiding  # the marked op's profiler name
-        self.copy = copy  # the counted copy it is in: [hiding, op, bytes, bytes known], or None
+        self.copy = copy  # the counted copy it is in: [hiding, op, bytes, _FIXED ...], or None
         self.event = event
         self.depth = depth  # 0: the marked op
         self.allocs: list[int] = []  # sizes of the buffers it allocated itself, in order
@@ -159,8 +161,8 @@ class Search:
     >>> search = Search({}, dtypes=False)
     >>> search.open(1, "aten::mm", None, index=4)
     >>> search.open(2, "aten::index_select", None); search.alloc(96); search.close()
-    >>> search.found
-    {4: [['aten.mm', 'aten.index_select', 96, True]]}
+    >>> search.found[4][0][:3]  # (op that hid it, copy op, bytes)
+    ['aten.mm', 'aten.index_select', 96]
     """
 
     def __init__(self, found: dict[int, list[list]], dtypes: bool) -> None:
@@ -196,7 +198,8 @@ class Search:
         stack.append(frame)
 
     def _count(self, caller: _Frame, name: str, size: int) -> list:
-        copy = [caller.hiding.replace("::", "."), name.replace("::", "."), max(size, 0), size >= 0]
+        hiding = caller.hiding.replace("::", ".")
+        copy = [hiding, name.replace("::", "."), max(size, 0), _FIXED if size >= 0 else _NONE]
         self.found.setdefault(caller.index, []).append(copy)
         return copy
 
@@ -211,13 +214,19 @@ class Search:
 
     def alloc(self, size: int) -> None:
         """A buffer of ``size`` bytes is allocated (a negative size: one is freed)."""
-        if not self.stack or size <= 0:
+        if not self.stack:
             return
         frame = self.stack[-1]
         copy = frame.copy
         if copy is not None:
-            if not copy[3]:  # a copy's bytes: its first allocation, its result's buffer
-                copy[2], copy[3] = size, True
+            # a copy's bytes: what stays allocated of what it allocated, its result's buffer (an
+            # index with a mask allocates the mask's nonzero indices first, then frees them)
+            if copy[3] != _FIXED:
+                copy[2] += size
+                if size > 0:
+                    copy[3] = _ALLOCATED
+            return
+        if size <= 0:
             return
         frame.allocated = True
         owner = self.stack[-2] if frame.allocating and len(self.stack) > 1 else frame
@@ -280,12 +289,16 @@ def _shaped_bytes(name: str, event: Any) -> int:
 
 
 def _results(found: dict[int, list[list]]) -> dict[int, list[tuple[str, str, int]]]:
-    """The copies found, but those that allocated nothing: an ``out=`` call of a copy op (the
-    profiler names it as the op), which writes into a tensor it was given (``_safe_softmax``'s
-    ``where(mask, zero, out, out=out)``)."""
+    """The copies found, but those that kept nothing allocated: an ``out=`` call of a copy op
+    (the profiler names it as the op), which writes into a tensor it was given
+    (``_safe_softmax``'s ``where(mask, zero, out, out=out)``)."""
     results: dict[int, list[tuple[str, str, int]]] = {}
     for index, copies in found.items():
-        kept = [(hiding, name, size) for hiding, name, size, known in copies if known]
+        kept = [
+            (hiding, name, size)
+            for hiding, name, size, state in copies
+            if state == _FIXED or (state == _ALLOCATED and size > 0)
+        ]
         if kept:
             results[index] = kept
     return results
@@ -344,8 +357,8 @@ def hidden_copies_legacy(
     """:func:`hidden_copies_kineto` from the legacy profiler's records (shapes and allocations
     recorded): a list of events per thread in the order they happened, each op a ``push`` and a
     ``pop`` (nesting needs no timestamps), each allocation a ``memory_alloc`` with its size.  A
-    copy's bytes are those of the first allocation made inside it: its result's buffer,
-    allocated before any data is copied into it (``clone`` = ``empty_like`` + ``copy_``).
+    copy's bytes are what its allocations inside it leave allocated: its result's buffer
+    (``clone`` = ``empty_like`` + ``copy_``; a temporary freed inside it adds nothing).
 
     >>> hidden_copies_legacy([[]], {})
     {}

@@ -26,9 +26,10 @@
 # Nothing here is guessed.
 #
 # A copy is a data-movement op (`clone`, `cat`, `_to_copy`, ...) that a call ran — seen by the
-# copy tracker — or a `clone` / `_to_copy` that a kernel ran *inside* another op (`addmm`
-# cloning a gapped operand, a convolution's backward making its gradient contiguous), seen by
-# PyTorch's profiler and named "`aten.clone in aten.convolution_backward`".  Reorders a library
+# copy tracker — or one that a kernel ran *inside* another op (`addmm` cloning a gapped
+# operand, a convolution's backward making its gradient contiguous, an `EmbeddingBag`'s backward
+# gathering with `index_select`), seen by PyTorch's profiler and named
+# "`aten.clone in aten.convolution_backward`".  Reorders a library
 # does without any ATen op (oneDNN's, inside a CPU convolution) are invisible to both.
 
 # %%

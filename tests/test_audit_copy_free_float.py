@@ -2,7 +2,8 @@
 tensors of one float dtype (``profiler._COPY_FREE_IN_FLOAT``, decided per call by
 ``copy_free_call``; ``mm`` also when both its matrices are ready for BLAS as they are) copy
 nothing inside their kernels then, whatever the layout: the profiler, collecting everything,
-finds no ``clone`` / ``_to_copy`` / ``copy_`` / ``contiguous`` under them.  Each input the rule
+finds no ``copy_`` / ``contiguous`` / op of ``hidden.NEW_STORAGE_COPIES`` (``clone``,
+``_to_copy``, ``index_select``, ``cat`` ...) under them.  Each input the rule
 leaves out does make one copy there (another dtype, a wrapped Python number, a matrix with gaps),
 and the audit still reports it.  Oracle: the profiler's own events."""
 
@@ -14,9 +15,10 @@ import pytest
 import torch
 
 import stridewidget as sw
+from stridewidget.copies.audit.hidden import NEW_STORAGE_COPIES
 from stridewidget.copies.audit.profiler import _COPY_FREE_IN_FLOAT, copy_free_call
 
-_COPIES = {"aten::clone", "aten::_to_copy", "aten::copy_", "aten::contiguous"}
+_COPIES = NEW_STORAGE_COPIES | {"aten::copy_", "aten::contiguous"}
 A = torch.ops.aten
 
 
@@ -136,7 +138,7 @@ _BIASES = {
     "column": lambda r, c, d: torch.randn(r, 1, dtype=d),
     "0-dim": lambda r, c, d: torch.randn((), dtype=d),
 }
-_NEW_STORAGE = {"aten::clone", "aten::_to_copy", "aten::contiguous"}
+_NEW_STORAGE = NEW_STORAGE_COPIES | {"aten::contiguous"}
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])

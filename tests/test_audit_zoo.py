@@ -198,6 +198,18 @@ ZOO = {
     "transposed-weights": lambda: (_TransposedWeights(), (torch.randn(4, 16),), {}),
     "channels-last-convnet": _channels_last_convnet,
     "index-backward": lambda: (_Indexed(), (torch.randn(6, 8),), {}),
+    # its backward kernel gathers (index_select) and sorts (sort copies its input) inside
+    "embedding-bag-mean": lambda: (
+        torch.nn.EmbeddingBag(50, 8, mode="mean"),
+        (torch.randint(0, 50, (4, 6)),),
+        {},
+    ),
+    # its backward kernel gathers the gradient rows of each bag's maxima (index_select)
+    "embedding-bag-max": lambda: (
+        torch.nn.EmbeddingBag(50, 8, mode="max"),
+        (torch.randint(0, 50, (4, 6)),),
+        {},
+    ),
 }
 _LOSS = {"lstm": lambda out: out[0].sum(), "diffusers-unet2d": lambda out: out.sample.sum()}
 

@@ -4,10 +4,10 @@ The audit's op mode (:class:`~.recorders.AuditOps`) notes in :class:`Marked`, pe
 order, each op that can hide a copy (:func:`profiler_name`) and the tracker event it belongs to,
 and turns collection on only while such an op runs (:data:`collect`).  One profiler session per
 step (:func:`profiled`): the autograd profiler's legacy collector for a step on the CPU
-(:class:`LegacySession`, allocations recorded), else ``torch.profiler`` with shapes
-(:class:`KinetoSession`).  Its outermost events are paired with the marked ops, and each
-outermost ``clone`` / ``_to_copy`` under one is a hidden copy (:func:`hidden_copies_kineto`,
-:func:`hidden_copies_legacy`).
+(:class:`LegacySession`, shapes and allocations recorded), else ``torch.profiler`` with shapes,
+dtypes and allocations (:class:`KinetoSession`).  Its outermost events are paired with the marked
+ops, and what moved data into new storage under one is a hidden copy (``hidden.py``:
+:func:`hidden_copies_kineto`, :func:`hidden_copies_legacy`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import os
 import platform
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -35,6 +35,12 @@ from ..._compat import (
     schema_name,
 )
 from ..ops import COPY_OPS, MISSING, OpCache
+from .hidden import (  # noqa: F401  (_SCALAR_TYPE_ITEMSIZE: read by the tests from here)
+    _SCALAR_TYPE_ITEMSIZE,
+    THREAD_MARK,
+    hidden_copies_kineto,
+    hidden_copies_legacy,
+)
 
 __all__ = [
     "BACKWARD",
@@ -61,7 +67,7 @@ class Marked(dict):
 
     searching = True
 
-    def first_in_thread(self) -> list[tuple[int, str]]:
+    def first_in_thread(self) -> list[tuple[Any, ...]]:
         ident = threading.get_ident()
         collect(True)
         with record_function_fast(f"{THREAD_MARK}{ident}"):
@@ -273,187 +279,21 @@ def profiler_name(func: Any) -> str | None:
 collect = record_function_switch()
 
 
-THREAD_MARK = "sw.audit:thread:"
 BACKWARD = 1 << 40  # added to backward event indices (one profile, two logs)
-# Ops that always put existing values into new storage; the outermost one under a kernel is
-# counted (``clone`` runs ``copy_`` into its own buffer).  ``contiguous`` is not one: recorded,
-# it may have found nothing to do; when it copies, a ``clone`` under it is counted.
-_NEW_STORAGE_COPIES = frozenset({"aten::clone", "aten::_to_copy"})
-# The profiler names dtypes by their C++ types.
-_CPP_ITEMSIZE = {
-    "float": 4,
-    "double": 8,
-    "c10::Half": 2,
-    "c10::BFloat16": 2,
-    "long int": 8,
-    "int": 4,
-    "short int": 2,
-    "signed char": 1,
-    "unsigned char": 1,
-    "bool": 1,
-    "c10::complex<float>": 8,
-    "c10::complex<double>": 16,
-}
-
-
-# ``c10::ScalarType`` numbers, as the profiler records a ``dtype`` argument, and their sizes.
-_SCALAR_TYPE_ITEMSIZE = {
-    0: 1,
-    1: 1,
-    2: 2,
-    3: 4,
-    4: 8,
-    5: 2,
-    6: 4,
-    7: 8,
-    8: 4,
-    9: 8,
-    10: 16,
-    11: 1,
-    15: 2,
-}
-
-
-def hidden_copies_kineto(
-    events: Iterable[Any], marked: Marked
-) -> dict[int, list[tuple[str, str, int]]]:
-    """Event index -> (op that hid it, copy op, bytes) for copies made inside a non-copy op, from
-    the events of ``torch.profiler`` (:class:`KinetoSession`).
-
-    Nests the raw events by time per thread: building the profiler's own event tree
-    (``profile.events()``) costs many times the audited step.  After a thread's mark, each
-    outermost event is the next op of ``marked`` for that thread.  One of another name means that
-    ops before it recorded no event (the dispatcher lets an operator opt out of observation):
-    those are passed over; an event that names no op still to come is not one of the audit's and
-    is left out, so one stray event cannot shift every later pairing.
-    """
-    # Only the events that can pair with an op or be a copy are read further: leaving out one
-    # nested in an op changes neither which op a copy is in nor whether it is inside another copy.
-    relevant = {name for ops in marked.values() for _, name in ops} | _NEW_STORAGE_COPIES
-    # (start, -end, name, event) per thread: each native accessor is called once per event
-    by_thread: dict[int, list[tuple[int, int, str, Any]]] = {}
-    for event in events:
-        name = event.name()
-        if name in relevant or name.startswith(THREAD_MARK):
-            by_thread.setdefault(event.start_thread_id(), []).append(
-                (event.start_ns(), -event.end_ns(), name, event)
-            )
-    found: dict[int, list[tuple[str, str, int]]] = {}
-    for thread_events in by_thread.values():
-        mark = next((item for item in thread_events if item[2].startswith(THREAD_MARK)), None)
-        if mark is None:  # a thread that ran no op that can hide a copy
-            continue
-        pairing = _Pairing(marked[int(mark[2][len(THREAD_MARK) :])])
-        after = -mark[1]  # events before the mark are not the audit's (collection on by default)
-        thread_events.sort(key=lambda item: item[:2])
-        # each open event: (end, event index, the outermost op, inside a copy)
-        stack: list[tuple[int, int, str, bool]] = []
-        for start, negative_end, name, event in thread_events:
-            if start < after or event is mark[3]:
-                continue
-            while stack and stack[-1][0] <= start:
-                stack.pop()
-            if stack:
-                index, hiding, inside_copy = stack[-1][1:]
-            else:  # an op that can hide a copy (never a copy op)
-                index, hiding, inside_copy = pairing.next(name), name, False
-            if index >= 0 and not inside_copy and stack and name in _NEW_STORAGE_COPIES:
-                inside_copy = True
-                shapes, dtypes = event.shapes(), event.dtypes()
-                numel = 1
-                for size in shapes[0] if shapes else ():
-                    numel *= size
-                itemsize = _CPP_ITEMSIZE.get(dtypes[0] if dtypes else "", 0)
-                if name == "aten::_to_copy":  # its result's dtype: the argument, if one is given
-                    inputs = event.concrete_inputs()
-                    if len(inputs) > 1 and inputs[1] is not None:
-                        itemsize = _SCALAR_TYPE_ITEMSIZE.get(inputs[1], 0)
-                found.setdefault(index, []).append(
-                    (hiding.replace("::", "."), name.replace("::", "."), numel * itemsize)
-                )
-            stack.append((-negative_end, index, hiding, inside_copy))
-    return found
-
-
-class _Pairing:
-    """Pairs a thread's outermost profiler events with the ops ``marked`` noted for it, in order."""
-
-    def __init__(self, ops: list[tuple[int, str]]) -> None:
-        self.ops = ops
-        self.position = 0  # of the next op not paired yet
-
-    def next(self, name: str) -> int:
-        """The tracker event index of the next op named ``name`` (ops before it recorded no
-        event), or -1 when no op still to come has that name (an event not of the audit's)."""
-        ops = self.ops
-        for position in range(self.position, len(ops)):
-            if ops[position][1] == name:
-                self.position = position + 1
-                return ops[position][0]
-        return -1
-
-
-def hidden_copies_legacy(
-    records: list[list[Any]], marked: Marked
-) -> dict[int, list[tuple[str, str, int]]]:
-    """:func:`hidden_copies_kineto` from the legacy profiler's records (:class:`LegacySession`):
-    a list of events per thread in the order they happened, each op a ``push`` and a ``pop``
-    (nesting needs no timestamps), each allocation a ``memory_alloc`` with its size.  A hidden
-    copy's bytes are those of the first allocation made inside it: its result's buffer, allocated
-    before any data is copied into it (``clone`` = ``empty_like`` + ``copy_``)."""
-    found: dict[int, list[tuple[str, str, int]]] = {}
-    # Tens of records per op that can hide a copy, nearly all read only to keep the nesting: each
-    # record's accessors are native calls, so each is called at most once, and a pop is matched
-    # with the innermost open op first (always, unless records were left out).
-    for events in records:
-        pairing: _Pairing | None = None
-        # each open op: (handle, event index, the outermost op, the copy it is in or None)
-        stack: list[tuple[int, int, str, list | None]] = []
-        for event in events:
-            kind = event.kind()
-            if kind == "pop":
-                if stack:
-                    handle = event.handle()
-                    if stack[-1][0] == handle:
-                        stack.pop()
-                    else:
-                        for depth in range(len(stack) - 2, -1, -1):
-                            if stack[depth][0] == handle:
-                                del stack[depth:]
-                                break
-            elif kind == "push":
-                name = event.name()
-                if stack:
-                    _, index, hiding, inside = stack[-1]
-                    if inside is None and index >= 0 and name in _NEW_STORAGE_COPIES:
-                        # [op that hid it, copy op, bytes, bytes known]
-                        inside = [hiding.replace("::", "."), name.replace("::", "."), 0, False]
-                        found.setdefault(index, []).append(inside)
-                    stack.append((event.handle(), index, hiding, inside))
-                elif pairing is not None:  # an op that can hide a copy (never a copy op)
-                    stack.append((event.handle(), pairing.next(name), name, None))
-                elif name.startswith(THREAD_MARK):  # before it: not the audit's
-                    pairing = _Pairing(marked[int(name[len(THREAD_MARK) :])])
-            elif stack and kind == "memory_alloc":
-                inside = stack[-1][3]
-                if inside is not None and not inside[3]:
-                    size = event.cpu_memory_usage()
-                    if size > 0:
-                        inside[2], inside[3] = size, True
-    return {
-        index: [(hiding, name, size) for hiding, name, size, _ in copies]
-        for index, copies in found.items()
-    }
 
 
 class KinetoSession:
-    """``torch.profiler`` (CPU activity, shapes and dtypes recorded): a hidden copy's bytes are
-    its shape times its dtype's size, on any device.  ~12 µs per recorded event here."""
+    """``torch.profiler`` (CPU activity, shapes, dtypes and allocations recorded): a hidden
+    ``clone`` / ``_to_copy``'s bytes are its shape times its dtype's size, on any device; another
+    copy's, its buffer's allocation (exact on the CPU; CUDA's caching allocator reports its
+    rounded block sizes).  ~12 µs per recorded event here."""
 
     def __init__(self) -> None:
         from torch.profiler import profile
 
-        self.profiler = profile(activities=[ProfilerActivity.CPU], record_shapes=True)
+        self.profiler = profile(
+            activities=[ProfilerActivity.CPU], record_shapes=True, profile_memory=True
+        )
 
     def start(self) -> None:
         with _quiet_native_stderr():
@@ -469,9 +309,9 @@ class KinetoSession:
 
 class LegacySession:
     """The autograd profiler's legacy collector (``torch.autograd._enable_profiler_legacy``, which
-    ``torch.autograd.profiler_legacy`` wraps), allocations recorded: per collected op ~5× cheaper
-    than ``torch.profiler`` with shapes (``benchmarks/bench_profilers.py``).  It records no
-    dtypes; a hidden copy's bytes are the size of the buffer it allocated, which the CPU
+    ``torch.autograd.profiler_legacy`` wraps), shapes and allocations recorded: per collected op
+    several times cheaper than ``torch.profiler`` with shapes (``benchmarks/bench_profilers.py``).
+    It records no dtypes; a hidden copy's bytes are the size of the buffer it allocated, which the CPU
     allocator reports exactly (CUDA's caching allocator reports its rounded block sizes), so it
     serves steps that run on the CPU only."""
 
@@ -480,7 +320,7 @@ class LegacySession:
     def start(self) -> None:
         config = torch.autograd.ProfilerConfig(
             torch.autograd.ProfilerState.CPU,
-            False,  # shapes
+            True,  # shapes
             True,  # memory
             False,  # stack
             False,  # flops

@@ -13,7 +13,7 @@ import torch
 
 from ..._compat import current_autograd_node, storage_identity
 from ..log import CopyLog
-from ..ops import Pending
+from ..ops import Pending, moves_data, op_info
 from ..snapshot import arrays_in
 from ..tracker import CallMode, OpMode, Recorder
 from .guard import output_tensors
@@ -198,10 +198,15 @@ class AuditOps(OpMode):
         name = profiler_name(func)
         if name is None or not self.marked.searching or copy_free_call(func, args, kwargs):
             return func(*args, **kwargs)
+        # the tracker counts this call's own movement (embedding's gather): its kernel's gather
+        # or copy_ into its result is that copy (see hidden.Search).  Asked before the profiler
+        # collects: a first answer runs the op's decomposition (note_op reads it cached).
+        moves = not op_info(func).written and moves_data(func, args, kwargs)
         ops = self.marked.get(threading.get_ident())
         if ops is None:
             ops = self.marked.first_in_thread()
-        ops.append((self.offset + len(self.recorder.log.events), name))
+        index = self.offset + len(self.recorder.log.events)
+        ops.append((index, name, True) if moves else (index, name))
         self.recorder.pending.keep_layouts = True
         collect(True)
         try:

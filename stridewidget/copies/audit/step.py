@@ -19,13 +19,16 @@ see:
 * **copies inside an op** — a kernel that clones an operand (``addmm`` with a gapped one,
   ``convolution_backward`` making a gradient contiguous) does so below every dispatch mode.  The
   step runs under a profiler session: for a step on the CPU, the autograd profiler's legacy
-  collector with allocations recorded (:class:`~.profiler.LegacySession`, several times
-  cheaper per event; a hidden copy's bytes are its buffer's), else ``torch.profiler`` with shapes
-  and dtypes (:class:`~.profiler.KinetoSession`); both are tested to give the same report.  The
-  tracker's op mode, subclassed, notes in each thread which ATen op ran for which tracker event,
-  in order, and the profiler's outermost events are paired with them.  Each outermost
-  ``clone`` / ``_to_copy`` under a non-copy op becomes a copy with ``hidden_in`` naming that op.
-  Reorders a library makes without an ATen op (oneDNN's inside a CPU convolution) stay invisible.
+  collector with shapes and allocations recorded (:class:`~.profiler.LegacySession`, several
+  times cheaper per event; a hidden copy's bytes are its buffer's), else ``torch.profiler`` with
+  shapes, dtypes and allocations (:class:`~.profiler.KinetoSession`); both are tested to give the
+  same report.  The tracker's op mode, subclassed, notes in each thread which ATen op ran for
+  which tracker event, in order, and the profiler's outermost events are paired with them.  What
+  moved data into new storage under a non-copy op becomes a copy with ``hidden_in`` naming that
+  op (:mod:`~.hidden`): each outermost op of ``COPY_OPS`` that returns new storage (``clone``,
+  ``_to_copy``, ``index_select``, ``cat`` ...), and a ``copy_`` filling a buffer its calling op
+  allocated from that op's one input (``sort``).  Not counted: reorders a library makes without
+  an ATen op (oneDNN's inside a CPU convolution) or with loops of the kernel's own.
 
 The cost is per op, plus one profiler session per step that collects only while an op that can
 hide a copy runs (not a view, not a copy op); an event that moved no data and wrote nothing is

@@ -650,7 +650,8 @@ class _FakeEvent:
         return lambda: self._values[name]
 
 
-def _ProfilerEvent(name, start, end, shapes=(), dtypes=()):
+def _ProfilerEvent(name, start, end, shapes=(), dtypes=(), **more):
+    """A ``torch.profiler`` event on thread 1; ``more``: other accessors (``nbytes``)."""
     return _FakeEvent(
         name=name,
         start_ns=start,
@@ -659,6 +660,7 @@ def _ProfilerEvent(name, start, end, shapes=(), dtypes=()):
         shapes=list(shapes),
         dtypes=list(dtypes),
         concrete_inputs=[],
+        **more,
     )
 
 

@@ -3,7 +3,7 @@ and records made up to show each rule: what moves data into new storage under a 
 
 import pytest
 import torch
-from test_audit import _FakeEvent
+from test_audit import _FakeEvent, _ProfilerEvent
 
 
 def _Record(kind, name="", handle=0, usage=0, shapes=()):
@@ -103,16 +103,7 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
 
 
 def _Timed(name, start, end, shapes=(), dtypes=(), nbytes=0):
-    return _FakeEvent(
-        name=name,
-        start_ns=start,
-        end_ns=end,
-        start_thread_id=1,
-        shapes=list(shapes),
-        dtypes=list(dtypes),
-        concrete_inputs=[],
-        nbytes=nbytes,
-    )
+    return _ProfilerEvent(name, start, end, shapes, dtypes, nbytes=nbytes)
 
 
 def test_profiler_events_count_what_moves_into_new_storage_inside_a_kernel():

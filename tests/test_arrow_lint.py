@@ -33,6 +33,14 @@ ISSUE_CASES = {
     "6-d transposed pair": lambda: (lambda x: {"x": x, "xt": x.transpose(0, -1)})(
         torch.arange(96.0).reshape(3, 1, 2, 4, 1, 4)
     ),
+    # held-out fuzz (2026-12-04): three 5-D tensors over one storage start 15 arrows in its first
+    # cell; their legs were spread 1.8 px apart over the cell's width (on top of each other)
+    "5-d three views": lambda: (lambda x: {"x": x, "a": x[...], "b": x[...]})(
+        torch.arange(32).reshape(2, 2, 2, 2, 2)
+    ),
+    "6-d diagonal and permuted": lambda: (
+        lambda x: {"x": x, "d": x.diagonal(dim1=-2, dim2=-1), "p": x.permute(5, 1, 2, 3, 4, 0)}
+    )(torch.arange(2800, dtype=torch.int32).reshape(7, 5, 5, 8, 2, 1)),
 }
 PICTURES = [(f"corpus {c.name}", lambda c=c: (tensors_of(c), c.wrap)) for c in CASES] + [
     (f"issue {name}", lambda make=make: (make(), None)) for name, make in ISSUE_CASES.items()

@@ -16,6 +16,7 @@ room (:func:`lane_band`, :func:`channel_room`) and calls these with the cells' p
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -26,6 +27,7 @@ from .primitives import G, Group, Path, Rect, text_width
 __all__ = [
     "CHANNEL",
     "HEAD",
+    "cell_width_for_legs",
     "channel_room",
     "channel_slots",
     "cross_arrow",
@@ -39,6 +41,9 @@ __all__ = [
 LANE = 16  # px between two lanes over a row: a label (13 px) above its line, clear of the next
 BASE = 8  # px from a row's top to its lowest lane
 CHANNEL = 4  # px between two cross-row arrows' channels over a row
+#: px at least between two legs that leave one cell (closer, two lines read as one: the lint's
+#: "on top of each other" is under 2 px)
+LEG_GAP = 3.0
 #: px an arrow drops from its channel to the row (with the 8 px under the row above, its ~11 px
 #: head stays clear of the storage indices printed there)
 HEAD = 5
@@ -136,6 +141,19 @@ def _label(canvas: Canvas, arrow, x: float, y: float, anchor: str) -> Group:
 def _style(arrow) -> tuple[str, str | None]:
     order = arrow["tensor"]["order"]
     return tensor_colour(order), (None if order % 2 == 0 else "6 3")
+
+
+def cell_width_for_legs(cell_w: float, arrows: Sequence[Mapping[str, Any]]) -> float:
+    """``cell_w``, or wider where more arrows start or end in one cell than its width spreads
+    ``LEG_GAP`` apart (:func:`_legs`: its legs use the cell's width less 11 px).
+
+    >>> ends = [{"from": 0, "to": k} for k in range(1, 16)]  # 15 arrows leave cell 0
+    >>> cell_width_for_legs(36.0, ends[:4]), cell_width_for_legs(36.0, ends)
+    (36.0, 53.0)
+    """
+    legs = Counter(cell for a in arrows for cell in (a["from"], a["to"]))
+    most = max(legs.values(), default=0)
+    return max(cell_w, 11 + (most - 1) * LEG_GAP) if most > 1 else cell_w
 
 
 def _legs(arcs, cross_ends, positions, cell_w) -> tuple[dict, dict]:

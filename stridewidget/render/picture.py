@@ -200,8 +200,8 @@ def draw(
                 picture, tried = other, settings
     else:
         picture, tried = ladder({}, picture)
-    if picture.height > budget and len(tensors) > 2 and not every_tensor:
-        # last: the last tensors listed in words, one line each (a picture of many tensors)
+    if picture.height > budget and len(tensors) >= 2 and not every_tensor:
+        # last: the last tensors listed in words, one line each (two large 5-D tensors too)
         for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
             trial = measured(**{**tried, "keep": keep})
             if trial.height < picture.height:
@@ -230,8 +230,7 @@ def _lightened(
     (not in each cell), then its grids cut to their first and last rows and columns, its storage
     strips to their first and last rows, its values to one digit after the point, fewer panels,
     long names shortened, then fewer tensors; each step on the ones that helped, until it fits.
-    No step makes it taller than its height budget (or than it was; the address line may add its
-    own lines)."""
+    No step makes it taller than its height budget (or than it was), the address line included."""
     if picture.items is _MEASURED:  # the chosen trial, laid out in full
         picture = lay(**tried)
     budgets: dict[tuple[str, ...], int] = {}
@@ -277,8 +276,7 @@ def _lightened(
     tallest = max(height_budget(scene), picture.height)
     for step in steps:
         trial = lay(**{**tried, **step})
-        room = tallest + (G["line_h"] * 2 * len(tensors) if "address_line" in step else 0)
-        if trial.height <= room and over(trial) < over(picture):
+        if trial.height <= tallest and over(trial) < over(picture):
             picture, tried = trial, {**tried, **step}
             picture.lightened = True
         if over(picture) <= 0:
@@ -414,8 +412,14 @@ def _listed(canvas: Canvas, tensors: list, y: float, why: str = "height budget")
         return y
     lines = [f"{len(tensors)} more not drawn (the picture's {why}); their layouts:"]
     room = canvas.max_width - 2 * PAD
+    same = {
+        s["id"]: s["same_memory"] for s in canvas.scene.get("storages", []) if s.get("same_memory")
+    }
     for t in tensors[:_MAX_LISTED]:
-        line = f"· {t['name']} over storage {t['storage']}: {t['layout']['text']}"
+        line = f"· {t['name']} over storage {t['storage']}"
+        if t["storage"] in same:  # its strip is not drawn: say whose memory it is
+            line += f" (same memory as {', '.join(same[t['storage']])}, viewed as {t['layout']['dtype']})"
+        line += f": {t['layout']['text']}"
         lines += wrapped(line, room, G["font_size"])
     rest = tensors[_MAX_LISTED:]
     if rest:  # named, at most _MAX_NAMED of them (a name is at most MAX_NAME characters)

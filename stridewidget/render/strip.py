@@ -19,6 +19,7 @@ from ..style import STYLE
 from .arrows import (
     CHANNEL,
     HEAD,
+    cell_width_for_legs,
     channel_room,
     channel_slots,
     cross_arrow,
@@ -205,13 +206,14 @@ def _plan(
     arrowed: list[Mapping[str, Any]] | None = None,
     most_rows: int | None = None,
 ) -> _Plan:
-    cell_w = _storage_cell_width(storage, members)
+    arrows = strip_arrows(members if arrowed is None else arrowed)
+    # wide enough for its values and marks, and for the legs of the arrows leaving one cell
+    cell_w = cell_width_for_legs(_storage_cell_width(storage, members), arrows)
     texts = storage["cells"]["text"]
     # every text fits when the longest does (a width grows with the length alone)
     show_text = texts is not None and (
         not texts or text_width(max(texts, key=len), G["font_size"]) <= cell_w - 6
     )
-    arrows = strip_arrows(members if arrowed is None else arrowed)
     # which arrows change rows (their lanes and labels sit left of the strip), and the row
     # labels: the strip wrapped again in the room they leave, until they fit in it (a narrower
     # strip has more rows: more arrows may change rows, and its row labels may be wider)

@@ -6,7 +6,8 @@
 * :func:`unseen`: the package's own torch work inside a user's ``track_copies()`` block stays out
   of the user's log.  ``sw.audit`` keeps and gives back the model's state, runs its step and
   builds its report; a picture reads the values it draws (``build_scene``); ``log.show`` makes
-  views of storages it recorded.  Every tracking block open on this thread when it starts
+  views of storages it recorded; ``sw.fuzz_layouts``, ``sw.graph`` and ``sw.playground`` make
+  their own tensors and run their own ops.  Every tracking block open on this thread when it starts
   (:func:`opened`) is hushed for its length: its modes pass each call and op through, on every
   thread torch runs them on (an autograd device thread, a TorchScript fork: torch hands them the
   same mode objects); a tracker opened inside (the audit's own) records as usual.

@@ -174,8 +174,8 @@ class Search:
         """An op starts: a marked one (``index``, its tracker event; ``moves``: the tracker
         counts its call as a copy) when none is open.  Inside a marked op the tracker counts as a
         copy (``embedding``, ``pow(x, 1)``), its kernel's gather or ``copy_`` makes the result
-        that copy is: only a ``clone`` / ``_to_copy`` (of an input, to another layout or dtype)
-        is a copy of its own."""
+        that copy is: only a ``_to_copy`` (to another dtype) or a ``clone`` of another tensor it
+        takes (:meth:`_of_another_input`) is a copy of its own."""
         stack = self.stack
         if not stack:
             frame = _Frame(key, index, name, None, event, 0)
@@ -185,7 +185,11 @@ class Search:
         caller = stack[-1]
         copy = caller.copy
         if copy is None and caller.index >= 0:
-            if name in NEW_STORAGE_COPIES and (name in _SHAPED or not caller.moves):
+            if name in NEW_STORAGE_COPIES and (
+                not caller.moves
+                or name == "aten::_to_copy"
+                or (name == "aten::clone" and self._of_another_input(event))
+            ):
                 copy = self._count(caller, name, _shaped_bytes(name, event) if self.dtypes else -1)
             elif name == "aten::copy_" and caller.depth and not caller.moves:
                 size = self.filled(caller, event)
@@ -196,6 +200,20 @@ class Search:
         )
         frame.moves = caller.moves
         stack.append(frame)
+
+    def _of_another_input(self, clone: Any) -> bool:
+        """Inside a marked op the tracker counts as a copy, is this ``clone`` of a tensor the op
+        takes besides the one whose values it moves (``embedding``'s indices, reshaped)?  A clone
+        of that first input or of the op's result is how its kernel moves those values: the
+        tracker's one copy (``upsample_nearest2d``'s channels-last loop clones its input and
+        result, then copies back; ``index_fill`` clones ``self`` and fills the clone), which
+        ``torch.profiler`` nets into the op's own allocation."""
+        shapes = clone.shapes()
+        inputs = self._tensor_inputs(self.stack[0].event)
+        if not shapes or not inputs:
+            return False
+        source = (shapes[0], clone.dtypes()[0]) if self.dtypes else (shapes[0], "")
+        return source != inputs[0] and source in inputs[1:]
 
     def _count(self, caller: _Frame, name: str, size: int) -> list:
         hiding = caller.hiding.replace("::", ".")

@@ -1,0 +1,80 @@
+"""sw.audit on one-op models, each step cross-checked against an independent
+``torch.profiler(profile_memory=True)`` run of the plain step (the zoo's oracle,
+``tests/test_audit_zoo.py``): per phase, the report's bytes are the profiler's.  Each op here was
+once reported other than the profiler saw it, with either of the audit's profiler sessions."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from test_audit_zoo import _into_blank_buffer, _oracle
+
+import stridewidget as sw
+
+
+class _OneOp(torch.nn.Module):
+    """``op(x * w)``: the op's input needs a gradient, and so its backward runs."""
+
+    def __init__(self, op, shape) -> None:
+        super().__init__()
+        self.op = op
+        self.w = torch.nn.Parameter(torch.randn(*shape))
+
+    def forward(self, x):
+        return self.op(x * self.w)
+
+
+class _Embedding(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.nn.Embedding(20, 8)
+
+    def forward(self, indices):
+        return self.table(indices)
+
+
+def _values(out):
+    """The tensor a loss sums: the values of an op that returns (values, indices)."""
+    return out[0] if isinstance(out, tuple) else out
+
+
+OPS = {
+    # its CPU kernel clones input and result channels-last, then copies back (2304 != 1024)
+    "interpolate-nearest": (lambda x: F.interpolate(x, scale_factor=2), (1, 4, 4, 4)),
+    "interpolate-nearest-wide": (lambda x: F.interpolate(x, scale_factor=2), (2, 16, 8, 8)),
+    # index_fill clones self and fills the clone (256 != 128, both phases)
+    "index-fill": (lambda x: x.index_fill(1, torch.tensor([0, 2]), 0.0), (4, 8)),
+    # its backward, pixel_unshuffle, clones its input (1024 != 512)
+    "pixel-shuffle": (lambda x: F.pixel_shuffle(x, 2), (1, 8, 4, 4)),
+}
+
+
+@pytest.fixture(params=["legacy collector", "torch.profiler"])
+def collector(request, monkeypatch):
+    from stridewidget.copies.audit import profiler as _audit
+
+    if request.param == "torch.profiler":
+        monkeypatch.setattr(_audit, "_legacy_profiler_usable", lambda devices: False)
+    return request.param
+
+
+def _agrees(model, inputs):
+    loss_fn = lambda out: _values(out).sum()  # noqa: E731
+    report = sw.audit(model, *inputs, loss_fn=loss_fn)
+    expected = _oracle(model, inputs, {}, loss_fn)
+    for phase in ("forward", "backward"):
+        items = [c for c in report.copies if c.phase == phase and not _into_blank_buffer(c)]
+        assert (phase, sum(c.bytes for c in items)) == (phase, expected[phase])
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_the_report_of_one_op_agrees_with_the_profiler(name, collector):
+    op, shape = OPS[name]
+    torch.manual_seed(0)
+    _agrees(_OneOp(op, shape), (torch.randn(*shape),))
+
+
+def test_a_clone_of_an_ops_other_input_is_a_copy_of_its_own(collector):
+    """Inside ``embedding`` (a copy of the tracker's), the clone its kernel makes of transposed
+    indices to reshape them is a copy besides the gather (800 B, the profiler's)."""
+    torch.manual_seed(0)
+    _agrees(_Embedding(), (torch.randint(0, 20, (5, 4)).t(),))

@@ -98,3 +98,25 @@ def test_a_clone_of_an_ops_other_input_is_a_copy_of_its_own(collector):
     indices to reshape them is a copy besides the gather (800 B, the profiler's)."""
     torch.manual_seed(0)
     _agrees(_Embedding(), (torch.randint(0, 20, (5, 4)).t(),))
+
+
+# Their kernels copy their one input into a buffer they allocate, directly under the op the
+# audit marks (sort(stable=True) is aten::sort.stable itself; sort() calls it): 0 != 128, 64, 64
+COPY_INTO_RESULT = {
+    "sort-stable": (lambda x: torch.sort(x, dim=1, stable=True), (4, 8)),
+    "eigvalsh": (lambda x: torch.linalg.eigvalsh(x + x.mT), (4, 4)),
+    "qr": (lambda x: torch.linalg.qr(x)[0], (4, 4)),
+    "lu-factor": (lambda x: torch.linalg.lu_factor(x)[0], (4, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPY_INTO_RESULT))
+def test_a_copy_of_its_input_directly_under_an_op_is_found(name, collector):
+    op, shape = COPY_INTO_RESULT[name]
+    torch.manual_seed(0)
+    model = _OneOp(op, shape)
+    loss_fn = lambda out: _values(out).sum()  # noqa: E731
+    x = torch.randn(*shape)
+    report = sw.audit(model, x, loss_fn=loss_fn)
+    expected = _oracle(model, (x,), {}, loss_fn)["forward"]
+    assert sum(c.bytes for c in report.copies if c.phase == "forward") == expected > 0

@@ -7,9 +7,11 @@ storage inside that op's kernel, the same data movement the tracker counts (``CO
 * each outermost op of :data:`NEW_STORAGE_COPIES` (``clone``, ``_to_copy``, ``index_select``,
   ``cat`` ... every op of ``COPY_OPS`` that returns new storage), its bytes those of its result's
   buffer;
-* each ``copy_`` that fills a buffer its calling op (not the marked op itself: that op's own
-  event says what it copied) allocated, from that op's one input tensor (``sort``'s CPU kernel
-  copies its input into its new values buffer, then sorts that in place).  The profilers record
+* each ``copy_`` that fills a buffer its calling op (the marked op itself too, unless the
+  tracker counts that op as a copy: then its own event says what it copied) allocated, from that
+  op's one input tensor (``sort``'s CPU kernel copies its input into its new values buffer, then
+  sorts that in place; ``linalg_qr``, ``linalg_eigh`` and ``linalg_lu_factor_ex`` copy theirs
+  into their results, directly under the op).  The profilers record
   no addresses, so this is read from what they do record: the ``copy_``'s source and destination
   have the shape of the op's one input tensor (and, where dtypes are recorded, its dtype), no op
   inside the caller made a tensor before it (so the source is older than the call), and the
@@ -191,7 +193,7 @@ class Search:
                 or (name == "aten::clone" and self._of_another_input(event))
             ):
                 copy = self._count(caller, name, _shaped_bytes(name, event) if self.dtypes else -1)
-            elif name == "aten::copy_" and caller.depth and not caller.moves:
+            elif name == "aten::copy_" and not caller.moves:
                 size = self.filled(caller, event)
                 if size:
                     copy = self._count(caller, name, size)

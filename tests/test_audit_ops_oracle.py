@@ -120,3 +120,18 @@ def test_a_copy_of_its_input_directly_under_an_op_is_found(name, collector):
     report = sw.audit(model, x, loss_fn=loss_fn)
     expected = _oracle(model, (x,), {}, loss_fn)["forward"]
     assert sum(c.bytes for c in report.copies if c.phase == "forward") == expected > 0
+
+
+def test_a_copy_of_a_0d_input_is_found_where_dtypes_are_recorded(monkeypatch):
+    """sort.stable of a 0-d tensor copies it into its values (4 B): ``torch.profiler`` records
+    its dtype, so it is told from a number (the legacy collector records both alike: missed)."""
+    from stridewidget.copies.audit import profiler as _audit
+
+    monkeypatch.setattr(_audit, "_legacy_profiler_usable", lambda devices: False)
+    torch.manual_seed(0)
+    model = _OneOp(lambda x: torch.sort(x[0, 0], stable=True), (4, 8))
+    loss_fn = lambda out: _values(out).sum()  # noqa: E731
+    x = torch.randn(4, 8)
+    report = sw.audit(model, x, loss_fn=loss_fn)
+    expected = _oracle(model, (x,), {}, loss_fn)["forward"]
+    assert sum(c.bytes for c in report.copies if c.phase == "forward") == expected == 4

@@ -258,7 +258,9 @@ class Search:
         if caller.made:  # its source may be a tensor the caller made
             return 0
         shapes = copy.shapes()
-        if len(shapes) < 2 or shapes[0] != shapes[1] or not shapes[0]:
+        # a 0-d tensor's copy: only where dtypes say it is one (the legacy collector records a
+        # number's shape and a 0-d tensor's alike)
+        if len(shapes) < 2 or shapes[0] != shapes[1] or not (shapes[0] or self.dtypes):
             return 0
         numel = math.prod(shapes[0])
         inputs = self._tensor_inputs(caller.event)

@@ -60,6 +60,16 @@ OPS = {
     # the plain CPU step fills zeros, under a mode it multiplies its bool mask (388 != 260)
     "max-all": (lambda x: torch.max(x), (4, 8)),
     "min-all": (lambda x: torch.min(x), (4, 8)),
+    # given its lengths as tensors, its subclass-safe branch divides by int64 lengths (12 != 4)
+    "ctc-loss": (
+        lambda x: F.ctc_loss(
+            x.log_softmax(2),
+            torch.tensor([[1, 2], [2, 1]]),
+            torch.tensor([5, 5]),
+            torch.tensor([2, 2]),
+        ),
+        (5, 2, 4),
+    ),
 }
 # A loss whose gradient is a contiguous tensor: sum()'s is a stride-0 expand, which
 # masked_scatter_ clones inside itself in the plain step only (60 B the audit cannot see).

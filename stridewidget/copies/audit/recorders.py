@@ -20,7 +20,14 @@ from .guard import output_tensors
 from .origins import NodeOrigins, recompute_line
 from .profiler import Marked, collect, copy_free_call, profiler_name
 
-__all__ = ["AuditCalls", "AuditOps", "AuditRecorder", "BackwardRecorder"]
+__all__ = [
+    "FUNCTIONAL_UNDER_A_MODE",
+    "AuditCalls",
+    "AuditOps",
+    "AuditRecorder",
+    "BackwardRecorder",
+    "without_ctc_conversion",
+]
 
 
 class AuditRecorder(Recorder):
@@ -165,6 +172,16 @@ FUNCTIONAL_UNDER_A_MODE = {
     "MaxBackward1": ("aten.mul", "bool"),
     "MinBackward1": ("aten.mul", "bool"),
 }
+
+
+def without_ctc_conversion(inside: Any) -> list[Any]:
+    """The copies found inside a ``ctc_loss`` call (or inside the ``DivBackward0`` of its
+    division), but the one only the audit's modes make.  ``ctc_loss`` given its lengths as
+    tensors takes its subclass-safe branch under a mode: its ``"mean"`` reduction divides the
+    losses by the int64 target lengths, which ``div`` converts inside itself (and again in that
+    division's backward), where the plain step divides by them made in the losses' dtype
+    (``at::tensor(target_lengths, res.options())``): no conversion."""
+    return [item for item in inside if item[:2] != ("aten.div", "aten._to_copy")]
 
 
 class BackwardRecorder(AuditRecorder):

@@ -41,6 +41,8 @@ OPS = {
     # its CPU kernel clones input and result channels-last, then copies back (2304 != 1024)
     "interpolate-nearest": (lambda x: F.interpolate(x, scale_factor=2), (1, 4, 4, 4)),
     "interpolate-nearest-wide": (lambda x: F.interpolate(x, scale_factor=2), (2, 16, 8, 8)),
+    # it copies the wrapped edges into its new buffer, then the corners over them (640 != 576)
+    "pad-circular": (lambda x: F.pad(x, (1, 1, 1, 1), mode="circular"), (1, 4, 4, 4)),
     # index_fill clones self and fills the clone (256 != 128, both phases)
     "index-fill": (lambda x: x.index_fill(1, torch.tensor([0, 2]), 0.0), (4, 8)),
     # its backward, pixel_unshuffle, clones its input (1024 != 512)

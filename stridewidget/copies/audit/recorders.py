@@ -74,6 +74,14 @@ class AuditRecorder(Recorder):
         filename: str,
         line: int,
     ) -> None:
+        # Copies into storage the call allocated itself fill at most that storage: F.pad's
+        # circular mode copies the wrapped edges into its new buffer, then the corners again
+        # over them (640 B copied into 576 B); what the step moved into new storage is the
+        # buffer's bytes, as the profiler's allocations say.
+        if pending.copied_into and not pending.fresh_copy:
+            filled = {extent.cdata: extent.nbytes for extent in pending.copied_into}
+            if not any(e.cdata in filled for snapshot in input_snapshots for e in snapshot.extents):
+                pending.bytes_copied = min(pending.bytes_copied, sum(filled.values()))
         # A copy op writing into a buffer the step allocated blank (out = torch.empty(...);
         # out[:n] = a; out[n:] = b; empty_like(x).copy_(x)) moved data into new storage: a copy,
         # until copies have filled the buffer once.  Writing into storage that holds data (an

@@ -147,3 +147,23 @@ def test_a_copy_of_a_0d_input_is_found_where_dtypes_are_recorded(monkeypatch):
     report = sw.audit(model, x, loss_fn=loss_fn)
     expected = _oracle(model, (x,), {}, loss_fn)["forward"]
     assert sum(c.bytes for c in report.copies if c.phase == "forward") == expected == 4
+
+
+class _Unpermuted(torch.nn.Module):
+    """transformers' grouped MoE experts restore their tokens' order through an inverse
+    permutation written into a blank buffer (``inv[perm] = arange``: an ``index_put_``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        perm = torch.argsort(x[:, 0])
+        inverse = torch.empty_like(perm)
+        inverse[perm] = torch.arange(perm.size(0))
+        return self.linear(x[perm])[inverse]
+
+
+def test_an_index_write_into_a_blank_buffer_is_the_copy_the_oracle_explains(collector):
+    torch.manual_seed(0)
+    _agrees(_Unpermuted(), (torch.randn(6, 8),))

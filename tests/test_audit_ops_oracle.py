@@ -43,6 +43,12 @@ OPS = {
     "interpolate-nearest-wide": (lambda x: F.interpolate(x, scale_factor=2), (2, 16, 8, 8)),
     # it copies the wrapped edges into its new buffer, then the corners over them (640 != 576)
     "pad-circular": (lambda x: F.pad(x, (1, 1, 1, 1), mode="circular"), (1, 4, 4, 4)),
+    # to its own size, its backward copies the gradient, made contiguous inside it, into its
+    # result: a copy_ of a tensor the op made, not of its input (2048 != 1024)
+    "interpolate-bicubic-same-size": (
+        lambda x: F.interpolate(x.transpose(1, 2).reshape(2, 8, 4, 4), size=4, mode="bicubic"),
+        (2, 16, 8),
+    ),
     # index_fill clones self and fills the clone (256 != 128, both phases)
     "index-fill": (lambda x: x.index_fill(1, torch.tensor([0, 2]), 0.0), (4, 8)),
     # its backward, pixel_unshuffle, clones its input (1024 != 512)

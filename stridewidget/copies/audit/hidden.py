@@ -245,6 +245,8 @@ class Search:
                 copy[2] += size
                 if size > 0:
                     copy[3] = _ALLOCATED
+            if size > 0:  # a tensor made inside its caller (a copy_ from it copies no input)
+                frame.allocated = True
             return
         if size <= 0:
             return

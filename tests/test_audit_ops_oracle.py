@@ -41,6 +41,10 @@ OPS = {
     # its CPU kernel clones input and result channels-last, then copies back (2304 != 1024)
     "interpolate-nearest": (lambda x: F.interpolate(x, scale_factor=2), (1, 4, 4, 4)),
     "interpolate-nearest-wide": (lambda x: F.interpolate(x, scale_factor=2), (2, 16, 8, 8)),
+    "interpolate-nearest-exact": (
+        lambda x: F.interpolate(x, scale_factor=2, mode="nearest-exact"),
+        (1, 4, 4, 4),
+    ),
     # it copies the wrapped edges into its new buffer, then the corners over them (640 != 576)
     "pad-circular": (lambda x: F.pad(x, (1, 1, 1, 1), mode="circular"), (1, 4, 4, 4)),
     # to its own size, its backward copies the gradient, made contiguous inside it, into its

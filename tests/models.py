@@ -53,6 +53,9 @@ MOVES = {
     "upsample_nearest1d",  # a gather of the nearest values
     "upsample_nearest2d",
     "upsample_nearest3d",
+    "_upsample_nearest_exact1d",  # the same gather, rounding its source index to the nearest
+    "_upsample_nearest_exact2d",
+    "_upsample_nearest_exact3d",
     "slice_backward",
     "select_backward",
     "diagonal_backward",

@@ -19,9 +19,11 @@ def _call(name, handle, shapes, *inside):
 def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
     """Inside a marked op: an outermost new-storage op of COPY_OPS (``index_select``), its bytes
     its buffer's (an ``index`` with a mask: not its mask's indices, freed inside it); a ``copy_`` filling a buffer its caller allocated from the caller's one input
-    (``sort``), but not one whose source the caller made (``arange``), one under the marked op
-    itself or a caller of two tensors; no ``out=`` call (nothing allocated); inside an op the
-    tracker counts as a copy (``embedding``), only a ``clone``."""
+    (``sort``; under the marked op itself too), but not one whose source the caller made
+    (``arange``), one under a marked op the tracker counts as a copy itself (``pow(x, 1)``) or a
+    caller of two tensors; no ``out=`` call (nothing allocated); inside an op the
+    tracker counts as a copy (``embedding``), only a ``clone`` of another input than its first
+    (its indices; one of its table is how it moves the table's rows)."""
     from stridewidget.copies.audit.profiler import THREAD_MARK as _THREAD_MARK
     from stridewidget.copies.audit.profiler import Marked as _Marked
     from stridewidget.copies.audit.profiler import hidden_copies_legacy as _hidden_copies_legacy
@@ -31,8 +33,9 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
             7: [
                 (2, "aten::_embedding_bag_backward"),
                 (3, "aten::embedding", True),
-                (4, "aten::pow"),
+                (4, "aten::pow", True),
                 (5, "aten::addmm"),
+                (6, "aten::sort"),
             ]
         }
     )
@@ -74,7 +77,8 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
                 "aten::embedding",
                 9,
                 [[50, 8], [24]],
-                *_call("aten::clone", 10, [[50, 8], []], alloc(32)),
+                *_call("aten::clone", 10, [[24], []], alloc(192)),  # of its indices: counted
+                *_call("aten::clone", 19, [[50, 8], []], alloc(1600)),  # of what it gathers
                 *_call("aten::index_select", 11, [[50, 8], [], [24]], alloc(768)),
             ),
             *_call("aten::pow", 12, [[3], []], alloc(12), *_call("aten::copy_", 13, [[3], [3]])),
@@ -90,6 +94,14 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
                     *_call("aten::copy_", 16, [[4], [4], []]),
                 ),
             ),
+            *_call(  # sort.stable: its copy_ of its input directly under it
+                "aten::sort",
+                20,
+                [[24], [], [], []],
+                alloc(96),  # values
+                alloc(192),  # indices
+                *_call("aten::copy_", 21, [[24], [24], []]),
+            ),
         ]
     ]
     assert _hidden_copies_legacy(records, marked) == {
@@ -98,7 +110,8 @@ def test_legacy_records_count_what_moves_into_new_storage_inside_a_kernel():
             ("aten._embedding_bag_backward", "aten.index_select", 192),
             ("aten._embedding_bag_backward", "aten.index", 48),
         ],
-        3: [("aten.embedding", "aten.clone", 32)],
+        3: [("aten.embedding", "aten.clone", 192)],
+        6: [("aten.sort", "aten.copy_", 96)],
     }
 
 

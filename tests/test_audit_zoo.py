@@ -26,8 +26,11 @@ from torch.profiler import ProfilerActivity, profile
 import stridewidget as sw
 from stridewidget.copies.audit.guard import differentiable as _differentiable
 
-# ops in an event that allocate the storage the event copies into
-_ALLOCATING = {f"aten.{name}" for name in _MOVES - {"copy_"}} | {"aten.embedding"}
+# ops in an event that allocate the storage the event copies into: not the in-place ones, which
+# write into a tensor they are given (``inv = torch.empty_like(perm); inv[perm] = arange``, the
+# index_put_ of transformers' grouped MoE experts, is a copy into a blank buffer)
+_IN_PLACE_MOVES = {"copy_", "index_put_", "_index_put_impl_"}
+_ALLOCATING = {f"aten.{name}" for name in _MOVES - _IN_PLACE_MOVES} | {"aten.embedding"}
 
 
 def _moved_bytes(run) -> tuple[object, int]:

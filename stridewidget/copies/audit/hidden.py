@@ -7,9 +7,11 @@ storage inside that op's kernel, the same data movement the tracker counts (``CO
 * each outermost op of :data:`NEW_STORAGE_COPIES` (``clone``, ``_to_copy``, ``index_select``,
   ``cat`` ... every op of ``COPY_OPS`` that returns new storage), its bytes those of its result's
   buffer;
-* each ``copy_`` that fills a buffer its calling op (not the marked op itself: that op's own
-  event says what it copied) allocated, from that op's one input tensor (``sort``'s CPU kernel
-  copies its input into its new values buffer, then sorts that in place).  The profilers record
+* each ``copy_`` that fills a buffer its calling op (the marked op itself too, unless the
+  tracker counts that op as a copy: then its own event says what it copied) allocated, from that
+  op's one input tensor (``sort``'s CPU kernel copies its input into its new values buffer, then
+  sorts that in place; ``linalg_qr``, ``linalg_eigh`` and ``linalg_lu_factor_ex`` copy theirs
+  into their results, directly under the op).  The profilers record
   no addresses, so this is read from what they do record: the ``copy_``'s source and destination
   have the shape of the op's one input tensor (and, where dtypes are recorded, its dtype), no op
   inside the caller made a tensor before it (so the source is older than the call), and the
@@ -174,8 +176,8 @@ class Search:
         """An op starts: a marked one (``index``, its tracker event; ``moves``: the tracker
         counts its call as a copy) when none is open.  Inside a marked op the tracker counts as a
         copy (``embedding``, ``pow(x, 1)``), its kernel's gather or ``copy_`` makes the result
-        that copy is: only a ``clone`` / ``_to_copy`` (of an input, to another layout or dtype)
-        is a copy of its own."""
+        that copy is: only a ``_to_copy`` (to another dtype) or a ``clone`` of another tensor it
+        takes (:meth:`_of_another_input`) is a copy of its own."""
         stack = self.stack
         if not stack:
             frame = _Frame(key, index, name, None, event, 0)
@@ -185,9 +187,13 @@ class Search:
         caller = stack[-1]
         copy = caller.copy
         if copy is None and caller.index >= 0:
-            if name in NEW_STORAGE_COPIES and (name in _SHAPED or not caller.moves):
+            if name in NEW_STORAGE_COPIES and (
+                not caller.moves
+                or name == "aten::_to_copy"
+                or (name == "aten::clone" and self._of_another_input(event))
+            ):
                 copy = self._count(caller, name, _shaped_bytes(name, event) if self.dtypes else -1)
-            elif name == "aten::copy_" and caller.depth and not caller.moves:
+            elif name == "aten::copy_" and not caller.moves:
                 size = self.filled(caller, event)
                 if size:
                     copy = self._count(caller, name, size)
@@ -196,6 +202,20 @@ class Search:
         )
         frame.moves = caller.moves
         stack.append(frame)
+
+    def _of_another_input(self, clone: Any) -> bool:
+        """Inside a marked op the tracker counts as a copy, is this ``clone`` of a tensor the op
+        takes besides the one whose values it moves (``embedding``'s indices, reshaped)?  A clone
+        of that first input or of the op's result is how its kernel moves those values: the
+        tracker's one copy (``upsample_nearest2d``'s channels-last loop clones its input and
+        result, then copies back; ``index_fill`` clones ``self`` and fills the clone), which
+        ``torch.profiler`` nets into the op's own allocation."""
+        shapes = clone.shapes()
+        inputs = self._tensor_inputs(self.stack[0].event)
+        if not shapes or not inputs:
+            return False
+        source = (shapes[0], clone.dtypes()[0]) if self.dtypes else (shapes[0], "")
+        return source != inputs[0] and source in inputs[1:]
 
     def _count(self, caller: _Frame, name: str, size: int) -> list:
         hiding = caller.hiding.replace("::", ".")
@@ -225,6 +245,8 @@ class Search:
                 copy[2] += size
                 if size > 0:
                     copy[3] = _ALLOCATED
+            if size > 0:  # a tensor made inside its caller (a copy_ from it copies no input)
+                frame.allocated = True
             return
         if size <= 0:
             return
@@ -238,7 +260,9 @@ class Search:
         if caller.made:  # its source may be a tensor the caller made
             return 0
         shapes = copy.shapes()
-        if len(shapes) < 2 or shapes[0] != shapes[1] or not shapes[0]:
+        # a 0-d tensor's copy: only where dtypes say it is one (the legacy collector records a
+        # number's shape and a 0-d tensor's alike)
+        if len(shapes) < 2 or shapes[0] != shapes[1] or not (shapes[0] or self.dtypes):
             return 0
         numel = math.prod(shapes[0])
         inputs = self._tensor_inputs(caller.event)

@@ -20,7 +20,14 @@ from .guard import output_tensors
 from .origins import NodeOrigins, recompute_line
 from .profiler import Marked, collect, copy_free_call, profiler_name
 
-__all__ = ["AuditCalls", "AuditOps", "AuditRecorder", "BackwardRecorder"]
+__all__ = [
+    "FUNCTIONAL_UNDER_A_MODE",
+    "AuditCalls",
+    "AuditOps",
+    "AuditRecorder",
+    "BackwardRecorder",
+    "without_ctc_conversion",
+]
 
 
 class AuditRecorder(Recorder):
@@ -67,6 +74,14 @@ class AuditRecorder(Recorder):
         filename: str,
         line: int,
     ) -> None:
+        # Copies into storage the call allocated itself fill at most that storage: F.pad's
+        # circular mode copies the wrapped edges into its new buffer, then the corners again
+        # over them (640 B copied into 576 B); what the step moved into new storage is the
+        # buffer's bytes, as the profiler's allocations say.
+        if pending.copied_into and not pending.fresh_copy:
+            filled = {extent.cdata: extent.nbytes for extent in pending.copied_into}
+            if not any(e.cdata in filled for snapshot in input_snapshots for e in snapshot.extents):
+                pending.bytes_copied = min(pending.bytes_copied, sum(filled.values()))
         # A copy op writing into a buffer the step allocated blank (out = torch.empty(...);
         # out[:n] = a; out[n:] = b; empty_like(x).copy_(x)) moved data into new storage: a copy,
         # until copies have filled the buffer once.  Writing into storage that holds data (an
@@ -133,6 +148,50 @@ _ALLOCATIONS = frozenset(
 )
 
 
+#: Backward formulas that take another branch while any dispatch mode is on (torch's
+#: ``areAnyTensorSubclassLike``, true of every tensor then), whose copy the plain step does not
+#: make: autograd node -> ``(op, what)``.  ``"own"``: the node's functional ``op`` makes a new
+#: tensor from a zero buffer the step just allocated (blank: :attr:`AuditRecorder.blank`), where
+#: the plain step runs its in-place form on that buffer itself: ``value_selecting_reduction_backward``
+#: (``zeros.scatter_(dim, indices, grad)`` in the plain step, ``new_zeros.scatter(...)`` under a
+#: mode) and ``masked_select_backward`` (``masked_scatter_`` / ``masked_scatter``); the
+#: copy is not reported.  ``"bool"``: the copy the ``op``'s kernel makes inside itself of a bool
+#: tensor on the CPU is not reported: ``evenly_distribute_backward`` (``max()`` / ``min()`` of
+#: all elements) fills ``new_zeros`` with ``masked_fill_`` in a plain CPU step, while under a mode
+#: (and on CUDA, where it is reported) it multiplies its bool mask, converted, by the gradient.
+#: ``prod`` and ``cumprod`` are not here: under a mode their backward computes another way
+#: (no data-dependent branch), with other ops and copies throughout.
+FUNCTIONAL_UNDER_A_MODE = {
+    **dict.fromkeys(
+        (
+            "SortBackward0",
+            "SortBackward1",
+            "TopkBackward0",
+            "KthvalueBackward0",
+            "MedianBackward1",
+            "NanmedianBackward1",
+            "ModeBackward0",
+            "MaxBackward0",
+            "MinBackward0",
+        ),
+        ("aten.scatter", "own"),
+    ),
+    "MaskedSelectBackward0": ("aten.masked_scatter", "own"),
+    "MaxBackward1": ("aten.mul", "bool"),
+    "MinBackward1": ("aten.mul", "bool"),
+}
+
+
+def without_ctc_conversion(inside: Any) -> list[Any]:
+    """The copies found inside a ``ctc_loss`` call (or inside the ``DivBackward0`` of its
+    division), but the one only the audit's modes make.  ``ctc_loss`` given its lengths as
+    tensors takes its subclass-safe branch under a mode: its ``"mean"`` reduction divides the
+    losses by the int64 target lengths, which ``div`` converts inside itself (and again in that
+    division's backward), where the plain step divides by them made in the losses' dtype
+    (``at::tensor(target_lengths, res.options())``): no conversion."""
+    return [item for item in inside if item[:2] != ("aten.div", "aten._to_copy")]
+
+
 class BackwardRecorder(AuditRecorder):
     """Notes, for each event, the autograd node the engine was running in this thread (``None``
     between nodes: the engine summing two gradients of one tensor).  One call per op, instead of
@@ -147,6 +206,27 @@ class BackwardRecorder(AuditRecorder):
         self.recomputed: dict[int, tuple[str, int]] = {}
         # the code of the frame that runs backward, where the search for a recompute stops
         self.outermost: Any = None
+        # event index -> "own" or "bool": a copy only the audit's modes make
+        # (:data:`FUNCTIONAL_UNDER_A_MODE`)
+        self.under_a_mode: dict[int, str] = {}
+
+    def add(self, call: str, arguments: Any, result: Any, pending: Pending) -> None:
+        count = len(self.log.events)
+        super().add(call, arguments, result, pending)
+        if len(self.log.events) == count or self.nodes[-1] is None:
+            return
+        rule = FUNCTIONAL_UNDER_A_MODE.get(type(self.nodes[-1]).__name__)
+        if rule is None or pending.ops != [rule[0]]:
+            return
+        tensors = arrays_in(arguments, [])
+        if not tensors or not isinstance(tensors[0], torch.Tensor):
+            return
+        first = tensors[0]
+        if rule[1] == "own":
+            if storage_identity(first) in self.blank:
+                self.under_a_mode[count] = "own"
+        elif first.dtype == torch.bool and first.device.type == "cpu":
+            self.under_a_mode[count] = "bool"
 
     def record_unread(
         self, call: str, pending: Pending, arguments: Any, filename: str, line: int

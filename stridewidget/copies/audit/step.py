@@ -55,6 +55,11 @@ shares, a copy not reported (:data:`SPARSE_ACCUMULATED`); and the gradient of an
 index (``IndexBackward0``) is put into its zero buffer by ``index_put`` (a clone of the buffer,
 then ``index_put_``) where the plain step runs ``_index_put_impl_`` on the buffer itself: the
 clone, of a buffer the step allocated blank, is not reported (``UNDER_A_MODE["expanded"]``).
+The backward of ``sort``, ``topk``, ``max(dim)`` and the other value-selecting reductions, of
+``masked_select`` and of ``max()`` of all elements copies under the modes where the plain step
+writes in place: not reported (:data:`~.recorders.FUNCTIONAL_UNDER_A_MODE`); nor is the
+conversion of ``ctc_loss``'s target lengths that only its subclass-safe branch makes
+(:func:`~.recorders.without_ctc_conversion`).
 A user's ``torch.profiler`` open around ``sw.audit`` is left running: the step then runs under
 no session of the audit's (torch keeps one per process), and copies inside kernels are not
 searched for (:func:`.profiler.profiled`).
@@ -88,7 +93,13 @@ from .found import AuditCopy
 from .guard import check_devices, check_model, differentiable, grad_targets
 from .origins import NodeOrigins, Timeline, line_text, modules_followed
 from .profiler import BACKWARD, Marked
-from .recorders import AuditCalls, AuditOps, AuditRecorder, BackwardRecorder
+from .recorders import (
+    AuditCalls,
+    AuditOps,
+    AuditRecorder,
+    BackwardRecorder,
+    without_ctc_conversion,
+)
 
 __all__ = [
     "REENTRANT_CHECKPOINT",
@@ -416,6 +427,8 @@ def _forward_copies(
     copies = []
     for event in recorder.log.events:
         inside = hidden.get(event.index, ())
+        if inside and "aten._ctc_loss" in event.ops:
+            inside = without_ctc_conversion(inside)
         if event.kind != "copy" and not inside:
             continue
         module, where = forward_modules[event.index], origins.where(event)
@@ -453,9 +466,17 @@ def _backward_copies(
     for index, owner in enumerate(forward_modules):
         forward_in_module.setdefault(owner, index)
     copies = []
+    under_a_mode = backward_recorder.under_a_mode
     for event, node in zip(backward_recorder.log.events, backward_recorder.nodes):
         inside = hidden.get(BACKWARD + event.index, ())
-        if event.kind != "copy" and not inside:
+        mode_copy = under_a_mode.get(event.index)
+        if mode_copy == "bool":  # FUNCTIONAL_UNDER_A_MODE: its bool mask's conversion
+            inside = [item for item in inside if item[1] != "aten._to_copy"]
+        elif inside and type(node).__name__ == "DivBackward0":
+            origin = origins.of_node.get(node)
+            if origin is not None and "aten._ctc_loss" in forward_log.events[origin].ops:
+                inside = without_ctc_conversion(inside)
+        if (event.kind != "copy" or mode_copy == "own") and not inside:
             continue
         if (
             shared_sparse

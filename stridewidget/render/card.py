@@ -194,8 +194,8 @@ def _thinned(logical: Mapping[str, Any], most: int | None, name: str) -> list[tu
 
 
 def _wrapped(note: str, room: float) -> list[str]:
-    """``note`` in lines of at most ``room`` px where it can, broken between its listed ranges
-    (after ``], ``); a continued line is indented."""
+    """``note`` in lines of at most ``room`` px, broken between its listed ranges (after ``], ``)
+    where it can; a continued line is indented."""
     lines: list[str] = []
     for part in re.split(r"(?<=\]), ", note):
         if lines and text_width(f"{lines[-1]}, {part}", G["font_size"]) <= room:
@@ -205,7 +205,9 @@ def _wrapped(note: str, room: float) -> list[str]:
             lines.append(f"    {part}")
         else:
             lines.append(part)
-    return lines
+    # a range longer than the room (a long name said twice in its "between" clause): at spaces,
+    # a word longer than a line inside it
+    return [piece for line in lines for piece in wrapped(line, room, G["font_size"])]
 
 
 class _Line:

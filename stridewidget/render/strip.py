@@ -257,6 +257,11 @@ def _plan(
     )  # fmt: skip
 
 
+#: Readers a strip's legend names one by one at most; the rest are one line (their marks run in
+#: the order the tensors were given).
+_LEGEND_MOST = 24
+
+
 def _legend(
     canvas: Canvas,
     storage: Mapping[str, Any],
@@ -267,13 +272,20 @@ def _legend(
     """The legend line(s) at ``y``: swatch + letter = name of each tensor, then what the cells
     show; the y where the strip starts."""
     x = PAD
-    for tensor in members:  # legend: swatch + letter = name
+    shown, rest = members[:_LEGEND_MOST], members[_LEGEND_MOST:]
+    for tensor in shown:  # legend: swatch + letter = name
         label = f"{tensor['mark']} = {tensor['name']}"
         if x > PAD and x + 17 + text_width(label, G["font_size"]) > canvas.max_width:
             x, y = PAD, y + G["line_h"]
         canvas.items.append(Rect(x, y - 11, 13, 13, _swatch(canvas, tensor), "#000000", rx=2))
         canvas.items.append(canvas.text(x + 17, y, label))
         x += 17 + text_width(label, G["font_size"]) + 14
+    if rest:  # many readers (a flat buffer's parameter views): their marks in the order given
+        more = f"… and {len(rest)} more readers: marks {rest[0]['mark']} to {rest[-1]['mark']} (in the order the tensors were given)"
+        for line in wrapped(more, canvas.max_width - 2 * PAD, G["font_size"]):
+            x, y = PAD, y + G["line_h"]
+            canvas.items.append(canvas.text(x, y, line, muted=True))
+        x = canvas.max_width  # what the cells show: on a line of its own
     texts = storage["cells"]["text"]
     shown_as = "values" if texts is not None else no_values_reason(storage)
     digits = canvas.lookup.digits.get(storage["id"])

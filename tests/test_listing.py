@@ -177,11 +177,30 @@ def test_every_surface_says_two_dtypes_are_one_memory():
     assert len(ids) == 2
     svg = svg_of_scene(scene)
     texts = [i[3] for i in _flat(picture_of(scene, 900, None)["items"]) if i[0] == "t"]
+    text = sw.render_text(f=f, bits=bits)
     for _this, other in (ids, ids[::-1]):
         said = f"same memory as {other} (viewed as another dtype)"
-        assert said in svg and said in texts
+        assert said in svg and any(said in t for t in texts) and said in text
     plain = build_scene({"f": f, "g": f.clone().view(torch.int32)})  # another memory: not said
     assert "same memory" not in svg_of_scene(plain)
+    assert "same memory" not in sw.render_text(f=f, g=f.clone().view(torch.int32))
+
+
+def test_a_strip_of_one_memory_counts_its_own_readers_and_says_so():
+    """Review: ``c`` (complex64) and ``c.imag`` (float32) are one memory; ``c[0]`` reads the bytes
+    of s1's cell 0, yet its hover said "not read by any shown tensor".  A strip of one memory
+    with another says its marks and "unread" count its own tensors; its hover says so too."""
+    c = torch.tensor([1 + 2j, 3 - 4j, 5 + 6j])
+    im = c.imag
+    assert c.untyped_storage().data_ptr() == im.untyped_storage().data_ptr()
+    scene = build_scene({"c": c, "im": im})
+    listed = picture_of(scene, 900, None)["items"]
+    tips = [g[3] for g in _groups(listed) if g[1].split()[0] == "sws-scell"]
+    assert tips and not any("not read by any shown tensor" in t for t in tips)
+    assert any("not read by a tensor over this strip" in t for t in tips)
+    texts = [i[3] for i in _flat(listed) if i[0] == "t"]
+    assert sum("count this strip's tensors only" in t for t in texts) == 2
+    assert sw.render_text(c=c, im=im).count("count this strip's tensors only") == 2
 
 
 def test_a_hover_line_names_storage_only_with_what_storage_holds():

@@ -18,6 +18,7 @@ __all__ = [
     "gap_words",
     "group_digits",
     "reader_mark",
+    "same_memory_note",
     "signed",
     "special_text",
     "storage_words",
@@ -42,6 +43,19 @@ def counted(n: int, word: str) -> str:
     ('1 element', '0 elements', '1,234 cells')
     """
     return f"{group_digits(n)} {word}{'' if n == 1 else 's'}"
+
+
+def same_memory_note(others: list[str]) -> str:
+    """What a strip says when other strips are the same bytes read as another dtype: its marks,
+    counts and "unread" are of the tensors over it alone.
+
+    >>> print(same_memory_note(["s1"]))
+    same memory as s1 (viewed as another dtype); marks, "unread" and "untouched" here count this strip's tensors only
+    """
+    return (
+        f"same memory as {', '.join(others)} (viewed as another dtype); "
+        'marks, "unread" and "untouched" here count this strip\'s tensors only'
+    )
 
 
 def storage_words(size: int, itemsize: int, unit: int, dtype: str, nbytes: int) -> str:

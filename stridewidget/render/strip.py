@@ -36,6 +36,7 @@ from .labels import (
     gap_words,
     group_digits,
     reader_mark,
+    same_memory_note,
     special_text,
     storage_words,
     viridis,
@@ -83,10 +84,10 @@ def draw_strip(
         canvas.items.append(canvas.text(PAD, y, line, size=G["font_size_title"], bold=True))
     y += G["line_h"]
     if storage.get("same_memory"):  # a float32 tensor and its .view(torch.int32): one memory
-        others = ", ".join(storage["same_memory"])
-        note = f"same memory as {others} (viewed as another dtype)"
-        canvas.items.append(canvas.text(PAD, y - 2, note, muted=True))
-        y += G["line_h"]
+        note = same_memory_note(storage["same_memory"])
+        for line in wrapped(note, canvas.max_width - 2 * PAD, G["font_size"]):
+            canvas.items.append(canvas.text(PAD, y - 2, line, muted=True))
+            y += G["line_h"]
     # the tensors listed in words: their reads marked in their plain colour
     listed = set() if arrowed is None else {t["id"] for t in members} - {t["id"] for t in arrowed}
     canvas.unpatterned = listed
@@ -425,7 +426,9 @@ def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers
     if text is not None:
         tip.append(f"= {text}")
     tip.extend(f"· {t['name']} reads it {'?' if n is None else n}×" for t, n in readers)
-    if not readers:
+    if not readers and storage.get("same_memory"):  # the other strip's tensors may read it
+        tip.append("· not read by a tensor over this strip")
+    elif not readers:
         tip.append("· not read by any shown tensor")
     return " ".join(tip)
 

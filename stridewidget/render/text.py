@@ -10,7 +10,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .labels import counted, gap_note, gap_words, group_digits, reader_mark, storage_words
+from .labels import (
+    counted,
+    gap_note,
+    gap_words,
+    group_digits,
+    reader_mark,
+    same_memory_note,
+    storage_words,
+)
 from .picture import scene_of
 from .strip import no_values_reason
 
@@ -41,6 +49,8 @@ def _storage_lines(storage: Mapping[str, Any], members: list[Mapping[str, Any]])
         f"storage {storage['id']} · {words} · {storage['device']}{rows}"
         + ("" if texts is not None else f" · {no_values_reason(storage)}")
     ]
+    if storage.get("same_memory"):  # a float32 tensor and its .view(torch.int32): one memory
+        lines.append(f"  {same_memory_note(storage['same_memory'])}")
 
     def block(positions: list[int]) -> None:
         lines.append("  index |" + "".join(str(cells[p]).rjust(width) for p in positions))

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..scene.logical import gap_between
 from .canvas import Canvas
-from .facts import NOTATION, address_words, layout_summary
+from .facts import address_words, layout_summary, notation
 from .grid import draw_slice, encodings, logical_cell_width
 from .labels import colour_of, gap_note, viridis
 from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
@@ -117,7 +117,8 @@ def _head(canvas: Canvas, tensor: Mapping[str, Any]) -> float:
     for line in wrapped(layout_summary(layout), _room(canvas), G["font_size"]):
         y += G["line_h"]
         lines.append(canvas.text(PAD, y, line, muted=True))
-    canvas.items.append(Group("sws-facts", lines, title=f"{layout['text']} — {NOTATION}"))
+    how = notation(len(layout["shape"]))
+    canvas.items.append(Group("sws-facts", lines, title=f"{layout['text']} — {how}"))
     for note in (tensor.get("reads") or {}).get("notes", ()):
         lines = []
         for line in wrapped(note, _room(canvas), G["font_size"]):

@@ -14,7 +14,7 @@ from typing import Any
 
 from .labels import counted, group_digits, storage_words
 
-__all__ = ["NOTATION", "address_words", "facts_html", "facts_of", "layout_summary"]
+__all__ = ["address_words", "facts_html", "facts_of", "layout_summary", "notation"]
 
 
 def layout_summary(layout: Mapping[str, Any]) -> str:
@@ -58,7 +58,21 @@ def layout_summary(layout: Mapping[str, Any]) -> str:
     )
 
 
-NOTATION = "shape:strides +offset — element [i, j] lives at storage[offset + i·stride0 + j·stride1]"
+def notation(ndim: int) -> str:
+    """How to read a layout's summary line, for a tensor of ``ndim`` dims.
+
+    >>> notation(2)
+    'shape:strides +offset — element [i, j] lives at storage[offset + i·stride0 + j·stride1]'
+    >>> notation(0), notation(1)[-27:]
+    ('shape:strides +offset — its one element lives at storage[offset]', 'storage[offset + i·stride0]')
+    """
+    if ndim == 0:
+        return "shape:strides +offset — its one element lives at storage[offset]"
+    names = [_INDEX_NAMES[d] if d < len(_INDEX_NAMES) else f"i{d}" for d in range(ndim)]
+    steps = " + ".join(f"{n}·stride{d}" for d, n in enumerate(names))
+    return (
+        f"shape:strides +offset — element [{', '.join(names)}] lives at storage[offset + {steps}]"
+    )
 
 
 #: The names of a cell's indices in :func:`address_words` (``o`` left out: it reads as 0).
@@ -138,7 +152,7 @@ def facts_html(tensor: Mapping[str, Any]) -> str:
     )
     return (
         # a long name or shape breaks anywhere rather than widen the fallback past its column
-        f'<details style="overflow-wrap:anywhere"><summary title="{html.escape(NOTATION)}">'
+        f'<details style="overflow-wrap:anywhere"><summary title="{html.escape(notation(len(layout["shape"])))}">'
         f"{html.escape(summary)}</summary><table>{table}</table>"
         f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
         "</details>"

@@ -11,6 +11,7 @@ above each row, or a lane left of the strip when they join two rows.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -52,6 +53,8 @@ def no_values_reason(storage: Mapping[str, Any]) -> str:
 
     >>> no_values_reason({"itemsize": 8, "unit": 4})
     'no values: its 8 B elements straddle the 4 B cells (a byte-misaligned or record-field view)'
+    >>> no_values_reason({"itemsize": 1, "unit": 1, "dtype": "uint4", "device": "cpu"})
+    'no values: torch reads no number from one uint4 element (a packed or raw-bits dtype)'
     """
     itemsize, unit = storage.get("itemsize"), storage.get("unit")
     if unit is not None and itemsize is not None and unit != itemsize:
@@ -59,7 +62,15 @@ def no_values_reason(storage: Mapping[str, Any]) -> str:
             f"no values: its {itemsize} B elements straddle the {unit} B cells "
             "(a byte-misaligned or record-field view)"
         )
+    dtype = str(storage.get("dtype", ""))
+    if not str(storage.get("device", "")).startswith("meta") and _PACKED.fullmatch(dtype):
+        return f"no values: torch reads no number from one {dtype} element (a packed or raw-bits dtype)"
     return "no values (meta tensor or layout only)"
+
+
+#: torch's dtypes whose elements torch itself turns into no Python number (``.item()`` and
+#: ``.tolist()`` refuse them): sub-byte integers, raw bits, packed 4-bit floats.
+_PACKED = re.compile(r"u?int[1-7]|bits\w*|float4\w*")
 
 
 def draw_strip(

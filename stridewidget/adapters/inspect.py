@@ -42,6 +42,7 @@ __all__ = [
     "read_cells",
     "same_storage",
     "storage_key",
+    "storage_nbytes",
 ]
 
 
@@ -194,6 +195,27 @@ def _extent(x: Any) -> _Extent:
         layout.device,
         key,
     )
+
+
+#: The tensor types with a storage of bytes of their own (not a subclass: a fake, functional or
+#: wrapper tensor has none to count).
+_PLAIN_TENSORS = frozenset({"torch.Tensor", "torch.nn.parameter.Parameter"})
+
+
+def storage_nbytes(x: Any) -> int | None:
+    """The exact bytes of the storage a plain tensor or a NumPy array is over, or None for
+    anything else (a tensor subclass, a symbolic or meta tensor: no storage of bytes to count).
+    A layout counts whole elements: 10 bytes under a float32 view are 2 elements, 8 bytes.
+
+    >>> import torch
+    >>> storage_nbytes(torch.arange(10, dtype=torch.uint8)[:8].view(torch.float32))
+    10
+    """
+    plain = is_tensor(x) and f"{type(x).__module__}.{type(x).__name__}" in _PLAIN_TENSORS
+    if is_ndarray(x) or (plain and x.device.type != "meta"):
+        extent = _extent(x)
+        return extent.storage_nbytes if extent.storage_address is not None else None
+    return None
 
 
 def _data_parts(x: Any) -> tuple[Any, ...]:

@@ -67,10 +67,17 @@ def storage_words(size: int, itemsize: int, unit: int, dtype: str, nbytes: int) 
     'float32 · 3 elements × 4 B = 12 B'
     >>> storage_words(17, 8, 1, "float64", 17)
     '17 cells × 1 B = 17 B (viewed as float64)'
+    >>> storage_words(2, 4, 4, "float32", 10)  # 10 bytes under a float32 view
+    'float32 · 2 elements × 4 B = 8 B, and 2 B after them: 10 B'
     """
+    whole = size * unit
+    tail = f", and {group_digits(nbytes - whole)} B after them: {group_digits(nbytes)} B"
+    tail = tail if nbytes > whole else ""
     if unit == itemsize:
-        return f"{dtype} · {counted(size, 'element')} × {itemsize} B = {group_digits(nbytes)} B"
-    return f"{counted(size, 'cell')} × {unit} B = {group_digits(nbytes)} B (viewed as {dtype})"
+        return (
+            f"{dtype} · {counted(size, 'element')} × {itemsize} B = {group_digits(whole)} B{tail}"
+        )
+    return f"{counted(size, 'cell')} × {unit} B = {group_digits(whole)} B{tail} (viewed as {dtype})"
 
 
 def gap_note(gap: Mapping[str, Any]) -> str:

@@ -91,7 +91,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..adapters.inspect import layout_and_cells
+from ..adapters.inspect import layout_and_cells, storage_nbytes
 from ..adapters.symbolic import SymbolicLayout
 from ..errors import safe_repr
 from ..layout.ints import as_option, as_wrap
@@ -160,6 +160,9 @@ def build_scene(
                 storage_id, [entries[i] for i in members], members, max_storage_cells, wrap
             )
             storages.append(storage)
+            # bytes past its last whole element (10 bytes under a float32 view): said too
+            exact = [storage_nbytes(entries[i]["obj"]) for i in members]
+            storage["nbytes"] = max([storage["nbytes"], *(b for b in exact if b is not None)])
             storage["same_memory"] = [
                 f"s{other}"
                 for other, memory in enumerate(memories)

@@ -17,8 +17,8 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 # The data-moving ATen ops (the issue's list; the backward of a view moves the gradient into a
-# zero buffer).  Ops that compute (tril masks with a constant: the tracker calls it compute) are
-# not here.
+# zero buffer): each element of the output is an input element or a constant (a gather, a
+# select with a mask: ``where``, ``masked_fill``, ``triu``).  Ops that compute are not here.
 MOVES = {
     "clone",
     "copy_",
@@ -59,7 +59,25 @@ MOVES = {
     "slice_backward",
     "select_backward",
     "diagonal_backward",
+    # a select with a constant, or a gather into a new buffer: the tracker's reference
+    # decompositions say so (``where`` of a mask, ``index_copy``'s clone; torch.complex
+    # interleaves its two inputs; channel_shuffle and pixel_unshuffle are permutes made
+    # contiguous)
+    "triu",
+    "tril",
+    "diag_embed",
+    "block_diag",
+    "index_copy",
+    "complex",
+    "channel_shuffle",
+    "native_channel_shuffle",
+    "pixel_unshuffle",
 }
+
+
+#: Data moves that are most often a mask an op builds inside itself from constants (SDPA's math
+#: kernel: ``ones(L, S).tril()``): the zoo's oracle leaves those out (``_masks_made_inside``).
+MASKS = {"triu", "tril"}
 
 
 def outermost_moves(events) -> list:

@@ -82,6 +82,18 @@ OPS = {
         ),
         (5, 2, 4),
     ),
+    # Each output element an input element or a constant, in a new buffer: the tracker calls
+    # them copies (its reference decompositions: a select with a mask, a gather), as the
+    # oracle's list of data moves does since 2026-12-04 (both phases: their backward is one too)
+    "triu": (lambda x: torch.triu(x), (4, 8)),
+    "tril": (lambda x: x.tril(-1), (4, 8)),
+    "diag-embed": (lambda x: torch.diag_embed(x), (4, 8)),
+    "diagflat": (lambda x: torch.diagflat(x), (8,)),
+    "block-diag": (lambda x: torch.block_diag(x, x[:2]), (4, 8)),
+    "index-copy": (lambda x: x.index_copy(0, torch.tensor([1, 0]), x[2:]), (4, 8)),
+    "complex": (lambda x: torch.view_as_real(torch.complex(x, x)), (4, 8)),
+    "channel-shuffle": (lambda x: F.channel_shuffle(x, 2), (1, 4, 4, 4)),
+    "pixel-unshuffle": (lambda x: F.pixel_unshuffle(x, 2), (1, 2, 4, 4)),
 }
 # A loss whose gradient is a contiguous tensor: sum()'s is a stride-0 expand, which
 # masked_scatter_ clones inside itself in the plain step only (60 B the audit cannot see).
@@ -177,3 +189,17 @@ class _Unpermuted(torch.nn.Module):
 def test_an_index_write_into_a_blank_buffer_is_the_copy_the_oracle_explains(collector):
     torch.manual_seed(0)
     _agrees(_Unpermuted(), (torch.randn(6, 8),))
+
+
+def test_pad_sequence_moves_its_sequences_not_its_padding(collector):
+    """``pad_sequence`` fills a new buffer with the padding value, then copies each sequence into
+    it: the audit counts the bytes copied (the sequences': torch's own ``nbytes``), not the
+    padded buffer the profiler sees allocated (a fill moves no data)."""
+    torch.manual_seed(0)
+    model = _OneOp(lambda x: torch.nn.utils.rnn.pad_sequence([x[0], x[1, :3]]), (4, 8))
+    x = torch.randn(4, 8)
+    report = sw.audit(model, x, loss_fn=lambda out: out.sum())
+    sequences = x[0].nbytes + x[1, :3].nbytes
+    padded = torch.nn.utils.rnn.pad_sequence([x[0], x[1, :3]]).nbytes
+    forward = sum(c.bytes for c in report.copies if c.phase == "forward")
+    assert (forward, padded) == (sequences, 64) and sequences == 44

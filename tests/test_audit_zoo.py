@@ -6,7 +6,9 @@ The oracle: per phase (the forward, then the backward a training step's ``loss.b
 runs, into ``.grad``s that were ``None``), the bytes allocated inside
 each outermost data-moving ATen op, summed, plus those of each outermost ``aten::copy_`` that
 fills the whole output its calling ATen op allocated, from that op's one input tensor (the CPU
-``pow(x, 1)`` that ``PowBackward0`` runs for ``x.pow(2)``: ``out.copy_(base)``).  It must equal the report's bytes, except for the one
+``pow(x, 1)`` that ``PowBackward0`` runs for ``x.pow(2)``: ``out.copy_(base)``).  Less the ``triu``/``tril`` of a
+mask an op builds inside itself from constants (SDPA's math kernel: ``ones(L, S).tril()``),
+which moves no data that existed before the call.  It must equal the report's bytes, except for the one
 difference the audit states (``_AuditRecorder.record``): a copy into a buffer the step allocated
 blank (``out = torch.empty(...); out[:n] = a``) counts for the audit, while the profiler sees its
 bytes allocated by the ``empty``, outside any data-moving op.
@@ -39,7 +41,49 @@ def _moved_bytes(run) -> tuple[object, int]:
     ) as prof:
         result = run()
     total = sum(max(event.cpu_memory_usage, 0) for event in models.outermost_moves(prof.events()))
-    return result, total + _copies_into_their_callers_output(prof)
+    return result, total + _copies_into_their_callers_output(prof) - _masks_made_inside(prof)
+
+
+def _masks_made_inside(prof) -> int:
+    """Bytes of the outermost ``triu``/``tril`` (:data:`models.MASKS`) whose input an ATen op
+    made inside itself, before them: a mask built from constants (SDPA's math kernel runs
+    ``ones(L, S).tril()``) moves no data that existed before the call, so the tracker counts no
+    copy there (its bytes are of data that existed before the call)."""
+    total = 0
+    for root in prof.profiler.kineto_results.experimental_event_tree():
+        top = root if root.tag == _EventType.TorchOp else None
+        total += _masks_under(root, top, top is not None and _moving(root))
+    return total
+
+
+def _masks_under(node, top, moving: bool) -> int:
+    total = 0
+    for child in node.children:
+        if child.tag != _EventType.TorchOp:
+            continue
+        name = child.name.removeprefix("aten::")
+        if top is not None and not moving and name in models.MASKS:
+            inputs = [v for v in child.extra_fields.inputs if hasattr(v, "storage_data_ptr")]
+            made = [
+                event.extra_fields.ptr
+                for event in _subtree_allocations(top, [])
+                if event.start_time_ns <= child.start_time_ns
+            ]
+            if inputs and inputs[0].storage_data_ptr in made:
+                total += max(
+                    sum(a.extra_fields.alloc_size for a in _subtree_allocations(child, [])), 0
+                )
+        total += _masks_under(child, top or child, moving or _moving(child))
+    return total
+
+
+def _subtree_allocations(node, found: list) -> list:
+    for child in node.children:
+        if child.tag == _EventType.Allocation:
+            found.append(child)
+        else:
+            _subtree_allocations(child, found)
+    return found
 
 
 def _copies_into_their_callers_output(prof) -> int:

@@ -203,3 +203,85 @@ def test_pad_sequence_moves_its_sequences_not_its_padding(collector):
     padded = torch.nn.utils.rnn.pad_sequence([x[0], x[1, :3]]).nbytes
     forward = sum(c.bytes for c in report.copies if c.phase == "forward")
     assert (forward, padded) == (sequences, 64) and sequences == 44
+
+
+def _backward_ops(model, x, mode=None) -> list[str]:
+    """The ATen ops torch's profiler sees in the backward of ``model(x).sum()``, under ``mode``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    loss = model(x).sum()
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        if mode is None:
+            loss.backward()
+        else:
+            with mode:
+                loss.backward()
+    return sorted(e.name for e in prof.events() if e.name.startswith("aten::"))
+
+
+# Under any dispatch mode torch runs another backward formula for these (the zero-safe one):
+# other ops, other copies; the audit reports none of them and says so
+OTHER_FORMULA = {
+    "prod-dim": (lambda x: x.prod(1), "ProdBackward1"),
+    "prod-all": (lambda x: x.prod(), "ProdBackward0"),
+    "cumprod": (lambda x: x.cumprod(1), "CumprodBackward0"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OTHER_FORMULA))
+def test_a_backward_formula_the_modes_change_is_said_not_measured(name, collector):
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Bare(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    op, node = OTHER_FORMULA[name]
+    torch.manual_seed(0)
+    model, x = _OneOp(op, (4, 8)), torch.randn(4, 8)
+    # the rule's premise, from torch's own profiler: under a bare mode the backward runs other ops
+    assert _backward_ops(model, x) != _backward_ops(model, x, Bare())
+    report = sw.audit(model, x, loss_fn=lambda out: out.sum())
+    expected = _oracle(model, (x,), {}, lambda out: out.sum())
+    assert sum(c.bytes for c in report.copies if c.phase == "forward") == expected["forward"]
+    assert not [c for c in report.copies if c.phase == "backward" and node in c.call]
+    assert f"not measured: the copies of {node} in backward" in report.note
+
+
+def test_quantile_checks_q_in_the_plain_step_alone(collector):
+    """``torch.quantile``'s range check on ``q`` runs only without a dispatch mode: the bytes its
+    ``ge``/``le``/``all`` move (converting ``q``, copying a bool) are the audit's one shortfall,
+    read from the plain step's profile with the zoo oracle's own rules."""
+    from test_audit_zoo import _EventType, _into_callers_output, _subtree_allocations
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.manual_seed(0)
+    model, x = _OneOp(lambda x: torch.quantile(x, 0.5, dim=1), (4, 8)), torch.randn(4, 8)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True, record_shapes=True) as p:
+        model(x)
+
+    def checks(node):
+        for child in node.children:
+            if child.tag == _EventType.TorchOp and child.name in (
+                "aten::ge",
+                "aten::le",
+                "aten::all",
+            ):
+                yield child
+            else:
+                yield from checks(child)
+
+    check_bytes = 0
+    for root in p.profiler.kineto_results.experimental_event_tree():
+        for check in checks(root):
+            for child in check.children:
+                if child.name == "aten::copy_":  # all's bool result copied into its output
+                    check_bytes += _into_callers_output(check, child)
+                elif child.name == "aten::to":  # q converted to the input's dtype
+                    check_bytes += sum(
+                        a.extra_fields.alloc_size for a in _subtree_allocations(child, [])
+                    )
+    report = sw.audit(model, x, loss_fn=lambda out: out.sum())
+    expected = _oracle(model, (x,), {}, lambda out: out.sum())["forward"]
+    forward = sum(c.bytes for c in report.copies if c.phase == "forward")
+    assert forward == expected - check_bytes and check_bytes > 0

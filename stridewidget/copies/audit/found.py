@@ -25,6 +25,7 @@ __all__ = [
     "row_op_counts",
     "row_ops",
     "row_ops_parts",
+    "unmeasured_note",
 ]
 
 #: How the root module (named ``""`` by ``named_modules()``) is shown.
@@ -185,6 +186,25 @@ def in_place_note(writes: list[tuple[str, str, int]]) -> str:
     number = f"{len(writes)} in-place write{'s' if len(writes) != 1 else ''}"
     held = "into storage that already held data"
     return f"not counted as copies: {number} of {size} {held}, by {where}"
+
+
+def unmeasured_note(nodes: list[str]) -> str:
+    """The report's note on autograd nodes whose backward formula is another one under the
+    audit's modes (:data:`~.recorders.OTHER_FORMULA_UNDER_A_MODE`): their copies are not
+    counted, and the plain step's there are not measured; ``""`` when there were none.
+
+    >>> print(unmeasured_note(["ProdBackward1"]))
+    not measured: the copies of ProdBackward1 in backward (under the audit's dispatch modes torch runs another formula there, with other copies than the plain step's)
+    >>> unmeasured_note([])
+    ''
+    """
+    if not nodes:
+        return ""
+    return (
+        f"not measured: the copies of {', '.join(nodes)} in backward (under the audit's "
+        "dispatch modes torch runs another formula there, with other copies than the plain "
+        "step's)"
+    )
 
 
 #: What a table's two counts count, said once under it.

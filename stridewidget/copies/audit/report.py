@@ -27,6 +27,7 @@ from .found import (
     row_op_counts,
     row_ops,
     row_ops_parts,
+    unmeasured_note,
 )
 from .guard import check_materialised, compiled_calls_note, eager_model, state_kept
 from .html import report_html
@@ -317,9 +318,13 @@ def audit(
             notes.append(USER_PROFILER_NOTE)
         with state_kept(model, (example_inputs, model_kwargs)), mode_skipped_compiles() as skipped:
             writes: list[tuple[str, str, int]] = []
-            copies = audited_step(model, example_inputs, backward, loss_fn, model_kwargs, writes)
+            unmeasured: list[str] = []
+            copies = audited_step(
+                model, example_inputs, backward, loss_fn, model_kwargs, writes, unmeasured
+            )
         notes.append(compiled_calls_note(skipped, said=bool(note)))
         notes.append(in_place_note(writes))
+        notes.append(unmeasured_note(unmeasured))
         note = "; ".join(n for n in notes if n)
         report = AuditReport(copies, model, example_inputs, backward, loss_fn, model_kwargs, note)
         report.in_place_writes = writes

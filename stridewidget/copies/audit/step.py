@@ -59,7 +59,12 @@ The backward of ``sort``, ``topk``, ``max(dim)`` and the other value-selecting r
 ``masked_select`` and of ``max()`` of all elements copies under the modes where the plain step
 writes in place: not reported (:data:`~.recorders.FUNCTIONAL_UNDER_A_MODE`); nor is the
 conversion of ``ctc_loss``'s target lengths that only its subclass-safe branch makes
-(:func:`~.recorders.without_ctc_conversion`).
+(:func:`~.recorders.without_ctc_conversion`).  The backward of ``prod`` and ``cumprod`` is
+another formula under the modes (:data:`~.recorders.OTHER_FORMULA_UNDER_A_MODE`): its copies are
+not reported, and the report's note says those nodes were not measured.  One check is the plain
+step's alone: ``torch.quantile`` checks its ``q`` lies in [0, 1] only without a mode, and
+``q >= 0``, ``q <= 1`` and ``all`` there convert ``q`` and copy a bool (9 B for a float32
+input): bytes the audit cannot see.
 A user's ``torch.profiler`` open around ``sw.audit`` is left running: the step then runs under
 no session of the audit's (torch keeps one per process), and copies inside kernels are not
 searched for (:func:`.profiler.profiled`).
@@ -94,6 +99,7 @@ from .guard import check_devices, check_model, differentiable, grad_targets
 from .origins import NodeOrigins, Timeline, line_text, modules_followed
 from .profiler import BACKWARD, Marked
 from .recorders import (
+    OTHER_FORMULA_UNDER_A_MODE,
     AuditCalls,
     AuditOps,
     AuditRecorder,
@@ -197,12 +203,15 @@ def audited_step(
     loss_fn: Callable[[Any], torch.Tensor] | None,
     kwargs: dict[str, Any] | None = None,
     writes: list[tuple[str, str, int]] | None = None,
+    unmeasured: list[str] | None = None,
 ) -> list[AuditCopy]:
     """Run one step of ``model`` (forward, and backward unless ``backward`` is false) under the
     audit's modes and one profiler session; the copies it made, forward ones first.  What
     :func:`~stridewidget.copies.audit.report.audit` reports and a suggestion re-audits.
     ``writes``, when given, gets the data the step wrote in place into storage that already
-    held data (no copy: ``(phase, call or autograd node, bytes)``, see :func:`_in_place_writes`)."""
+    held data (no copy: ``(phase, call or autograd node, bytes)``, see :func:`_in_place_writes`);
+    ``unmeasured`` the autograd nodes whose copies are not the plain step's
+    (:data:`~.recorders.OTHER_FORMULA_UNDER_A_MODE`)."""
     forward_recorder = AuditRecorder(CopyLog())
     origins = NodeOrigins(forward_recorder.log)
     marked = Marked()
@@ -232,6 +241,8 @@ def audited_step(
                 model, backward_recorder, forward_recorder.log, forward_modules, origins, hidden
             )
         )
+        if unmeasured is not None:
+            unmeasured.extend(backward_recorder.unmeasured)
     return copies
 
 
@@ -469,13 +480,12 @@ def _backward_copies(
     under_a_mode = backward_recorder.under_a_mode
     for event, node in zip(backward_recorder.log.events, backward_recorder.nodes):
         inside = hidden.get(BACKWARD + event.index, ())
+        if type(node).__name__ in OTHER_FORMULA_UNDER_A_MODE:  # not the plain step's copies
+            if event.kind == "copy" or inside:
+                backward_recorder.unmeasured.setdefault(type(node).__name__, None)
+            continue
         mode_copy = under_a_mode.get(event.index)
-        if mode_copy == "bool":  # FUNCTIONAL_UNDER_A_MODE: its bool mask's conversion
-            inside = [item for item in inside if item[1] != "aten._to_copy"]
-        elif inside and type(node).__name__ == "DivBackward0":
-            origin = origins.of_node.get(node)
-            if origin is not None and "aten._ctc_loss" in forward_log.events[origin].ops:
-                inside = without_ctc_conversion(inside)
+        inside = _plain_steps(inside, mode_copy, node, origins, forward_log)
         if (event.kind != "copy" or mode_copy == "own") and not inside:
             continue
         if (
@@ -520,6 +530,19 @@ def _backward_copies(
             found = [replace(item, recompute=True) for item in found]
         copies.extend(_detailed(found, detail))
     return copies
+
+
+def _plain_steps(
+    inside: Any, mode_copy: str | None, node: Any, origins: NodeOrigins, forward_log: CopyLog
+) -> Any:
+    """The copies found inside a backward event, but those only the audit's modes make."""
+    if mode_copy == "bool":  # FUNCTIONAL_UNDER_A_MODE: its bool mask's conversion
+        return [item for item in inside if item[1] != "aten._to_copy"]
+    if inside and type(node).__name__ == "DivBackward0":
+        origin = origins.of_node.get(node)
+        if origin is not None and "aten._ctc_loss" in forward_log.events[origin].ops:
+            return without_ctc_conversion(inside)
+    return inside
 
 
 def _detailed(found: list[AuditCopy], detail: str) -> list[AuditCopy]:

@@ -4,6 +4,7 @@ answers as before and never add a guard; the fast answers agree with the careful
 
 from __future__ import annotations
 
+import itertools
 import random
 import sys
 
@@ -255,3 +256,45 @@ def test_sanitize_writes_with_arguments_on_two_devices():
         x[::2].add_(torch.tensor(1.0, device="meta"))
         meta[1:].add_(meta[:-1])
     assert [(h.kind, h.op) for h in report.hazards] == [("partial-overlap", "aten.add_")]
+
+
+@pytest.mark.parametrize("size_dependent", [False, True])
+def test_overlap_inside_a_compiled_function_recompiles_for_no_new_size(size_dependent):
+    """Review (issue 41): ``sw.overlap`` called inside ``torch.compile(dynamic=True)`` was traced
+    into: its solver's branches on the symbolic strides made dynamo compile again for each new
+    size (until its recompile limit).  It runs outside the trace now: after the first sizes
+    (dynamo's own duck sizing), six more sizes compile nothing, and every answer is brute
+    force's (torch's pointers)."""
+    from torch._dynamo.utils import counters
+
+    torch._dynamo.reset()
+
+    def f(x):
+        if size_dependent:  # their overlap depends on the size: x[:, n:] against x[1]
+            return x * 2, sw.overlap(x[:, x.shape[0] :], x[1])
+        return x * 2, sw.overlap(x[:, ::2], x[:, 1::2])
+
+    compiled = torch.compile(f, dynamic=True, backend="eager")
+    tensors = [torch.randn(n, n + 1) for n in range(4, 16)]
+    answers = [compiled(x)[1] for x in tensors[:6]]
+    frames = counters["frames"]["total"]
+    answers += [compiled(x)[1] for x in tensors[6:]]
+    more = counters["frames"]["total"] - frames
+    torch._dynamo.reset()
+    expected = [
+        _brute_overlap(x[:, x.shape[0] :], x[1]) if size_dependent else False for x in tensors
+    ]
+    assert (more, answers) == (0, expected)
+
+
+def _brute_overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Do two tensors read a byte in common: every element's bytes, from torch's own pointers."""
+
+    def bytes_of(t: torch.Tensor) -> set[int]:
+        base, size, found = t.untyped_storage().data_ptr(), t.element_size(), set()
+        for index in itertools.product(*map(range, t.shape)):
+            at = (t.storage_offset() + sum(i * s for i, s in zip(index, t.stride()))) * size
+            found.update(range(base + at, base + at + size))
+        return found
+
+    return bool(bytes_of(a) & bytes_of(b))

@@ -14,9 +14,11 @@ from .compiled import (
     compiled_dynamic,
     compiled_in_place,
     compiled_original,
+    eagerly,
     export_user_error,
     mode_skipped_compiles,
     recording_backend,
+    traced_by_dynamo,
 )
 from .dispatch import (
     composite_implicit_key,
@@ -105,6 +107,7 @@ __all__ = [
     "disable_torch_function",
     "dispatch_mode_base",
     "dispatch_unwrapped",
+    "eagerly",
     "enable_profiler_legacy",
     "experimental_config",
     "export_user_error",
@@ -157,6 +160,7 @@ __all__ = [
     "symbol_values",
     "torch_print_options",
     "torch_summary_options",
+    "traced_by_dynamo",
     "tree_flatten",
     "tree_leaves",
     "tree_map",

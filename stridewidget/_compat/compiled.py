@@ -14,9 +14,11 @@ __all__ = [
     "compiled_dynamic",
     "compiled_in_place",
     "compiled_original",
+    "eagerly",
     "export_user_error",
     "mode_skipped_compiles",
     "recording_backend",
+    "traced_by_dynamo",
 ]
 
 
@@ -271,3 +273,38 @@ def reset_codes(names: set[str]) -> None:
             and f"{code.co_name} ({code.co_filename}:{code.co_firstlineno})" in names
         ):
             reset_code(code)
+
+
+def traced_by_dynamo() -> bool:
+    """Is ``torch.compile`` tracing the code that calls this (``torch.compiler.is_compiling``,
+    public since torch 2.3; before it, ``torch._dynamo.is_compiling``)?  False while torch is not
+    imported.
+
+    >>> traced_by_dynamo()
+    False
+    """
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    compiler = getattr(torch, "compiler", None)
+    is_compiling = getattr(compiler, "is_compiling", None)
+    return bool(is_compiling()) if is_compiling is not None else False
+
+
+def eagerly(function: Any) -> Any:
+    """``function`` to be run outside dynamo's tracing (``torch.compiler.disable``, public since
+    torch 2.1; made once per function): on the real tensors, with no guard on what it reads (a
+    traced program breaks its graph there once, and does not recompile for each new size).
+
+    >>> import torch
+    >>> eagerly(max)(2, 3)
+    3
+    """
+    found = _EAGER.get(function)
+    if found is None:
+        found = _EAGER[function] = sys.modules["torch"].compiler.disable(function, recursive=True)
+    return found
+
+
+#: The functions :func:`eagerly` made, by the function they run.
+_EAGER: dict[Any, Any] = {}

@@ -11,7 +11,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
-from .._compat import local_tensors_by_rank, storage_id, wrapped_tensors
+from .._compat import (
+    eagerly,
+    local_tensors_by_rank,
+    storage_id,
+    traced_by_dynamo,
+    wrapped_tensors,
+)
 from ..errors import LayoutError
 from ..layout.distributed import DistributedLayout
 from ..layout.layout import Layout
@@ -299,7 +305,16 @@ def overlap(a: Any, b: Any) -> bool:
     >>> x = torch.arange(10)
     >>> sw.overlap(x[::2], x[1::2]), sw.overlap(x[::2], x[4:5]), sw.overlap(x, x.clone())
     (False, True, False)
+
+    Called inside a ``torch.compile``-d function, it runs on the real tensors outside the trace
+    (one graph break): no guard on their sizes, no recompile for each new size.
     """
+    if traced_by_dynamo():
+        return eagerly(_overlap)(a, b)
+    return _overlap(a, b)
+
+
+def _overlap(a: Any, b: Any) -> bool:
     plain_a = plain_geometry(a)
     if plain_a is not None:
         plain_b = plain_geometry(b)

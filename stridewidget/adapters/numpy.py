@@ -17,7 +17,13 @@ from ..errors import LayoutError
 from ..layout.layout import Layout
 from .torch import is_tensor
 
-__all__ = ["NUMPY_OVERLAP_WORK", "arrays_overlap", "is_ndarray", "numpy_storage_view"]
+__all__ = [
+    "NUMPY_OVERLAP_WORK",
+    "arrays_overlap",
+    "is_ndarray",
+    "numpy_storage_view",
+    "within_buffer",
+]
 
 
 def _numpy() -> Any:
@@ -64,6 +70,22 @@ def _numpy_buffer(a: Any) -> tuple[int, int]:
             return block.__array_interface__["data"][0], block.nbytes
     low, high = _byte_bounds()(a)
     return low, high - low
+
+
+def within_buffer(a: Any) -> bool:
+    """Does every byte ``a`` reads lie in the memory block it lives in?  An ``as_strided`` view
+    may reach past it: reading such a view reads memory that is not the array's (or crashes).
+
+    >>> import numpy as np
+    >>> a = np.arange(3.0)
+    >>> within_buffer(a[::-1]), within_buffer(np.lib.stride_tricks.as_strided(a, (5,), (16,)))
+    (True, False)
+    """
+    if a.size == 0:
+        return True
+    low, high = _byte_bounds()(a)
+    start, nbytes = _numpy_buffer(a)
+    return start <= low and high <= start + nbytes
 
 
 @functools.cache

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 import stridewidget as sw
 from stridewidget.render.picture import draw, scene_of
@@ -43,3 +44,70 @@ def test_a_small_overrun_says_the_values_inside_the_buffer_as_numpy_holds_them()
         line = next(t for t in titles if t.startswith(f"z[{i}] →"))
         assert line == f"z[{i}] → storage[{2 * i}] = {np.format_float_positional(base[2 * i])}"
     assert sw.inspect(z).in_bounds is False
+
+
+def _texts(items, found):
+    from stridewidget.render.primitives import Group, Text
+
+    for item in items:
+        if isinstance(item, Group):
+            _texts(item.children, found)
+        elif isinstance(item, Text):
+            found.append(item)
+    return found
+
+
+@pytest.mark.parametrize("device", ["meta", "cpu"])
+@pytest.mark.parametrize("width", [900, 1280])
+def test_a_tensor_left_alone_by_listing_the_other_gets_the_whole_width(device, width):
+    """Two 5-D tensors over the height budget: the second is listed in words, and the first
+    kept the half width it had beside the second (its 25-column panels split into 24 + 1,
+    1,738 px at 900 for meta).  One card left is laid out at the whole width, and fits."""
+    import torch
+
+    from stridewidget.render.picture import height_budget
+
+    x = torch.empty(3, 2, 50, 50, 25, device=device)
+    scene = scene_of(x=x, y=x.transpose(0, 1))
+    picture = draw(scene, width=width)
+    assert picture.height <= height_budget(scene) and picture.width <= width + 1
+
+
+def _slice_notes(picture) -> list[str]:
+    """Each "⋯ N slices not shown" note of the cards, its lines joined."""
+    notes: list[str] = []
+    for text in (t.text for t in _texts(picture.items, [])):
+        if " slices not shown" in text or " slice not shown" in text:
+            notes.append(text)
+        elif notes and text.startswith("    ") and not notes[-1].endswith(")"):
+            notes[-1] += " " + text.strip()
+    return notes
+
+
+def test_a_long_list_of_slices_left_out_is_counted_past_four_lines(monkeypatch):
+    """A 20-D tensor's card listed every range of slices it leaves out: 600 px of ranges (2,086
+    px at 900, budget 1,540).  Past four lines the rest are counted: the ranges said plus the
+    count are the ranges of the note written whole."""
+    import re
+
+    import torch
+
+    from stridewidget.render import card
+    from stridewidget.render.picture import height_budget
+
+    scene = scene_of(x=torch.zeros([2] * 20, device="meta"))
+    picture = draw(scene, width=900)
+    monkeypatch.setattr(card, "_NOTE_LINES", 10**6)
+    whole = _slice_notes(draw(scene, width=900))
+    capped = _slice_notes(picture)
+    assert len(capped) == len(whole) >= 1 and picture.height <= height_budget(scene)
+    for said, full in zip(capped, whole):
+        more = re.search(r"… and (\d+) more range", said)
+        shown = len(re.findall(r"\]", said.split("… and")[0]))
+        between = (
+            len(re.findall(r"\]", full[full.index(" (between") :])) if "(between" in full else 0
+        )
+        assert (
+            more is not None
+            and shown + int(more.group(1)) == len(re.findall(r"\]", full)) - between
+        )

@@ -151,7 +151,7 @@ def _slices(
             _place_groups(canvas, groups, line, limit, ndim)
             groups = []
             line.newline()
-            for k, text in enumerate(_wrapped(gap_note(slice_), limit - PAD)):
+            for k, text in enumerate(_capped(gap_note(slice_), limit - PAD)):
                 line.y += (G["line_h"] - 10) if k == 0 else G["line_h"]
                 canvas.items.append(
                     Group("sws-gap-note", [canvas.text(PAD, line.y, text, muted=True)])
@@ -209,6 +209,37 @@ def _wrapped(note: str, room: float) -> list[str]:
     # a range longer than the room (a long name said twice in its "between" clause): at spaces,
     # a word longer than a line inside it
     return [piece for line in lines for piece in wrapped(line, room, G["font_size"])]
+
+
+#: A card's note of slices left out says at most this many lines of their ranges.
+_NOTE_LINES = 4
+
+
+def _capped(note: str, room: float) -> list[str]:
+    """``note`` in lines of at most ``room`` px (:func:`_wrapped`), at most :data:`_NOTE_LINES`
+    of them where it can: past them, the ranges left unsaid are counted (its "(between ...)"
+    clause kept: where the slices left out lie).
+
+    >>> ranges = ", ".join(f"x[{i}, 1]" for i in range(20))
+    >>> for line in _capped(f"⋯ 20 slices not shown: {ranges} (between x[0, 0] and x[20, 0])", 260):
+    ...     print(line)
+    ⋯ 20 slices not shown: x[0, 1],
+        x[1, 1], x[2, 1], x[3, 1],
+        … and 16 more ranges (between
+        x[0, 0] and x[20, 0])
+    """
+    lines = _wrapped(note, room)
+    if len(lines) <= _NOTE_LINES:
+        return lines
+    between = note[note.index(" (between ") :] if " (between " in note else ""
+    parts = re.split(r"(?<=\]), ", note[: len(note) - len(between)])
+    for keep in range(len(parts) - 1, 0, -1):
+        left = len(parts) - keep
+        more = f"… and {left} more range{'s' if left != 1 else ''}{between}"
+        lines = _wrapped(", ".join([*parts[:keep], more]), room)
+        if len(lines) <= _NOTE_LINES:
+            break
+    return lines
 
 
 class _Line:

@@ -175,7 +175,9 @@ def draw(
     if _has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
         steps.append({"edge": _EDGE})
     steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
-    steps.append({"inline_gaps": True})  # last: a strip's markers beside its cells
+    steps.append({"inline_gaps": True})  # a strip's markers beside its cells
+    if not many:  # last: a strip's first rows and its arrows' (the rest one counted gap)
+        steps += [{"strip_rows": rows} for rows in _STRIP_ROWS_TALL]
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
         """Each step on the ones that helped (a trial layout each): the shortest, its settings."""
@@ -203,9 +205,11 @@ def draw(
     if picture.height > budget and len(tensors) >= 2 and not every_tensor:
         # last: the last tensors listed in words, one line each (two large 5-D tensors too)
         for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
-            trial = measured(**{**tried, "keep": keep})
+            # one card left: the whole width (not the half two cards side by side had)
+            kept = {k: v for k, v in tried.items() if keep > 1 or k != "card"}
+            trial = measured(**{**kept, "keep": keep})
             if trial.height < picture.height:
-                picture, tried = trial, {**tried, "keep": keep}
+                picture, tried = trial, {**kept, "keep": keep}
             if picture.height <= budget:
                 break
     return lighter(picture, tried, light=light)
@@ -326,6 +330,8 @@ def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
 #: The rows a storage strip keeps in a picture over its weight budget: its first and last (and
 #: the rows stride arrows start or end in); the rest one marker that counts what it holds.
 _STRIP_ROWS_LIGHT = 2
+#: A picture over its height budget: its storage strips at most this many rows, then fewer.
+_STRIP_ROWS_TALL = (6, 2)
 #: Rows and columns a grid keeps at each end when its picture is over its height budget (as
 #: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
 _EDGE = 3

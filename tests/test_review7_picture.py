@@ -111,3 +111,31 @@ def test_a_long_list_of_slices_left_out_is_counted_past_four_lines(monkeypatch):
             more is not None
             and shown + int(more.group(1)) == len(re.findall(r"\]", full)) - between
         )
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda f: {"a": f, "b": f.view(__import__("torch").int32)},
+        lambda f: {"a": f, "u": f.view(__import__("torch").uint8)[:6]},
+    ],
+)
+def test_every_surface_says_two_dtype_views_are_one_memory(make):
+    """Only the strips' headers said "same memory as s1": the picture's title and aria-label
+    (what a screen reader and the saved fallback's text say) and the widget's summary said two
+    storages.  Both now say which storages are one memory (torch's storage pointers agree)."""
+    import html
+    import re
+
+    import torch
+
+    tensors = make(torch.arange(8.0))
+    pointers = {t.untyped_storage().data_ptr() for t in tensors.values()}
+    assert len(pointers) == 1  # the oracle: one memory
+    svg = sw.render_svg(**tensors)
+    title = html.unescape(re.search(r"<title>(.*?)</title>", svg, re.S).group(1))
+    label = html.unescape(re.search(r'aria-label="([^"]*)"', svg).group(1))
+    dtypes = " and ".join(str(t.dtype).removeprefix("torch.") for t in tensors.values())
+    said = f"storages s0 and s1 are one memory, viewed as {dtypes}"
+    assert said in title and said in label
+    assert said in sw.StrideWidget(**tensors).summary().splitlines()[0]

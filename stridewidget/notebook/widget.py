@@ -30,6 +30,7 @@ from ..layout.ints import as_option, as_wrap
 from ..layout.layout import Layout
 from ..limits import MAX_SOURCE_LABEL as _MAX_SOURCE_LABEL
 from ..render.distributed import single_dtensor
+from ..render.labels import one_memory_words
 from ..scene.build import build_scene
 from ..scene.logical import checked_picks
 from .distributed import DistributedWidget
@@ -404,6 +405,7 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             f"StrideWidget · {len(tensors)} tensor{'s' if len(tensors) != 1 else ''} over "
             f"{len(storages)} storage{'s' if len(storages) != 1 else ''}"
         ]
+        lines[0] += "".join(f" ({words})" for words in one_memory_words(storages))
         for tensor in tensors:
             lines.append(
                 f"  {tensor['name']}: {tensor['layout']['text']}  [storage {tensor['storage']}]"

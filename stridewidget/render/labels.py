@@ -17,6 +17,7 @@ __all__ = [
     "gap_note",
     "gap_words",
     "group_digits",
+    "one_memory_words",
     "reader_mark",
     "same_memory_note",
     "signed",
@@ -56,6 +57,33 @@ def same_memory_note(others: list[str]) -> str:
         f"same memory as {', '.join(others)} (viewed as another dtype); "
         'marks, "unread" and "untouched" here count this strip\'s tensors only'
     )
+
+
+def one_memory_words(storages: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Each group of storages that are one memory viewed as several dtypes, in words (the
+    picture's title, a widget's summary: every surface says it).
+
+    >>> one_memory_words([{"id": "s0", "dtype": "float32", "same_memory": ["s1"]},
+    ...                   {"id": "s1", "dtype": "int32", "same_memory": ["s0"]}])
+    ['storages s0 and s1 are one memory, viewed as float32 and int32']
+    """
+    dtypes = {s["id"]: s["dtype"] for s in storages}
+    groups = dict.fromkeys(
+        tuple(
+            sorted([s["id"], *s["same_memory"]], key=lambda i: int(i[1:]) if i[1:].isdigit() else 0)
+        )
+        for s in storages
+        if s.get("same_memory")
+    )
+
+    def both(items: list[str]) -> str:
+        return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else items[0]
+
+    return [
+        f"storages {both(list(group))} are one memory, viewed as "
+        f"{both([str(dtypes.get(i, '?')) for i in group])}"
+        for group in groups
+    ]
 
 
 def storage_words(size: int, itemsize: int, unit: int, dtype: str, nbytes: int) -> str:

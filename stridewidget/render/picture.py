@@ -34,6 +34,7 @@ from .canvas import Canvas, Lookup
 from .card import draw_card
 from .digits import most_digits
 from .elide import elided_scene
+from .labels import one_memory_words
 from .primitives import (
     MAX_WIDTH,
     PAD,
@@ -120,9 +121,11 @@ def described(scene: Mapping[str, Any]) -> str:
                 who = " and ".join([", ".join(names[:-1]), names[-1]])
             parts.append(f"{who} over storage {storage}")
     words = "memory layout of " + "; ".join(parts)
-    if len(words) > _MAX_DESCRIBED:  # many tensors or long names: the picture lists the rest
-        words = words[: _MAX_DESCRIBED - 1].rstrip() + f"… ({len(tensors)} tensors)"
-    return words
+    memory = "".join(f"; {w}" for w in one_memory_words(scene.get("storages", [])))
+    if len(words) + len(memory) > _MAX_DESCRIBED:  # many tensors, long names: listed in full
+        words = words[: max(_MAX_DESCRIBED - len(memory) - 1, 40)].rstrip()
+        words += f"… ({len(tensors)} tensors)"
+    return words + memory
 
 
 #: Characters the picture's words (its ``<title>`` and ``aria-label``) take at most.

@@ -3,6 +3,7 @@ the package did not write (NumPy's own byte bounds and values, torch's pointers)
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -139,3 +140,33 @@ def test_every_surface_says_two_dtype_views_are_one_memory(make):
     said = f"storages s0 and s1 are one memory, viewed as {dtypes}"
     assert said in title and said in label
     assert said in sw.StrideWidget(**tensors).summary().splitlines()[0]
+
+
+def test_a_gap_untouched_by_its_strip_says_whose_reads_it_counts():
+    """``f`` and ``f.view(torch.int32)[:4]``: the int32 strip's gap hovered "60 cells untouched:
+    storage[4] … storage[63]" while ``f`` reads every one of those bytes (torch's pointers).  Its
+    hover now says the count is of this strip's tensors."""
+    import torch
+
+    from stridewidget.render.primitives import Group
+
+    f = torch.arange(64.0)
+    i = f.view(torch.int32)[:4]
+    base = f.untyped_storage().data_ptr()
+    read_by_f = set(range(f.data_ptr() - base, f.data_ptr() - base + f.nbytes))
+    gaps = []
+
+    def walk(items):
+        for item in items:
+            if isinstance(item, Group):
+                if "sws-gap" in item.cls and item.title and "untouched" in item.title:
+                    gaps.append(item.title)
+                walk(item.children)
+
+    walk(draw(scene_of(f=f, i=i), width=900).items)
+    assert gaps
+    for title in gaps:
+        first, last = (int(n.replace(",", "")) for n in re.findall(r"storage\[([\d,]+)\]", title))
+        touched_bytes = set(range(first * 4, (last + 1) * 4))  # int32 cells: 4 bytes each
+        assert touched_bytes <= read_by_f  # f reads them: "untouched" is of i's strip alone
+        assert title.endswith("(by this strip's tensors)")

@@ -362,9 +362,12 @@ def _draw_rows(
         for item in row:
             x = left + item["x"]
             if item["kind"] == "gap":
-                canvas.items.append(
-                    _gap(canvas, item["segment"], item["label"], x, y, item["w"] - 3)
-                )
+                gap = _gap(canvas, item["segment"], item["label"], x, y, item["w"] - 3)
+                if storage.get("same_memory") and item["segment"].get("read") != len(
+                    range(item["segment"]["start"], item["segment"]["stop"])
+                ):  # "untouched", "unread": by this strip's tensors (another dtype's may read)
+                    gap.title = f"{gap.title} (by this strip's tensors)"
+                canvas.items.append(gap)
                 continue
             positions[item["cell"]] = (x, y)
             canvas.items.append(

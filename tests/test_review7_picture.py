@@ -170,3 +170,27 @@ def test_a_gap_untouched_by_its_strip_says_whose_reads_it_counts():
         touched_bytes = set(range(first * 4, (last + 1) * 4))  # int32 cells: 4 bytes each
         assert touched_bytes <= read_by_f  # f reads them: "untouched" is of i's strip alone
         assert title.endswith("(by this strip's tensors)")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_long_gap_over_one_strided_run_counts_its_read_cells(seed):
+    """``torch.arange(10**6.)[::1000]``: the gap between its drawn cells (994,999 cells) said
+    "not shown" and nothing of the 994 cells x reads in it (too long to count by touch).  One
+    tensor whose cells are one arithmetic run is counted exactly: brute force over its storage
+    indices (torch's offset and stride)."""
+    import random
+
+    import torch
+
+    from stridewidget.scene.build import build_scene
+
+    rng = random.Random(seed)
+    n, step = rng.choice([10**5, 10**6]), rng.choice([7, 100, 999, 1000, 10007])
+    start = rng.randrange(step)
+    x = torch.arange(float(n))[start::step]
+    cells = {x.storage_offset() + k * x.stride(0) for k in range(x.shape[0])}
+    storage = build_scene({"x": x})["storages"][0]
+    gaps = [g for g in storage["segments"] if g["kind"] == "gap" and g["in_span"]]
+    assert any(g["stop"] - g["start"] > 4096 for g in gaps)
+    for gap in gaps:
+        assert gap["read"] == sum(1 for c in cells if gap["start"] <= c < gap["stop"]), gap

@@ -194,3 +194,36 @@ def test_a_long_gap_over_one_strided_run_counts_its_read_cells(seed):
     assert any(g["stop"] - g["start"] > 4096 for g in gaps)
     for gap in gaps:
         assert gap["read"] == sum(1 for c in cells if gap["start"] <= c < gap["stop"]), gap
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda t: t.zeros(2, 3, 2, 2, 2).to(memory_format=t.channels_last_3d),
+        lambda t: t.zeros(2, 1, 3, 3).to(memory_format=t.channels_last),
+        lambda t: t.zeros(2, 3, 4, 5).to(memory_format=t.channels_last),
+    ],
+)
+def test_the_card_and_the_title_name_one_layout(make):
+    """The title said ``channels-last-3d`` where the card said ``dense``; the title
+    ``contiguous`` where the card said ``contiguous · channels-last``.  Both name the flags
+    torch's own ``is_contiguous(memory_format=...)`` gives, the same way."""
+    import torch
+
+    from stridewidget.render.facts import layout_summary
+    from stridewidget.render.picture import described
+
+    x = make(torch)
+    scene = scene_of(x=x)
+    card = layout_summary(scene["tensors"][0]["layout"]).split(" · ")[-1]
+    title = described(scene).split(" · ")[-1]
+    ndim = x.dim()
+    form = torch.channels_last if ndim == 4 else torch.channels_last_3d
+    expected = (
+        "contiguous"
+        if x.is_contiguous()
+        else ("channels-last" if ndim == 4 else "channels-last-3d")
+        if x.is_contiguous(memory_format=form)
+        else None
+    )
+    assert card == title == expected

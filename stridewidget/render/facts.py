@@ -33,8 +33,8 @@ def layout_summary(layout: Mapping[str, Any]) -> str:
         flags.append("contiguous")
     elif ndim >= 2 and layout.get("is_f_contiguous"):
         flags.append("F-contiguous")
-    if ndim == 4 and layout.get("is_channels_last"):
-        flags.append("channels-last")
+    if ndim in (4, 5) and layout.get("is_channels_last") and not layout.get("is_contiguous"):
+        flags.append("channels-last" if ndim == 4 else "channels-last-3d")  # as Layout.flags
     if not flags and layout.get("is_dense"):
         flags.append("dense")
     if layout.get("has_overlap") is None and "has_overlap" in layout:

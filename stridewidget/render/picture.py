@@ -207,15 +207,24 @@ def draw(
         picture, tried = ladder({}, picture)
     if picture.height > budget and len(tensors) >= 2 and not every_tensor:
         # last: the last tensors listed in words, one line each (two large 5-D tensors too)
-        for keep in range(min(len(tensors) - 1, _MAX_DRAWN_CUT), 0, -1):
-            # one card left: the whole width (not the half two cards side by side had)
-            kept = {k: v for k, v in tried.items() if keep > 1 or k != "card"}
-            trial = measured(**{**kept, "keep": keep})
-            if trial.height < picture.height:
-                picture, tried = trial, {**kept, "keep": keep}
-            if picture.height <= budget:
-                break
+        picture, tried = _listed_last(measured, picture, tried, len(tensors), budget)
     return lighter(picture, tried, light=light)
+
+
+def _listed_last(
+    measured: Callable[..., Picture], picture: Picture, tried: dict, count: int, budget: float
+) -> tuple[Picture, dict]:
+    """The height ladder's last step: the last of ``count`` tensors listed in words, fewer drawn
+    until the picture fits ``budget``; one card left is laid out at the whole width (not the
+    half it had beside another)."""
+    for keep in range(min(count - 1, _MAX_DRAWN_CUT), 0, -1):
+        kept = {k: v for k, v in tried.items() if keep > 1 or k != "card"}
+        trial = measured(**{**kept, "keep": keep})
+        if trial.height < picture.height:
+            picture, tried = trial, {**kept, "keep": keep}
+        if picture.height <= budget:
+            break
+    return picture, tried
 
 
 #: The items of a trial layout whose height alone is read (``_laid_out(..., measure=True)``).

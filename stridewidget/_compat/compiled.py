@@ -277,8 +277,8 @@ def reset_codes(names: set[str]) -> None:
 
 def traced_by_dynamo() -> bool:
     """Is ``torch.compile`` tracing the code that calls this (``torch.compiler.is_compiling``,
-    public since torch 2.3; before it, ``torch._dynamo.is_compiling``)?  False while torch is not
-    imported.
+    public since torch 2.3; an older torch without it: False, and the caller is traced as
+    before)?  False while torch is not imported.
 
     >>> traced_by_dynamo()
     False

@@ -17,6 +17,7 @@ __all__ = [
     "gap_note",
     "gap_words",
     "group_digits",
+    "listed",
     "one_memory_words",
     "reader_mark",
     "same_memory_note",
@@ -76,14 +77,20 @@ def one_memory_words(storages: Sequence[Mapping[str, Any]]) -> list[str]:
         if s.get("same_memory")
     )
 
-    def both(items: list[str]) -> str:
-        return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else items[0]
-
     return [
-        f"storages {both(list(group))} are one memory, viewed as "
-        f"{both([str(dtypes.get(i, '?')) for i in group])}"
+        f"storages {listed(list(group))} are one memory, viewed as "
+        f"{listed([str(dtypes.get(i, '?')) for i in group])}"
         for group in groups
     ]
+
+
+def listed(items: Sequence[str]) -> str:
+    """``items`` as words: ``a``, ``a and b``, ``a, b and c``.
+
+    >>> listed(["a"]), listed(["a", "b"]), listed(["a", "b", "c"])
+    ('a', 'a and b', 'a, b and c')
+    """
+    return " and ".join([", ".join(items[:-1]), items[-1]]) if len(items) > 1 else items[0]
 
 
 def storage_words(size: int, itemsize: int, unit: int, dtype: str, nbytes: int) -> str:

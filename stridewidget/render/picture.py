@@ -34,7 +34,7 @@ from .canvas import Canvas, Lookup
 from .card import draw_card
 from .digits import most_digits
 from .elide import elided_scene
-from .labels import one_memory_words
+from .labels import listed, one_memory_words
 from .primitives import (
     MAX_WIDTH,
     PAD,
@@ -118,7 +118,7 @@ def described(scene: Mapping[str, Any]) -> str:
         if len(names) > 1:
             who = "both" if len(names) == 2 else f"all {len(names)}"
             if len(storages) > 1:
-                who = " and ".join([", ".join(names[:-1]), names[-1]])
+                who = listed(names)
             parts.append(f"{who} over storage {storage}")
     words = "memory layout of " + "; ".join(parts)
     memory = "".join(f"; {w}" for w in one_memory_words(scene.get("storages", [])))

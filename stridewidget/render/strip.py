@@ -362,12 +362,9 @@ def _draw_rows(
         for item in row:
             x = left + item["x"]
             if item["kind"] == "gap":
-                gap = _gap(canvas, item["segment"], item["label"], x, y, item["w"] - 3)
-                if storage.get("same_memory") and item["segment"].get("read") != len(
-                    range(item["segment"]["start"], item["segment"]["stop"])
-                ):  # "untouched", "unread": by this strip's tensors (another dtype's may read)
-                    gap.title = f"{gap.title} (by this strip's tensors)"
-                canvas.items.append(gap)
+                canvas.items.append(
+                    _gap(canvas, item["segment"], item["label"], x, y, item["w"] - 3, storage)
+                )
                 continue
             positions[item["cell"]] = (x, y)
             canvas.items.append(
@@ -485,7 +482,13 @@ def _row_label(row: list[dict[str, Any]]) -> str:
 
 
 def _gap(
-    canvas: Canvas, segment: Mapping[str, Any], label: str, x: float, y: float, w: float
+    canvas: Canvas,
+    segment: Mapping[str, Any],
+    label: str,
+    x: float,
+    y: float,
+    w: float,
+    storage: Mapping[str, Any],
 ) -> Group:
     c = canvas.colours
     size = G["font_size"]
@@ -505,8 +508,15 @@ def _gap(
         f"sws-gap {kind}",
         [box, canvas.text(x + w / 2, y + G["cell_h"] / 2 + 3, label, size=size, anchor="middle")],
         title=f"{gap_words(segment)}: storage[{group_digits(segment['start'])}] … "
-        f"storage[{group_digits(segment['stop'] - 1)}]",
+        f"storage[{group_digits(segment['stop'] - 1)}]{_whose(storage, segment)}",
     )
+
+
+def _whose(storage: Mapping[str, Any], segment: Mapping[str, Any]) -> str:
+    """On a strip of one memory viewed as another dtype too, whose reads a gap's "untouched" or
+    "unread" counts: this strip's tensors (another dtype's strip may read its bytes)."""
+    every = segment.get("read") == segment["stop"] - segment["start"]
+    return "" if every or not storage.get("same_memory") else " (by this strip's tensors)"
 
 
 def _storage_cell(

@@ -58,6 +58,7 @@ def test_a_long_strip_keeps_few_rows_and_every_arrow(name, monkeypatch):
     limit = strip_module.LIMITS["max_strip_rows"]
     monkeypatch.setitem(strip_module.LIMITS, "max_strip_rows", 10**6)
     monkeypatch.setattr(picture_module, "_STRIP_ROWS_TALL", ())  # nor its height ladder's
+    monkeypatch.setattr(picture_module, "_ARROWS_TALL", ())  # (its rows and arrows)
     all_rows, all_arrows, _ = _rows_and_arrows(scene, every_tensor=True)
     assert len(all_rows) > limit  # the case needs the cap
     assert arrows == all_arrows  # no stride arrow lost to the cap

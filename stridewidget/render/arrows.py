@@ -31,6 +31,7 @@ __all__ = [
     "channel_room",
     "channel_slots",
     "cross_arrow",
+    "fewest_arrows",
     "label_width",
     "lane_band",
     "place_side_labels",
@@ -65,6 +66,44 @@ def strip_arrows(members: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         for tensor in members
         for arrow in tensor["arrows"]
     ]
+
+
+def fewest_arrows(
+    arrows: list[dict[str, Any]], most: int | None
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``arrows`` (:func:`strip_arrows`) with at most ``most`` per tensor (None: all), those of
+    its smallest byte strides (their ends lie nearest its first cell: a picture over its height
+    budget keeps a strip row for each arrow's end); and one sentence per tensor naming the dims
+    whose arrows are left out (every stride is on the tensor's card).
+
+    >>> arrows = [{"tensor": {"id": "t0", "name": "x"}, "dims": [d], "byte_stride": 4 * 10 ** (2 - d)}
+    ...           for d in range(3)]
+    >>> kept, words = fewest_arrows(arrows, 2)
+    >>> [a["dims"] for a in kept], words
+    ([[1], [2]], ["x: the stride arrow of d0 is not drawn (the picture's height budget); every stride is on its card"])
+    """
+    if most is None:
+        return arrows, []
+    by_tensor: dict[str, list[int]] = {}
+    for k, arrow in enumerate(arrows):
+        by_tensor.setdefault(arrow["tensor"]["id"], []).append(k)
+    left_out: set[int] = set()
+    words = []
+    for ks in by_tensor.values():
+        if len(ks) <= most:
+            continue
+        nearest = sorted(ks, key=lambda k: abs(arrows[k]["byte_stride"]))  # stable: dim order
+        dropped = sorted(nearest[most:])
+        left_out.update(dropped)
+        dims = ", ".join(",".join(f"d{d}" for d in arrows[k]["dims"]) for k in dropped)
+        what = "arrow of" if len(dropped) == 1 else "arrows of"
+        verb = "is" if len(dropped) == 1 else "are"
+        name = arrows[ks[0]]["tensor"]["name"]
+        words.append(
+            f"{name}: the stride {what} {dims} {verb} not drawn (the picture's height budget); "
+            "every stride is on its card"
+        )
+    return [a for k, a in enumerate(arrows) if k not in left_out], words
 
 
 def lane_band(arcs: int) -> float:

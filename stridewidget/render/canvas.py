@@ -136,6 +136,7 @@ class Canvas:
         address_line: bool = False,
         max_strip_rows: int | None = None,
         lookup: Lookup | None = None,
+        max_arrows: int | None = None,
     ) -> None:
         if theme not in STYLE["themes"]:
             raise ValueError(
@@ -164,6 +165,9 @@ class Canvas:
         #: the rows a storage strip draws at most (None: ``LIMITS["max_strip_rows"]``; fewer for
         #: a picture over its weight budget)
         self.max_strip_rows = max_strip_rows
+        #: the stride arrows a strip draws at most per tensor (None: every one; fewer for a
+        #: picture over its height budget: see arrows.fewest_arrows)
+        self.max_arrows = max_arrows
         #: ids of tensors a strip marks that the picture lists in words (no pattern of theirs is
         #: defined: their plain colour instead)
         self.unpatterned: set[str] = set()

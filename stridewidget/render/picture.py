@@ -146,7 +146,7 @@ def draw(
     laid out for ``width`` px (the static fallback's default; the widget passes its column's).
     With ``roles`` its colours are theme role tokens (``"@text"``), resolved by the painter.
     A picture taller than :func:`height_budget` is laid out again with fewer digits, as colour,
-    with fewer panels and, with more than two tensors (unless ``every_tensor``: the graph
+    with fewer panels, strip rows and stride arrows (:func:`_height_steps`) and, with more than two tensors (unless ``every_tensor``: the graph
     widget's node and its inputs, bounded there), with the last tensors listed in words.
     ``thin_panels=False`` keeps every panel (slices a reader picked are drawn, whatever it costs).
     A picture whose saved fallback is over :func:`.weight.weight_budget` is laid out lighter (see
@@ -170,17 +170,8 @@ def draw(
     picture = lay()
     if picture.height <= budget:
         return lighter(picture, {}, light=light)
-    storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
-    steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
-    if any(s["cells"]["text"] is not None for s in storages):
-        steps.append({"colour": True})
-    if _has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
-        steps.append({"edge": _EDGE})
-    steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
-    steps.append({"inline_gaps": True})  # a strip's markers beside its cells
-    if not many:  # last: a strip's first rows and its arrows' (the rest one counted gap)
-        steps += [{"strip_rows": rows} for rows in _STRIP_ROWS_TALL]
+    steps = _height_steps(scene, many, thin_panels)
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
         """Each step on the ones that helped (a trial layout each): the shortest, its settings."""
@@ -209,6 +200,28 @@ def draw(
         # last: the last tensors listed in words, one line each (two large 5-D tensors too)
         picture, tried = _listed_last(measured, picture, tried, len(tensors), budget)
     return lighter(picture, tried, light=light)
+
+
+def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> list[dict[str, Any]]:
+    """The height ladder's steps for ``scene``, in order (each a trial layout's settings): fewer
+    digits, colour, a grid's ends, fewer panels, inline gap markers, then (not ``many`` tensors)
+    fewer strip rows and fewer stride arrows."""
+    storages = scene.get("storages", [])
+    tensors = scene.get("tensors", [])
+    steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
+    if any(s["cells"]["text"] is not None for s in storages):
+        steps.append({"colour": True})
+    if _has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
+        steps.append({"edge": _EDGE})
+    steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
+    steps.append({"inline_gaps": True})  # a strip's markers beside its cells
+    if not many:  # last: a strip's first rows and its arrows' (the rest one counted gap)
+        steps += [{"strip_rows": rows} for rows in _STRIP_ROWS_TALL]
+        # then fewer arrows: a strip keeps a row for each arrow's end (a tensor of many dims)
+        most = max((len(t["arrows"]) for t in tensors), default=0)
+        rows = {"strip_rows": min(_STRIP_ROWS_TALL)} if _STRIP_ROWS_TALL else {}
+        steps += [{"arrows": k, **rows} for k in _ARROWS_TALL if most > k]
+    return steps
 
 
 def _listed_last(
@@ -344,6 +357,8 @@ def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
 _STRIP_ROWS_LIGHT = 2
 #: A picture over its height budget: its storage strips at most this many rows, then fewer.
 _STRIP_ROWS_TALL = (6, 2)
+#: ... and at most this many stride arrows per tensor, then fewer (those of its smallest strides)
+_ARROWS_TALL = (8, 4)
 #: Rows and columns a grid keeps at each end when its picture is over its height budget (as
 #: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
 _EDGE = 3
@@ -502,6 +517,7 @@ def _laid_out(
     listed_for: str = "height budget",
     strip_rows: int | None = None,
     short_names: int | None = None,
+    arrows: int | None = None,
     stop_at: float | None = None,
     lookups: dict[tuple[int, int | None], tuple[Mapping[str, Any], Lookup]] | None = None,
     measure: bool = False,
@@ -509,17 +525,16 @@ def _laid_out(
     """The picture with values to ``at_most`` digits after the point, its grids as ``colour``;
     with ``keep``, only the first ``keep`` tensors are drawn (in the strips and as cards) and
     the rest listed in words (for the picture's ``listed_for``); with ``panels``, a card draws at
-    most that many panels; with ``card``, a card's words and panels wrap at that many px (two cards side by side); with
+    most that many panels; with ``card``, its words and panels wrap at that many px; with
     ``inline_gaps``, a strip's gap markers sit beside its cells; with ``edge``, each grid keeps
     that many rows and columns at each end (:func:`.elide.elided_scene`); with
-    ``address_line``, each card says its cells' addresses in one line instead of in each cell;
-    with ``strip_rows``, a storage strip draws
-    at most that many rows; with ``short_names``, a name longer than that many characters is
-    written shortened (:func:`short_named`); with ``stop_at`` (and every tensor drawn), a layout
-    past that height is not finished: its height is infinity.  ``lookups`` keeps the cells'
-    lookup of each scene and ``at_most`` for the next layout of the same picture.  With
-    ``measure``, its height and width alone are those of the picture: its grids' cells are not
-    drawn and its items are ``_MEASURED``."""
+    ``address_line``, each card says its cells' addresses in one line, not in each cell; with
+    ``strip_rows``, a strip draws at most that many rows; with ``short_names``, a name longer
+    than that is shortened (:func:`short_named`); with ``arrows``, a strip draws at most that
+    many stride arrows per tensor (:func:`.arrows.fewest_arrows`); with ``stop_at`` (and every
+    tensor drawn), a layout past that height is not finished: its height is infinity.
+    ``lookups`` keeps the cells' lookups for the picture's next layout.  With ``measure``, its
+    height and width alone are the picture's: no grid cell is drawn, its items are ``_MEASURED``."""
     if edge is not None:
         scene = elided_scene(scene, edge)
     if short_names is not None:
@@ -537,6 +552,7 @@ def _laid_out(
         address_line=address_line,
         max_strip_rows=strip_rows,
         lookup=_lookup(lookups, scene, at_most),
+        max_arrows=arrows,
     )
     canvas.measure = measure
     tensors = list(scene.get("tensors", []))
@@ -550,9 +566,8 @@ def _laid_out(
             return Picture(canvas.width, float("inf"), theme, [], described(scene), tensors)
         drawn = [t for t in tensors if t["storage"] == storage["id"]]
         if drawn or keep is None:
-            # every tensor over it marks and counts its reads (one listed in words too: its
-            # cells are read); the drawn ones alone get arrows
-            # (drawn first: a crowded cell names its first readers, counts the rest)
+            # every tensor over it marks and counts its reads (one listed in words too); the
+            # drawn ones alone get arrows (first: a crowded cell names its first readers)
             members = drawn + [t for t in left_out if t["storage"] == storage["id"]]
             y = draw_strip(canvas, storage, members, y, drawn) + 6
     y = _cards(canvas, tensors, y, stop)

@@ -24,6 +24,7 @@ from .arrows import (
     channel_room,
     channel_slots,
     cross_arrow,
+    fewest_arrows,
     label_width,
     lane_band,
     place_side_labels,
@@ -103,6 +104,13 @@ def draw_strip(
     listed = set() if arrowed is None else {t["id"] for t in members} - {t["id"] for t in arrowed}
     canvas.unpatterned = listed
     plan = _kept_plan(canvas, storage, members, arrowed)
+    for line in (
+        ln
+        for words in plan.left_out
+        for ln in wrapped(words, canvas.max_width - 2 * PAD, G["font_size"])
+    ):
+        canvas.items.append(canvas.text(PAD, y - 2, line, muted=True))
+        y += G["line_h"]
     y = _legend(canvas, storage, members, plan.wrap, y)
     if canvas.measure:  # a trial's height (picture.draw): the rows' alone, no cell, no arrow
         y = _rows_bottom(plan, y)
@@ -175,11 +183,18 @@ def _kept_plan(
         canvas.max_width,
         canvas.inline_gaps,
         canvas.max_strip_rows,
+        canvas.max_arrows,
     )
     kept = canvas.lookup.kept.get(key)
     if kept is None:  # the objects the key names by id are kept with it: no id is reused
         plan = _plan(
-            storage, members, canvas.max_width, canvas.inline_gaps, arrowed, canvas.max_strip_rows
+            storage,
+            members,
+            canvas.max_width,
+            canvas.inline_gaps,
+            arrowed,
+            canvas.max_strip_rows,
+            canvas.max_arrows,
         )
         kept = canvas.lookup.kept[key] = (storage, list(members), arrowed and list(arrowed), plan)
     return kept[-1]
@@ -203,6 +218,7 @@ class _Plan:
     lanes: dict[int, float]  # each row's height of arc lanes
     channels: dict[tuple[int, str], int]  # (cross arrow, "from"/"to"): its channel over the row
     heads: set[int]  # rows an arrowhead drops into below its channel (no arc lanes over them)
+    left_out: list[str]  # per tensor whose outer dims' arrows are not drawn: which (fewest_arrows)
 
 
 #: How many times a strip is wrapped again for the lanes and row labels left of it (each pass
@@ -217,8 +233,11 @@ def _plan(
     inline: bool,
     arrowed: list[Mapping[str, Any]] | None = None,
     most_rows: int | None = None,
+    most_arrows: int | None = None,
 ) -> _Plan:
-    arrows = strip_arrows(members if arrowed is None else arrowed)
+    arrows, left_out = fewest_arrows(
+        strip_arrows(members if arrowed is None else arrowed), most_arrows
+    )
     # wide enough for its values and marks, and for the legs of the arrows leaving one cell
     cell_w = cell_width_for_legs(_storage_cell_width(storage, members), arrows)
     texts = storage["cells"]["text"]
@@ -265,7 +284,7 @@ def _plan(
     }
     return _Plan(
         cell_w, show_text, rows, wrap, left, row_of, cross, cross_label_w, same_row, bands,
-        lanes, channels, heads,
+        lanes, channels, heads, left_out,
     )  # fmt: skip
 
 

@@ -129,6 +129,8 @@ _TENSOR_TABLE = [
     ("unfold-2d-windows", "(lambda x: {'x': x, 'win': x.unfold(0, 3, 1).unfold(1, 3, 1)})(torch.arange(36.0).reshape(6, 6))", HEIGHT_ND),
     ("row-1x200", "{'r': torch.arange(200.0).reshape(1, 200)}", HEIGHT_2D),
     ("half-randn", "{'h': torch.randn(3, 5, generator=torch.Generator().manual_seed(0)).half()}", HEIGHT_2D),
+    # an 18-D tensor: a strip row for each stride arrow's ends was over its height budget
+    ("18d-meta", "{'x': torch.empty(7, 1, 5, 50, 3, 4, 2, 2, 50, 4, 7, 50, 2, 3, 2, 50, 4, 7, device='meta')}", HEIGHT_ND),
 ]  # fmt: skip
 _TENSOR_CASES = [
     Case(name, expression, height, wrap=20 if name == "nchw-wrap-20" else None)

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 from ..ints import INT64_SAFE as _INT64_SAFE
 from ..strides import span
+from .bitset import _sums_reach
 from .budget import _Budget
 from .portfolio import _solve
 
@@ -259,8 +260,12 @@ def ranges_overlap(
         for c in coeffs:
             target -= c * min(merged[c], target // c)
         return target == 0
-    budget = _Budget(max_work, max_seconds)
-    return _reduced(coeffs, [merged[c] for c in coeffs], target, budget) is not None
+    bounds = [merged[c] for c in coeffs]
+    reach = hi_a - lo_a + hi_b - lo_b + width_a + width_b - 2  # sum(c * bound)
+    small = _sums_reach(coeffs, bounds, target, reach)  # few bits: every sum at once, exact
+    if small is not None:
+        return small
+    return _reduced(coeffs, bounds, target, _Budget(max_work, max_seconds)) is not None
 
 
 def ranges_overlap_witness(

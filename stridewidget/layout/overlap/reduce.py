@@ -13,9 +13,10 @@ once), an element width is one more variable of coefficient 1.  Then the problem
 any search: variables with bound 0 are dropped; variables with **equal coefficients merge** into one
 whose bound is the sum (``x[::2]`` vs ``x[1::2]`` gives two equal strides); the gcd of the
 coefficients divides the target and then every coefficient; a target beyond the reach fails.
-What is left goes to :func:`.portfolio._solve`.  :func:`count_touched` asks the internal overlap
-question, and, for a self-overlapping view, merges the arithmetic runs of its smallest-stride dim
-(NumPy enumeration).
+What is left goes to :func:`.portfolio._solve`; :func:`ranges_overlap`, which needs no
+witness, first asks :func:`.bitset._sums_reach`, which answers when the target has few bits.
+:func:`count_touched` asks the internal overlap question, and, for a self-overlapping view,
+merges the arithmetic runs of its smallest-stride dim (NumPy enumeration).
 
 Cost.  The reductions are O(n log n) for n variables; the search after them is exact and
 exponential in the worst case (:mod:`.portfolio`).  ``count_touched`` enumerates at most ``limit``

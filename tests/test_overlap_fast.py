@@ -196,3 +196,22 @@ def test_sums_reach_declines_what_would_be_slow():
     # what needs no bits is still answered: the gcd, the reach
     assert bitset._sums_reach([10**12, 10**6], [10**6, 9], 10**12 + 1, 10**18 + 9 * 10**6) is False
     assert bitset._sums_reach([10**12, 3], [10**6, 9], 10**18 + 28, 10**18 + 27) is False
+
+
+def test_every_sets_the_bits_of_an_arithmetic_run():
+    for step in (1, 2, 3, 29, 30, 31, 64, 100):  # one-digit division, then doubling
+        for count in range(1, 20):
+            assert bitset._every(step, count) == sum(1 << (step * j) for j in range(count))
+
+
+def test_large_last_coefficients_match_enumeration():
+    """The last variable's test with a coefficient of 30 or more (``_every`` by doubling)."""
+    rng = random.Random(3030)
+    for _ in range(1000):
+        coeffs = [rng.randint(30, 90), rng.randint(30, 90), rng.randint(1, 29)]
+        bounds = [rng.randint(1, 40), rng.randint(0, 3), rng.randint(0, 3)]
+        reach = sum(c * u for c, u in zip(coeffs, bounds))
+        target = rng.randint(0, reach)
+        answer = bitset._sums_reach(coeffs, bounds, target, reach)
+        assert answer is not None
+        assert answer == brute_reach(coeffs, bounds, target), (coeffs, bounds, target)

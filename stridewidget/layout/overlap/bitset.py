@@ -13,9 +13,10 @@ each chunk ``k`` adds ``sums << c*k``.  Bits above ``t`` are cut off after each 
 cuts first: a value ``x_i > t // c_i`` overshoots on its own, so the bound drops to it; and
 ``x_i -> u_i - x_i`` turns the target ``t`` into ``reach - t``, so the smaller of the two is asked.
 
-Cost.  One shift, ``and`` and ``or`` of a ``t``-bit integer per chunk: ``sum(log2(u_i + 1))``
-chunks of about 0.1 µs plus ``t / 64`` word operations each.  :func:`_sums_reach` declines
-(``None``) when that estimate passes ``_MAX_WORK``, leaving the problem to the other solvers.
+Cost.  One shift, ``and`` and ``or`` of an integer of at most ``t`` bits per chunk: about
+``sum(log2(u_i + 1))`` chunks of about 150 ns plus 2 ns per 64-bit word each.
+:func:`_sums_reach` declines (``None``) when that estimate passes ``_MAX_WORK`` (about 4 µs),
+leaving the problem to the other solvers: it is for small problems only.
 
 Failure modes.  None: exact on every input it accepts; it declines the rest before any work.
 """
@@ -25,12 +26,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-#: Word operations a chunk's shift costs besides its length: a chunk of a short integer costs
-#: about 0.1 µs in CPython, as much as 1500 more 64-bit words (measured on a 2-core machine).
-_CHUNK_OVERHEAD = 1500
-#: Declined above this estimate (chunks times (words + overhead)): about 6 µs, below the
-#: portfolio's own set-up on the smallest problem it is given.
-_MAX_WORK = 90_000
+#: What one chunk costs besides the length of its integer, in 64-bit words: about 150 ns of
+#: CPython (the shift, ``and``, ``or`` and the loop) against about 2 ns per word (measured on a
+#: 2-core machine: 65 ns for a one-word shift-and-or, 1.5 µs for a 1024-word one).
+_CHUNK_OVERHEAD = 75
+#: Declined above this estimate, in words (about 2 ns each): about 4 µs, less than the
+#: portfolio's set-up on the smallest problem it is given.
+_MAX_WORK = 2000
 
 
 def _sums_reach(
@@ -59,23 +61,26 @@ def _sums_reach(
     if reach - target < target:  # x -> u - x: the same question, fewer bits
         target = reach - target
     words = (target >> 6) + 1
-    if words > _MAX_WORK:
+    if 4 * words > _MAX_WORK:  # the mask and the last variable's test alone
         return None
     items = []  # (c, u) with u cut to target // c: more steps of c overshoot alone
-    chunks = most = last = 0
+    chunks = most = last = spans = 0
     for c, u in zip(coeffs, bounds):
         if u > target // c:
             u = target // c
         if u:
             n = u.bit_length()
             chunks += n
+            spans += c * u
             if n > most:
                 most, last = n, len(items)
             items.append((c, u))
     if not items:
         return target == 0
     c_last, u_last = items.pop(last)  # the one with most chunks is tested, not shifted
-    if (chunks - most) * (words + _CHUNK_OVERHEAD) > _MAX_WORK:
+    # The integer holds at most the sums the shifted variables reach, and never more than t bits.
+    shifted_words = (min(spans - c_last * u_last, target) >> 6) + 1
+    if (chunks - most) * (shifted_words + _CHUNK_OVERHEAD) + 4 * words > _MAX_WORK:
         return None
     mask = (1 << (target + 1)) - 1
     sums = 1

@@ -262,10 +262,11 @@ def ranges_overlap(
             target -= c * min(merged[c], target // c)
         return target == 0
     bounds = [merged[c] for c in coeffs]
-    reach = hi_a - lo_a + hi_b - lo_b + width_a + width_b - 2  # sum(c * bound)
-    small = _sums_reach(coeffs, bounds, target, reach)  # few bits: every sum at once, exact
-    if small is not None:
-        return small
+    if len(coeffs) > 2:  # (two variables are a closed form, faster still)
+        reach = hi_a - lo_a + hi_b - lo_b + width_a + width_b - 2  # sum(c * bound)
+        small = _sums_reach(coeffs, bounds, target, reach)  # few bits: every sum at once, exact
+        if small is not None:
+            return small
     return _reduced(coeffs, bounds, target, _Budget(max_work, max_seconds)) is not None
 
 

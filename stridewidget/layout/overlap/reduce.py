@@ -14,7 +14,8 @@ any search: variables with bound 0 are dropped; variables with **equal coefficie
 whose bound is the sum (``x[::2]`` vs ``x[1::2]`` gives two equal strides); the gcd of the
 coefficients divides the target and then every coefficient; a target beyond the reach fails.
 What is left goes to :func:`.portfolio._solve`; :func:`ranges_overlap`, which needs no
-witness, first asks :func:`.bitset._sums_reach`, which answers when the target has few bits.
+witness, answers two coefficients by extended Euclid (:func:`.closed._two_variable`) and first
+asks :func:`.bitset._sums_reach` for more, which answers when the target has few bits.
 :func:`count_touched` asks the internal overlap question, and, for a self-overlapping view,
 merges the arithmetic runs of its smallest-stride dim (NumPy enumeration).
 
@@ -41,6 +42,7 @@ from ..ints import INT64_SAFE as _INT64_SAFE
 from ..strides import span
 from .bitset import _sums_reach
 from .budget import _Budget
+from .closed import _two_variable
 from .portfolio import _solve
 
 __all__ = [
@@ -261,12 +263,14 @@ def ranges_overlap(
         for c in coeffs:
             target -= c * min(merged[c], target // c)
         return target == 0
+    if len(coeffs) == 2:  # extended Euclid (x[::3] against x[1::5], say)
+        c1, c2 = coeffs
+        return _two_variable(c1, merged[c1], c2, merged[c2], target) is not None
     bounds = [merged[c] for c in coeffs]
-    if len(coeffs) > 2:  # (two variables are a closed form, faster still)
-        reach = hi_a - lo_a + hi_b - lo_b + width_a + width_b - 2  # sum(c * bound)
-        small = _sums_reach(coeffs, bounds, target, reach)  # few bits: every sum at once, exact
-        if small is not None:
-            return small
+    reach = hi_a - lo_a + hi_b - lo_b + width_a + width_b - 2  # sum(c * bound)
+    small = _sums_reach(coeffs, bounds, target, reach)  # few bits: every sum at once, exact
+    if small is not None:
+        return small
     return _reduced(coeffs, bounds, target, _Budget(max_work, max_seconds)) is not None
 
 

@@ -13,7 +13,8 @@ on the same pairs.
   (``x = torch.arange(40.)``): what the portfolio's set-up made slow, now the bitset's.
 * ``random <=6-D pairs``: 200 pairs of random ``as_strided`` views (1-6 dims, sizes 1-6,
   strides 1-60) of one 5000-element storage, the median and the 90th percentile over the pairs;
-  below the table, the median and 90th percentile of each pair's own after/NumPy ratio.
+  below the table, the median and 90th percentile of each pair's own after/NumPy ratio; and the
+  median over the pairs that reach a solver (extents meet, strides not a divisor chain).
 * ``..., bytes meet``: the pairs of the two rows above whose byte extents meet (first to last
   byte), so that no extent test decides them and an exact solver runs (most of the other pairs
   are settled by comparing extents): what the rows above measure, and what they do not.  For
@@ -33,6 +34,7 @@ Run:  python benchmarks/bench_hot_path.py [--before PYTHON] [--before-tree DIR] 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import random
@@ -108,10 +110,22 @@ def _unfold_pair() -> tuple:
 
 def _random_rows(fn, pairs) -> dict[str, float]:
     times = _pair_times(pairs, fn, 100)
+    solved = [t for t, hard in zip(times, _not_nested(random_view_pairs())) if hard]
     return {
         "overlap, 200 random pairs (median)": statistics.median(times),
         "overlap, 200 random pairs (p90)": _p90(times),
+        f"  random pairs, a solver's ({len(solved)}, median)": statistics.median(solved),
     }
+
+
+def _not_nested(pairs) -> list[bool]:
+    """Which pairs reach a solver: extents that meet, strides that are not a divisor chain."""
+    found = []
+    for a, b in pairs:
+        steps = sorted({abs(s) for t in (a, b) for n, s in zip(t.shape, t.stride()) if n > 1})
+        chain = all(larger % smaller == 0 for smaller, larger in itertools.pairwise(steps))
+        found.append(_bytes_meet(a.numpy(), b.numpy()) and not chain)
+    return found
 
 
 def time_hot() -> dict[str, float]:

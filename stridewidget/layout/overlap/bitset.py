@@ -9,8 +9,10 @@ NumPy's ``np.shares_memory`` spends on the whole question.
 Method.  Bit ``s`` of an integer says "the sum ``s`` is reachable".  Starting from ``1`` (the empty
 sum), a variable of coefficient ``c`` and bound ``u`` is split into the chunks ``1, 2, 4, ...`` and
 a remainder, whose subset sums are exactly ``0..u`` (binary splitting of a bounded knapsack), and
-each chunk ``k`` adds ``sums << c*k``.  Bits above ``t`` are cut off after each shift.  Two exact
-cuts first: a value ``x_i > t // c_i`` overshoots on its own, so the bound drops to it; and
+each chunk ``k`` adds ``sums << c*k``.  Bits above ``t`` are cut off after each shift.  The
+variable with the most chunks is not shifted in: the bits ``t - c*x`` for all its values are tested
+at once, as one mask.  :func:`.reduce.ranges_overlap` asks this for three or more coefficients
+(fewer are closed forms).  Two exact cuts first: a value ``x_i > t // c_i`` overshoots on its own, so the bound drops to it; and
 ``x_i -> u_i - x_i`` turns the target ``t`` into ``reach - t``, so the smaller of the two is asked.
 
 Cost.  One shift, ``and`` and ``or`` of an integer of at most ``t`` bits per chunk: about

@@ -9,6 +9,12 @@ on the same pairs.
   expands, sliding windows, blocks, random ``as_strided`` up to 6-D), median over the pairs.
 * ``numpy pairs``: NumPy's own view-pair fuzz stream (400 pairs of random slices and transposes
   of one 4-D int16 array): the issue's "typical pair", median over the pairs.
+* ``unfold(0, 4, 3) vs x[1::2]``: issue 41's F4, three strides none of which divides another
+  (``x = torch.arange(40.)``): what the portfolio's set-up made slow, now the bitset's.
+* ``random <=6-D pairs``: 200 pairs of random ``as_strided`` views (1-6 dims, sizes 1-6,
+  strides 1-60) of one 5000-element storage, the median and the 90th percentile over the pairs;
+  below the table, the median and 90th percentile of each pair's own after/NumPy ratio; and the
+  median over the pairs that reach a solver (extents meet, strides not a divisor chain).
 * ``..., bytes meet``: the pairs of the two rows above whose byte extents meet (first to last
   byte), so that no extent test decides them and an exact solver runs (most of the other pairs
   are settled by comparing extents): what the rows above measure, and what they do not.  For
@@ -28,8 +34,10 @@ Run:  python benchmarks/bench_hot_path.py [--before PYTHON] [--before-tree DIR] 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
+import random
 import statistics
 import subprocess
 import sys
@@ -68,9 +76,56 @@ def _meeting_numpy_pairs() -> list:
 
 
 def _pairs_median(pairs, fn, number: int) -> float:
-    return statistics.median(
-        best_of(lambda a=a, b=b: fn(a, b), number=number, repeat=5) for a, b in pairs
-    )
+    return statistics.median(_pair_times(pairs, fn, number))
+
+
+def _pair_times(pairs, fn, number: int) -> list[float]:
+    return [best_of(lambda a=a, b=b: fn(a, b), number=number, repeat=5) for a, b in pairs]
+
+
+def _p90(times: list[float]) -> float:
+    return statistics.quantiles(times, n=10)[8]
+
+
+def random_view_pairs(count: int = 200, seed: int = 0) -> list:
+    """Pairs of random ``as_strided`` views (1-6 dims) of one storage, as ``overlap_cases``."""
+    rng = random.Random(seed)
+    storage = torch.zeros(5000)
+    pairs = []
+    for _ in range(count):
+        views = []
+        for _ in range(2):
+            size = [rng.randint(1, 6) for _ in range(rng.randint(1, 6))]
+            stride = [rng.randint(1, 60) for _ in size]
+            reach = sum(s * (n - 1) for n, s in zip(size, stride))
+            views.append(torch.as_strided(storage, size, stride, rng.randint(0, 4999 - reach)))
+        pairs.append(tuple(views))
+    return pairs
+
+
+def _unfold_pair() -> tuple:
+    x = torch.arange(40.0)
+    return x.unfold(0, 4, 3), x[1::2]
+
+
+def _random_rows(fn, pairs) -> dict[str, float]:
+    times = _pair_times(pairs, fn, 100)
+    solved = [t for t, hard in zip(times, _not_nested(random_view_pairs())) if hard]
+    return {
+        "overlap, 200 random pairs (median)": statistics.median(times),
+        "overlap, 200 random pairs (p90)": _p90(times),
+        f"  random pairs, a solver's ({len(solved)}, median)": statistics.median(solved),
+    }
+
+
+def _not_nested(pairs) -> list[bool]:
+    """Which pairs reach a solver: extents that meet, strides that are not a divisor chain."""
+    found = []
+    for a, b in pairs:
+        steps = sorted({abs(s) for t in (a, b) for n, s in zip(t.shape, t.stride()) if n > 1})
+        chain = all(larger % smaller == 0 for smaller, larger in itertools.pairwise(steps))
+        found.append(_bytes_meet(a.numpy(), b.numpy()) and not chain)
+    return found
 
 
 def time_hot() -> dict[str, float]:
@@ -85,11 +140,14 @@ def time_hot() -> dict[str, float]:
     a, b = y[:, :2], y[:, 2:]
     torch_pairs = [(a, b) for _, a, b in overlap_cases()]
     numpy_pairs = list(numpy_fuzz_pairs(400))
+    unfold = _unfold_pair()
     torch_meet, numpy_meet = _meeting_torch_pairs(), _meeting_numpy_pairs()
     return {
         "inspect (10-element CPU tensor)": best_of(lambda: sw.inspect(small), number=2000),
         "inspect + 4 facts": best_of(lambda: facts(small), number=2000),
         "overlap y[:, :2] vs y[:, 2:]": best_of(lambda: sw.overlap(a, b), number=2000),
+        "overlap unfold(0, 4, 3) vs x[1::2]": best_of(lambda: sw.overlap(*unfold), number=2000),
+        **_random_rows(sw.overlap, random_view_pairs()),
         "overlap, torch pairs (median of 21)": _pairs_median(torch_pairs, sw.overlap, 200),
         "overlap, numpy pairs (median of 400)": _pairs_median(numpy_pairs, sw.overlap, 50),
         f"  torch pairs, bytes meet ({len(torch_meet)})": _pairs_median(
@@ -105,16 +163,31 @@ def time_numpy() -> dict[str, float]:
 
     y = np.zeros((4, 5, 6), dtype=np.float32)
     a, b = y[:, :2], y[:, 2:]
+    unfold = tuple(t.numpy() for t in _unfold_pair())
     torch_pairs = [(a.numpy(), b.numpy()) for _, a, b in overlap_cases()]
     torch_meet = [(a.numpy(), b.numpy()) for a, b in _meeting_torch_pairs()]
     numpy_meet = _meeting_numpy_pairs()
     return {
         "overlap y[:, :2] vs y[:, 2:]": best_of(lambda: shares(a, b), number=2000),
+        "overlap unfold(0, 4, 3) vs x[1::2]": best_of(lambda: shares(*unfold), number=2000),
+        **_random_rows(shares, [(a.numpy(), b.numpy()) for a, b in random_view_pairs()]),
         "overlap, torch pairs (median of 21)": _pairs_median(torch_pairs, shares, 200),
         "overlap, numpy pairs (median of 400)": _pairs_median(numpy_fuzz_pairs(400), shares, 50),
         f"  torch pairs, bytes meet ({len(torch_meet)})": _pairs_median(torch_meet, shares, 200),
         f"  numpy pairs, bytes meet ({len(numpy_meet)})": _pairs_median(numpy_meet, shares, 50),
     }
+
+
+def pair_ratios() -> list[float]:
+    """Each random pair's ``sw.overlap`` time over NumPy's on the same pair, timed side by side."""
+    pairs = random_view_pairs()
+    mine = _pair_times(pairs, sw.overlap, 100)
+    theirs = _pair_times(
+        [(a.numpy(), b.numpy()) for a, b in pairs],
+        lambda a, b: np.shares_memory(a, b, max_work=None),
+        100,
+    )
+    return [m / t for m, t in zip(mine, theirs)]
 
 
 def main() -> None:
@@ -167,6 +240,11 @@ def main() -> None:
         print(f"  {name:40s} " + " ".join(cells))
         rows[name] = {"before_us": old and old * 1e6, "after_us": seconds * 1e6}
         rows[name]["numpy_us"] = theirs and theirs * 1e6
+    ratios = pair_ratios()
+    print(
+        f"  random <=6-D pairs, each pair's after/numpy: median {statistics.median(ratios):.1f}, "
+        f"p90 {_p90(ratios):.1f}"
+    )
     if args.json:
         result = {"torch": torch.__version__, "loadavg": os.getloadavg(), "rows": rows}
         with open(args.json, "w") as f:

@@ -17,6 +17,8 @@ Method, in the order it is tried (each step is exact), and where each lives:
 1. Reductions (:mod:`.reduce`): views become problems; equal coefficients merge, the gcd divides
    out, a target beyond the reach fails.
 2. Closed forms (:mod:`.closed`): one or two variables (extended Euclid), divisor chains (greedy).
+   Pairwise overlap (a yes or no) of small problems next: every reachable sum at once, as the bits
+   of one integer (:mod:`.bitset`; a few µs where the portfolio's set-up alone costs more).
 3. The count split (:mod:`.search`): near-equal huge coefficients leave few possible totals
    ``sum(x)``, each a problem with small weights.
 4. The portfolio (:mod:`.portfolio`): NumPy's C solver [1, 2], the lattice search and the

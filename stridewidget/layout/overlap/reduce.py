@@ -13,9 +13,11 @@ once), an element width is one more variable of coefficient 1.  Then the problem
 any search: variables with bound 0 are dropped; variables with **equal coefficients merge** into one
 whose bound is the sum (``x[::2]`` vs ``x[1::2]`` gives two equal strides); the gcd of the
 coefficients divides the target and then every coefficient; a target beyond the reach fails.
-What is left goes to :func:`.portfolio._solve`.  :func:`count_touched` asks the internal overlap
-question, and, for a self-overlapping view, merges the arithmetic runs of its smallest-stride dim
-(NumPy enumeration).
+What is left goes to :func:`.portfolio._solve`; :func:`ranges_overlap`, which needs no
+witness, answers two coefficients by extended Euclid (:func:`.closed._two_variable`) and first
+asks :func:`.bitset._sums_reach` for more, which answers when the target has few bits.
+:func:`count_touched` asks the internal overlap question, and, for a self-overlapping view,
+merges the arithmetic runs of its smallest-stride dim (NumPy enumeration).
 
 Cost.  The reductions are O(n log n) for n variables; the search after them is exact and
 exponential in the worst case (:mod:`.portfolio`).  ``count_touched`` enumerates at most ``limit``
@@ -38,7 +40,9 @@ from collections.abc import Sequence
 
 from ..ints import INT64_SAFE as _INT64_SAFE
 from ..strides import span
+from .bitset import _sums_reach
 from .budget import _Budget
+from .closed import _two_variable
 from .portfolio import _solve
 
 __all__ = [
@@ -259,8 +263,15 @@ def ranges_overlap(
         for c in coeffs:
             target -= c * min(merged[c], target // c)
         return target == 0
-    budget = _Budget(max_work, max_seconds)
-    return _reduced(coeffs, [merged[c] for c in coeffs], target, budget) is not None
+    if len(coeffs) == 2:  # extended Euclid (x[::3] against x[1::5], say)
+        c1, c2 = coeffs
+        return _two_variable(c1, merged[c1], c2, merged[c2], target) is not None
+    bounds = [merged[c] for c in coeffs]
+    reach = hi_a - lo_a + hi_b - lo_b + width_a + width_b - 2  # sum(c * bound)
+    small = _sums_reach(coeffs, bounds, target, reach)  # few bits: every sum at once, exact
+    if small is not None:
+        return small
+    return _reduced(coeffs, bounds, target, _Budget(max_work, max_seconds)) is not None
 
 
 def ranges_overlap_witness(

@@ -15,6 +15,7 @@ from ..limits import MIN_GAP as _MIN_GAP
 from ..limits import MIN_WRAP as _MIN_WRAP
 from ..style import STYLE
 from .logical import slice_addresses
+from .runs import read_count
 from .values import cell_values
 
 __all__ = ["COLLAPSE_RUN", "MAX_STRIP_CELLS", "collapse_unread", "storage_scene"]
@@ -102,10 +103,10 @@ def _read_in_gap(segment: dict[str, Any], layouts: list[Any]) -> int | None:
             if hi > lo:
                 read, reach = read + hi - lo, hi
         return read
-    if stop - start > GAP_COUNT_LIMIT:
-        # one tensor's cells in it, one arithmetic run of them (``x[::1000]``): counted exactly
-        meeting = [layout for layout in layouts if _meets(layout, start, stop)]
-        return _run_count(meeting[0], start, stop) if len(meeting) == 1 else None
+    if stop - start > GAP_COUNT_LIMIT:  # too long to touch: the tensors' arithmetic runs
+        return read_count(
+            [layout for layout in layouts if _meets(layout, start, stop)], start, stop
+        )
     cells = list(range(start, stop))
     counts = [touch_counts(layout, cells) for layout in layouts]
     if any(n is None for c in counts for n in c):
@@ -116,28 +117,6 @@ def _read_in_gap(segment: dict[str, Any], layouts: list[Any]) -> int | None:
 def _meets(layout: Any, start: int, stop: int) -> bool:
     """Does ``layout``'s span meet storage cells ``[start, stop)``?"""
     return layout.span is not None and layout.span[0] < stop and start <= layout.span[1]
-
-
-def _run_count(layout: Any, start: int, stop: int) -> int | None:
-    """How many of storage cells ``[start, stop)`` a layout reads whose cells are one arithmetic
-    run (its dims of more than one element: one, or none), one cell each; else ``None``.
-
-    >>> import torch, stridewidget as sw
-    >>> every_1000th = sw.inspect(torch.arange(10**6.0)[::1000])
-    >>> _run_count(every_1000th, 2001, 997000), len(range(3000, 997000, 1000))
-    (994, 994)
-    """
-    dims = [(n, s) for n, s in zip(layout.shape, layout.strides) if n > 1]
-    if len(dims) > 1 or layout.element_cells != 1:
-        return None
-    if not dims or dims[0][1] == 0:  # one cell read (an expand reads it again)
-        return int(start <= layout.offset < stop)
-    count, stride = dims[0]
-    first = layout.offset if stride > 0 else layout.offset + (count - 1) * stride
-    step = abs(stride)
-    lo = max(0, -((first - start) // step))  # the first k with first + k * step >= start
-    hi = min(count, -((first - stop) // step))  # the first k with first + k * step >= stop
-    return max(0, hi - lo)
 
 
 def collapse_unread(window: list[int], unread: list[bool], run: int = COLLAPSE_RUN) -> list[int]:

@@ -242,8 +242,10 @@ def _cell_basis(
 ) -> tuple:
     """What every cell of one slice's rows shares (looked up once, not per cell): its storage,
     whether it has values, the cell's width and height, the monospace advance (em), the pattern
-    stripe's fill and the slice's leading indices as text."""
+    stripe's fill, the slice's leading indices as text, and what its hover calls the storage
+    (``storage s1`` where two strips are one memory seen as two dtypes)."""
     storage = canvas.lookup.storages.get(tensor["storage"])
+    where = f"storage {tensor['storage']}" if storage and storage.get("same_memory") else "storage"
     has_values = storage is not None and storage["cells"]["text"] is not None
     w, h = cell_w - 3, G["logical_h"] - 3
     return (
@@ -254,6 +256,7 @@ def _cell_basis(
         G["char_em"],
         ("pattern", tensor["order"]),
         [str(i) for i in slice_["lead"]],
+        where,
     )
 
 
@@ -262,7 +265,7 @@ def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_val
     address = slice_["addr"][r][k]
     storage_id = tensor["storage"]
     text, full = canvas.lookup.shown_and_full(tensor, address)  # as shown; every digit
-    storage, has_values, w, h, em, pattern, at = basis
+    storage, has_values, w, h, em, pattern, at, where = basis
     size = G["font_size"]
     # on a colour scale, a value whose own text fits its cell is printed all the same
     show_values = show_values or (
@@ -302,13 +305,13 @@ def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_val
             body.append(canvas.middle(mid, y + h - 4, addr, small, muted_ink, "i"))
     at = [*at, *_row_col(slice_, r, k)]
     index, written = ",".join(at), ", ".join(at)
-    tip = f"{tensor['name']}[{written}] → storage[{address}]"
+    tip = f"{tensor['name']}[{written}] → {where}[{address}]"
     reads = tensor.get("reads")
     stored = canvas.lookup.cell(storage_id, address, "full") if reads else None
     if full is not None and reads and stored != full:  # the hover line: every digit
         # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
         # line names storage only with what storage holds
-        tip = f"{tensor['name']}[{written}] = {full} · storage[{address}] holds {stored}"
+        tip = f"{tensor['name']}[{written}] = {full} · {where}[{address}] holds {stored}"
     elif full is not None:
         tip += f" = {full}"
     return Group(

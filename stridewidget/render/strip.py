@@ -452,7 +452,8 @@ def _letters_width(marks: list[str]) -> float:
 
 
 def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers: list) -> str:
-    tip = [f"storage[{cell}]"]
+    # two strips of one memory (a float32 tensor and its int32 view): the hover names its strip
+    tip = [f"storage {storage['id']}[{cell}]" if storage.get("same_memory") else f"storage[{cell}]"]
     if text is not None:
         tip.append(f"= {text}")
     tip.extend(f"· {t['name']} reads it {'?' if n is None else n}×" for t, n in readers)

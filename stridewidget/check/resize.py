@@ -18,7 +18,7 @@ from ..layout.overlap import ranges_overlap_witness
 from ..limits import META_RUN_CACHE_LIMIT
 from .geometry import Witness, byte_span, unwrapped
 
-__all__ = ["resized_overlaps"]
+__all__ = ["after_meta_run", "resized_overlaps"]
 
 
 #: (op, :func:`_layout_key` of a call) -> the shapes its meta run left its distinct tensors, in
@@ -57,8 +57,16 @@ def _layout_key(value: Any, tensors: dict[int, int]) -> Any:
             return None
         first = tensors.setdefault(id(value), len(tensors))
         return (first, value.shape, value.stride(), value.dtype)
-    if kind is tuple or kind is list:
-        items = [_layout_key(item, tensors) for item in value]
+    if kind is tuple or kind is list:  # a fused optimizer's lists: their tensors inline
+        items = []
+        for item in value:
+            if type(item) is torch.Tensor or type(item) is torch.nn.Parameter:
+                if item.layout is not torch.strided or item.is_nested:
+                    return None
+                first = tensors.setdefault(id(item), len(tensors))
+                items.append((first, item.shape, item.stride(), item.dtype))
+            else:
+                items.append(_layout_key(item, tensors))
     elif kind is dict and all(type(key) is str for key in value):
         items = [(key, _layout_key(item, tensors)) for key, item in value.items()]
         if any(item[1] is None for item in items):
@@ -68,10 +76,15 @@ def _layout_key(value: Any, tensors: dict[int, int]) -> Any:
     return None if None in items else (kind, tuple(items))
 
 
-def _after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
+def after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
     """The shape each tensor argument has after the op, run on meta tensors (``id`` of the
     argument -> shape), or ``None`` where the op has no meta kernel or refuses.  Kept per op and
-    call layout (:data:`_META_RUNS`)."""
+    call layout (:data:`_META_RUNS`).
+
+    >>> x, out = torch.arange(6.0), torch.empty(0)
+    >>> after_meta_run(torch.ops.aten.add.out, (x, 1.0), {"out": out})[id(out)]
+    torch.Size([6])
+    """
     tensors: dict[int, int] = {}
     layout = _layout_key((args, kwargs), tensors)
     if layout is None:
@@ -88,7 +101,7 @@ def _after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Siz
 
 
 def _meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
-    """:func:`_after_meta_run`, run."""
+    """:func:`after_meta_run`, run."""
     metas: dict[int, torch.Tensor] = {}
 
     def meta(value: Any) -> Any:
@@ -119,7 +132,7 @@ def resized_overlaps(
     outs = [a for a in written if a.name != "self"]
     if not outs or not read:
         return []
-    shapes = _after_meta_run(func, args, kwargs)
+    shapes = after_meta_run(func, args, kwargs)
     if shapes is None:
         return []
     found = []

@@ -29,7 +29,7 @@ from .geometry import (
     unwrapped,
 )
 from .indexed import INDEXED_OPS, reads_unwritten
-from .resize import resized_overlaps
+from .resize import after_meta_run, resized_overlaps
 
 __all__ = [
     "METADATA_OPS",
@@ -346,6 +346,27 @@ def _apart_lists(rule: OpRule, args: tuple, kwargs: dict) -> bool:
     return True
 
 
+def _outs_kept(rule: OpRule, args: tuple, kwargs: dict, func: Any) -> bool:
+    """Of a call :func:`_apart` settled: does the op leave every written argument but ``self``
+    its shape (its meta run says so: :mod:`.resize`; an op without one resizes nothing there
+    either)?  Then nothing is resized onto an input, the one question left, and a fused
+    optimizer's lists need no records.  ``False`` sends the call to the exact rules."""
+    if func is None or rule.order_free or rule.packet in _ONE_VALUE_OPS:
+        return False
+    shapes = after_meta_run(func, args, kwargs)
+    if shapes is None:  # no meta run: the exact rules find no resize either
+        return True
+    count = len(args)
+    for position, name, written in rule.tensor_arguments:
+        if not written or name == "self":
+            continue
+        value = args[position] if position < count else kwargs.get(name)
+        for t in value if type(value) in (list, tuple) else (value,):
+            if t is not None and shapes.get(id(t)) != t.shape:
+                return False
+    return True
+
+
 def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
     tensors do not own), then the custom op's layouts or the write's overlaps.  Only an op that
@@ -359,7 +380,7 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> lis
     # most writes: plain contiguous tensors inside storages that share no byte; an out= still
     # asks where the op will resize it (below), and only as the exact rules would ask
     apart = rule.writes and not rule.custom and _apart(rule, args, kwargs)
-    if apart and not rule.has_out:
+    if apart and (not rule.has_out or _outs_kept(rule, args, kwargs, func)):
         return []
     written, read = _split(rule, args, kwargs)
     if not apart:

@@ -26,6 +26,7 @@ __all__ = ["after_meta_run", "resized_overlaps"]
 #: and dtypes of its tensors, which are the same tensor where, and the other arguments: those
 #: decide it, and a call alike in all of them gets the same shapes.
 _META_RUNS: dict[tuple[Any, tuple], tuple[torch.Size, ...] | None] = {}
+_UNSEEN = object()
 #: The argument values a layout key holds as they are (hashable, compared by value and type).
 _KEY_LEAVES = frozenset(
     {
@@ -90,8 +91,8 @@ def after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size
     if layout is None:
         return _meta_run(func, args, kwargs)
     key = (func, layout)
-    if key in _META_RUNS:
-        shapes = _META_RUNS[key]
+    shapes = _META_RUNS.get(key, _UNSEEN)  # one lookup: another thread may clear it meanwhile
+    if shapes is not _UNSEEN:
         return None if shapes is None else dict(zip(tensors, shapes))
     found = _meta_run(func, args, kwargs)
     if len(_META_RUNS) >= META_RUN_CACHE_LIMIT:

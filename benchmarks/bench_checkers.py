@@ -4,7 +4,16 @@ Python dispatch mode), on three small AdamW training steps (1 thread, CPU):
 
 * ``mlp``: Linear(256, 256)-ReLU-Linear(256, 256), batch 32;
 * ``conv+bn``: two Conv2d(3x3)-BatchNorm2d-ReLU blocks, a pooled Linear head, batch 8 of 3x16x16;
-* ``transformer``: one ``TransformerEncoderLayer(64, 4, 128)``, batch 8 of 16 tokens.
+* ``transformer``: one ``TransformerEncoderLayer(64, 4, 128)``, batch 8 of 16 tokens;
+
+and, with foreach / fused optimizers (ops that take a list of every parameter: the hostile
+review's F2/F3), 1 thread, CPU:
+
+* ``fused adamw (step only)``: ``AdamW(fused=True).step()`` over an 8-layer MLP's 16 parameters;
+* ``mlp x8 (foreach|fused)``: 8 Linear(64, 64)-ReLU layers, batch 32, ``AdamW(foreach=True)``
+  or ``AdamW(fused=True)``;
+* ``embedding (fused)``: Embedding(1000, 64) -> Linear(64, 64), batch 32 of 16 ids,
+  ``AdamW(fused=True)``.
 
 Variants interleave round by round, each round starting one variant later; each variant's time is
 its best round (the machine is shared: a median still moves with the neighbours' load, the best
@@ -19,6 +28,7 @@ over it: the two interceptions ``track_copies`` stacks, the floor of its design.
 main checkout, ``/work/main``) beside this one's in the same run.
 
 Run:  python benchmarks/bench_checkers.py [--rounds 15] [--clock cpu|wall] [--baseline /work/main]
+      [--only fused]     (the steps whose name holds that word)
 """
 
 from __future__ import annotations
@@ -81,16 +91,47 @@ def _steps() -> dict:
         "conv+bn": (conv, torch.randn(8, 3, 16, 16)),
         "transformer (64)": (layer, torch.randn(8, 16, 64)),
     }
-    steps = {}
-    for name, (model, x) in models.items():
-        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    steps = {
+        name: _training_step(model, x, torch.optim.AdamW(model.parameters(), lr=1e-4))
+        for name, (model, x) in models.items()
+    }
+    steps.update(_optimizer_steps())
+    return steps
 
-        def step(m=model, x=x, o=optimizer) -> None:
-            o.zero_grad()
-            m(x).pow(2).mean().backward()
-            o.step()
 
-        steps[name] = step
+def _training_step(model, x, optimizer):
+    def step() -> None:
+        optimizer.zero_grad()
+        model(x).pow(2).mean().backward()
+        optimizer.step()
+
+    return step
+
+
+def _mlp8() -> torch.nn.Module:
+    layers = []
+    for _ in range(8):
+        layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
+    return torch.nn.Sequential(*layers)
+
+
+def _optimizer_steps() -> dict:
+    """Steps whose optimizer runs foreach / fused ops: a list of every parameter per op."""
+    torch.manual_seed(0)
+    alone = _mlp8()
+    for p in alone.parameters():
+        p.grad = torch.randn_like(p)
+    fused_alone = torch.optim.AdamW(alone.parameters(), lr=1e-4, fused=True)
+    steps = {"fused adamw (step only)": fused_alone.step}
+    x = torch.randn(32, 64)
+    for how in ("foreach", "fused"):
+        model = _mlp8()
+        optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, **{how: True})
+        steps[f"mlp x8 ({how})"] = _training_step(model, x, optimizer)
+    embedding = torch.nn.Sequential(torch.nn.Embedding(1000, 64), torch.nn.Linear(64, 64))
+    ids = torch.randint(0, 1000, (32, 16))
+    optimizer = torch.optim.AdamW(embedding.parameters(), lr=1e-4, fused=True)
+    steps["embedding (fused)"] = _training_step(embedding, ids, optimizer)
     return steps
 
 
@@ -144,6 +185,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
     parser.add_argument("--baseline", type=pathlib.Path, help="another build's source tree")
+    parser.add_argument("--only", default="", help="only the steps whose name holds this word")
     args = parser.parse_args()
     torch.set_num_threads(1)
     baseline = _load_baseline(args.baseline) if args.baseline else None
@@ -154,6 +196,8 @@ def main() -> None:
     )
     ratios: dict[str, dict[str, float]] = {}
     for name, step in _steps().items():
+        if args.only not in name:
+            continue
         _Counting.count = 0
         with _Counting():
             step()
@@ -180,18 +224,20 @@ def main() -> None:
                 f"  {variant:26s} {seconds * 1e3:8.2f} {seconds / plain:8.2f} "
                 f"{added[variant] * 1e6:8.1f} {added[variant] / added['bare']:7.2f}"
             )
-        ratios[name] = {v: added[v] / added["bare"] for v in ("sanitize", "track_copies")}
-        for checker in ("sanitize", "track_copies"):
+        checkers = [v for v in variants if v.startswith(("sanitize", "track_copies"))]
+        ratios[name] = {v: added[v] / added["bare"] for v in checkers}
+        for checker in checkers:
             low, middle, high = _paired(each_round, checker)
             print(
                 f"  {checker}/bare within each round: median {middle:.2f} (IQR {low:.2f}-{high:.2f})"
             )
     print("\nissue 41's targets (µs added per op / the bare mode's):")
     for checker, target in (("sanitize", 1.5), ("track_copies", 2.0)):
-        worst = max(r[checker] for r in ratios.values())
-        each = ", ".join(f"{name} {r[checker]:.2f}" for name, r in ratios.items())
-        verdict = "met" if worst <= target else "NOT met"
-        print(f"  {checker:13s} <= {target}: {verdict} ({each})")
+        for variant in (checker, f"{checker} (baseline)") if baseline else (checker,):
+            worst = max(r[variant] for r in ratios.values())
+            each = ", ".join(f"{name} {r[variant]:.2f}" for name, r in ratios.items())
+            verdict = "met" if worst <= target else "NOT met"
+            print(f"  {variant:24s} <= {target}: {verdict} ({each})")
 
 
 if __name__ == "__main__":

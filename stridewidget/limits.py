@@ -148,3 +148,6 @@ FUZZ_RANDOM_TRIES = 64
 #: A quick benchmark run's bandwidth buffers are at most this big, whatever the cache: the whole
 #: quick run stays about a minute on two busy CPU cores (2x a 300 MiB cache took 7-23 minutes).
 QUICK_BUFFER_CAP = 16 * 2**20
+#: Calls whose meta run ``sw.sanitize`` keeps (``check/resize.py``: the shapes an ``out=`` op
+#: leaves, per op and argument layout): a fused optimizer asks the same question every step.
+META_RUN_CACHE_LIMIT = 256

@@ -15,14 +15,94 @@ import torch
 
 from .._compat import tree_map
 from ..layout.overlap import ranges_overlap_witness
+from ..limits import META_RUN_CACHE_LIMIT
 from .geometry import Witness, byte_span, unwrapped
 
-__all__ = ["resized_overlaps"]
+__all__ = ["after_meta_run", "resized_overlaps"]
 
 
-def _after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
+#: (op, :func:`_layout_key` of a call) -> the shapes its meta run left its distinct tensors, in
+#: the order they first appear (``None``: it refused).  A meta run reads only the sizes, strides
+#: and dtypes of its tensors, which are the same tensor where, and the other arguments: those
+#: decide it, and a call alike in all of them gets the same shapes.
+_META_RUNS: dict[tuple[Any, tuple], tuple[torch.Size, ...] | None] = {}
+_UNSEEN = object()
+#: The argument values a layout key holds as they are (hashable, compared by value and type).
+_KEY_LEAVES = frozenset(
+    {
+        int,
+        float,
+        bool,
+        str,
+        type(None),
+        torch.dtype,
+        torch.device,
+        torch.layout,
+        torch.memory_format,
+    }
+)
+
+
+def _layout_key(value: Any, tensors: dict[int, int]) -> Any:
+    """What a meta run of a call sees of ``value``, or ``None`` where it holds anything else (a
+    subclass, a SymInt, an object): not kept.  A plain tensor is its sizes, strides, dtype and
+    the place it first appears in the call (``tensors``: ``id`` -> that place); tuples, lists
+    and dicts are walked as :func:`tree_map` walks them."""
+    kind = type(value)
+    if kind is float:  # by its bits: -0.0 is not 0.0 here, a nan is itself
+        return (kind, value.hex())
+    if kind in _KEY_LEAVES:
+        return (kind, value)
+    if kind is torch.Tensor or kind is torch.nn.Parameter:
+        if value.layout is not torch.strided or value.is_nested:
+            return None
+        first = tensors.setdefault(id(value), len(tensors))
+        return (first, value.shape, value.stride(), value.dtype)
+    if kind is tuple or kind is list:  # a fused optimizer's lists: their tensors inline
+        items = []
+        for item in value:
+            if type(item) is torch.Tensor or type(item) is torch.nn.Parameter:
+                if item.layout is not torch.strided or item.is_nested:
+                    return None
+                first = tensors.setdefault(id(item), len(tensors))
+                items.append((first, item.shape, item.stride(), item.dtype))
+            else:
+                items.append(_layout_key(item, tensors))
+    elif kind is dict and all(type(key) is str for key in value):
+        items = [(key, _layout_key(item, tensors)) for key, item in value.items()]
+        if any(item[1] is None for item in items):
+            return None
+    else:
+        return None
+    return None if None in items else (kind, tuple(items))
+
+
+def after_meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
     """The shape each tensor argument has after the op, run on meta tensors (``id`` of the
-    argument -> shape), or ``None`` where the op has no meta kernel or refuses."""
+    argument -> shape), or ``None`` where the op has no meta kernel or refuses.  Kept per op and
+    call layout (:data:`_META_RUNS`).
+
+    >>> x, out = torch.arange(6.0), torch.empty(0)
+    >>> after_meta_run(torch.ops.aten.add.out, (x, 1.0), {"out": out})[id(out)]
+    torch.Size([6])
+    """
+    tensors: dict[int, int] = {}
+    layout = _layout_key((args, kwargs), tensors)
+    if layout is None:
+        return _meta_run(func, args, kwargs)
+    key = (func, layout)
+    shapes = _META_RUNS.get(key, _UNSEEN)  # one lookup: another thread may clear it meanwhile
+    if shapes is not _UNSEEN:
+        return None if shapes is None else dict(zip(tensors, shapes))
+    found = _meta_run(func, args, kwargs)
+    if len(_META_RUNS) >= META_RUN_CACHE_LIMIT:
+        _META_RUNS.clear()
+    _META_RUNS[key] = None if found is None else tuple(found[id_] for id_ in tensors)
+    return found
+
+
+def _meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | None:
+    """:func:`after_meta_run`, run."""
     metas: dict[int, torch.Tensor] = {}
 
     def meta(value: Any) -> Any:
@@ -53,7 +133,7 @@ def resized_overlaps(
     outs = [a for a in written if a.name != "self"]
     if not outs or not read:
         return []
-    shapes = _after_meta_run(func, args, kwargs)
+    shapes = after_meta_run(func, args, kwargs)
     if shapes is None:
         return []
     found = []

@@ -29,7 +29,7 @@ from .geometry import (
     unwrapped,
 )
 from .indexed import INDEXED_OPS, reads_unwritten
-from .resize import resized_overlaps
+from .resize import after_meta_run, resized_overlaps
 
 __all__ = [
     "METADATA_OPS",
@@ -265,6 +265,8 @@ def _apart(rule: OpRule, args: tuple, kwargs: dict) -> bool:
         for position, name, written in rule.tensor_arguments:
             value = args[position] if position < count else kwargs.get(name)
             if type(value) not in _PLAIN_TYPES:
+                if type(value) in (list, tuple):  # a _foreach_ / _fused_ op: its own sweep
+                    return _apart_lists(rule, args, kwargs)
                 if isinstance(value, (torch.Tensor, list, tuple)):
                     return False
                 continue  # None, or a number where the schema takes a tensor (mul_(0.9))
@@ -293,6 +295,78 @@ def _apart(rule: OpRule, args: tuple, kwargs: dict) -> bool:
     return True
 
 
+def _apart_lists(rule: OpRule, args: tuple, kwargs: dict) -> bool:
+    """:func:`_apart` for a call with list arguments (a ``_foreach_`` / ``_fused_`` op: a tensor
+    per parameter in each list): the same test of each listed tensor, and the byte ranges
+    compared by one sweep over them sorted by start, not pair by pair.  A list item that is not
+    a plain tensor or ``None`` sends the call to the exact rules."""
+    spans: list[tuple[int, int, bool]] = []
+    count = len(args)
+    try:
+        for position, name, written in rule.tensor_arguments:
+            value = args[position] if position < count else kwargs.get(name)
+            kind = type(value)
+            if kind is list or kind is tuple:
+                items = value
+            elif kind in _PLAIN_TYPES:
+                items = (value,)
+            elif isinstance(value, torch.Tensor):
+                return False
+            else:
+                continue  # None, or a number where the schema takes a tensor
+            for t in items:
+                if type(t) not in _PLAIN_TYPES:
+                    if t is None:  # a Tensor?[] item
+                        continue
+                    return False
+                if t.layout is not torch.strided:
+                    return False
+                numel = t.numel()
+                if not numel:
+                    continue
+                if t.is_nested or not t.is_contiguous():
+                    return False
+                itemsize = t.element_size()
+                nbytes = numel * itemsize
+                if t.storage_offset() * itemsize + nbytes > t.untyped_storage().nbytes():
+                    return False
+                start = t.data_ptr()
+                spans.append((start, start + nbytes, written))
+    except (RuntimeError, NotImplementedError):  # no memory to place: the exact rules decide
+        return False
+    spans.sort()
+    ends = written_ends = -1  # the furthest end of the ranges so far (of the written ones)
+    for start, end, written in spans:
+        if start < written_ends or (written and start < ends):
+            return False  # meets an earlier range, one of the two written
+        if end > ends:
+            ends = end
+        if written and end > written_ends:
+            written_ends = end
+    return True
+
+
+def _outs_kept(rule: OpRule, args: tuple, kwargs: dict, func: Any) -> bool:
+    """Of a call :func:`_apart` settled: does the op leave every written argument but ``self``
+    its shape (its meta run says so: :mod:`.resize`; an op without one resizes nothing there
+    either)?  Then nothing is resized onto an input, the one question left, and a fused
+    optimizer's lists need no records.  ``False`` sends the call to the exact rules."""
+    if func is None or rule.order_free or rule.packet in _ONE_VALUE_OPS:
+        return False
+    shapes = after_meta_run(func, args, kwargs)
+    if shapes is None:  # no meta run: the exact rules find no resize either
+        return True
+    count = len(args)
+    for position, name, written in rule.tensor_arguments:
+        if not written or name == "self":
+            continue
+        value = args[position] if position < count else kwargs.get(name)
+        for t in value if type(value) in (list, tuple) else (value,):
+            if t is not None and shapes.get(id(t)) != t.shape:
+                return False
+    return True
+
+
 def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> list[Finding]:
     """Every hazard of one call: out-of-bounds first (running the op would touch memory its
     tensors do not own), then the custom op's layouts or the write's overlaps.  Only an op that
@@ -303,31 +377,37 @@ def hazards_of(rule: OpRule, args: tuple, kwargs: dict, func: Any = None) -> lis
         not rule.reads_elements or _all_inside(rule, args, kwargs)
     ):
         return []  # most ops: read only, every tensor inside its storage (the cheapest test)
-    if rule.writes and not (rule.custom or rule.has_out) and _apart(rule, args, kwargs):
-        return []  # most writes: plain contiguous tensors inside storages that share no byte
+    # most writes: plain contiguous tensors inside storages that share no byte; an out= still
+    # asks where the op will resize it (below), and only as the exact rules would ask
+    apart = rule.writes and not rule.custom and _apart(rule, args, kwargs)
+    if apart and (not rule.has_out or _outs_kept(rule, args, kwargs, func)):
+        return []
     written, read = _split(rule, args, kwargs)
-    found = [
-        Finding(
-            "out-of-bounds",
-            out_of_bounds_witness(a.tensor, a.tensor.untyped_storage().nbytes()),
-            (a.tensor,),
-            f"argument '{a.name}'",
-        )
-        for a in (written + read if rule.reads_elements else written)
-        if not _inside(a.tensor)
-    ]
-    if found:
-        return found
-    if rule.custom:
-        return _custom_op_hazards(rule, written, read)
+    if not apart:
+        found = [
+            Finding(
+                "out-of-bounds",
+                out_of_bounds_witness(a.tensor, a.tensor.untyped_storage().nbytes()),
+                (a.tensor,),
+                f"argument '{a.name}'",
+            )
+            for a in (written + read if rule.reads_elements else written)
+            if not _inside(a.tensor)
+        ]
+        if found:
+            return found
+        if rule.custom:
+            return _custom_op_hazards(rule, written, read)
     if not written or rule.order_free or _copy_onto_itself(rule, written, read):
-        return found
+        return []
     if _one_value_write(rule, args, kwargs, written, read):  # no order: only the indices
+        if apart:  # no two byte ranges meet: no overlap to find
+            return []
         found = _write_hazards(
             rule, written, [a for a in read if a.name in _INDEX_ARGUMENTS], False
         )
         return _written_reads(rule, found, args, kwargs)
-    found = _written_reads(rule, _write_hazards(rule, written, read), args, kwargs)
+    found = [] if apart else _written_reads(rule, _write_hazards(rule, written, read), args, kwargs)
     if func is not None and rule.has_out:
         found += [
             Finding("partial-overlap", witness, (out, other), what)

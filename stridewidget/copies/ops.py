@@ -170,6 +170,18 @@ _DATA_ONLY = frozenset(
         "threshold_",
     }
 )
+#: In-place list ops that write data into every list they write and never change a layout: the
+#: ``_foreach_*_`` ops (in-place pointwise math, ``_foreach_copy_``, ``_foreach_zero_``: as
+#: ``add_`` on each entry) and the fused optimizers, which update parameters, gradients and
+#: state in place.  Their written lists need no snapshot before they run (a fused AdamW step
+#: writes 4 lists of every parameter).
+_LISTS_DATA_ONLY = frozenset({"_fused_adam_", "_fused_adamw_", "_fused_sgd_", "_fused_adagrad_"})
+
+
+def _lists_data_only(packet: str) -> bool:
+    return (packet.startswith("_foreach_") and packet.endswith("_")) or packet in _LISTS_DATA_ONLY
+
+
 #: id(op) -> :func:`op_entry`'s entry for it (the op kept in it, so the id stays its own).
 OP_ENTRIES: dict[int, tuple[Any, OpInfo, tuple[tuple[int, str], ...], Any]] = {}
 
@@ -184,13 +196,20 @@ def op_entry(func: Any) -> tuple[Any, OpInfo, tuple[tuple[int, str], ...], Any]:
     >>> import torch
     >>> op_entry(torch.ops.aten.add_.Tensor)[2], op_entry(torch.ops.aten.t_.default)[2]
     ((), ((0, 'self'),))
+    >>> op_entry(torch.ops.aten._foreach_mul_.Scalar)[2], op_entry(torch.ops.aten._fused_adamw_.default)[2]
+    ((), ())
     """
     entry = OP_ENTRIES.get(id(func))
     if entry is not None and entry[0] is func:
         return entry
     info = op_info(func)
-    data_only = func.overloadpacket.__name__ in _DATA_ONLY or torch.Tag.pointwise in func.tags
-    relaid = tuple(w for w in info.written if not (data_only and w[1] == "self"))
+    packet = func.overloadpacket.__name__
+    data_only = packet in _DATA_ONLY or torch.Tag.pointwise in func.tags
+    relaid = (
+        ()
+        if _lists_data_only(packet)
+        else tuple(w for w in info.written if not (data_only and w[1] == "self"))
+    )
     entry = OP_ENTRIES[id(func)] = (func, info, relaid, op_runner(func))
     if info.written == ((0, "self"),) and not info.is_copy:
         WRITES_SELF.add(id(func))

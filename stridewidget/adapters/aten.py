@@ -126,6 +126,8 @@ COPY_OPS = frozenset(
         "diagonal_scatter",
         "as_strided_scatter",
         "_chunk_cat",  # FSDP2's reduce-scatter input: chunks of each gradient, zero-padded
+        "_foreach_copy_",  # copy_ of each entry (an optimizer's state copied in)
+        "_foreach_copy",
     }
 )
 

@@ -51,3 +51,33 @@ def test_a_long_gap_under_several_tensors_counts_the_cells_they_read(seed):
     for gap in long_gaps:
         assert gap["read"] is not None, gap  # counted, not "not shown"
         assert gap["read"] == sum(1 for c in read if gap["start"] <= c < gap["stop"]), gap
+
+
+def test_a_gap_among_many_runs_tries_a_bounded_number_of_intersections(monkeypatch):
+    """Hostile review (2026-12-05): 31 tensors of 64 runs each with distinct residues, and 30
+    one-element tensors cutting their span into 31 long gaps, took ``build_scene`` 23 s (0.23 s
+    without the run counting): every visited intersection tried every later run.  Each gap now
+    tries at most ``_MOST_MEETS`` intersections (then "not shown"): counted by a wrapper."""
+    from stridewidget.scene import runs
+
+    calls: list[int] = []
+    meet = runs._meet
+
+    def counted(a, b):
+        calls[-1] += 1
+        return meet(a, b)
+
+    union = runs._union_count
+
+    def per_gap(found):
+        calls.append(0)
+        return union(found)
+
+    monkeypatch.setattr(runs, "_meet", counted)
+    monkeypatch.setattr(runs, "_union_count", per_gap)
+    base, k, length = torch.empty(10**10, device="meta"), 31, 10**6
+    views = {f"v{i}": base.as_strided((64, length), (1, 64 * k), 64 * i) for i in range(k)}
+    span = 64 * k * length
+    views.update({f"p{j}": base[(j + 1) * span // 31 :][:1] for j in range(30)})
+    build_scene(views)
+    assert len(calls) >= 20 and max(calls) <= runs._MOST_MEETS

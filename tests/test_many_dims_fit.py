@@ -65,3 +65,20 @@ def test_a_tensor_of_few_dims_keeps_every_arrow():
     x = torch.arange(120.0).reshape(2, 3, 4, 5).permute(0, 2, 3, 1)
     picture = draw(scene_of(x=x), width=900)
     assert _drawn_dims(picture) == {0, 1, 2, 3} and not _named_dims(picture)
+
+
+def test_tensors_listed_in_words_give_their_room_back_to_the_arrows():
+    """Hostile review (2026-12-05): the ladder took arrows before it listed a tensor in words,
+    and kept them taken: two 10-D tensors drew four arrows each (1,186 px at 1,280 px) where,
+    the third tensor listed, every arrow fits (1,404 px, budget 1,540)."""
+
+    def meta(*shape):
+        return torch.empty(10**7, device="meta")[: torch.Size(shape).numel()].view(*shape)
+
+    shape = (2, 3, 2, 3, 2, 3, 2, 3, 2, 3)
+    a, b = meta(*shape), meta(*shape).transpose(0, 9)
+    scene = scene_of(a=a, b=b, c=meta(5, 5, 5, 5, 5, 5))
+    picture = draw(scene, width=1280)
+    assert [t["name"] for t in picture.tensors] == ["a", "b"]  # c listed in words
+    assert picture.height <= height_budget(scene)
+    assert _drawn_dims(picture) == set(range(10)) and not _named_dims(picture)

@@ -166,7 +166,9 @@ def test_a_gap_untouched_by_its_strip_says_whose_reads_it_counts():
     walk(draw(scene_of(f=f, i=i), width=900).items)
     assert gaps
     for title in gaps:
-        first, last = (int(n.replace(",", "")) for n in re.findall(r"storage\[([\d,]+)\]", title))
+        first, last = (
+            int(n.replace(",", "")) for n in re.findall(r"storage(?: s\d+)?\[([\d,]+)\]", title)
+        )
         touched_bytes = set(range(first * 4, (last + 1) * 4))  # int32 cells: 4 bytes each
         assert touched_bytes <= read_by_f  # f reads them: "untouched" is of i's strip alone
         assert title.endswith("(by this strip's tensors)")

@@ -53,3 +53,17 @@ def test_one_strip_alone_keeps_plain_storage_indices():
     titles = list(_titles(draw(scene_of(x=x, xt=x.view(2, 3).t())).items))
     assert any(t.startswith("storage[0] = 0.") for t in titles)
     assert not any(re.search(r"storage s\d\[", t) for t in titles)
+
+
+def test_a_gap_over_one_of_two_strips_of_one_memory_names_its_strip():
+    """Hostile review (2026-12-05): the gap markers' hovers said ``storage[8,206] … storage[…]``
+    on both strips of one memory; each names its strip now, its range inside that strip."""
+    x = torch.arange(10**6, dtype=torch.float32)
+    scene = scene_of(a=x[::1000], b=x.view(torch.int32)[3::777], c=x[7::4099])
+    sizes = {s["id"]: s["size"] for s in scene["storages"]}
+    gaps = [t for t in _titles(draw(scene).items) if " … " in t and "not drawn" in t]
+    assert gaps
+    for title in gaps:
+        found = re.findall(r"storage (s\d)\[([\d,]+)\]", title)
+        assert len(found) == 2 and found[0][0] == found[1][0], title
+        assert int(found[1][1].replace(",", "")) < sizes[found[0][0]]

@@ -237,6 +237,21 @@ def _listed_last(
             picture, tried = trial, {**kept, "keep": keep}
         if picture.height <= budget:
             break
+    if picture.height <= budget and "arrows" in tried:  # the room listing made: arrows back
+        return _arrows_back(measured, picture, tried, budget)
+    return picture, tried
+
+
+def _arrows_back(measured: Callable[..., Picture], picture: Picture, tried: dict, budget: float):
+    """``picture`` (``tried``: fewer stride arrows) with its arrows and strip rows back as far as
+    it fits ``budget``: listing tensors in words, after the ladder took them, may make room."""
+    rest = {k: v for k, v in tried.items() if k not in ("arrows", "strip_rows")}
+    rows = {"strip_rows": tried["strip_rows"]} if "strip_rows" in tried else {}
+    more = [{**tried, "arrows": k} for k in _ARROWS_TALL if k > tried["arrows"]]
+    for settings in (rest, {**rest, **rows}, *more):
+        trial = measured(**settings)
+        if trial.height <= budget:
+            return trial, settings
     return picture, tried
 
 

@@ -524,11 +524,12 @@ def _gap(
     kind = (
         "sws-gap-read" if segment.get("read") else "sws-gap-unread" if unread else "sws-gap-unknown"
     )
+    where = f"storage {storage['id']}" if storage.get("same_memory") else "storage"
     return Group(
         f"sws-gap {kind}",
         [box, canvas.text(x + w / 2, y + G["cell_h"] / 2 + 3, label, size=size, anchor="middle")],
-        title=f"{gap_words(segment)}: storage[{group_digits(segment['start'])}] … "
-        f"storage[{group_digits(segment['stop'] - 1)}]{_whose(storage, segment)}",
+        title=f"{gap_words(segment)}: {where}[{group_digits(segment['start'])}] … "
+        f"{where}[{group_digits(segment['stop'] - 1)}]{_whose(storage, segment)}",
     )
 
 

@@ -127,46 +127,69 @@ def _meta_run(func: Any, args: tuple, kwargs: dict) -> dict[int, torch.Size] | N
 def resized_overlaps(
     func: Any, args: tuple, kwargs: dict, written: list, read: list
 ) -> list[tuple[Witness, torch.Tensor, torch.Tensor, str]]:
-    """``(witness, out, input, words)`` for each ``out=`` (of ``written``, each with ``.tensor``,
+    """``(witness, out, other, words)`` for each ``out=`` (of ``written``, each with ``.tensor``,
     ``.name`` and ``.given``, the subclass tensor it unwraps, if any) that the op resizes onto an
-    input (of ``read``)."""
+    input (of ``read``) or onto another ``out=`` (as that one is, or as the op resizes it too:
+    ``torch.max(x, 0, out=(buf[0:0], buf.view(torch.int64)[1:1]))``)."""
     outs = [a for a in written if a.name != "self"]
-    if not outs or not read:
+    if not outs:
         return []
     shapes = after_meta_run(func, args, kwargs)
     if shapes is None:
         return []
-    found = []
+    resized = []
     for out in outs:
         shape = shapes.get(id(out.tensor if out.given is None else out.given))
-        if shape is None or shape == out.tensor.shape:
+        resized.append(None if shape is None or shape == out.tensor.shape else shape)
+    found = []
+    for k, (out, shape) in enumerate(zip(outs, resized)):
+        if shape is None:
             continue
-        for other in read:
-            witness = _resized_witness(out.tensor, shape, other.tensor)
+        others = [(other, None) for other in read]
+        others += [
+            (other, new)
+            for j, (other, new) in enumerate(zip(outs, resized))
+            if j != k and (new is None or j > k)  # two resized: the pair once
+        ]
+        for other, new in others:
+            witness = _resized_witness(out.tensor, shape, other.tensor, new)
             if witness is not None:
+                also = "" if new is None else f" (resized by the op to {tuple(new)})"
                 what = (
                     f"argument '{out.name}' (resized by the op to {tuple(shape)}) and "
-                    f"argument '{other.name}'"
+                    f"argument '{other.name}'{also}"
                 )
                 found.append((witness, out.tensor, other.tensor, what))
     return found
 
 
-def _resized_witness(out: torch.Tensor, shape: torch.Size, other: torch.Tensor) -> Witness | None:
+def _resized_witness(
+    out: torch.Tensor, shape: torch.Size, other: torch.Tensor, other_shape: Any = None
+) -> Witness | None:
     """An index of ``out`` resized to ``shape`` (contiguous from its storage offset) and one of
-    ``other`` sharing a byte, by address."""
+    ``other`` (resized to ``other_shape`` too, unless None) sharing a byte, by address."""
     numel = math.prod(shape)
-    if numel == 0 or other.numel() == 0 or out.device != other.device or out.device.type == "meta":
+    if numel == 0 or (other.numel() == 0 and other_shape is None):
+        return None
+    if out.device != other.device or out.device.type == "meta":
         return None
     size, other_size = out.element_size(), other.element_size()
     base = out.untyped_storage().data_ptr()
     start = base + out.storage_offset() * size
-    other_start = other.untyped_storage().data_ptr() + byte_span(other)[0]
-    found = ranges_overlap_witness(
-        (numel,), (size,), start, size,
-        tuple(other.shape), [s * other_size for s in other.stride()], other_start, other_size,
-    )  # fmt: skip
+    if other_shape is None:
+        other_start = other.untyped_storage().data_ptr() + byte_span(other)[0]
+        geometry = (tuple(other.shape), [s * other_size for s in other.stride()], other_start)
+    else:
+        if math.prod(other_shape) == 0:
+            return None
+        other_start = other.untyped_storage().data_ptr() + other.storage_offset() * other_size
+        geometry = ((math.prod(other_shape),), (other_size,), other_start)
+    found = ranges_overlap_witness((numel,), (size,), start, size, *geometry, other_size)
     if found is None:
         return None
     index = tuple(int(i) for i in torch.unravel_index(torch.tensor(found[0][0]), tuple(shape)))
-    return Witness(index, found[1], (found[2] - base) // size)
+    second = found[1]
+    if other_shape is not None:
+        flat = torch.tensor(second[0])
+        second = tuple(int(i) for i in torch.unravel_index(flat, tuple(other_shape)))
+    return Witness(index, second, (found[2] - base) // size)

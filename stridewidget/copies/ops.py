@@ -111,11 +111,12 @@ def note_op(
                     pending.written += storage_extents(tensor)
     elif written:
         moves = info.moves(args, kwargs)
+        itself = _copied_from_itself(info.name, args) if moves else ()
         for position, name in written:
             for tensor in arrays_in(argument_value(args, kwargs, position, name), []):
                 extents = storage_extents(tensor)
                 pending.written += extents
-                if moves:
+                if moves and id(tensor) not in itself:
                     pending.copied_into += extents
                     pending.bytes_copied += info.moved_bytes(args, kwargs, tensor)
     elif (info.is_copy and info.moves(args, kwargs)) or (
@@ -127,6 +128,41 @@ def note_op(
         # never moves data, whatever its arguments (a view, or an op with no decomposition to
         # branch on dtypes): noted by name from now on
         PLAIN_OPS.add(id(func))
+
+
+def _copied_from_itself(name: str, args: tuple[Any, ...]) -> set[int]:
+    """The ids of the tensors a ``copy_`` (each entry of a ``_foreach_copy_``) copies from their
+    own data: ATen's copy returns at once when its source is its destination's data exactly (one
+    storage, offset, sizes, strides, dtype, conj and neg bits), moving nothing; a
+    ``_foreach_copy_`` on the CPU runs that copy per entry (a GPU's fused kernel may not)."""
+    if name == "aten.copy_" and len(args) >= 2:
+        return {id(args[0])} if _same_data(args[0], args[1]) else set()
+    if name != "aten._foreach_copy_" or len(args) < 2:
+        return set()
+    pairs = zip(args[0], args[1])
+    return {id(d) for d, s in pairs if _same_data(d, s) and d.device.type == "cpu"}
+
+
+def _same_data(dst: Any, src: Any) -> bool:
+    if dst is src:
+        return True
+    if not isinstance(dst, torch.Tensor) or not isinstance(src, torch.Tensor):
+        return False
+    try:
+        address = dst.untyped_storage().data_ptr()
+        return (
+            address != 0  # (a meta or empty storage has no address to tell two apart)
+            and address == src.untyped_storage().data_ptr()
+            and dst.device == src.device
+            and dst.storage_offset() == src.storage_offset()
+            and dst.shape == src.shape
+            and dst.stride() == src.stride()
+            and dst.dtype == src.dtype
+            and dst.is_conj() == src.is_conj()
+            and dst.is_neg() == src.is_neg()
+        )
+    except (RuntimeError, NotImplementedError):  # a fake tensor's storage: no address
+        return False
 
 
 #: ids of ops (kept alive by op_info's cache) that write no argument and never move data: views and

@@ -270,29 +270,38 @@ def _apart(rule: OpRule, args: tuple, kwargs: dict) -> bool:
                 if isinstance(value, (torch.Tensor, list, tuple)):
                     return False
                 continue  # None, or a number where the schema takes a tensor (mul_(0.9))
-            if value.layout is not torch.strided:
+            span = _contiguous_span(value)
+            if span is False:
                 return False
-            numel = value.numel()
-            if not numel:
+            if span is True:
                 continue
-            if value.is_nested or not value.is_contiguous():
-                return False
-            itemsize = value.element_size()
-            nbytes = numel * itemsize
-            if value.storage_offset() * itemsize + nbytes > value.untyped_storage().nbytes():
-                return False
-            start = value.data_ptr()
+            start, end = span
             for other_start, other_end, other_written in spans:
-                if (
-                    (written or other_written)
-                    and start < other_end
-                    and other_start < start + nbytes
-                ):
+                if (written or other_written) and start < other_end and other_start < end:
                     return False
-            spans.append((start, start + nbytes, written))
+            spans.append((start, end, written))
     except (RuntimeError, NotImplementedError):  # no memory to place: the exact rules decide
         return False
     return True
+
+
+def _contiguous_span(t: torch.Tensor) -> tuple[int, int] | bool:
+    """The byte range of a plain tensor that is contiguous and inside its storage; ``True``: it
+    has no element (nothing to place); ``False``: not such a tensor (the exact rules decide).
+    May raise ``RuntimeError`` / ``NotImplementedError`` (no memory to place)."""
+    if t.layout is not torch.strided:
+        return False
+    numel = t.numel()
+    if not numel:
+        return True
+    if t.is_nested or not t.is_contiguous():
+        return False
+    itemsize = t.element_size()
+    nbytes = numel * itemsize
+    if t.storage_offset() * itemsize + nbytes > t.untyped_storage().nbytes():
+        return False
+    start = t.data_ptr()
+    return (start, start + nbytes)
 
 
 def _apart_lists(rule: OpRule, args: tuple, kwargs: dict) -> bool:
@@ -319,19 +328,11 @@ def _apart_lists(rule: OpRule, args: tuple, kwargs: dict) -> bool:
                     if t is None:  # a Tensor?[] item
                         continue
                     return False
-                if t.layout is not torch.strided:
+                span = _contiguous_span(t)
+                if span is False:
                     return False
-                numel = t.numel()
-                if not numel:
-                    continue
-                if t.is_nested or not t.is_contiguous():
-                    return False
-                itemsize = t.element_size()
-                nbytes = numel * itemsize
-                if t.storage_offset() * itemsize + nbytes > t.untyped_storage().nbytes():
-                    return False
-                start = t.data_ptr()
-                spans.append((start, start + nbytes, written))
+                if span is not True:
+                    spans.append((*span, written))
     except (RuntimeError, NotImplementedError):  # no memory to place: the exact rules decide
         return False
     spans.sort()

@@ -167,10 +167,12 @@ def draw(
     lay = partial(_laid_out, scene, theme, width, roles, stop_at=stop, lookups={})
     measured = partial(lay, measure=True)  # a trial whose height alone is read
     lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels)
-    picture = lay()
+    tensors = scene.get("tensors", [])
+    # 3 dims or more: most often over budget, so the first layouts are trials (see _lightened)
+    first = measured if any(len(t["layout"]["shape"]) > 2 for t in tensors) else lay
+    picture = first()
     if picture.height <= budget:
         return lighter(picture, {}, light=light)
-    tensors = scene.get("tensors", [])
     steps = _height_steps(scene, many, thin_panels)
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
@@ -186,7 +188,7 @@ def draw(
     tried: dict[str, Any] = {}
     if len(tensors) >= 2:  # first what loses nothing: two cards side by side
         side = {"card": (width - G["panel_gap"]) / 2}
-        paired = lay(**side)
+        paired = first(**side)
         if paired.height <= budget:
             return lighter(paired, side, light=light)
         picture, tried = ladder({}, picture)

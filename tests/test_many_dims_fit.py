@@ -82,3 +82,21 @@ def test_tensors_listed_in_words_give_their_room_back_to_the_arrows():
     assert [t["name"] for t in picture.tensors] == ["a", "b"]  # c listed in words
     assert picture.height <= height_budget(scene)
     assert _drawn_dims(picture) == set(range(10)) and not _named_dims(picture)
+
+
+def test_a_grid_of_wide_cells_fits_with_fewer_of_its_ends():
+    """Issue 36, fit: two 17-D meta tensors at a 900 px column (876 px laid out) were 1,925 px
+    with the toolbar (budget 1,600): the card's grid of 13-digit addresses wrapped in two blocks
+    of columns.  The ladder's last step keeps two rows and columns at each end; every address a
+    cell says is torch's own storage offset of the element its row and column name."""
+    x = torch.empty(2, 3, 2, 7, 50, 50, 2, 7, 3, 50, 4, 1, 50, 50, 7, 50, device="meta")
+    scene = scene_of(x=x, y=x.transpose(3, 11))
+    picture = draw(scene, width=876)
+    assert picture.height <= height_budget(scene) and picture.split_grids == 0
+    cells = [i for i in _walk(picture.items) if isinstance(i, Group) and i.cls == "sws-lcell"]
+    assert cells and {c.data["r"] for c in cells} == {0, 1, 3, 4}  # rows 0, 1, ⋮, 5, 6
+    tensors = {"x": x, "y": x.transpose(3, 11)}
+    ids = {t["id"]: tensors[t["name"]] for t in scene["tensors"]}
+    for cell in cells:
+        index = tuple(int(i) for i in cell.data["index"].split(","))
+        assert cell.data["addr"] == ids[cell.data["tensor"]][index].storage_offset()

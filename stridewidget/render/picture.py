@@ -33,7 +33,7 @@ from ..scene.validate import validate_scene
 from .canvas import Canvas, Lookup
 from .card import draw_card
 from .digits import most_digits
-from .elide import elided_scene
+from .elide import elided_scene, has_long_grid, has_long_names, short_named
 from .labels import listed, one_memory_words
 from .primitives import (
     MAX_WIDTH,
@@ -207,13 +207,14 @@ def draw(
 def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> list[dict[str, Any]]:
     """The height ladder's steps for ``scene``, in order (each a trial layout's settings): fewer
     digits, colour, a grid's ends, fewer panels, inline gap markers, then (not ``many`` tensors)
-    fewer strip rows and fewer stride arrows."""
+    fewer strip rows and fewer stride arrows; last (unless a reader picked slices: not
+    ``thin_panels``), fewer of a grid's ends."""
     storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
     steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
-    if _has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
+    if has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
         steps.append({"edge": _EDGE})
     steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
     steps.append({"inline_gaps": True})  # a strip's markers beside its cells
@@ -223,6 +224,8 @@ def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> li
         most = max((len(t["arrows"]) for t in tensors), default=0)
         rows = {"strip_rows": min(_STRIP_ROWS_TALL)} if _STRIP_ROWS_TALL else {}
         steps += [{"arrows": k, **rows} for k in _ARROWS_TALL if most > k]
+    if thin_panels and has_long_grid(scene, 2 * _EDGE_TALL + 1):  # last: fewer of a grid's ends
+        steps.append({"edge": _EDGE_TALL})
     return steps
 
 
@@ -299,7 +302,7 @@ def _lightened(
     if over(picture) <= 0:
         return _restored(lay, scene, picture, tried, budget_of(picture))
     steps: list[dict[str, Any]] = [{"address_line": True}]
-    if "edge" not in tried and _has_long_grid(scene, 2 * _EDGE + 1):
+    if "edge" not in tried and has_long_grid(scene, 2 * _EDGE + 1):
         if over(picture) - address_bytes(picture.items) > 0:
             steps = [{"address_line": True, "edge": _EDGE}]  # the line alone cannot do it
         else:
@@ -313,7 +316,7 @@ def _lightened(
         if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
-    if _has_long_names(scene, SHORT_NAME):  # long names, written in every line that names them
+    if has_long_names(scene, SHORT_NAME):  # long names, written in every line that names them
         steps.append({"short_names": SHORT_NAME})
     if not every_tensor and len(tensors) >= 2:  # last: the last tensors listed in words
         most = min(len(tensors) - 1, _MAX_DRAWN_CUT, tried.get("keep", len(tensors)) - 1)
@@ -379,58 +382,8 @@ _ARROWS_TALL = (8, 4)
 #: Rows and columns a grid keeps at each end when its picture is over its height budget (as
 #: ``torch.set_printoptions(edgeitems=3)`` prints a long tensor).
 _EDGE = 3
-
-
-def _has_long_names(scene: Mapping[str, Any], most: int) -> bool:
-    """Is a name in ``scene`` longer than ``most`` characters?"""
-    names = [t["name"] for t in scene.get("tensors", [])] + list(scene.get("released", []))
-    return any(len(name) > most for name in names)
-
-
-def short_named(scene: Mapping[str, Any], most: int) -> dict[str, Any]:
-    """``scene`` with each name longer than ``most`` characters written as an ellipsis and its
-    last characters (a module path's end tells ``…attention.query.weight`` from
-    ``…attention.key.weight``); names that would read alike keep more of their ends, up to whole.
-
-    >>> scene = {"tensors": [{"name": "layer.0.attention.query.weight"},
-    ...                      {"name": "layer.0.attention.key.weight"}, {"name": "x"}]}
-    >>> [t["name"] for t in short_named(scene, 16)["tensors"]]
-    ['…on.query.weight', '…tion.key.weight', 'x']
-    >>> scene = {"tensors": [{"name": "layer.0.attention.query.weight"},
-    ...                      {"name": "layer.1.attention.query.weight"}]}
-    >>> [t["name"] for t in short_named(scene, 16)["tensors"]]
-    ['…er.0.attention.query.weight', '…er.1.attention.query.weight']
-    """
-    names = [t["name"] for t in scene.get("tensors", [])] + list(scene.get("released", []))
-    kept = {name: most - 1 for name in names if len(name) > most}  # characters kept from the end
-
-    def short(name: str) -> str:
-        return name if name not in kept else "…" + name[len(name) - kept[name] :]
-
-    while True:  # names that read alike keep more of their ends
-        readers: dict[str, set[str]] = {}
-        for name in names:
-            readers.setdefault(short(name), set()).add(name)
-        alike = [n for group in readers.values() if len(group) > 1 for n in group if n in kept]
-        if not alike:
-            break
-        for name in alike:
-            kept[name] += 4
-            if kept[name] >= len(name) - 1:
-                del kept[name]
-    tensors = [{**t, "name": short(t["name"])} for t in scene.get("tensors", [])]
-    return {**scene, "tensors": tensors, "released": [short(n) for n in scene.get("released", [])]}
-
-
-def _has_long_grid(scene: Mapping[str, Any], most: int) -> bool:
-    """Does a slice of ``scene`` draw more than ``most`` rows or columns?"""
-    return any(
-        len(s[key] or ()) > most
-        for t in scene.get("tensors", [])
-        for s in t["logical"]["slices"]
-        if s["kind"] == "slice"
-        for key in ("rows", "cols")
-    )
+#: ... and, the ladder's last step, this many (a grid of wide cells that wraps in blocks of columns)
+_EDGE_TALL = 2
 
 
 def height_budget(scene: Mapping[str, Any]) -> int:

@@ -96,9 +96,18 @@ PICTURE_HEIGHT_ND = 1600
 FALLBACK_BYTES_2D = 24_000
 FALLBACK_BYTES_4D = 48_000
 FALLBACK_BYTES = 64_000
-#: ... of which the live widget's controls above the picture take about this many px (52
-#: measured in Chromium at 900 px): the picture itself is laid out for the rest.
+#: ... of which the live widget's controls above the picture take this many px in one row (51
+#: measured in Chromium), each further row of them this many more (25-26 measured): the picture
+#: itself is laid out for the rest.  The controls wrap (``.sw-toolbar``: a flex row, this gap
+#: between items) as their widths say, measured in Chromium with DejaVu fonts (wide ones):
+#: "cells show", "storage row width", the status line (480 px + padding at least) and, where a
+#: tensor has 3 dims or more, the slice picker: with a one-letter name, each further letter at
+#: most this many px, at most this wide (its select cuts a longer name).
 PICTURE_CONTROLS_HEIGHT = 60
+PICTURE_CONTROLS_ROW = 26
+PICTURE_CONTROLS_PX = {"mode": 274, "wrap": 190, "picker": 341, "status": 498}
+PICTURE_CONTROLS_LETTER, PICTURE_CONTROLS_PICKER = 12, 419
+PICTURE_CONTROLS_GAP = 12
 
 #: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).
 PHANTOM_ENUMERATION_LIMIT = 200_000

@@ -48,18 +48,25 @@ def test_picture_fits_its_height_budget(name, width):
     torch.manual_seed(0)
     scene = scene_of(**CASES[name]())
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene), (name, width, picture.height)
+    assert picture.height <= height_budget(scene, width), (name, width, picture.height)
     assert picture.width <= width + 10
 
 
 def test_the_budget_is_the_issues_less_the_widgets_controls():
+    """At 1,280 px the controls take one row (a 2-D picture), or two with the slice picker (3
+    dims or more); in a 900 px column the status line goes below the buttons."""
+    from stridewidget.render.picture import controls_height
+
     two_d = scene_of(torch.zeros(3, 4), torch.zeros(4, 3))
     many = scene_of(torch.zeros(3, 4), torch.zeros(4, 3), torch.zeros(2, 2))
-    assert height_budget(two_d) == PICTURE_HEIGHT_2D - PICTURE_CONTROLS_HEIGHT
-    assert height_budget(many) == PICTURE_HEIGHT_ND - PICTURE_CONTROLS_HEIGHT
-    assert (
-        height_budget(scene_of(torch.zeros(2, 3, 4))) == PICTURE_HEIGHT_ND - PICTURE_CONTROLS_HEIGHT
-    )
+    assert height_budget(two_d, 1256) == PICTURE_HEIGHT_2D - PICTURE_CONTROLS_HEIGHT
+    assert height_budget(many, 1256) == PICTURE_HEIGHT_ND - PICTURE_CONTROLS_HEIGHT
+    three_d = scene_of(torch.zeros(2, 3, 4))
+    for width in (876, 1256):
+        assert height_budget(two_d, width) == PICTURE_HEIGHT_2D - controls_height(width, None)
+        assert height_budget(three_d, width) == PICTURE_HEIGHT_ND - controls_height(width, "x")
+    assert controls_height(876, None) > controls_height(1256, None)
+    assert controls_height(1256, "x") > controls_height(1256, None)
 
 
 _NUMBER = re.compile(r"^-?\d+\.(\d+)(e[-+]\d+)?$")
@@ -107,7 +114,7 @@ def test_colour_is_the_last_step_and_is_said():
     values_in = [i.text for i, _ in _texts(narrow.items, "sws-lcell") if _NUMBER.match(i.text)]
     values_wide = [i.text for i, _ in _texts(wide.items, "sws-lcell") if _NUMBER.match(i.text)]
     assert values_wide and not values_in
-    assert narrow.height <= height_budget(scene)
+    assert narrow.height <= height_budget(scene, 876)
 
 
 def test_the_colour_key_names_the_scales_ends_as_torch_holds_them():
@@ -151,7 +158,7 @@ def test_many_tensors_fit_and_each_is_drawn_or_listed_with_torchs_layout(make, n
     tensors = make(n)
     scene = scene_of(**tensors)
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene)
+    assert picture.height <= height_budget(scene, width)
     texts = [item.text for item, _ in _texts(picture.items)]
     listed = [t for t in texts if t.startswith("· ")]
     marks = {t["name"]: t["mark"] for t in scene["tensors"]}
@@ -289,7 +296,7 @@ def test_fewer_panels_fit_and_every_slice_is_drawn_or_named(shape, width):
     x = torch.randn(*shape)
     scene = scene_of(x=x)
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene)
+    assert picture.height <= height_budget(scene, width)
     texts = [item.text for item, _ in _texts(picture.items)]
     named: set[tuple[int, ...]] = set()
     notes = " ".join(

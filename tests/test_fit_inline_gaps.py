@@ -51,7 +51,7 @@ def test_two_4d_tensors_fit_the_height_budget(name, width, seed):
     torch.manual_seed(seed)
     scene = build_scene(CASES[name]())
     picture = laid_out(scene, width, None)
-    assert picture.height <= height_budget(scene), (picture.height, height_budget(scene))
+    assert picture.height <= height_budget(scene, width), (picture.height, width)
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

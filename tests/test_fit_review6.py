@@ -54,7 +54,7 @@ def test_many_readers_of_one_storage_fit_and_the_legend_counts_the_rest(width):
     views = _flat_parameter(300)
     scene = scene_of(**views)
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene), (width, picture.height)
+    assert picture.height <= height_budget(scene, width), (width, picture.height)
     texts = list(_texts(picture.items))
     named = [t for t in texts if " = layers." in t]
     more = [t for t in texts if "more readers" in t]

@@ -39,7 +39,7 @@ def test_two_large_tensors_fit_and_a_listed_dtype_view_names_its_memory(name, wi
     assert a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()  # one memory
     scene = scene_of(a=a, b=b)
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene), (name, width, picture.height)
+    assert picture.height <= height_budget(scene, width), (name, width, picture.height)
     assert picture.width <= width + 10
     drawn = [t["name"] for t in picture.tensors]
     texts = list(_texts(picture.items))
@@ -80,4 +80,4 @@ def test_the_saved_pictures_address_line_stays_in_the_height_budget(make, width)
     1,540): no lightening step makes a picture taller than its budget now."""
     scene = scene_of(**make())
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene), (width, picture.height)
+    assert picture.height <= height_budget(scene, width), (width, picture.height)

@@ -77,7 +77,7 @@ def test_two_small_2d_tensors_fit_the_2d_budget_with_true_cells(name, width):
     tensors = _pairs()[name]
     scene = build_scene(tensors)
     picture = laid_out(scene, width, None)
-    assert picture.height <= height_budget(scene), picture.height
+    assert picture.height <= height_budget(scene, width), picture.height
     by_id = {t["id"]: tensors[t["name"]] for t in scene["tensors"]}
     cells = [g for g in _groups(picture.items) if g.cls == "sws-lcell"]
     assert cells

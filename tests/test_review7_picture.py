@@ -71,7 +71,7 @@ def test_a_tensor_left_alone_by_listing_the_other_gets_the_whole_width(device, w
     x = torch.empty(3, 2, 50, 50, 25, device=device)
     scene = scene_of(x=x, y=x.transpose(0, 1))
     picture = draw(scene, width=width)
-    assert picture.height <= height_budget(scene) and picture.width <= width + 1
+    assert picture.height <= height_budget(scene, width) and picture.width <= width + 1
 
 
 def _slice_notes(picture) -> list[str]:

@@ -18,13 +18,19 @@ values and arrows all come from the scene (:func:`scene_of` builds it when given
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
 
 from ..layout.ints import as_wrap
 from ..limits import (
+    PICTURE_CONTROLS_GAP,
     PICTURE_CONTROLS_HEIGHT,
+    PICTURE_CONTROLS_LETTER,
+    PICTURE_CONTROLS_PICKER,
+    PICTURE_CONTROLS_PX,
+    PICTURE_CONTROLS_ROW,
     PICTURE_HEIGHT_2D,
     PICTURE_HEIGHT_ND,
     SHORT_NAME,
@@ -160,13 +166,15 @@ def draw(
     >>> picture.width <= MAX_WIDTH + PAD, [a.data["dim"] for a in arrows]
     (True, ['1', '0'])
     """
-    budget = height_budget(scene)
+    budget = height_budget(scene, width)
     many = not every_tensor and len(scene.get("tensors", [])) > _MAX_DRAWN_CUT
     # many tensors: a layout stops far past the budget (all of 100 cards a step took seconds)
     stop = 3 * budget if many else None
     lay = partial(_laid_out, scene, theme, width, roles, stop_at=stop, lookups={})
     measured = partial(lay, measure=True)  # a trial whose height alone is read
-    lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels)
+    lighter = partial(
+        _lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels, tall=budget
+    )
     tensors = scene.get("tensors", [])
     # 3 dims or more: most often over budget, so the first layouts are trials (see _lightened)
     first = measured if any(len(t["layout"]["shape"]) > 2 for t in tensors) else lay
@@ -273,13 +281,15 @@ def _lightened(
     every_tensor: bool,
     thin_panels: bool,
     light: bool,
+    tall: int,
 ) -> Picture:
     """``picture`` (``lay(**tried)``; a trial's, laid out in full), or, when its saved fallback weighs more than
     :func:`.weight.weight_budget`, laid out again: its cells' addresses said in one line per card
     (not in each cell), then its grids cut to their first and last rows and columns, its storage
     strips to their first and last rows, its values to one digit after the point, fewer panels,
     long names shortened, then fewer tensors; each step on the ones that helped, until it fits.
-    No step makes it taller than its height budget (or than it was), the address line included."""
+    No step makes it taller than its height budget ``tall`` (or than it was), the address line
+    included."""
     if picture.items is _MEASURED:  # the chosen trial, laid out in full
         picture = lay(**tried)
     budgets: dict[tuple[str, ...], int] = {}
@@ -298,9 +308,9 @@ def _lightened(
         return weight(p, budget) - budget
 
     if not light:
-        return _restored(lay, scene, picture, tried, None)
+        return _restored(lay, picture, tried, None, tall)
     if over(picture) <= 0:
-        return _restored(lay, scene, picture, tried, budget_of(picture))
+        return _restored(lay, picture, tried, budget_of(picture), tall)
     steps: list[dict[str, Any]] = [{"address_line": True}]
     if "edge" not in tried and has_long_grid(scene, 2 * _EDGE + 1):
         if over(picture) - address_bytes(picture.items) > 0:
@@ -322,7 +332,7 @@ def _lightened(
         most = min(len(tensors) - 1, _MAX_DRAWN_CUT, tried.get("keep", len(tensors)) - 1)
         why = "height and size budgets" if "keep" in tried else "size budget"
         steps += [{"keep": keep, "listed_for": why} for keep in range(most, 0, -1)]
-    tallest = max(height_budget(scene), picture.height)
+    tallest = max(tall, picture.height)
     for step in steps:
         trial = lay(**{**tried, **step})
         if trial.height <= tallest and over(trial) < over(picture):
@@ -330,19 +340,19 @@ def _lightened(
             picture.lightened = True
         if over(picture) <= 0:
             break
-    return _restored(lay, scene, picture, tried, budget_of(picture))
+    return _restored(lay, picture, tried, budget_of(picture), tall)
 
 
 def _restored(
     lay: Callable[..., Picture],
-    scene: Mapping[str, Any],
     picture: Picture,
     tried: dict[str, Any],
     budget: int | None,
+    tall: int,
 ) -> Picture:
     """A picture whose grids were cut to their ends (``edge``) after its values lost digits or
     became colour: laid out again with every digit, when that fits its height budget and
-    ``budget`` bytes (None: no weight budget) — a grid's ends with true values over a grid of
+    ``budget`` bytes (None: no weight budget; ``tall``: the height budget) — a grid's ends with true values over a grid of
     colours.  A picture that draws one tensor lays its card out at the whole width (a card kept
     half wide for two side by side has no neighbour now); a grid that would then continue below
     in blocks of columns keeps its colours."""
@@ -350,7 +360,7 @@ def _restored(
         return picture
     dropped = ("at_most", "colour", "card") if len(picture.tensors) == 1 else ("at_most", "colour")
     trial = lay(**{k: v for k, v in tried.items() if k not in dropped})
-    if trial.height > height_budget(scene) or trial.split_grids > picture.split_grids:
+    if trial.height > tall or trial.split_grids > picture.split_grids:
         return picture
     if budget is not None and weight(trial, budget) > budget:
         return picture
@@ -386,17 +396,47 @@ _EDGE = 3
 _EDGE_TALL = 2
 
 
-def height_budget(scene: Mapping[str, Any]) -> int:
-    """The px a picture of ``scene`` may be tall: ``PICTURE_HEIGHT_2D`` for one or two tensors of
-    at most 2 dims, else ``PICTURE_HEIGHT_ND``, less the live widget's controls above it.
+def height_budget(scene: Mapping[str, Any], width: float = MAX_WIDTH) -> int:
+    """The px a picture of ``scene`` laid out for ``width`` px may be tall: ``PICTURE_HEIGHT_2D``
+    for one or two tensors of at most 2 dims, else ``PICTURE_HEIGHT_ND``, less the live widget's
+    controls above it at that width (:func:`controls_height`; a tensor of 3 dims or more may
+    leave slices out: the slice picker names it).
 
     >>> import torch
-    >>> height_budget(scene_of(torch.zeros(3, 4))), height_budget(scene_of(torch.zeros(2, 3, 4)))
-    (1040, 1540)
+    >>> height_budget(scene_of(torch.zeros(3, 4)), 1280), height_budget(scene_of(torch.zeros(3, 4)))
+    (1040, 1014)
+    >>> height_budget(scene_of(torch.zeros(2, 3, 4)), 1280)  # the slice picker: two rows
+    1514
     """
     tensors = scene.get("tensors", [])
     small = len(tensors) <= 2 and all(len(t["layout"]["shape"]) <= 2 for t in tensors)
-    return (PICTURE_HEIGHT_2D if small else PICTURE_HEIGHT_ND) - PICTURE_CONTROLS_HEIGHT
+    names = [t.get("name") or "x" for t in tensors if len(t["layout"]["shape"]) > 2]
+    picker = max(names, key=len) if names else None
+    return (PICTURE_HEIGHT_2D if small else PICTURE_HEIGHT_ND) - controls_height(width, picker)
+
+
+def controls_height(width: float, picker: str | None) -> int:
+    """The px the live widget's controls take above a picture ``width`` px wide, with the slice
+    picker (naming at most ``picker``) or not (None): their rows as a flex row wraps them
+    (``limits.PICTURE_CONTROLS_PX``).
+
+    >>> controls_height(1256, None), controls_height(876, None), controls_height(876, "x")
+    (60, 86, 86)
+    >>> controls_height(876, "attention_scores"), controls_height(676, "x"), controls_height(376, "x")
+    (112, 112, 138)
+    """
+    px = dict(PICTURE_CONTROLS_PX)
+    px["picker"] += PICTURE_CONTROLS_LETTER * max(len(picker or "x") - 1, 0)
+    px["picker"] = min(px["picker"], PICTURE_CONTROLS_PICKER)
+    rows, used = 1, 0.0
+    for kind in ["mode", "wrap", *(["picker"] if picker is not None else []), "status"]:
+        if used and used + PICTURE_CONTROLS_GAP + px[kind] > width:
+            rows, used = rows + 1, px[kind]
+        else:
+            used += (PICTURE_CONTROLS_GAP if used else 0) + px[kind]
+        if kind != "status" and px[kind] > width:  # wider than the row: its own words wrap
+            rows += math.ceil(px[kind] / width) - 1
+    return PICTURE_CONTROLS_HEIGHT + PICTURE_CONTROLS_ROW * (rows - 1)
 
 
 #: Tensors a picture lists in words at most when their cards do not fit (the rest are counted).

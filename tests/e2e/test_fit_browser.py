@@ -100,7 +100,9 @@ def test_issue_layouts_fit_the_widget(fit_page, theme):
         # Python lays the picture out for the px the widget reports (the page's margins and the
         # root's padding off the window), as it does when the `width` trait arrives
         picture = picture_of(scene, width - 24, None)
-        page.evaluate(_RENDER, ["widget", {"picture": picture, "wrap": None, "hovered": None}])
+        # the real widget's traits: `picked` shows the slice picker where slices are left out
+        state = {"picture": picture, "wrap": None, "hovered": None, "picked": {}}
+        page.evaluate(_RENDER, ["widget", state])
         page.locator("#pic .sw-root").wait_for()
         pic = page.locator("#pic")
         pic.screenshot(path=str(SCREENSHOTS / f"fit-widget-{theme}-{width}-{name}.png"))
@@ -145,4 +147,51 @@ def test_issue_layouts_fit_the_static_fallback(fit_page, theme):
         if svg_width > MAX_WIDTH:
             problems.append(f"{name}: the picture is laid out {svg_width} px wide")
     print("\n" + "\n".join(lines))
+    assert problems == []
+
+
+_CONTROLS = """
+() => {
+  const root = document.querySelector("#pic");
+  return root.getBoundingClientRect().height - root.querySelector("svg").getBoundingClientRect().height;
+}
+"""
+
+
+@pytest.mark.parametrize("width", [400, 700, 900, 1000, 1100, 1280, 1600])
+def test_the_height_budget_leaves_room_for_the_controls_as_they_wrap(browser, width):
+    """The live widget's controls above the picture (status line, mode buttons, wrap box, slice
+    picker) wrap into more rows in a narrow column: at 900 px they took 83 px where the budget
+    left 60 (a picture 13 px under its budget was 1,613 px with them).  What
+    ``controls_height`` leaves for them, measured against Chromium's own layout: never less,
+    and never a whole row more (two in a 400 px window, where a name's letters, taken at their
+    widest, may wrap the picker's words)."""
+    from stridewidget.render.picture import controls_height
+
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_content("<!doctype html><html><head></head><body></body></html>")
+    page.add_style_tag(content=(STATIC / "widget.css").read_text() + "body { margin: 8px; }")
+    page.evaluate(
+        "async (url) => { window.swWidget = (await import(url)).default; }",
+        _data_url(STATIC / "widget.js"),
+    )
+    room = width - 16 - 8  # the page's margins and the root's padding: what the widget reports
+    problems = []
+    for names in (["x"], ["grid"], ["a_rather_long_tensor_name"], ["WWWWWWWWWWWW", "x"]):
+        for dims in (2, 3):
+            expression = "{" + ", ".join(
+                f"'{n}': torch.zeros(40, 4, 5)" if dims == 3 else f"'{n}': torch.zeros(4, 5)"
+                for n in names
+            ) + "}"  # fmt: skip
+            scene = build_scene(_tensors(expression))
+            state = {"picture": picture_of(scene, room, None), "wrap": None, "hovered": None}
+            page.evaluate(_RENDER, ["widget", {**state, "picked": {}}])
+            page.locator("#pic .sw-root").wait_for()
+            shown = page.evaluate(_CONTROLS)
+            picker = max(names, key=len) if dims == 3 else None
+            left = controls_height(room, picker)
+            if not shown <= left < shown + (26 if width >= 700 else 52):
+                problems.append(f"{names} {dims}-D: controls {shown:.0f} px, budget leaves {left}")
+    context.close()
     assert problems == []

@@ -120,7 +120,13 @@ def _model_state(case) -> tuple[str, dict]:
         return "playground", json.loads(json.dumps(state, default=list))
     scene = build_scene(tensors_of(case), wrap=case.wrap)
     picture = picture_of(scene, ROOM, None)
-    return "widget", {"scene": scene, "picture": picture, "wrap": None, "hovered": None}
+    return "widget", {
+        "scene": scene,
+        "picture": picture,
+        "wrap": None,
+        "hovered": None,
+        "picked": {},
+    }
 
 
 @pytest.fixture(scope="module")

@@ -74,9 +74,9 @@ def _tensors(expression: str):
     return eval(expression, {"torch": torch})
 
 
-@pytest.fixture(scope="module", params=[1280, 900], ids=lambda w: f"{w}px")
-def fit_page(browser, request):
-    context = browser.new_context(viewport={"width": request.param, "height": 900})
+def _widget_page(browser, width: int):
+    """A context and its page ``width`` px wide with the committed widget bundle loaded."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.set_content("<!doctype html><html><head></head><body></body></html>")
     page.add_style_tag(content=(STATIC / "widget.css").read_text() + "body { margin: 8px; }")
@@ -84,6 +84,12 @@ def fit_page(browser, request):
         "async (url) => { window.swWidget = (await import(url)).default; }",
         _data_url(STATIC / "widget.js"),
     )
+    return context, page
+
+
+@pytest.fixture(scope="module", params=[1280, 900], ids=lambda w: f"{w}px")
+def fit_page(browser, request):
+    context, page = _widget_page(browser, request.param)
     yield page, request.param
     context.close()
 
@@ -168,14 +174,7 @@ def test_the_height_budget_leaves_room_for_the_controls_as_they_wrap(browser, wi
     widest, may wrap the picker's words)."""
     from stridewidget.render.picture import controls_height
 
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_content("<!doctype html><html><head></head><body></body></html>")
-    page.add_style_tag(content=(STATIC / "widget.css").read_text() + "body { margin: 8px; }")
-    page.evaluate(
-        "async (url) => { window.swWidget = (await import(url)).default; }",
-        _data_url(STATIC / "widget.js"),
-    )
+    context, page = _widget_page(browser, width)
     room = width - 16 - 8  # the page's margins and the root's padding: what the widget reports
     problems = []
     for names in (["x"], ["grid"], ["a_rather_long_tensor_name"], ["WWWWWWWWWWWW", "x"]):

@@ -101,12 +101,13 @@ FALLBACK_BYTES = 64_000
 #: itself is laid out for the rest.  The controls wrap (``.sw-toolbar``: a flex row, this gap
 #: between items) as their widths say, measured in Chromium with DejaVu fonts (wide ones):
 #: "cells show", "storage row width", the status line (480 px + padding at least) and, where a
-#: tensor has 3 dims or more, the slice picker: with a one-letter name, each further letter at
-#: most this many px, at most this wide (its select cuts a longer name).
+#: tensor has 3 dims or more, the slice picker: with a one-letter name and a two-digit count of
+#: slices not drawn, each further letter at most this many px, at most this wide (its select cuts
+#: a longer name), each further character of the count this many.
 PICTURE_CONTROLS_HEIGHT = 60
 PICTURE_CONTROLS_ROW = 26
 PICTURE_CONTROLS_PX = {"mode": 274, "wrap": 190, "picker": 341, "status": 498}
-PICTURE_CONTROLS_LETTER, PICTURE_CONTROLS_PICKER = 12, 419
+PICTURE_CONTROLS_LETTER, PICTURE_CONTROLS_PICKER, PICTURE_CONTROLS_DIGIT = 12, 419, 7
 PICTURE_CONTROLS_GAP = 12
 
 #: The live playground's enumeration limit (js/playground/math.js ENUMERATION_LIMIT).

@@ -45,7 +45,8 @@ export function pickerControl(model) {
     box.append(htmlEl("span", "sw-pick-title", "show slice "), select, input, show, note);
     const tensor = () => pickable.find((t) => t.name === select.value) ?? pickable[0];
     const describe = () => {
-      note.textContent = ` (${tensor().pick.left_out} not drawn)`;
+      // grouped as the picture's own counts are ("9,998 slices not shown")
+      note.textContent = ` (${tensor().pick.left_out.toLocaleString("en-US")} not drawn)`;
       input.placeholder = tensor().pick.lead.map(() => "0").join(", ");
     };
     select.addEventListener("change", describe);

@@ -194,6 +194,12 @@ describe("slice picker", () => {
     expect(pick.querySelector(".sw-pick-note").textContent).toBe(` (${deep.tensors[0].pick.left_out} not drawn)`);
   });
 
+  it("groups its count's digits as the picture's own counts are", () => {
+    const many = { ...deep, tensors: [{ ...deep.tensors[0], pick: { ...deep.tensors[0].pick, left_out: 9998 } }] };
+    const { el } = mount(many, { picked: {} });
+    expect(el.querySelector(".sw-pick-note").textContent).toBe(" (9,998 not drawn)");
+  });
+
   it("sets `picked` for a slice of the tensor and refuses one outside it, in the browser", () => {
     const { el, model } = mount(deep, { picked: {} });
     const input = el.querySelector(".sw-pick-index");

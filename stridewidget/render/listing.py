@@ -25,6 +25,7 @@ the picture shows, as the scene is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -67,14 +68,27 @@ def _items(items: list) -> list:
     return out
 
 
-def _pick(tensor: Mapping[str, Any]) -> dict[str, Any] | None:
+def _pick(tensor: Mapping[str, Any], drawn: int) -> dict[str, Any] | None:
     """What the slice picker needs: the leading dims' sizes and how many slices the picture
-    leaves out (``None`` when it shows them all)."""
+    leaves out, of ``drawn`` panels drawn (``None`` when it shows them all): the count the
+    card's "slices not shown" note says, after the height ladder drew fewer panels."""
     logical = tensor["logical"]
-    left_out = sum(s["count"] for s in logical["slices"] if s["kind"] == "gap")
-    if not left_out:
+    lead = list(logical["shape"][: max(logical["ndim"] - 2, 0)])
+    left_out = math.prod(lead) - drawn if lead else 0
+    if left_out <= 0:
         return None
-    return {"lead": list(logical["shape"][: max(logical["ndim"] - 2, 0)]), "left_out": left_out}
+    return {"lead": lead, "left_out": left_out}
+
+
+def _panels(items: list, found: dict[str, set]) -> dict[str, set]:
+    """The slices each tensor's logical cells are drawn in (tensor id -> slice positions)."""
+    for item in items:
+        if type(item) is Group:
+            if item.cls == "sws-lcell":
+                found.setdefault(item.data["tensor"], set()).add(item.data["slice"])
+            elif any(type(child) is Group for child in item.children):  # a panel, a card
+                _panels(item.children, found)
+    return found
 
 
 def _walk_basis(tensor: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -96,6 +110,7 @@ def display_list(picture: Picture) -> dict[str, Any]:
     >>> listed["v"], listed["tensors"][0]["walk"], listed["items"][0][:4]
     (1, {'offset': 0, 'strides': [1]}, ['t', 10, 19.0, 'storage s0 · float32 · 3 elements × 4 B = 12 B · cpu'])
     """
+    panels = _panels(picture.items, {})
     return {
         "v": VERSION,
         "width": round(picture.width),
@@ -110,7 +125,7 @@ def display_list(picture: Picture) -> dict[str, Any]:
                 "storage": t["storage"],
                 "order": t["order"],
                 "walk": _walk_basis(t),
-                "pick": _pick(t),
+                "pick": _pick(t, len(panels.get(t["id"], ()))),
             }
             for t in picture.tensors
         ],

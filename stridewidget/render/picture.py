@@ -25,6 +25,7 @@ from typing import Any
 
 from ..layout.ints import as_wrap
 from ..limits import (
+    PICTURE_CONTROLS_DIGIT,
     PICTURE_CONTROLS_GAP,
     PICTURE_CONTROLS_HEIGHT,
     PICTURE_CONTROLS_LETTER,
@@ -400,7 +401,7 @@ def height_budget(scene: Mapping[str, Any], width: float = MAX_WIDTH) -> int:
     """The px a picture of ``scene`` laid out for ``width`` px may be tall: ``PICTURE_HEIGHT_2D``
     for one or two tensors of at most 2 dims, else ``PICTURE_HEIGHT_ND``, less the live widget's
     controls above it at that width (:func:`controls_height`; a tensor of 3 dims or more may
-    leave slices out: the slice picker names it).
+    leave slices out: the slice picker names it and counts them).
 
     >>> import torch
     >>> height_budget(scene_of(torch.zeros(3, 4)), 1280), height_budget(scene_of(torch.zeros(3, 4)))
@@ -410,15 +411,18 @@ def height_budget(scene: Mapping[str, Any], width: float = MAX_WIDTH) -> int:
     """
     tensors = scene.get("tensors", [])
     small = len(tensors) <= 2 and all(len(t["layout"]["shape"]) <= 2 for t in tensors)
-    names = [t.get("name") or "x" for t in tensors if len(t["layout"]["shape"]) > 2]
-    picker = max(names, key=len) if names else None
-    return (PICTURE_HEIGHT_2D if small else PICTURE_HEIGHT_ND) - controls_height(width, picker)
+    deep = [t for t in tensors if len(t["layout"]["shape"]) > 2]
+    picker = max((t.get("name") or "x" for t in deep), key=len) if deep else None
+    count = max((math.prod(t["layout"]["shape"][:-2]) for t in deep), default=0)
+    return (PICTURE_HEIGHT_2D if small else PICTURE_HEIGHT_ND) - controls_height(
+        width, picker, count
+    )
 
 
-def controls_height(width: float, picker: str | None) -> int:
+def controls_height(width: float, picker: str | None, count: int = 99) -> int:
     """The px the live widget's controls take above a picture ``width`` px wide, with the slice
-    picker (naming at most ``picker``) or not (None): their rows as a flex row wraps them
-    (``limits.PICTURE_CONTROLS_PX``).
+    picker (naming at most ``picker``, counting at most ``count`` slices not drawn) or not
+    (None): their rows as a flex row wraps them (``limits.PICTURE_CONTROLS_PX``; 8 px to spare).
 
     >>> controls_height(1256, None), controls_height(876, None), controls_height(876, "x")
     (60, 86, 86)
@@ -426,16 +430,18 @@ def controls_height(width: float, picker: str | None) -> int:
     (112, 112, 138)
     """
     px = dict(PICTURE_CONTROLS_PX)
-    px["picker"] += PICTURE_CONTROLS_LETTER * max(len(picker or "x") - 1, 0)
-    px["picker"] = min(px["picker"], PICTURE_CONTROLS_PICKER)
+    letters = PICTURE_CONTROLS_LETTER * max(len(picker or "x") - 1, 0)
+    digits = PICTURE_CONTROLS_DIGIT * max(len(f"{count:,}") - 2, 0)
+    px["picker"] = min(px["picker"] + letters, PICTURE_CONTROLS_PICKER) + digits
+    room = width - 8
     rows, used = 1, 0.0
     for kind in ["mode", "wrap", *(["picker"] if picker is not None else []), "status"]:
-        if used and used + PICTURE_CONTROLS_GAP + px[kind] > width:
+        if used and used + PICTURE_CONTROLS_GAP + px[kind] > room:
             rows, used = rows + 1, px[kind]
         else:
             used += (PICTURE_CONTROLS_GAP if used else 0) + px[kind]
-        if kind != "status" and px[kind] > width:  # wider than the row: its own words wrap
-            rows += math.ceil(px[kind] / width) - 1
+        if kind != "status" and px[kind] > room:  # wider than the row: its own words wrap
+            rows += math.ceil(px[kind] / room) - 1
     return PICTURE_CONTROLS_HEIGHT + PICTURE_CONTROLS_ROW * (rows - 1)
 
 

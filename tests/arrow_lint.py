@@ -6,9 +6,12 @@ Over the primitives :func:`stridewidget.render.picture.draw` returns, it counts
   each other: parallel segments closer than ``NEAR`` px over a shared stretch longer than
   ``SHARED`` px (a cubic is flattened into short segments first);
 * ``label_overlaps``: pairs of arrow label boxes that overlap;
-* ``crossings``: (arrow, text) pairs where a segment of the arrow runs through the text's box
-  (estimated from x, baseline y, size, anchor and ``len(text) * char_em * size``, as
-  :func:`stridewidget.render.primitives.text_width` does).
+* ``crossings``: (arrow, text) pairs where a segment of the arrow (or of the dotted line that
+  leads to its label) runs through the text's box (estimated from x, baseline y, size, anchor and
+  ``len(text) * char_em * size``, as :func:`stridewidget.render.primitives.text_width` does);
+* ``strays``: arrow labels whose box is farther than ``LABEL_NEAR`` px from every line of their
+  own arrow (the ``sws-arrow`` group of the label's tensor and dims): a label set beside another
+  arrow's line names the wrong arrow.
 
 Each finding is a short string naming what it found, so a failing test says where.
 """
@@ -24,6 +27,7 @@ from stridewidget.render.primitives import G, Group, Path, Rect, Text, text_widt
 NEAR = 2.0  # px: parallel segments closer than this run on top of each other
 SHARED = 2.0  # px: ... when they share a stretch longer than this
 INSET = 1.0  # px: a text box shrunk by this much on every side (touching is not crossing)
+LABEL_NEAR = 2.5  # px: a label's box at most this far from a line of its own arrow
 
 Segment = tuple[float, float, float, float]
 
@@ -33,9 +37,50 @@ class Findings:
     overlaps: list[str] = field(default_factory=list)
     label_overlaps: list[str] = field(default_factory=list)
     crossings: list[str] = field(default_factory=list)
+    strays: list[str] = field(default_factory=list)
 
     def counts(self) -> tuple[int, int, int]:
         return len(self.overlaps), len(self.label_overlaps), len(self.crossings)
+
+
+def _groups(items, cls: str):
+    """Every group of class ``cls`` among ``items`` (nested groups opened)."""
+    for item in items:
+        if isinstance(item, Group):
+            if item.cls == cls:
+                yield item
+            yield from _groups(item.children, cls)
+
+
+def _box_distance(box, segs: list[Segment]) -> float:
+    """The least distance from ``box`` to points of ``segs`` (sampled every 0.5 px)."""
+    x0, y0, x1, y1 = box
+    best = math.inf
+    for ax, ay, bx, by in segs:
+        n = max(1, int(math.hypot(bx - ax, by - ay) / 0.5))
+        for k in range(n + 1):
+            px, py = ax + (bx - ax) * k / n, ay + (by - ay) * k / n
+            best = min(best, math.hypot(max(x0 - px, 0, px - x1), max(y0 - py, 0, py - y1)))
+    return best
+
+
+def strays(picture) -> list[str]:
+    """The arrow labels farther than ``LABEL_NEAR`` px from every line of their own arrow."""
+    lines: dict[tuple, list[Segment]] = {}
+    for group in _groups(picture.items, "sws-arrow"):
+        key = (group.data.get("tensor"), group.data.get("dim"))
+        for child in group.children:
+            if isinstance(child, Path):
+                lines.setdefault(key, []).extend(segments(child))
+    found = []
+    for group in _groups(picture.items, "sws-arrow-label"):
+        box = next(c for c in group.children if isinstance(c, Rect))
+        text = next(c for c in group.children if isinstance(c, Text)).text
+        key = (group.data.get("tensor"), group.data.get("dim"))
+        near = _box_distance((box.x, box.y, box.x + box.w, box.y + box.h), lines.get(key, []))
+        if near > LABEL_NEAR:
+            found.append(f"label {text!r} {near:.0f} px from its arrow")
+    return found
 
 
 def _walk(items, arrow_name=None):
@@ -156,9 +201,11 @@ def lint(picture) -> Findings:
     arrows: list[tuple[str, list[Segment]]] = []
     texts: list[tuple[str, Text]] = []
     label_boxes: list[tuple[str, tuple]] = []
+    leaders: list[bool] = []
     for item, owner, cls in _walk(picture.items):
-        if isinstance(item, Path) and item.arrow:
+        if isinstance(item, Path) and (item.arrow or owner):  # an arrow, or its label's leader
             arrows.append((owner or "?", segments(item)))
+            leaders.append(not item.arrow)
         elif isinstance(item, Text):
             texts.append((owner or "", item))
         elif isinstance(item, Rect) and cls == "sws-arrow-label":
@@ -170,6 +217,8 @@ def lint(picture) -> Findings:
             if not _boxes_meet(boxes[i], boxes[j], NEAR):
                 continue
             name_b, segs_b = arrows[j]
+            if name_a == name_b and (leaders[i] or leaders[j]):
+                continue  # an arrow and the line leading to its label
             if any(_on_top(s, t) or _on_top(t, s) for s in segs_a for t in segs_b):
                 found.overlaps.append(f"{name_a} on {name_b}")
     for i, (_, a) in enumerate(label_boxes):
@@ -183,7 +232,8 @@ def lint(picture) -> Findings:
                 continue
             if any(_crosses(s, box) for s in segs):
                 found.crossings.append(f"{name} through {text.text!r}")
+    found.strays = strays(picture)
     return found
 
 
-__all__ = ["Findings", "G", "lint", "segments"]
+__all__ = ["Findings", "G", "lint", "segments", "strays"]

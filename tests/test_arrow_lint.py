@@ -41,6 +41,17 @@ ISSUE_CASES = {
     "6-d diagonal and permuted": lambda: (
         lambda x: {"x": x, "d": x.diagonal(dim1=-2, dim2=-1), "p": x.permute(5, 1, 2, 3, 4, 0)}
     )(torch.arange(2800, dtype=torch.int32).reshape(7, 5, 5, 8, 2, 1)),
+    # hostile review (2026-12-05): x[:, 1:]'s arrows start in x's next cell, where the label of
+    # x's d1 +1 could not sit; it was set 150 px away, beside the slice's d0 arrowhead
+    "a slice beside its base": lambda: (lambda x: {"x": x, "s": x[:, 1:]})(
+        torch.arange(6.0).reshape(2, 3)
+    ),
+    "two expands of one row": lambda: (
+        lambda x: {"x": x, "e": x.expand(4, 3), "f": x.expand(2, 3)}
+    )(torch.arange(3.0)),
+    "a strided slice beside a broadcast": lambda: (
+        lambda x: {"x": x, "s": x[:, ::3], "b": x.expand(3, 5, 100)}
+    )(torch.arange(500.0).reshape(5, 100)),
 }
 PICTURES = [(f"corpus {c.name}", lambda c=c: (tensors_of(c), c.wrap)) for c in CASES] + [
     (f"issue {name}", lambda make=make: (make(), None)) for name, make in ISSUE_CASES.items()
@@ -77,3 +88,4 @@ def test_no_arrow_runs_on_another_or_through_a_text(name, make, width):
     tensors, wrap = make()
     found = lint(draw(scene_of(tensors, wrap=wrap), width=width))
     assert found.overlaps == [] and found.label_overlaps == [] and found.crossings == []
+    assert found.strays == []

@@ -34,6 +34,8 @@ __all__ = [
     "fewest_arrows",
     "label_width",
     "lane_band",
+    "lane_leader",
+    "lead_to_lanes",
     "place_side_labels",
     "row_arrows",
     "strip_arrows",
@@ -174,6 +176,7 @@ def _label(canvas: Canvas, arrow, x: float, y: float, anchor: str) -> Group:
             ),
             canvas.text(x, y, arrow["label"], size=size, anchor=anchor),
         ],
+        {"tensor": arrow["tensor"]["id"], "dim": ",".join(map(str, arrow["dims"]))},
     )
 
 
@@ -284,8 +287,33 @@ def row_arrows(
         blocked = [x for (j, _), x in arc_x.items() if j > i] + list(cross_x.values())
         w = label_width(arrow["label"])
         x = _free_centre((x1 + x2) / 2, w, blocked, *bounds)
+        leader = _leader(min(x1, x2), max(x1, x2), x - w / 2, x + w / 2, y, colour)
+        if leader is not None:  # the label sits away from its line: its line leads to it
+            paths[-1].children.append(leader)
         labels.append(_label(canvas, arrow, x, y - 4, "middle"))
     return paths, labels, cross_x
+
+
+def _leader(lo: float, hi: float, left: float, right: float, y: float, colour: str) -> Path | None:
+    """A dotted line from an arc's line (at ``y``, from ``lo`` to ``hi``) to its label's box
+    (``left``..``right``, its middle 7.5 px over the line) where the box is clear of the line
+    (other arrows' legs left no room beside it); None where the label sits over its line.  It
+    rises from the line's nearer end to the box's middle, over the arrowheads of the lowest lane.
+
+    >>> _leader(10, 40, 20, 70, 50.0, "#000") is None
+    True
+    >>> _leader(10, 40, 90, 140, 50.0, "#000").commands
+    [('M', 40, 50.0), ('L', 40, 42.5), ('L', 90, 42.5)]
+    """
+    if right < lo - _CLEAR:
+        start, end = lo, right
+    elif left > hi + _CLEAR:
+        start, end = hi, left
+    else:
+        return None
+    middle = y - 14 + LABEL_H / 2  # the box's (as :func:`_label` sets it at y - 4)
+    commands = [("M", start, y), ("L", start, middle), ("L", end, middle)]
+    return Path(commands, colour, width=1.0, dash="1 2", arrow=False)
 
 
 def cross_arrow(
@@ -313,6 +341,40 @@ def cross_arrow(
     ]
     path = Path(commands, colour, dash=dash)
     return _arrow_group(arrow, path), _label(canvas, arrow, label_x, (c1 + c2) / 2 + 4, "end")
+
+
+def lane_leader(
+    label: Group,
+    lane_x: float,
+    channels: tuple[float, float],
+    colour: str,
+    others: Sequence[float] = (),
+) -> Path:
+    """A dotted line from a cross-row arrow's label (left of every lane) to its own lane at
+    ``lane_x`` (between its ``channels``): other lanes may run between the two.  It leaves the
+    label at a height clear of the ``others`` arrows' channels (it would run on one).
+
+    >>> from stridewidget.render.primitives import Text
+    >>> label = Group("sws-arrow-label", [Rect(10, 40, 50, 13, "#fff"), Text(57, 50, "d0 +4", 11, "#000")])
+    >>> lane_leader(label, 90, (30.0, 80.0), "#000").commands
+    [('M', 60, 46.5), ('L', 90, 46.5)]
+    >>> lane_leader(label, 90, (30.0, 80.0), "#000", [46.0]).commands
+    [('M', 60, 49.5), ('L', 90, 49.5)]
+    """
+    box = label.children[0]
+    middle = box.y + box.h / 2
+    heights = [middle + d for k in range(int(box.h / 2) - 1) for d in ((k, -k) if k else (0,))]
+    y = next((h for h in heights if all(abs(h - o) >= _CLEAR for o in others)), middle)
+    end = min(max(y, min(channels)), max(channels))
+    return Path([("M", box.x + box.w, y), ("L", lane_x, end)], colour, 1.0, "1 2", arrow=False)
+
+
+def lead_to_lanes(lanes: Sequence[tuple[Group, Group, float, tuple[float, float]]]) -> None:
+    """Each cross-row arrow (its group, label, lane's x, channels) gets a :func:`lane_leader`
+    from its label to its lane, clear of the other arrows' channels."""
+    for k, (path, label, lane_x, channels) in enumerate(lanes):
+        others = [c for j, lane in enumerate(lanes) if j != k for c in lane[3]]
+        path.children.append(lane_leader(label, lane_x, channels, path.children[0].stroke, others))
 
 
 def place_side_labels(labels: list[Group]) -> None:

@@ -27,6 +27,7 @@ from .arrows import (
     fewest_arrows,
     label_width,
     lane_band,
+    lead_to_lanes,
     place_side_labels,
     row_arrows,
     strip_arrows,
@@ -135,6 +136,7 @@ def _rows_and_arrows(
 ) -> float:
     """The strip's rows (:func:`_draw_rows`) and its arrows over them; the y below the rows."""
     legs: dict = {}
+    lanes: list[tuple] = []
     y, positions, row_tops, arc_items, label_items = _draw_rows(
         canvas, storage, members, plan, y, legs
     )
@@ -151,7 +153,9 @@ def _rows_and_arrows(
         )
         arc_items.append(path)
         label_items.append(label)
+        lanes.append((path, label, lane_x, channels))
     place_side_labels(label_items)
+    lead_to_lanes(lanes)  # once the labels are pushed apart
     canvas.items.extend(arc_items)
     canvas.items.extend(label_items)
     return y

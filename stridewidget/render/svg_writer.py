@@ -244,7 +244,9 @@ class _Writer:
         d = path_data(item.commands)
         fill, stroke = self.paint(item.fill), self.paint(item.stroke)
         attributes = f' fill="{_colour(fill) if fill else "none"}"'
-        attributes += f' stroke="{_colour(stroke)}" stroke-width="{_number(item.width)}"'
+        attributes += f' stroke="{_colour(stroke)}"'
+        if item.width != 1:  # 1 is SVG's initial stroke width
+            attributes += f' stroke-width="{_number(item.width)}"'
         if item.dash:
             attributes += f' stroke-dasharray="{item.dash}"'
         if item.arrow:

@@ -146,7 +146,6 @@ def draw(
     width: float = MAX_WIDTH,
     roles: bool = False,
     every_tensor: bool = False,
-    thin_panels: bool = True,
     light: bool = True,
 ) -> Picture:
     """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark"),
@@ -155,7 +154,7 @@ def draw(
     A picture taller than :func:`height_budget` is laid out again with fewer digits, as colour,
     with fewer panels, strip rows and stride arrows (:func:`_height_steps`) and, with more than two tensors (unless ``every_tensor``: the graph
     widget's node and its inputs, bounded there), with the last tensors listed in words.
-    ``thin_panels=False`` keeps every panel (slices a reader picked are drawn, whatever it costs).
+    Fewer panels keep the slices a reader picked (``"picked"``: :func:`.card._thinned`).
     A picture whose saved fallback is over :func:`.weight.weight_budget` is laid out lighter (see
     :func:`_lightened`) unless ``light=False`` (the live widget's own layout: nothing saved).
 
@@ -173,16 +172,14 @@ def draw(
     stop = 3 * budget if many else None
     lay = partial(_laid_out, scene, theme, width, roles, stop_at=stop, lookups={})
     measured = partial(lay, measure=True)  # a trial whose height alone is read
-    lighter = partial(
-        _lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels, tall=budget
-    )
+    lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, tall=budget)
     tensors = scene.get("tensors", [])
     # 3 dims or more: most often over budget, so the first layouts are trials (see _lightened)
     first = measured if any(len(t["layout"]["shape"]) > 2 for t in tensors) else lay
     picture = first()
     if picture.height <= budget:
         return lighter(picture, {}, light=light)
-    steps = _height_steps(scene, many, thin_panels)
+    steps = _height_steps(scene, many)
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
         """Each step on the ones that helped (a trial layout each): the shortest, its settings."""
@@ -213,11 +210,10 @@ def draw(
     return lighter(picture, tried, light=light)
 
 
-def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> list[dict[str, Any]]:
+def _height_steps(scene: Mapping[str, Any], many: bool) -> list[dict[str, Any]]:
     """The height ladder's steps for ``scene``, in order (each a trial layout's settings): fewer
     digits, colour, a grid's ends, fewer panels, inline gap markers, then (not ``many`` tensors)
-    fewer strip rows and fewer stride arrows; last (unless a reader picked slices: not
-    ``thin_panels``), fewer of a grid's ends."""
+    fewer strip rows and fewer stride arrows; last, fewer of a grid's ends."""
     storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
     steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
@@ -225,7 +221,7 @@ def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> li
         steps.append({"colour": True})
     if has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
         steps.append({"edge": _EDGE})
-    steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
+    steps += [{"panels": most} for most in (4, 2) if _has_panels(scene, most)]
     steps.append({"inline_gaps": True})  # a strip's markers beside its cells
     if not many:  # last: a strip's first rows and its arrows' (the rest one counted gap)
         steps += [{"strip_rows": rows} for rows in _STRIP_ROWS_TALL]
@@ -233,7 +229,7 @@ def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> li
         most = max((len(t["arrows"]) for t in tensors), default=0)
         rows = {"strip_rows": min(_STRIP_ROWS_TALL)} if _STRIP_ROWS_TALL else {}
         steps += [{"arrows": k, **rows} for k in _ARROWS_TALL if most > k]
-    if thin_panels and has_long_grid(scene, 2 * _EDGE_TALL + 1):  # last: fewer of a grid's ends
+    if has_long_grid(scene, 2 * _EDGE_TALL + 1):  # last: fewer of a grid's ends
         steps.append({"edge": _EDGE_TALL})
     return steps
 
@@ -280,7 +276,6 @@ def _lightened(
     tried: dict[str, Any],
     *,
     every_tensor: bool,
-    thin_panels: bool,
     light: bool,
     tall: int,
 ) -> Picture:
@@ -324,7 +319,7 @@ def _lightened(
     steps += [
         {"panels": most}
         for most in (4, 2)
-        if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
+        if _has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
     if has_long_names(scene, SHORT_NAME):  # long names, written in every line that names them

@@ -418,6 +418,7 @@ def controls_height(width: float, picker: str | None, count: int = 99) -> int:
     """The px the live widget's controls take above a picture ``width`` px wide, with the slice
     picker (naming at most ``picker``, counting at most ``count`` slices not drawn) or not
     (None): their rows as a flex row wraps them (``limits.PICTURE_CONTROLS_PX``; 8 px to spare).
+    A pick the picker refuses is said in the status line (two lines kept): no row is added.
 
     >>> controls_height(1256, None), controls_height(876, None), controls_height(876, "x")
     (60, 86, 86)

@@ -39,8 +39,8 @@ from ..limits import (
 from ..scene.validate import validate_scene
 from .canvas import Canvas, Lookup
 from .card import draw_card
-from .digits import most_digits
-from .elide import elided_scene, has_long_grid, has_long_names, short_named
+from .digits import has_digits
+from .elide import cut_scene, has_long_grid, has_long_names, has_panels, most_picks
 from .labels import listed, one_memory_words
 from .primitives import (
     MAX_WIDTH,
@@ -213,15 +213,16 @@ def draw(
 def _height_steps(scene: Mapping[str, Any], many: bool) -> list[dict[str, Any]]:
     """The height ladder's steps for ``scene``, in order (each a trial layout's settings): fewer
     digits, colour, a grid's ends, fewer panels, inline gap markers, then (not ``many`` tensors)
-    fewer strip rows and fewer stride arrows; last, fewer of a grid's ends."""
+    fewer strip rows and fewer stride arrows, fewer of a grid's ends; last, fewer of the slices a
+    reader picked (:func:`.elide.fewer_picks`)."""
     storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
-    steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
+    steps: list[dict[str, Any]] = [{"at_most": 1}] if has_digits(scene) else []
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
     if has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
         steps.append({"edge": _EDGE})
-    steps += [{"panels": most} for most in (4, 2) if _has_panels(scene, most)]
+    steps += [{"panels": most} for most in (4, 2) if has_panels(scene, most)]
     steps.append({"inline_gaps": True})  # a strip's markers beside its cells
     if not many:  # last: a strip's first rows and its arrows' (the rest one counted gap)
         steps += [{"strip_rows": rows} for rows in _STRIP_ROWS_TALL]
@@ -229,8 +230,10 @@ def _height_steps(scene: Mapping[str, Any], many: bool) -> list[dict[str, Any]]:
         most = max((len(t["arrows"]) for t in tensors), default=0)
         rows = {"strip_rows": min(_STRIP_ROWS_TALL)} if _STRIP_ROWS_TALL else {}
         steps += [{"arrows": k, **rows} for k in _ARROWS_TALL if most > k]
-    if has_long_grid(scene, 2 * _EDGE_TALL + 1):  # last: fewer of a grid's ends
+    if has_long_grid(scene, 2 * _EDGE_TALL + 1):  # then fewer of a grid's ends
         steps.append({"edge": _EDGE_TALL})
+    # last: fewer of the slices a reader picked (the most recent kept)
+    steps += [{"panels": 2, "picks": k} for k in range(most_picks(scene) - 1, 0, -1)]
     return steps
 
 
@@ -314,12 +317,12 @@ def _lightened(
         else:
             steps.append({"edge": _EDGE})
     steps.append({"strip_rows": _STRIP_ROWS_LIGHT})  # a strip's first and last rows
-    if "at_most" not in tried and _has_digits(scene):
+    if "at_most" not in tried and has_digits(scene):
         steps.append({"at_most": 1})
     steps += [
         {"panels": most}
         for most in (4, 2)
-        if _has_panels(scene, most) and tried.get("panels", most + 1) > most
+        if has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
     if has_long_names(scene, SHORT_NAME):  # long names, written in every line that names them
@@ -362,20 +365,6 @@ def _restored(
         return picture
     trial.lightened = picture.lightened
     return trial
-
-
-def _has_digits(scene: Mapping[str, Any]) -> bool:
-    """Does a value of ``scene`` show more than one digit after the point?"""
-    storages = scene.get("storages", [])
-    return max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1
-
-
-def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
-    """Does a tensor of ``scene`` draw more than ``most`` panels?"""
-    return any(
-        sum(s["kind"] == "slice" for s in t["logical"]["slices"]) > most
-        for t in scene.get("tensors", [])
-    )
 
 
 #: The rows a storage strip keeps in a picture over its weight budget: its first and last (and
@@ -529,6 +518,7 @@ def _laid_out(
     listed_for: str = "height budget",
     strip_rows: int | None = None,
     short_names: int | None = None,
+    picks: int | None = None,
     arrows: int | None = None,
     stop_at: float | None = None,
     lookups: dict[tuple[int, int | None], tuple[Mapping[str, Any], Lookup]] | None = None,
@@ -542,15 +532,14 @@ def _laid_out(
     that many rows and columns at each end (:func:`.elide.elided_scene`); with
     ``address_line``, each card says its cells' addresses in one line, not in each cell; with
     ``strip_rows``, a strip draws at most that many rows; with ``short_names``, a name longer
-    than that is shortened (:func:`short_named`); with ``arrows``, a strip draws at most that
-    many stride arrows per tensor (:func:`.arrows.fewest_arrows`); with ``stop_at`` (and every
-    tensor drawn), a layout past that height is not finished: its height is infinity.
-    ``lookups`` keeps the cells' lookups for the picture's next layout.  With ``measure``, its
-    height and width alone are the picture's: no grid cell is drawn, its items are ``_MEASURED``."""
-    if edge is not None:
-        scene = elided_scene(scene, edge)
-    if short_names is not None:
-        scene = short_named(scene, short_names)
+    than that is shortened (:func:`.elide.short_named`); with ``picks``, the panels keep that
+    many of the slices a reader picked (:func:`.elide.fewer_picks`); with ``arrows``, a strip
+    draws at most that many stride arrows per tensor (:func:`.arrows.fewest_arrows`); with
+    ``stop_at`` (and every tensor drawn), a layout past that height is not finished: its height
+    is infinity.  ``lookups`` keeps the cells' lookups for the picture's next layout.  With
+    ``measure``, its height and width alone are the picture's: no grid cell is drawn, its items
+    are ``_MEASURED``."""
+    scene = cut_scene(scene, edge=edge, short_names=short_names, picks=picks)
     canvas = Canvas(
         scene,
         theme,

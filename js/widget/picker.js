@@ -5,21 +5,46 @@
 import { htmlEl } from "./dom.js";
 import { pictureOf } from "../paint/view.js";
 
-/** "3, 1" -> [3, 1] when it is a slice of leading sizes `lead`; else the reason (a string). */
+/** "3, 1" -> [3, 1] when it is a slice of leading sizes `lead`; else the reason (a string), at
+ * most two lines of the status line (`MAX_REASON` characters) whatever was typed or however many
+ * dims the tensor has. */
 export function parsePick(text, lead) {
   const parts = text.split(/[\s,]+/).filter((p) => p !== "");
-  if (parts.length !== lead.length) return `give ${lead.length} ${lead.length === 1 ? "index" : "indices"} (leading sizes ${lead.join(" × ")})`;
+  if (parts.length !== lead.length) {
+    return `give ${lead.length} ${lead.length === 1 ? "index" : "indices"} (leading sizes ${sizesText(lead)})`;
+  }
   const index = parts.map(Number);
   for (let d = 0; d < index.length; d += 1) {
     if (!Number.isInteger(index[d]) || index[d] < 0 || index[d] >= lead[d]) {
-      return `index ${parts[d]} of dim ${d} is outside 0..${lead[d] - 1}`;
+      return `index ${cut(parts[d], 12)} of dim ${d} is outside 0..${lead[d] - 1}`;
     }
   }
   return index;
 }
 
-/** The control, or null when every slice is drawn; `refresh()` follows a new picture. */
-export function pickerControl(model) {
+/** Characters a refused pick's reason ("show slice: " and it) takes at most: two lines of the
+ * status line in a 400 px window (their height is in the picture's budget:
+ * stridewidget.render.picture.controls_height). */
+export const MAX_REASON = 80;
+
+/** `text` cut to `most` characters, an ellipsis where it was cut. */
+function cut(text, most) {
+  return text.length <= most ? text : `${text.slice(0, most - 1)}…`;
+}
+
+/** "6 × 4"; many dims: the first and last sizes around an ellipsis ("3 × 3 × 3 × … × 3, 15 dims"),
+ * or their count alone. */
+function sizesText(lead) {
+  const all = lead.join(" × ");
+  const ends = `${lead.slice(0, 3).join(" × ")} × … × ${lead[lead.length - 1]}, ${lead.length} dims`;
+  for (const text of [all, ends]) if (text.length <= 36) return text;
+  return `${lead.length} dims`;
+}
+
+/** The control, or null when every slice is drawn; `refresh()` follows a new picture.  A pick
+ * refused is said with `say(text)` (the widget's status line, whose two lines the height budget
+ * keeps): the picker's own row never grows, so the toolbar keeps the rows it was budgeted. */
+export function pickerControl(model, { say = () => {} } = {}) {
   const box = htmlEl("span", "sw-pick");
   const refresh = () => {
     box.replaceChildren();
@@ -61,7 +86,7 @@ export function pickerControl(model) {
       const index = parsePick(input.value, tensor().pick.lead);
       input.setAttribute("aria-invalid", String(typeof index === "string"));
       if (typeof index === "string") {
-        note.textContent = ` ${index}`;
+        say(`show slice: ${index}`);
         return;
       }
       const picked = { ...(model.get("picked") ?? {}) };

@@ -114,7 +114,7 @@ function render({ model, el }) {
   const setStatus = (text) => {
     status.textContent = text ?? idle;
   };
-  const picker = pickerControl(model);
+  const picker = pickerControl(model, { say: setStatus });
   toolbar.append(modeControl(root), wrap.label, picker.node, status);
   const holder = htmlEl("div", "sw-picture");
   root.append(toolbar, holder);

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import aliases from "../fixtures/picture_aliases.json";
 import xss from "../fixtures/picture_xss.json";
 import deep from "../fixtures/picture_deep.json";
-import { parsePick } from "./picker.js";
+import { MAX_REASON, parsePick } from "./picker.js";
 import { fakeModel, hover } from "./testing.js";
 import widget from "./widget.js";
 
@@ -206,7 +206,10 @@ describe("slice picker", () => {
     input.value = "10";
     el.querySelector(".sw-pick-show").click();
     expect(model.state.picked).toEqual({});
-    expect(el.querySelector(".sw-pick-note").textContent).toContain("outside 0..9");
+    // said in the status line (its two lines are budgeted), not in the picker's row: the toolbar
+    // keeps its rows (a reason in the picker added a row, 25 px, past the height budget)
+    expect(el.querySelector(".sw-status").textContent).toContain("outside 0..9");
+    expect(el.querySelector(".sw-pick-note").textContent).toBe(` (${deep.tensors[0].pick.left_out} not drawn)`);
     input.value = "8";
     input.dispatchEvent(new KeyboardEvent("keydown", { key: "Enter" }));
     expect(model.state.picked).toEqual({ d: [[8]] });
@@ -230,5 +233,17 @@ describe("slice picker", () => {
     expect(parsePick("3, 4", [6, 4])).toMatch(/index 4 of dim 1 is outside 0..3/);
     expect(parsePick("-1, 0", [6, 4])).toMatch(/outside/);
     expect(parsePick("1.5, 0", [6, 4])).toMatch(/outside/);
+  });
+
+  it("says a refused pick in at most MAX_REASON characters, whatever was typed", () => {
+    const leads = [[6, 4], Array(15).fill(3), Array(15).fill(2 ** 53), [2 ** 53, 2 ** 53]];
+    const typed = ["3", "9".repeat(300), "x, ".repeat(100), `0, ${"7".repeat(40)}`, ""];
+    for (const lead of leads) {
+      for (const text of typed) {
+        const reason = parsePick(text, lead);
+        if (typeof reason === "string") expect(`show slice: ${reason}`.length).toBeLessThanOrEqual(MAX_REASON);
+      }
+    }
+    expect(parsePick("1", Array(15).fill(3))).toBe("give 15 indices (leading sizes 3 × 3 × 3 × … × 3, 15 dims)");
   });
 });

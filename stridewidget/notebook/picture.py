@@ -67,12 +67,11 @@ def laid_out(
     width: int | None,
     wrap: int | None,
     every_tensor: bool = False,
-    thin_panels: bool = True,
     light: bool = True,
 ) -> Picture:
     """The picture of ``scene`` laid out for ``width`` px, ``wrap`` cells per storage row, its
     colours theme roles (one layout for the widget and the static fallback); ``every_tensor``,
-    ``thin_panels``, ``light``: see :func:`~stridewidget.render.picture.draw`."""
+    ``light``: see :func:`~stridewidget.render.picture.draw`."""
     if wrap is not None:
         scene = {**scene, "storages": [{**st, "wrap": wrap} for st in scene.get("storages", [])]}
     return draw(
@@ -80,7 +79,6 @@ def laid_out(
         width=layout_width(width),
         roles=True,
         every_tensor=every_tensor,
-        thin_panels=thin_panels,
         light=light,
     )
 
@@ -158,14 +156,9 @@ class LaidOut(traitlets.HasTraits):
 
     def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
         """The picture of ``scene`` for ``width`` px (a widget may add to it: the playground's
-        cells past the end); a widget whose reader picked slices draws every panel."""
-        return laid_out(
-            scene,
-            width,
-            wrap,
-            thin_panels=not any(getattr(self, "picked", None) or ()),
-            light=self._light,
-        )
+        cells past the end); slices its reader picked are in the scene, marked: a picture too
+        tall for its budget draws fewer panels, never those (:func:`.render.card._thinned`)."""
+        return laid_out(scene, width, wrap, light=self._light)
 
     def fallback_svg(self) -> str | None:
         """The static SVG of the picture as laid out, when it was laid out for the fallback's

@@ -6,6 +6,7 @@ counted between them.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -171,27 +172,37 @@ def _slices(
 
 def _thinned(logical: Mapping[str, Any], most: int | None, name: str) -> list[tuple[int, Any]]:
     """The scene's slices (with their positions) to draw: all of them, or with ``most`` (a picture
-    too tall for its height budget) the first ``most - 1`` panels and the last, side by side,
-    then what lay between them said as one left-out run, as ranges of consecutive indices.
+    too tall for its height budget) the first ``most - 1`` panels, every slice a reader picked
+    (``"picked"``) and the last, side by side, then what lay between them said as left-out runs
+    (one for each two kept panels with slices between them), as ranges of consecutive indices.
 
     >>> sl = [{"kind": "slice", "lead": [i], "label": f"[{i}, :, :]"} for i in range(5)]
     >>> logical = {"shape": [5, 2, 2], "slices": sl}
     >>> [k for k, _ in _thinned(logical, 3, "x")], _thinned(logical, 3, "x")[3][1]["text"]
     ([0, 1, 4, 2], 'x[2:4, :, :] (between x[1, :, :] and x[4, :, :])')
+    >>> sl[2] = {**sl[2], "picked": True}
+    >>> [(k, s["kind"]) for k, s in _thinned(logical, 2, "x")]
+    [(0, 'slice'), (2, 'slice'), (4, 'slice'), (1, 'gap'), (3, 'gap')]
     """
     slices = logical["slices"]
     panels = [k for k, s in enumerate(slices) if s["kind"] == "slice"]
     if most is None or len(panels) <= most:
         return list(enumerate(slices))
-    first, last = panels[most - 2], panels[-1]
+    first = panels[most - 2]
+    kept = [
+        first,
+        *(k for k in panels if k > first and (slices[k].get("picked") or k == panels[-1])),
+    ]
     shape = logical["shape"]
     lead = len(slices[first]["lead"])
-    gap = gap_between(
-        slices[first]["lead"], slices[last]["lead"], shape[:lead], name, len(shape) - lead
-    )
-    where = f" (between {name}{slices[first]['label']} and {name}{slices[last]['label']})"
-    gap = {**gap, "text": gap["text"] + where}
-    return [*enumerate(slices[: first + 1]), (last, slices[last]), (first + 1, gap)]
+    gaps = []
+    for before, after in itertools.pairwise(kept):
+        a, b = slices[before], slices[after]
+        gap = gap_between(a["lead"], b["lead"], shape[:lead], name, len(shape) - lead)
+        if gap["count"]:
+            where = f" (between {name}{a['label']} and {name}{b['label']})"
+            gaps.append((before + 1, {**gap, "text": gap["text"] + where}))
+    return [*enumerate(slices[: first + 1]), *((k, slices[k]) for k in kept[1:]), *gaps]
 
 
 def _wrapped(note: str, room: float) -> list[str]:

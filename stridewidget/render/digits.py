@@ -9,9 +9,10 @@ of one tensor (one format per tensor, as ``print`` gives).  The hover line keeps
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
-__all__ = ["fewer_digits", "most_digits"]
+__all__ = ["fewer_digits", "has_digits", "most_digits"]
 
 # a decimal number as torch and NumPy print one: sign, digits, point, digits, exponent
 _NUMBER = re.compile(r"(?<![\w.])([-+]?)(\d+)\.(\d+)(e[-+]\d+)?")
@@ -72,3 +73,18 @@ def fewer_digits(
         if all(fits(t) for t in shorter if t is not None):
             return shorter, digits
     return list(texts), None
+
+
+def has_digits(scene: Mapping[str, Any]) -> bool:
+    """Does a value of ``scene`` show more than one digit after the point (the height ladder's
+    first step: fewer digits)?
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> has_digits(build_scene({"x": torch.tensor([0.25, 1.0])}))
+    True
+    >>> has_digits(build_scene({"x": torch.arange(3.0)}))
+    False
+    """
+    storages = scene.get("storages", [])
+    return max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1

@@ -2,8 +2,9 @@
 step for grids drawn whole (a tensor of at most ``THRESHOLD`` elements shows every element, so two
 16 x 16 tensors took 1,729 px).  The cut rows and columns become one ``⋮`` / ``⋯`` each, as a
 long dim's are; the storage strip and every count stay as they were.  Also the ladder's step for
-long names (:func:`short_named`: each to its last characters), and the tests that say whether a
-scene has what either step cuts.
+long names (:func:`short_named`: each to its last characters), for the slices a reader picked
+(:func:`fewer_picks`: the most recent kept), and the tests that say whether a scene has what a
+step cuts.
 """
 
 from __future__ import annotations
@@ -11,7 +12,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["elided_scene", "has_long_grid", "has_long_names", "short_named"]
+__all__ = [
+    "cut_scene",
+    "elided_scene",
+    "fewer_picks",
+    "has_long_grid",
+    "has_long_names",
+    "has_panels",
+    "most_picks",
+    "short_named",
+]
 
 
 def _cut(values: list, edge: int) -> tuple[list, list[int]]:
@@ -102,3 +112,85 @@ def has_long_grid(scene: Mapping[str, Any], most: int) -> bool:
         if s["kind"] == "slice"
         for key in ("rows", "cols")
     )
+
+
+def has_panels(scene: Mapping[str, Any], most: int) -> bool:
+    """Does a tensor of ``scene`` draw more than ``most`` panels?
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> scene = build_scene({"x": torch.zeros(5, 2, 2)})
+    >>> has_panels(scene, 4), has_panels(scene, 5)
+    (True, False)
+    """
+    return any(
+        sum(s["kind"] == "slice" for s in t["logical"]["slices"]) > most
+        for t in scene.get("tensors", [])
+    )
+
+
+def most_picks(scene: Mapping[str, Any]) -> int:
+    """The most slices a reader picked in one tensor of ``scene`` (marked ``"picked"``: 1 for the
+    most recent pick, 2 for the one before, ...).
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> most_picks(build_scene({"x": torch.zeros(40, 2, 2)}, picked={"x": [[9], [20], [30]]}))
+    3
+    """
+    return max(
+        (s.get("picked") or 0 for t in scene.get("tensors", []) for s in t["logical"]["slices"]),
+        default=0,
+    )
+
+
+def fewer_picks(scene: Mapping[str, Any], most: int) -> dict[str, Any]:
+    """``scene`` with at most the ``most`` most recent picks of each tensor marked ``"picked"``:
+    the height ladder's last step (a picture of fewer panels keeps its picked slices, as many as
+    fit; the rest are left out with the other slices).
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> scene = build_scene({"x": torch.zeros(40, 2, 2)}, picked={"x": [[9], [20], [30]]})
+    >>> slices = fewer_picks(scene, 2)["tensors"][0]["logical"]["slices"]
+    >>> [s["lead"] for s in slices if s.get("picked")]
+    [[20], [30]]
+    """
+
+    def kept(slice_: Mapping[str, Any]) -> Mapping[str, Any]:
+        if (slice_.get("picked") or 0) <= most:
+            return slice_
+        return {k: v for k, v in slice_.items() if k != "picked"}
+
+    tensors = [
+        {**t, "logical": {**t["logical"], "slices": [kept(s) for s in t["logical"]["slices"]]}}
+        for t in scene.get("tensors", [])
+    ]
+    return {**scene, "tensors": tensors}
+
+
+def cut_scene(
+    scene: Mapping[str, Any],
+    *,
+    edge: int | None = None,
+    short_names: int | None = None,
+    picks: int | None = None,
+) -> Mapping[str, Any]:
+    """``scene`` with the height ladder's cuts that change the scene: grids to ``edge`` rows and
+    columns at each end (:func:`elided_scene`), names to ``short_names`` characters
+    (:func:`short_named`), the ``picks`` most recent picks kept (:func:`fewer_picks`); as it is
+    where each is None.
+
+    >>> import torch
+    >>> from stridewidget.scene.build import build_scene
+    >>> scene = build_scene({"a_long_name": torch.zeros(9, 9)})
+    >>> cut_scene(scene) is scene, cut_scene(scene, short_names=5)["tensors"][0]["name"]
+    (True, '…name')
+    """
+    if edge is not None:
+        scene = elided_scene(scene, edge)
+    if short_names is not None:
+        scene = short_named(scene, short_names)
+    if picks is not None:
+        scene = fewer_picks(scene, picks)
+    return scene

@@ -39,8 +39,8 @@ from ..limits import (
 from ..scene.validate import validate_scene
 from .canvas import Canvas, Lookup
 from .card import draw_card
-from .digits import most_digits
-from .elide import elided_scene, has_long_grid, has_long_names, short_named
+from .digits import has_digits
+from .elide import cut_scene, has_long_grid, has_long_names, has_panels, most_picks
 from .labels import listed, one_memory_words
 from .primitives import (
     MAX_WIDTH,
@@ -146,7 +146,6 @@ def draw(
     width: float = MAX_WIDTH,
     roles: bool = False,
     every_tensor: bool = False,
-    thin_panels: bool = True,
     light: bool = True,
 ) -> Picture:
     """The picture of ``scene`` (see the module docstring) in ``theme`` ("light" or "dark"),
@@ -155,7 +154,7 @@ def draw(
     A picture taller than :func:`height_budget` is laid out again with fewer digits, as colour,
     with fewer panels, strip rows and stride arrows (:func:`_height_steps`) and, with more than two tensors (unless ``every_tensor``: the graph
     widget's node and its inputs, bounded there), with the last tensors listed in words.
-    ``thin_panels=False`` keeps every panel (slices a reader picked are drawn, whatever it costs).
+    Fewer panels keep the slices a reader picked (``"picked"``: :func:`.card._thinned`).
     A picture whose saved fallback is over :func:`.weight.weight_budget` is laid out lighter (see
     :func:`_lightened`) unless ``light=False`` (the live widget's own layout: nothing saved).
 
@@ -173,16 +172,14 @@ def draw(
     stop = 3 * budget if many else None
     lay = partial(_laid_out, scene, theme, width, roles, stop_at=stop, lookups={})
     measured = partial(lay, measure=True)  # a trial whose height alone is read
-    lighter = partial(
-        _lightened, lay, scene, every_tensor=every_tensor, thin_panels=thin_panels, tall=budget
-    )
+    lighter = partial(_lightened, lay, scene, every_tensor=every_tensor, tall=budget)
     tensors = scene.get("tensors", [])
     # 3 dims or more: most often over budget, so the first layouts are trials (see _lightened)
     first = measured if any(len(t["layout"]["shape"]) > 2 for t in tensors) else lay
     picture = first()
     if picture.height <= budget:
         return lighter(picture, {}, light=light)
-    steps = _height_steps(scene, many, thin_panels)
+    steps = _height_steps(scene, many)
 
     def ladder(tried: dict[str, Any], best: Picture) -> tuple[Picture, dict[str, Any]]:
         """Each step on the ones that helped (a trial layout each): the shortest, its settings."""
@@ -213,19 +210,19 @@ def draw(
     return lighter(picture, tried, light=light)
 
 
-def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> list[dict[str, Any]]:
+def _height_steps(scene: Mapping[str, Any], many: bool) -> list[dict[str, Any]]:
     """The height ladder's steps for ``scene``, in order (each a trial layout's settings): fewer
     digits, colour, a grid's ends, fewer panels, inline gap markers, then (not ``many`` tensors)
-    fewer strip rows and fewer stride arrows; last (unless a reader picked slices: not
-    ``thin_panels``), fewer of a grid's ends."""
+    fewer strip rows and fewer stride arrows, fewer of a grid's ends; last, fewer of the slices a
+    reader picked (:func:`.elide.fewer_picks`)."""
     storages = scene.get("storages", [])
     tensors = scene.get("tensors", [])
-    steps: list[dict[str, Any]] = [{"at_most": 1}] if _has_digits(scene) else []
+    steps: list[dict[str, Any]] = [{"at_most": 1}] if has_digits(scene) else []
     if any(s["cells"]["text"] is not None for s in storages):
         steps.append({"colour": True})
     if has_long_grid(scene, 2 * _EDGE + 1):  # a grid drawn whole: its first and last rows
         steps.append({"edge": _EDGE})
-    steps += [{"panels": most} for most in (4, 2) if thin_panels and _has_panels(scene, most)]
+    steps += [{"panels": most} for most in (4, 2) if has_panels(scene, most)]
     steps.append({"inline_gaps": True})  # a strip's markers beside its cells
     if not many:  # last: a strip's first rows and its arrows' (the rest one counted gap)
         steps += [{"strip_rows": rows} for rows in _STRIP_ROWS_TALL]
@@ -233,8 +230,10 @@ def _height_steps(scene: Mapping[str, Any], many: bool, thin_panels: bool) -> li
         most = max((len(t["arrows"]) for t in tensors), default=0)
         rows = {"strip_rows": min(_STRIP_ROWS_TALL)} if _STRIP_ROWS_TALL else {}
         steps += [{"arrows": k, **rows} for k in _ARROWS_TALL if most > k]
-    if thin_panels and has_long_grid(scene, 2 * _EDGE_TALL + 1):  # last: fewer of a grid's ends
+    if has_long_grid(scene, 2 * _EDGE_TALL + 1):  # then fewer of a grid's ends
         steps.append({"edge": _EDGE_TALL})
+    # last: fewer of the slices a reader picked (the most recent kept)
+    steps += [{"panels": 2, "picks": k} for k in range(most_picks(scene) - 1, 0, -1)]
     return steps
 
 
@@ -280,7 +279,6 @@ def _lightened(
     tried: dict[str, Any],
     *,
     every_tensor: bool,
-    thin_panels: bool,
     light: bool,
     tall: int,
 ) -> Picture:
@@ -319,12 +317,12 @@ def _lightened(
         else:
             steps.append({"edge": _EDGE})
     steps.append({"strip_rows": _STRIP_ROWS_LIGHT})  # a strip's first and last rows
-    if "at_most" not in tried and _has_digits(scene):
+    if "at_most" not in tried and has_digits(scene):
         steps.append({"at_most": 1})
     steps += [
         {"panels": most}
         for most in (4, 2)
-        if thin_panels and _has_panels(scene, most) and tried.get("panels", most + 1) > most
+        if has_panels(scene, most) and tried.get("panels", most + 1) > most
     ]
     tensors = scene.get("tensors", [])
     if has_long_names(scene, SHORT_NAME):  # long names, written in every line that names them
@@ -369,20 +367,6 @@ def _restored(
     return trial
 
 
-def _has_digits(scene: Mapping[str, Any]) -> bool:
-    """Does a value of ``scene`` show more than one digit after the point?"""
-    storages = scene.get("storages", [])
-    return max((most_digits(s["cells"]["text"] or []) for s in storages), default=0) > 1
-
-
-def _has_panels(scene: Mapping[str, Any], most: int) -> bool:
-    """Does a tensor of ``scene`` draw more than ``most`` panels?"""
-    return any(
-        sum(s["kind"] == "slice" for s in t["logical"]["slices"]) > most
-        for t in scene.get("tensors", [])
-    )
-
-
 #: The rows a storage strip keeps in a picture over its weight budget: its first and last (and
 #: the rows stride arrows start or end in); the rest one marker that counts what it holds.
 _STRIP_ROWS_LIGHT = 2
@@ -423,6 +407,7 @@ def controls_height(width: float, picker: str | None, count: int = 99) -> int:
     """The px the live widget's controls take above a picture ``width`` px wide, with the slice
     picker (naming at most ``picker``, counting at most ``count`` slices not drawn) or not
     (None): their rows as a flex row wraps them (``limits.PICTURE_CONTROLS_PX``; 8 px to spare).
+    A pick the picker refuses is said in the status line (two lines kept): no row is added.
 
     >>> controls_height(1256, None), controls_height(876, None), controls_height(876, "x")
     (60, 86, 86)
@@ -533,6 +518,7 @@ def _laid_out(
     listed_for: str = "height budget",
     strip_rows: int | None = None,
     short_names: int | None = None,
+    picks: int | None = None,
     arrows: int | None = None,
     stop_at: float | None = None,
     lookups: dict[tuple[int, int | None], tuple[Mapping[str, Any], Lookup]] | None = None,
@@ -546,15 +532,14 @@ def _laid_out(
     that many rows and columns at each end (:func:`.elide.elided_scene`); with
     ``address_line``, each card says its cells' addresses in one line, not in each cell; with
     ``strip_rows``, a strip draws at most that many rows; with ``short_names``, a name longer
-    than that is shortened (:func:`short_named`); with ``arrows``, a strip draws at most that
-    many stride arrows per tensor (:func:`.arrows.fewest_arrows`); with ``stop_at`` (and every
-    tensor drawn), a layout past that height is not finished: its height is infinity.
-    ``lookups`` keeps the cells' lookups for the picture's next layout.  With ``measure``, its
-    height and width alone are the picture's: no grid cell is drawn, its items are ``_MEASURED``."""
-    if edge is not None:
-        scene = elided_scene(scene, edge)
-    if short_names is not None:
-        scene = short_named(scene, short_names)
+    than that is shortened (:func:`.elide.short_named`); with ``picks``, the panels keep that
+    many of the slices a reader picked (:func:`.elide.fewer_picks`); with ``arrows``, a strip
+    draws at most that many stride arrows per tensor (:func:`.arrows.fewest_arrows`); with
+    ``stop_at`` (and every tensor drawn), a layout past that height is not finished: its height
+    is infinity.  ``lookups`` keeps the cells' lookups for the picture's next layout.  With
+    ``measure``, its height and width alone are the picture's: no grid cell is drawn, its items
+    are ``_MEASURED``."""
+    scene = cut_scene(scene, edge=edge, short_names=short_names, picks=picks)
     canvas = Canvas(
         scene,
         theme,

@@ -35,7 +35,9 @@ def logical_window(
 ) -> dict[str, Any]:
     """Which indices of ``layout`` a picture shows (see the module doc); ``name`` names the
     tensor in the gap markers' text (``x[1:5, :, :]``).  ``picked`` leading indices (a reader's
-    slice picker) are shown besides the listed ones; the gap markers count around them.
+    slice picker) are shown besides the listed ones, marked ``"picked"`` (1 for the last of them, 2
+    for the one before: a picture too tall for its budget draws fewer panels, keeping those, the
+    most recent first); the gap markers count around them.
 
     >>> from stridewidget import Layout
     >>> window = logical_window(Layout((10, 2, 2), (4, 2, 1)), 3, 256, 32, 8, name="x")
@@ -55,15 +57,18 @@ def logical_window(
 
     slices: list[dict[str, Any]] = []
     if layout.numel > 0:
+        picks = checked_picks(picked, shape[:lead_dims], name)
+        recent = {pick: len(picks) - k for k, pick in enumerate(picks)}  # 1: the last picked
         leads = _lead_indices(
-            per_dim[:lead_dims], shape[:lead_dims], max_slices, name, ndim - lead_dims,
-            checked_picks(picked, shape[:lead_dims], name),
-        )  # fmt: skip
+            per_dim[:lead_dims], shape[:lead_dims], max_slices, name, ndim - lead_dims, picks
+        )
         for lead in leads:
             if isinstance(lead, dict):
                 slices.append(lead)
                 continue
             slices.append(_slice(layout, lead, rows, cols))
+            if tuple(lead) in recent:  # a reader's pick: the height ladder keeps it
+                slices[-1]["picked"] = recent[tuple(lead)]
     return {
         "shape": list(shape),
         "ndim": ndim,

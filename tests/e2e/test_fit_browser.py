@@ -9,6 +9,8 @@ that is wider than its column says so in a visible line.  Screenshots:
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 import stridewidget as sw
@@ -195,5 +197,89 @@ def test_the_height_budget_leaves_room_for_the_controls_as_they_wrap(browser, wi
             left = controls_height(room, picker, 40 if dims == 3 else 10**4)
             if not shown <= left < shown + (26 if picker in (None, "x") and width >= 700 else 52):
                 problems.append(f"{names} {dims}-D: controls {shown:.0f} px, budget leaves {left}")
+    context.close()
+    assert problems == []
+
+
+#: Issue 36 (review 2026-12-05): a reader picks slices of tensors with many of them
+_PICKED = {
+    "randn-2x8x16x16": "{'x': torch.randn(2, 8, 16, 16)}",
+    "meta-cube": "{'x': torch.empty(10**4, 10**4, 10**4, device='meta')}",
+    "three-views": "(lambda x: {'a': x, 'b': x.transpose(0, 2), 'c': x[:, ::2]})(torch.randn(33, 8, 33))",
+    "permuted-5d": "{'p': torch.randn(3, 4, 5, 12, 12).permute(1, 0, 2, 4, 3)}",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("width", [900, 1280])
+def test_picked_slices_fit_the_widget(browser, width):
+    """A widget whose reader picked a slice (the middle one, then one more, or eight) stays
+    within the 1,600 px budget, toolbar included, in Chromium: it drew every panel (a 2x8x16x16
+    tensor was 2,339 px at a 900 px window, the 10^4 cube 2,264 px)."""
+    import torch
+
+    from stridewidget.notebook.widget import StrideWidget
+
+    context, page = _widget_page(browser, width)
+    problems, lines = [], []
+    for name, expression in _PICKED.items():
+        tensors = _tensors(expression)
+        w = StrideWidget(tensors)
+        w.width = width - 24  # what the front end reports
+        first, x = next(iter(tensors.items()))
+        lead = x.shape[:-2]
+        middle, late = [n // 2 for n in lead], [max(n - 2, 0) for n in lead]
+        spread = [  # eight "show" clicks: the most recent are drawn, as many as fit
+            [int(i) for i in torch.unravel_index(torch.tensor((k + 1) * lead.numel() // 9), lead)]
+            for k in range(8)
+        ]
+        for picks in ([middle], [middle, late], spread):
+            w.picked = {first: picks}
+            state = {"picture": w.picture, "wrap": None, "hovered": None, "picked": w.picked}
+            page.evaluate(_RENDER, ["widget", state])
+            page.locator("#pic .sw-root").wait_for()
+            height = round(page.locator("#pic").bounding_box()["height"])
+            lines.append(f"{name:<16} {width} px  picked {picks}  height {height:>5}")
+            if height > HEIGHT_ND:
+                problems.append(f"{name} picked {picks}: {height} px tall > {HEIGHT_ND}")
+    context.close()
+    print("\n" + "\n".join(lines))
+    assert problems == []
+
+
+@pytest.mark.parametrize("width", [400, 700, 900, 1000, 1280, 1600])
+def test_a_refused_pick_keeps_the_controls_rows(browser, width):
+    """The slice picker's reason for a refused pick (an index outside the tensor, too few
+    indices, whatever was typed) never adds a row to the controls: it said it in the picker's own
+    row, which wrapped the toolbar one row (25 px) past what ``controls_height`` leaves (108 px
+    where 86 were left at 900 and 1,280 px).  The reason is shown (in the status line)."""
+    from stridewidget.render.picture import controls_height
+
+    context, page = _widget_page(browser, width)
+    room = width - 16 - 8
+    problems = []
+    shapes = {
+        "3-D": "torch.zeros(40, 4, 5)",
+        "cube": "torch.empty(10**4, 10**4, 10**4, device='meta')",
+        "17-D": "torch.empty([3] * 17, device='meta')",
+    }
+    typed = ("99999999, 1", "1, 2, 3, 4, 5, 6, 7, 8", "9" * 40, "-1")
+    for label in ("x", "activations_of_layer_7"):
+        for dims, shape in shapes.items():
+            scene = build_scene(_tensors(f"{{'{label}': {shape}}}"))
+            picture = picture_of(scene, room, None)
+            state = {"picture": picture, "wrap": None, "hovered": None, "picked": {}}
+            page.evaluate(_RENDER, ["widget", state])
+            page.locator("#pic .sw-root").wait_for()
+            count = max(t["pick"]["left_out"] for t in picture["tensors"] if t["pick"])
+            left = controls_height(room, label, count)
+            for text in typed:
+                page.fill("#pic .sw-pick-index", text)
+                page.click("#pic .sw-pick-show")
+                shown = page.evaluate(_CONTROLS)
+                said = page.locator("#pic .sw-toolbar").inner_text()
+                if shown > left:
+                    problems.append(f"{label} {dims} {text!r}: controls {shown:.0f} px > {left}")
+                if not re.search(r"give \d+ ind|outside 0\.\.", said):
+                    problems.append(f"{label} {dims} {text!r}: the reason is not shown")
     context.close()
     assert problems == []

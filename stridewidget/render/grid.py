@@ -270,7 +270,7 @@ def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_val
     # on a colour scale, a value whose own text fits its cell is printed all the same
     show_values = show_values or (
         text is not None
-        and len(text) * em * size <= w - 8  # text_width, as the old G lookups multiplied
+        and (len(text) * em * size if text.isascii() else text_width(text, size)) <= w - 8
     )
     scale = (
         None

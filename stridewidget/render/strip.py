@@ -557,9 +557,7 @@ def _storage_cell(
     text = texts[i] if texts is not None else None
     # on a colour scale, a value whose own text fits its cell is printed all the same
     size = G["font_size"]
-    show_text = show_text or (
-        text is not None and len(text) * G["char_em"] * size <= cell_w - 6  # text_width
-    )
+    show_text = show_text or (text is not None and text_width(text, size) <= cell_w - 6)
     scale = (
         None
         if show_text or not readers

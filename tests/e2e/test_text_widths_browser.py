@@ -96,6 +96,8 @@ def _tensors():
     one["view-pair"] = (lambda x: {CORPUS["cjk"]: x, CORPUS["math"]: x.t()})(
         torch.arange(12.0).reshape(3, 4)
     )
+    one["3d-slices"] = {CORPUS["aleph"][:30] + CORPUS["cjk"]: torch.arange(24.0).reshape(2, 3, 4)}
+    one["strided-1d"] = {CORPUS["emoji-zwj"] + CORPUS["math"]: torch.arange(40.0)[::3]}
     return one
 
 

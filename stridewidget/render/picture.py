@@ -430,8 +430,7 @@ def controls_height(width: float, picker: str | None, count: int = 99) -> int:
     (112, 112, 138)
     """
     px = dict(PICTURE_CONTROLS_PX)
-    # a name's letters as monospace advances (a CJK one two): the select's widest letters
-    advances = round(text_width(picker or "x", 1.0) / G["char_em"])
+    advances = round(text_width(picker or "x", 1.0) / G["char_em"])  # a CJK letter: two
     letters = PICTURE_CONTROLS_LETTER * max(advances - 1, 0)
     digits = PICTURE_CONTROLS_DIGIT * max(len(f"{count:,}") - 2, 0)
     px["picker"] = min(px["picker"] + letters, PICTURE_CONTROLS_PICKER) + digits

@@ -29,7 +29,7 @@ from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distrib
 
 NS = {"s": "http://www.w3.org/2000/svg"}
 SVG_G, SVG_TEXT = "{http://www.w3.org/2000/svg}g", "{http://www.w3.org/2000/svg}text"
-TITLE = re.compile(r"rank (\d+) at \(([\d, ]*)\) local storage\[(\d+)\]")
+TITLE = re.compile(r"rank (\d+) at \(([\d, ]*)\) local storage\[([\d,]+)\]")  # digits grouped
 
 
 def _all_ranks(mesh_shape, placements, source, names=None):
@@ -79,7 +79,7 @@ def _check(d, source, locals_=None, partial=False):
         assert title.startswith(f"d[{', '.join(map(str, index))}] → ")
         value = source[index].item()
         named = {
-            int(r): (tuple(int(c) for c in re.findall(r"\d+", co)), int(cell))
+            int(r): (tuple(int(c) for c in re.findall(r"\d+", co)), int(cell.replace(",", "")))
             for r, co, cell in TITLE.findall(title)
         }
         if partial:  # every rank holds a summand, not the value: who holds it by placement

@@ -37,7 +37,7 @@ from torch.distributed._local_tensor import LocalTensorMode
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Partial, Replicate, Shard, distribute_tensor
 
-PLACE = re.compile(r"rank (\d+) at \([\d, ]*\) local storage\[(\d+)\]")
+PLACE = re.compile(r"rank (\d+) at \([\d, ]*\) local storage\[([\d,]+)\]")  # digits grouped
 
 
 def _cover(locals_, limit):
@@ -123,7 +123,7 @@ def test_each_element_links_exactly_the_storage_cells_torch_holds_it_in(group, c
         index = tuple(int(i) for i in g[2]["index"].split(","))
         want = held[int(source[index].item())]
         # the hover line names every holder with its local storage index, as torch holds it
-        assert set((int(r), int(c)) for r, c in PLACE.findall(g[3])) == want, g[3]
+        assert set((int(r), int(c.replace(",", ""))) for r, c in PLACE.findall(g[3])) == want, g[3]
         assert ("replicated on" in g[3]) == (len(want) > 1)
         assert ("storage is not drawn" in g[3]) == (not {r for r, _ in want} & set(strips))
         # the links: each drawn strip's cell holding it, and each holder's mesh box
@@ -158,7 +158,7 @@ def test_partial_says_so_and_links_every_summand(group):
     w = sw.show(d)
     for g in _groups(w.picture["items"], "sws-dcell"):
         index = tuple(int(i) for i in g[2]["index"].split(","))
-        assert set((int(r), int(c)) for r, c in PLACE.findall(g[3])) == held[index]
+        assert set((int(r), int(c.replace(",", ""))) for r, c in PLACE.findall(g[3])) == held[index]
         assert "partial" in g[3] and "replicated" not in g[3]
         linked = {tuple(map(int, k[1:].split(":"))) for k in g[2]["links"].split() if ":" in k}
         assert linked == held[index]

@@ -24,15 +24,18 @@ export function walkCells(walk, index) {
   return cells;
 }
 
-/** "storage[0] → +2·4 → +1·2 = storage[10]": the walk in words. */
+/** A number with its digits grouped as the picture groups them (Python's f"{n:,}"): 1,234,567. */
+const grouped = (n) => n.toLocaleString("en-US");
+
+/** "storage[0] → +2·4 → +1·2 = storage[10]": the walk in words, digits grouped. */
 export function walkText(walk, index) {
   const cells = walkCells(walk, index);
   if (!cells) return null;
   const steps = index
     .map((i, d) => [i, walk.strides[d]])
     .filter(([i, s]) => i !== 0 && s !== 0)
-    .map(([i, s]) => `${s < 0 ? "−" : "+"}${i}·${Math.abs(s)}`);
-  return [`storage[${walk.offset}]`, ...steps].join(" → ") + ` = storage[${cells[cells.length - 1]}]`;
+    .map(([i, s]) => `${s < 0 ? "−" : "+"}${grouped(i)}·${grouped(Math.abs(s))}`);
+  return [`storage[${grouped(walk.offset)}]`, ...steps].join(" → ") + ` = storage[${grouped(cells[cells.length - 1])}]`;
 }
 
 const parseIndex = (text) => (text ? text.split(",").map(Number) : []);

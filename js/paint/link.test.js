@@ -43,4 +43,10 @@ describe("walkCells", () => {
     expect(walkText({ offset: 11, strides: [4, -1] }, [2, 3])).toBe("storage[11] → +2·4 → −3·1 = storage[16]");
     expect(walkText({ offset: 5, strides: [0, 1] }, [3, 0])).toBe("storage[5] = storage[5]");
   });
+
+  it("groups the digits of large indices and strides as the picture does (issue 36)", () => {
+    expect(walkText({ offset: 999999999990, strides: [7, 1000] }, [1, 2])).toBe(
+      "storage[999,999,999,990] → +1·7 → +2·1,000 = storage[1,000,000,001,997]",
+    );
+  });
 });

@@ -188,7 +188,9 @@ class Canvas:
         size = size or G["font_size"]
         colour = fill or (self.colours["text_muted"] if muted else self.colours["text"])
         item = Text(x, y, text, size, colour, anchor, bold, halo, role)
-        width = len(text) * G["char_em"] * size  # text_width, inline (a call per text)
+        width = (  # text_width, inline for ASCII (a call per text)
+            len(text) * G["char_em"] * size if text.isascii() else text_width(text, size)
+        )
         left = x - (width if anchor == "end" else 0)
         if anchor == "middle":
             left = x - width / 2
@@ -202,7 +204,9 @@ class Canvas:
         keyword handling (each storage and grid cell writes one or two): the same
         :class:`~.primitives.Text`, the canvas grown alike."""
         item = Text(x, y, text, size, fill or self.colours["text"], "middle", False, None, role)
-        width = len(text) * G["char_em"] * size  # text_width, inline (a call per text)
+        width = (  # text_width, inline for ASCII (a call per text)
+            len(text) * G["char_em"] * size if text.isascii() else text_width(text, size)
+        )
         left = x - width / 2
         if left + width > self.width:
             self.width = left + width

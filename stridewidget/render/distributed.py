@@ -146,7 +146,7 @@ def cell_title(
     words, unseen = [], unseen or {}
     for rank, cell in places[:MAX_TITLE_RANKS]:
         where = (
-            "local index not read (computed share)" if cell is None else f"local storage[{cell}]"
+            "local index not read (computed share)" if cell is None else f"local storage[{cell:,}]"
         )
         at = coordinates.get(rank) or lay.rank(rank).coordinate
         shown = " (storage not drawn)" if rank in unseen and len(places) > 1 else ""

@@ -270,7 +270,7 @@ def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_val
     # on a colour scale, a value whose own text fits its cell is printed all the same
     show_values = show_values or (
         text is not None
-        and len(text) * em * size <= w - 8  # text_width, as the old G lookups multiplied
+        and (len(text) * em * size if text.isascii() else text_width(text, size)) <= w - 8
     )
     scale = (
         None
@@ -305,13 +305,14 @@ def _logical_cell(canvas: Canvas, tensor, basis, slice_, s, r, k, x, y, show_val
             body.append(canvas.middle(mid, y + h - 4, addr, small, muted_ink, "i"))
     at = [*at, *_row_col(slice_, r, k)]
     index, written = ",".join(at), ", ".join(at)
-    tip = f"{tensor['name']}[{written}] → {where}[{address}]"
+    cell = f"{address:,}" if address is not None else "?"  # grouped as the @ under the cell
+    tip = f"{tensor['name']}[{written}] → {where}[{cell}]"
     reads = tensor.get("reads")
     stored = canvas.lookup.cell(storage_id, address, "full") if reads else None
     if full is not None and reads and stored != full:  # the hover line: every digit
         # a conj/neg view or a quantized tensor reads another value than memory holds: the hover
         # line names storage only with what storage holds
-        tip = f"{tensor['name']}[{written}] = {full} · {where}[{address}] holds {stored}"
+        tip = f"{tensor['name']}[{written}] = {full} · {where}[{cell}] holds {stored}"
     elif full is not None:
         tip += f" = {full}"
     return Group(

@@ -156,10 +156,10 @@ def special_text(text: str, room: float) -> str:
     >>> special_text("1.0000e+00-infj", 30), special_text("-inf+1.j", 30), special_text("nan+nanj", 60)
     ('…-∞j', '-∞+…', 'nan+nanj')
     """
-    from .primitives import G
+    from .primitives import G, fitting, text_width
 
     def fits(candidate: str) -> bool:
-        return len(candidate) * G["char_em"] * G["font_size"] <= room
+        return text_width(candidate, G["font_size"]) <= room
 
     if fits(text):
         return text
@@ -172,7 +172,7 @@ def special_text(text: str, room: float) -> str:
     for word in ("nan", "-inf", "inf"):
         if word in text:
             return word
-    return text[: max(1, int(room // (G["char_em"] * G["font_size"])) - 1)] + "…"
+    return text[: max(1, fitting(text, room, G["font_size"]) - 1)] + "…"
 
 
 def _complex_forms(text: str) -> list[str]:

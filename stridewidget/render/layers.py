@@ -20,7 +20,7 @@ from bisect import bisect_left
 from collections.abc import Callable, Hashable
 from typing import Any
 
-from .primitives import Group, Path, Rect, Text
+from .primitives import Group, Path, Rect, Text, text_width
 
 __all__ = ["box_of", "layered"]
 
@@ -39,6 +39,14 @@ _TOUCH = 1e-6
 Box = tuple[float, float, float, float]
 
 
+def _width(text: str, size: float) -> float:
+    """A text's width on its conservative box: a wide advance a character, or the room the
+    layout gave it (:func:`~.primitives.text_width`: a ligature's several letters) if more."""
+    if text.isascii():
+        return len(text) * size * _ASCII_EM
+    return max(len(text) * size * _WIDE_EM, text_width(text, size))
+
+
 def box_of(item: Any) -> Box:
     """A box (x0, y0, x1, y1) that holds everything ``item`` paints (never smaller).
 
@@ -51,7 +59,7 @@ def box_of(item: Any) -> Box:
         return (item.x - pad, item.y - pad, item.x + item.w + pad, item.y + item.h + pad)
     if kind is Text:
         size, text = item.size, item.text
-        width = len(text) * size * (_ASCII_EM if text.isascii() else _WIDE_EM)
+        width = _width(text, size)
         x0 = item.x - (
             width if item.anchor == "end" else width / 2 if item.anchor == "middle" else 0
         )
@@ -75,7 +83,7 @@ def box_of(item: Any) -> Box:
                 a1, b1 = child.x + child.w + pad, child.y + child.h + pad
             elif kind is Text:
                 size, text, anchor = child.size, child.text, child.anchor
-                width = len(text) * size * (_ASCII_EM if text.isascii() else _WIDE_EM)
+                width = len(text) * size * _ASCII_EM if text.isascii() else _width(text, size)
                 a0 = child.x - (
                     width if anchor == "end" else width / 2 if anchor == "middle" else 0
                 )

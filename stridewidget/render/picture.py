@@ -415,7 +415,8 @@ def controls_height(width: float, picker: str | None, count: int = 99) -> int:
     (112, 112, 138)
     """
     px = dict(PICTURE_CONTROLS_PX)
-    letters = PICTURE_CONTROLS_LETTER * max(len(picker or "x") - 1, 0)
+    advances = round(text_width(picker or "x", 1.0) / G["char_em"])  # a CJK letter: two
+    letters = PICTURE_CONTROLS_LETTER * max(advances - 1, 0)
     digits = PICTURE_CONTROLS_DIGIT * max(len(f"{count:,}") - 2, 0)
     px["picker"] = min(px["picker"] + letters, PICTURE_CONTROLS_PICKER) + digits
     room = width - 8

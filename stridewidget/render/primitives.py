@@ -2,15 +2,18 @@
 
 :mod:`.svg` writes them as SVG and :mod:`.mpl` draws them with matplotlib, so both show the same
 picture.  Besides the primitives: the picture's px budget (``MAX_WIDTH``, ``PAD``), the width of a
-text (the monospace advance ``char_em``: every text gets room of its own, so no two overlap and none
-is cut), and :func:`translated`, which moves primitives built at (0, 0) into place.
+text (:func:`text_width`: the monospace advance ``char_em`` a character, more for one the browser
+draws from a wider fallback font; every text gets room of its own, so no two overlap and none is
+cut), and :func:`translated`, which moves primitives built at (0, 0) into place.
 """
 
 from __future__ import annotations
 
 import textwrap
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 from ..style import STYLE
@@ -23,6 +26,7 @@ __all__ = [
     "Picture",
     "Rect",
     "Text",
+    "fitting",
     "path_data",
     "px",
     "text_width",
@@ -123,13 +127,69 @@ def path_data(commands: list[tuple]) -> str:
     return " ".join(f"{op} " + " ".join(px(float(v)) for v in values) for op, *values in commands)
 
 
+#: Advance of a character no monospace font in the stack draws (em): the browser takes it from a
+#: proportional fallback font (DejaVu Sans: ℵ 0.75 em, Ѩ 1.16), an em for each letter it stands
+#: for (a digraph or ligature: Ǆ 1.42 em, its NFKD ``DŽ``: two).  A few single glyphs are wider
+#: still (‱ 1.74, ⟶ 1.43); the measured texts holding them stay inside their room.
+_FALLBACK_EM = 1.0
+#: What every monospace font of the stack draws at one advance (the WGL4 set's letters): ASCII,
+#: Latin-1 and Latin Extended-A up to U+017F, and the Greek and Cyrillic alphabets.
+_MONOSPACED, _GREEK, _CYRILLIC = "\u017f", ("\u0384", "\u03ce"), ("\u0400", "\u045f")
+#: The marks the picture writes itself besides those (dashes, ellipses, arrows, ``≈ ∞``): the
+#: monospace fonts draw them, one advance each (so no picture of ASCII names changes).
+_OWN_MARKS = frozenset("—–…→←↑↓−≈∞≤≥▸↳✗⋯")
+
+
+@lru_cache(maxsize=4096)
+def _advances(char: str) -> float:
+    """The room of one character (a code point) in monospace advances (``char_em``): one for what
+    the monospace fonts draw and for marks drawn over their letter (combining marks, joiners),
+    two for an East Asian wide or fullwidth character (CJK, Hangul, kana, emoji: about an em,
+    emoji up to 1.25 em), an em a letter it stands for for anything else."""
+    if (
+        char <= _MONOSPACED
+        or _GREEK[0] <= char <= _GREEK[1]
+        or _CYRILLIC[0] <= char <= _CYRILLIC[1]
+        or char in _OWN_MARKS
+        or unicodedata.category(char) in ("Mn", "Me", "Cf")
+    ):
+        return 1.0
+    if unicodedata.east_asian_width(char) in ("W", "F"):
+        return 2.0
+    letters = sum(1 for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    return max(1, letters) * _FALLBACK_EM / G["char_em"]
+
+
 def text_width(text: str, size: float) -> float:
-    """Advance width of ``text`` in the monospace font at ``size`` px.
+    """The room ``text`` takes at ``size`` px: never less than what the browser paints.  ASCII
+    (and Latin-1) text: one monospace advance (``char_em``) a character; a character drawn from a
+    wider fallback font more (CJK and emoji two advances, other scripts and symbols an em).
 
     >>> text_width("abc", 10) == 3 * G["char_em"] * 10
     True
+    >>> text_width("注意", 10) == 4 * G["char_em"] * 10, text_width("ℵ", 10)
+    (True, 10.0)
     """
-    return len(text) * G["char_em"] * size
+    if text.isascii():
+        return len(text) * G["char_em"] * size
+    return sum(map(_advances, text)) * G["char_em"] * size
+
+
+def fitting(text: str, room: float, size: float) -> int:
+    """How many of ``text``'s first characters fit ``room`` px at ``size`` px.
+
+    >>> fitting("abcdef", 3.5 * G["char_em"] * 10, 10), fitting("注意力", 5 * G["char_em"] * 10, 10)
+    (3, 2)
+    """
+    em = G["char_em"] * size
+    if text.isascii():
+        return min(len(text), max(0, int(room // em)))
+    used = 0.0
+    for count, char in enumerate(text):
+        used += _advances(char) * em
+        if used > room + 1e-9:  # to rounding: a sum of advances that meets the room fits it
+            return count
+    return len(text)
 
 
 def wrapped(text: str, room: float, size: float) -> list[str]:
@@ -138,11 +198,33 @@ def wrapped(text: str, room: float, size: float) -> list[str]:
 
     >>> wrapped("shape (1, 1, 1) · strides (1, 1, 1)", 20 * G["char_em"] * 10, 10)
     ['shape (1, 1, 1) ·', '    strides (1, 1,', '    1)']
+    >>> wrapped("名前 注意力权重矩阵", 10 * G["char_em"] * 10, 10)
+    ['名前', '    注意力', '    权重矩', '    阵']
     """
     chars = max(8, int(room / (G["char_em"] * size)))
-    if len(text) <= chars:
-        return [text]
-    return textwrap.wrap(text, chars, subsequent_indent="    ", break_on_hyphens=False) or [text]
+    if text.isascii() or all(_advances(char) == 1.0 for char in text):  # one advance a character
+        if len(text) <= chars:
+            return [text]
+        return textwrap.wrap(text, chars, subsequent_indent="    ", break_on_hyphens=False) or [
+            text
+        ]
+    lines: list[str] = []
+    line = ""
+    for word in text.split():
+        lead = "    " if lines else ""
+        candidate = f"{line} {word}" if line else lead + word
+        if text_width(candidate, size) <= room:
+            line = candidate
+            continue
+        if line:
+            lines.append(line)
+            lead = "    "
+        while text_width(lead + word, size) > room:  # a word longer than a line: broken inside
+            count = max(1, fitting(word, room - text_width(lead, size), size))
+            lines.append(lead + word[:count])
+            word, lead = word[count:], "    "
+        line = lead + word
+    return [*lines, line] if line else lines or [text]
 
 
 def translated(items: list, dx: float, dy: float) -> list:

@@ -457,7 +457,8 @@ def _letters_width(marks: list[str]) -> float:
 
 def _cell_title(storage: Mapping[str, Any], cell: int, text: str | None, readers: list) -> str:
     # two strips of one memory (a float32 tensor and its int32 view): the hover names its strip
-    tip = [f"storage {storage['id']}[{cell}]" if storage.get("same_memory") else f"storage[{cell}]"]
+    at = group_digits(cell)  # as the index under the cell
+    tip = [f"storage {storage['id']}[{at}]" if storage.get("same_memory") else f"storage[{at}]"]
     if text is not None:
         tip.append(f"= {text}")
     tip.extend(f"· {t['name']} reads it {'?' if n is None else n}×" for t, n in readers)
@@ -561,9 +562,7 @@ def _storage_cell(
     text = texts[i] if texts is not None else None
     # on a colour scale, a value whose own text fits its cell is printed all the same
     size = G["font_size"]
-    show_text = show_text or (
-        text is not None and len(text) * G["char_em"] * size <= cell_w - 6  # text_width
-    )
+    show_text = show_text or (text is not None and text_width(text, size) <= cell_w - 6)
     scale = (
         None
         if show_text or not readers

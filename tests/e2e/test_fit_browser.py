@@ -184,7 +184,9 @@ def test_the_height_budget_leaves_room_for_the_controls_as_they_wrap(browser, wi
         3: "torch.zeros(40, 4, 5)",
         "meta": "torch.empty(10**4, 10**4, 10**4, device='meta')",
     }
-    names_tried = (["x"], ["grid"], ["activations_of_layer_7"], ["WWWWWWWWWWWW", "x"])
+    names_tried = (
+        ["x"], ["grid"], ["activations_of_layer_7"], ["WWWWWWWWWWWW", "x"], ["注意力权重"], ["ℵ∑ℵ∑"],
+    )  # fmt: skip
     for names in names_tried:
         for dims, shape in shapes.items():
             expression = "{" + ", ".join(f"'{n}': {shape}" for n in names) + "}"

@@ -48,8 +48,10 @@ function setPaint(node, property, value) {
 function patternDefs(defs, uid, tensors) {
   for (const tensor of tensors) {
     const order = tensor.order;
-    const kind = style.patterns[order % style.patterns.length];
-    const colour = style.tensor_colours[order % style.tensor_colours.length];
+    const colours = style.tensor_colours.length;
+    // one texture further on each round of the colours, as labels.tensor_pattern picks it
+    const kind = style.patterns[(order + Math.floor(order / colours)) % style.patterns.length];
+    const colour = style.tensor_colours[order % colours];
     const pattern = el("pattern", { id: `${uid}-p${order}`, width: 6, height: 6, patternUnits: "userSpaceOnUse" });
     pattern.appendChild(el("rect", { width: 6, height: 6, fill: colour }));
     const path = style.pattern_paths[kind];

@@ -212,6 +212,19 @@ def tensor_colour(order: int) -> str:
     return colours[order % len(colours)]
 
 
+def tensor_pattern(order: int) -> str:
+    """The texture of the tensor of ``order``: one step further on each round of the colours,
+    so that no two of the first 49 tensors share both colour and texture (the eighth tensor had
+    the first one's, told apart by its letter alone).
+
+    >>> n = len(STYLE["tensor_colours"])
+    >>> tensor_pattern(0), tensor_pattern(n), tensor_colour(0) == tensor_colour(n)
+    ('solid', 'diagonal', True)
+    """
+    patterns = STYLE["patterns"]
+    return patterns[(order + order // len(STYLE["tensor_colours"])) % len(patterns)]
+
+
 def reader_mark(tensor: Mapping[str, Any], count: int | None) -> str:
     """The tensor's letter with its read count: ``A``, ``A×2``, ``A?`` (count unknown).
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..style import STYLE
+from .labels import tensor_colour, tensor_pattern
 from .picture import draw, scene_of
 from .primitives import Group, Path, Picture, Rect, Text
 
@@ -58,10 +59,9 @@ def _draw(ax: Any, item: Any, picture: Picture, gid: str | None = None) -> None:
         style: dict[str, Any] = {"linewidth": item.stroke_width * _PX if item.stroke else 0}
         if isinstance(item.fill, tuple):  # ("pattern", order)
             order = item.fill[1]
-            pattern = STYLE["patterns"][order % len(STYLE["patterns"])]
             style.update(
-                facecolor=STYLE["tensor_colours"][order % len(STYLE["tensor_colours"])],
-                hatch=_HATCHES[pattern],
+                facecolor=tensor_colour(order),
+                hatch=_HATCHES[tensor_pattern(order)],
                 edgecolor=item.stroke or "#00000088",
             )
         else:

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..style import STYLE
+from .labels import tensor_colour, tensor_pattern
 from .layers import layered
 from .primitives import Group, Path, Picture, Rect, Text, path_data
 from .primitives import px as _number
@@ -321,8 +322,7 @@ def _defs(picture: Picture, markers: Mapping[str, str]) -> str:
     parts = []
     for tensor in picture.tensors:
         order = tensor["order"]
-        kind = STYLE["patterns"][order % len(STYLE["patterns"])]
-        colour = STYLE["tensor_colours"][order % len(STYLE["tensor_colours"])]
+        kind, colour = tensor_pattern(order), tensor_colour(order)
         body = f'<rect width="6" height="6" fill="{colour}"/>'
         path = STYLE["pattern_paths"][kind]
         if path:

@@ -4,6 +4,8 @@
 //     every shown logical cell that reads the same storage cell, and draws its index walk: the
 //     storage cells offset, offset + i0·s0, … it visits (data-hop on each);
 //   a storage cell (g.sws-scell: data-storage, data-cell) lights every logical cell that reads it.
+//   a stride arrow (g.sws-arrow: data-tensor, data-dim) or its label (g.sws-arrow-label, the same
+//     keys) lights the arrow and its label and says the arrow's hover line.
 //   a keyed group (g[data-key], a DTensor's picture: a global element, a rank, a rank's storage
 //     cell) lights every group whose key its data-links names and every group whose data-links
 //     name its key (Python writes each link once, on one side): one element to the storage cells
@@ -63,8 +65,12 @@ export function indexCells(svg, list) {
     add(keyed, g.dataset.key, g);
     for (const key of linksOf(g)) add(linking, key, g);
   }
-  return { tensors, storageCells, readers, keyed, linking };
+  const arrows = new Map(); // "t0:1" -> [g, …] an arrow's group and its label's
+  for (const g of svg.querySelectorAll("g.sws-arrow, g.sws-arrow-label")) add(arrows, arrowKey(g), g);
+  return { tensors, storageCells, readers, keyed, linking, arrows };
 }
+
+const arrowKey = (g) => `${g.dataset.tensor}:${g.dataset.dim}`;
 
 const linksOf = (g) => (g.dataset.links ? g.dataset.links.split(" ").filter(Boolean) : []);
 
@@ -81,12 +87,18 @@ export function describe(node, cells) {
   }
   const storage = node.closest?.("g.sws-scell");
   if (storage) return { kind: "storage", node: storage, storage: storage.dataset.storage, cell: Number(storage.dataset.cell) };
+  const arrow = node.closest?.("g.sws-arrow, g.sws-arrow-label");
+  if (arrow && arrow.dataset.tensor !== undefined) {
+    const group = (cells.arrows.get(arrowKey(arrow)) ?? []).find((g) => g.classList.contains("sws-arrow"));
+    if (group) return { kind: "arrow", node: group, tensor: arrow.dataset.tensor, dim: arrow.dataset.dim };
+  }
   return null;
 }
 
 export function hoveredValue(target) {
   if (!target) return null;
   if (target.kind === "key") return { key: target.key };
+  if (target.kind === "arrow") return { tensor: target.tensor, dim: target.dim };
   if (target.kind === "logical") {
     return { tensor: target.tensor.id, name: target.tensor.name, index: target.index, storage: target.storage, cell: target.cell };
   }
@@ -106,6 +118,10 @@ export function highlight(target, cells) {
     for (const node of cells.linking.get(target.key) ?? []) mark(node, "sw-hl");
     mark(target.node, "sw-hl");
     mark(target.node, "sw-hl-source");
+    return { lit, status: target.node.dataset.hover ?? "" };
+  }
+  if (target.kind === "arrow") {
+    for (const node of cells.arrows.get(arrowKey(target.node)) ?? []) mark(node, "sw-hl");
     return { lit, status: target.node.dataset.hover ?? "" };
   }
   const key = `${target.storage}:${target.cell}`;
@@ -152,7 +168,8 @@ export function linkPicture(root, svg, list, { onStatus = () => {}, onHovered = 
     const shown = highlight(target, cells);
     lit = shown.lit;
     current = value;
-    root.classList.add("sw-hovering");
+    // over cells the others dim; over an arrow the cells stay as they are
+    root.classList.toggle("sw-hovering", target.kind !== "arrow");
     onStatus(shown.status);
     onHovered(value);
   };
@@ -173,6 +190,8 @@ export function linkPicture(root, svg, list, { onStatus = () => {}, onHovered = 
       const same = (g, pairs) => pairs.every(([key, want]) => g.dataset[key] === String(want));
       const node = value.key !== undefined
         ? [...svg.querySelectorAll("g[data-key]")].find((g) => g.dataset.key === String(value.key))
+        : value.dim !== undefined
+        ? [...svg.querySelectorAll("g.sws-arrow")].find((g) => same(g, [["tensor", value.tensor], ["dim", value.dim]]))
         : value.tensor !== undefined
         ? [...svg.querySelectorAll("g.sws-lcell")].find((g) => same(g, [["tensor", value.tensor], ["index", (value.index ?? []).join(",")]]))
         : [...svg.querySelectorAll("g.sws-scell")].find((g) => same(g, [["storage", value.storage], ["cell", value.cell]]));

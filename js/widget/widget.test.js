@@ -121,6 +121,25 @@ describe("hover linking", () => {
     expect(model.get("hovered")).toEqual({ tensor: names.cols, name: "cols", index: [2, 1], storage: "s0", cell: target });
   });
 
+  it("a stride arrow, or its label, lights the arrow and its label and says its hover line", () => {
+    const { el, model } = mount(aliases);
+    const arrows = [...el.querySelectorAll("g.sws-arrow")];
+    expect(arrows.length).toBeGreaterThan(0);
+    for (const arrow of arrows) {
+      const { tensor, dim } = arrow.dataset;
+      const label = el.querySelector(`g.sws-arrow-label[data-tensor="${tensor}"][data-dim="${dim}"]`);
+      for (const target of [arrow.querySelector("path"), label.querySelector("rect")]) {
+        hover(target);
+        // the hover line Python wrote on the arrow's group (its title), e.g. "x: d0 +4 — one step …"
+        expect(el.querySelector(".sw-status").textContent).toBe(arrow.dataset.hover);
+        expect(arrow.dataset.hover).toContain(label.querySelector("text").textContent);
+        expect([...el.querySelectorAll(".sw-hl")]).toEqual([arrow, label]);
+        expect(model.get("hovered")).toEqual({ tensor, dim });
+        expect(el.querySelector(".sw-root").classList.contains("sw-hovering")).toBe(false);
+      }
+    }
+  });
+
   it("a storage cell lights every logical cell that reads it, across tensors", () => {
     const { el, model } = mount(aliases);
     hover(el.querySelector('g.sws-scell[data-cell="4"] rect'));

@@ -206,7 +206,8 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
     * ``scene`` (dict, Python → JS): the scene, see :mod:`stridewidget.scene.build`.
     * ``hovered`` (dict or None, JS → Python): what the pointer is on —
       ``{"tensor": "t0", "name": "x", "index": [1, 2], "storage": "s0", "cell": 6}`` over a logical
-      cell, ``{"storage": "s0", "cell": 6}`` over a storage cell.
+      cell, ``{"storage": "s0", "cell": 6}`` over a storage cell, ``{"tensor": "t0", "dim": "1"}``
+      over a stride arrow or its label.
     * ``wrap`` (int or None, both ways): storage row width; the widget's own control sets it too.
     * ``picture`` (dict, Python → JS) and ``width`` (int or None, JS → Python): the scene's picture
       laid out by Python for the px the front end has (:mod:`stridewidget.notebook.picture`); the

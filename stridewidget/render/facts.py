@@ -12,6 +12,7 @@ import html
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
+from .bidi import isolated
 from .labels import counted, group_digits, storage_words
 
 __all__ = ["address_words", "facts_html", "facts_of", "layout_summary", "notation"]
@@ -147,13 +148,13 @@ def facts_html(tensor: Mapping[str, Any]) -> str:
     ]
     table = "".join(
         f'<tr><th style="text-align:left;padding-right:8px">{html.escape(key)}</th>'
-        f"<td>{html.escape(value)}</td></tr>"
+        f"<td>{html.escape(isolated(value))}</td></tr>"
         for key, value in rows
     )
     return (
         # a long name or shape breaks anywhere rather than widen the fallback past its column
         f'<details style="overflow-wrap:anywhere"><summary title="{html.escape(notation(len(layout["shape"])))}">'
-        f"{html.escape(summary)}</summary><table>{table}</table>"
+        f"{html.escape(isolated(summary))}</summary><table>{table}</table>"
         f'<pre style="white-space:pre-wrap;margin:4px 0">{html.escape(layout["explain"])}</pre>'
         "</details>"
     )

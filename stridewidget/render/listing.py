@@ -29,12 +29,18 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from .bidi import isolated
 from .primitives import Group, Path, Picture, Rect, Text, path_data
 
 __all__ = ["VERSION", "display_list"]
 
 #: The display list's format version (``v``); the painter refuses another.
 VERSION = 1
+
+
+def _bidi(text: str) -> str:
+    """:func:`.bidi.isolated` (ASCII text at once: most texts)."""
+    return text if text.isascii() else isolated(text)
 
 
 def _items(items: list) -> list:
@@ -53,11 +59,14 @@ def _items(items: list) -> list:
             )  # fmt: skip
         elif kind is Text:
             out.append(
-                ["t", round(item.x, 1), round(item.y, 1), item.text, item.size, item.fill,
+                ["t", round(item.x, 1), round(item.y, 1), _bidi(item.text), item.size, item.fill,
                  item.anchor, int(item.bold), item.halo, item.role]
             )  # fmt: skip
         elif kind is Group:
-            out.append(["g", item.cls, dict(item.data), item.title, _items(item.children)])
+            title = item.title
+            out.append(
+                ["g", item.cls, dict(item.data), title and _bidi(title), _items(item.children)]
+            )
         elif kind is Path:
             out.append(
                 ["p", path_data(item.commands), item.stroke, item.width, item.dash,
@@ -116,7 +125,7 @@ def display_list(picture: Picture) -> dict[str, Any]:
         "width": round(picture.width),
         "height": round(picture.height),
         "theme": picture.theme,
-        "title": picture.title,
+        "title": _bidi(picture.title),
         "tensors": [
             {
                 "id": t["id"],

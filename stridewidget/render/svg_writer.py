@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..style import STYLE
+from .bidi import isolated
 from .labels import tensor_colour, tensor_pattern
 from .layers import layered
 from .primitives import Group, Path, Picture, Rect, Text, path_data
@@ -53,7 +54,7 @@ def _text(value: str) -> str:
         value = html.escape(value, quote=True)
     if not value.isprintable() and _NOT_XML.search(value):
         value = _NOT_XML.sub("\ufffd", value)  # also the _UID stand-in (U+0000)
-    return value
+    return value if value.isascii() else isolated(value)
 
 
 class _Writer:

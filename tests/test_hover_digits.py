@@ -49,3 +49,17 @@ def test_every_storage_index_a_hover_says_is_grouped_and_torchs(offset):
             logical += 1
             assert found.group(2) == f"{where[found.group(1)]:,}", title
     assert logical == 6
+
+
+@pytest.mark.parametrize("offset", [999_999_999_990, 1_234_567])
+def test_the_cards_layout_line_groups_the_offsets_digits(offset):
+    """The card's layout line said ``offset 999999999990`` beside hovers saying
+    ``storage[999,999,999,990]``: its offset is grouped too, and is torch's ``storage_offset``."""
+    import stridewidget as sw
+
+    view = _deep(offset)
+    said = re.findall(r"offset ([0-9,]+)", sw.render_svg(v=view))
+    assert said, "no offset on the card"
+    for text in said:
+        assert re.fullmatch(r"\d{1,3}(,\d{3})*", text), text
+        assert int(text.replace(",", "")) == view.storage_offset()

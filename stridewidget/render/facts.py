@@ -46,17 +46,27 @@ def layout_summary(layout: Mapping[str, Any]) -> str:
         flags.append("strided")
     if layout.get("in_bounds") is False:  # reads past its storage: said where it is seen
         span = layout.get("span")
-        past = f": reads up to storage[{span[1]}] of {layout['storage_size']} cells" if span else ""
+        past = (
+            f": reads up to storage[{_grouped(span[1])}] of {_grouped(layout['storage_size'])} cells"
+            if span
+            else ""
+        )
         flags.append(f"OUT OF BOUNDS{past}")
     return " · ".join(
         [
             f"shape {tuple(layout['shape'])}",
             f"strides {tuple(layout['strides'])}",
-            f"offset {layout['offset']}",
+            f"offset {_grouped(layout['offset'])}",
             layout["dtype"],
             *flags,
         ]
     )
+
+
+def _grouped(n: Any) -> str:
+    """An int with its digits grouped as the hover lines group them; anything else as it is
+    (a symbolic size's name)."""
+    return group_digits(n) if type(n) is int else str(n)
 
 
 def notation(ndim: int) -> str:

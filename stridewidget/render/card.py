@@ -16,7 +16,7 @@ from .canvas import Canvas
 from .facts import address_words, layout_summary, notation
 from .grid import draw_slice, encodings, logical_cell_width
 from .labels import colour_of, gap_note, viridis
-from .primitives import LIMITS, PAD, G, Group, Rect, text_width, translated, wrapped
+from .primitives import LIMITS, PAD, G, Group, Rect, fitted, text_width, translated, wrapped
 
 __all__ = ["draw_card"]
 
@@ -108,7 +108,7 @@ def _head(canvas: Canvas, tensor: Mapping[str, Any]) -> float:
         canvas.text(
             PAD + 20,
             y,
-            f"{tensor['mark']}  {tensor['name']}",
+            fitted(f"{tensor['mark']}  {tensor['name']}", _room(canvas) - 20, G["font_size_title"]),
             size=G["font_size_title"],
             bold=True,
         )

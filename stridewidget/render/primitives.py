@@ -192,6 +192,18 @@ def fitting(text: str, room: float, size: float) -> int:
     return len(text)
 
 
+def fitted(text: str, room: float, size: float) -> str:
+    """``text``, or its first characters and "…" where it takes more than ``room`` px at
+    ``size`` px (a name in a wide script: each letter may take two advances).
+
+    >>> fitted("abc", 100, 10), fitted("注意力权重矩阵", 6 * G["char_em"] * 10, 10)
+    ('abc', '注意…')
+    """
+    if text_width(text, size) <= room:
+        return text
+    return text[: fitting(text, room - text_width("…", size), size)] + "…"
+
+
 def wrapped(text: str, room: float, size: float) -> list[str]:
     """``text`` in lines of at most ``room`` px at ``size`` px, broken at spaces (a word longer
     than a line is broken inside it); a continued line is indented.

@@ -44,7 +44,7 @@ from .labels import (
     storage_words,
     viridis,
 )
-from .primitives import PAD, G, Group, Rect, Text, text_width, wrapped
+from .primitives import PAD, G, Group, Rect, Text, fitted, text_width, wrapped
 from .strip_rows import rows_of_cells, strip_rows
 
 __all__ = ["draw_strip", "no_values_reason"]
@@ -306,10 +306,10 @@ def _legend(
 ) -> float:
     """The legend line(s) at ``y``: swatch + letter = name of each tensor, then what the cells
     show; the y where the strip starts."""
-    x = PAD
+    x, size = PAD, G["font_size"]
     shown, rest = members[:_LEGEND_MOST], members[_LEGEND_MOST:]
-    for tensor in shown:  # legend: swatch + letter = name
-        label = f"{tensor['mark']} = {tensor['name']}"
+    for tensor in shown:  # legend: swatch + letter = name (a name in a wide script: cut)
+        label = fitted(f"{tensor['mark']} = {tensor['name']}", canvas.max_width - 40, size)
         if x > PAD and x + 17 + text_width(label, G["font_size"]) > canvas.max_width:
             x, y = PAD, y + G["line_h"]
         canvas.items.append(Rect(x, y - 11, 13, 13, _swatch(canvas, tensor), "#000000", rx=2))

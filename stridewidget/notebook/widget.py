@@ -296,7 +296,7 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             shape = shapes[name]
             try:
                 checked_picks(picks, shape[: max(len(shape) - 2, 0)], name)
-            except ValueError as error:
+            except (TypeError, ValueError) as error:
                 raise traitlets.TraitError(str(error)) from None
         return value
 

@@ -6,6 +6,8 @@ list, never a hard-coded picture."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 import traitlets
@@ -33,4 +35,96 @@ def test_a_well_formed_pick_outside_the_tensor_still_says_its_sizes():
         w.picked = {"t": [[-1]]}
     w.picked = {"t": [[9], [2]]}
     assert w.picked == {"t": [[9], [2]]}
+    w.close()
+
+
+def _groups(items, cls):
+    """The display list's groups of class ``cls``, anywhere in ``items``."""
+    for item in items:
+        if item[0] == "g":
+            if item[1] == cls:
+                yield item
+            yield from _groups(item[4], cls)
+
+
+def _texts(items):
+    for item in items:
+        if item[0] == "t":
+            yield item[3]
+        elif item[0] == "g":
+            yield from _texts(item[4])
+
+
+def _drawn_leads(listed, name: str, t: torch.Tensor) -> set[tuple[int, ...]]:
+    """The leading indices of the slices the picture draws cells of, each cell's address checked
+    against torch's own (storage_offset of the element it names)."""
+    tid = next(d["id"] for d in listed["tensors"] if d["name"] == name)
+    leads = set()
+    for group in _groups(listed["items"], "sws-lcell"):
+        data = group[2]
+        if data["tensor"] != tid:
+            continue
+        index = tuple(int(i) for i in data["index"].split(","))
+        assert data["addr"] == t[index].storage_offset(), (name, index)
+        leads.add(index[: t.dim() - 2])
+    return leads
+
+
+def _said(listed, name: str, ndim: int) -> tuple[set[tuple[int, ...]], int | None]:
+    """The slices of ``name`` the picture's words say were picked and not drawn, and how many
+    it counts (None: no such words)."""
+    words = " ".join(" ".join(_texts(g[4])) for g in _groups(listed["items"], "sws-pick-note"))
+    words += " ".join(s for s in _texts(listed["items"]) if s.startswith(f"· {name}: "))
+    found = re.search(r"(?:(\d+) of )?your (\d+) picked slices? not drawn", words)
+    if not found:
+        return set(), None
+    dims = ", ".join([r"(\d+)"] * (ndim - 2) + [":", ":"])
+    found_names = re.findall(re.escape(name) + r"\[" + dims + r"\]", words)
+    named = {tuple(map(int, m if isinstance(m, tuple) else (m,))) for m in found_names}
+    return named, int(found.group(1) or found.group(2))
+
+
+ISSUE = torch.arange(7200.0).reshape(20, 12, 30)
+PICKS = {
+    "every other": [[i] for i in range(0, 20, 2)],
+    "every third, then the first": [[i] for i in range(1, 20, 3)] + [[0]],
+    "one": [[7]],
+}
+
+
+@pytest.mark.parametrize("width", [876, 700, 500, 320])
+@pytest.mark.parametrize("picks", sorted(PICKS))
+def test_the_picked_slices_a_picture_leaves_out_are_named_in_words(picks, width):
+    w = sw.StrideWidget(x=ISSUE)
+    w.width = width
+    w.picked = {"x": PICKS[picks]}
+    picked = {tuple(p) for p in PICKS[picks]}
+    for p in picked:  # each pick is a slice of x, by torch
+        assert ISSUE[p].shape == ISSUE.shape[1:]
+    listed = w.picture
+    missing = picked - _drawn_leads(listed, "x", ISSUE)
+    named, count = _said(listed, "x", 3)
+    assert count == (len(missing) or None)
+    assert named <= missing and (named == missing or "more slice" in str(listed))
+    w.close()
+
+
+def test_the_issues_picks_name_exactly_the_three_slices_left_out():
+    w = sw.StrideWidget(x=ISSUE)
+    w.width = 876
+    w.picked = {"x": PICKS["every other"]}
+    missing = {(i,) for i in range(0, 20, 2)} - _drawn_leads(w.picture, "x", ISSUE)
+    assert missing and _said(w.picture, "x", 3) == (missing, len(missing))
+    w.close()
+
+
+def test_a_pick_of_a_tensor_listed_in_words_is_said_there():
+    tensors = {f"t{k}": torch.arange(7200.0).reshape(20, 12, 30) + k for k in range(5)}
+    w = sw.StrideWidget(tensors)
+    w.width = 876
+    w.picked = {"t4": [[3], [5]]}
+    assert "t4" not in [t["name"] for t in w.picture["tensors"]]  # listed in words, by the ladder
+    line = next(s for s in _texts(w.picture["items"]) if s.startswith("· t4: "))
+    assert "your 2 picked slices not drawn" in line
+    assert re.findall(r"t4\[(\d+), :, :\]", line) == ["3", "5"]
     w.close()

@@ -128,3 +128,26 @@ def test_a_pick_of_a_tensor_listed_in_words_is_said_there():
     assert "your 2 picked slices not drawn" in line
     assert re.findall(r"t4\[(\d+), :, :\]", line) == ["3", "5"]
     w.close()
+
+
+@pytest.mark.parametrize("shape", [(), (5,), (4, 6)])
+def test_a_pick_of_a_tensor_drawn_as_one_grid_says_it_has_no_slices(shape):
+    w = sw.StrideWidget(t=torch.zeros(shape))
+    with pytest.raises(traitlets.TraitError, match=f"t is {len(shape)}-D, drawn as one grid"):
+        w.picked = {"t": [[0]]}
+    assert w.picked == {}
+    w.close()
+
+
+def test_a_pick_of_a_dtensor_is_refused_in_words(group):
+    from torch.distributed.tensor import DeviceMesh, Shard, distribute_tensor
+
+    group(2)
+    d = distribute_tensor(
+        torch.arange(24.0).reshape(2, 3, 4), DeviceMesh("cpu", [0, 1]), [Shard(0)]
+    )
+    w = sw.show(d)
+    with pytest.raises(traitlets.TraitError, match="a DTensor's picture draws its shards"):
+        w.picked = {"d": [[1]]}
+    assert w.picked == {}
+    w.close()

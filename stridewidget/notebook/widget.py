@@ -296,8 +296,14 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             shape = shapes[name]
             try:
                 checked_picks(picks, shape[: max(len(shape) - 2, 0)], name)
-            except (TypeError, ValueError) as error:
+            except TypeError as error:
                 raise traitlets.TraitError(str(error)) from None
+            except ValueError as error:
+                grid = (  # one grid: no slice to pick
+                    f"picked: {name} is {len(shape)}-D, drawn as one grid: it has no slices to "
+                    "pick (a tensor of 3 dims or more has)"
+                )
+                raise traitlets.TraitError(grid if len(shape) < 3 else str(error)) from None
         return value
 
     @traitlets.observe("picked")

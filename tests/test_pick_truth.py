@@ -151,3 +151,19 @@ def test_a_pick_of_a_dtensor_is_refused_in_words(group):
         w.picked = {"d": [[1]]}
     assert w.picked == {}
     w.close()
+
+
+def test_a_pick_the_tensor_lost_by_an_in_place_resize_is_said_in_its_card():
+    t = torch.arange(120).reshape(10, 3, 4)
+    w = sw.StrideWidget(t=t)
+    w.picked = {"t": [[9], [1]]}
+    t.resize_(2, 3, 4)
+    w.refresh()
+    with pytest.raises(IndexError):  # by torch: t[9] is no slice of t now; t[1] is
+        t[9]
+    assert t[1].shape == (3, 4)
+    words = " ".join(" ".join(_texts(g[4])) for g in _groups(w.picture["items"], "sws-pick-note"))
+    assert re.findall(r"t\[(\d+), :, :\]", words) == ["9"]
+    assert "no slice of t since it was resized to (2, 3, 4)" in words
+    assert _drawn_leads(w.picture, "t", t) == {(0,), (1,)}
+    w.close()

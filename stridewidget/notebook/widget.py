@@ -189,6 +189,27 @@ def _caller_names(objects: tuple[Any, ...]) -> list[str | None]:
     return names
 
 
+def _still_slices(
+    live: Mapping[str, Any], picked: Mapping[str, Any]
+) -> tuple[dict[str, list], dict[str, list[list[int]]]]:
+    """``picked`` split into the picks that are slices of their ``live`` tensors now and, by
+    name, those that are not (their tensor was resized in place since they were picked)."""
+    kept: dict[str, list] = {}
+    lost: dict[str, list[list[int]]] = {}
+    for name, picks in picked.items():
+        if name not in live:
+            continue
+        shape = drawable(live[name]).shape
+        for pick in picks:
+            try:
+                checked_picks([pick], shape[: max(len(shape) - 2, 0)], name)
+            except (TypeError, ValueError):
+                lost.setdefault(name, []).append(list(pick) if isinstance(pick, list) else [pick])
+            else:
+                kept.setdefault(name, []).append(pick)
+    return kept, lost
+
+
 class StrideWidget(LaidOut, StaticFallbackWidget):
     """Storage grid, logical grid(s) and stride arrows of live tensors, with hover linking.
 
@@ -345,10 +366,12 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             scene["released"] = released
             self._shown = ShownCells({}, {})
             return scene
-        try:
-            scene = build_scene(live, picked=self.picked, **self._build_options)
-        except ValueError:  # a picked slice the tensor no longer has (resized in place)
-            scene = build_scene(live, **self._build_options)
+        # a picked slice the tensor no longer has (resized in place): not drawn, said in its card
+        picked, lost = _still_slices(live, self.picked)
+        scene = build_scene(live, picked=picked, **self._build_options)
+        for tensor in scene["tensors"]:
+            if tensor["name"] in lost:
+                tensor["lost_picks"] = lost[tensor["name"]]
         scene["released"] = released
         for held in self._held:
             obj = live.get(held.name)

@@ -150,12 +150,13 @@ def _slices(
     groups: list[list[tuple[int, list, float, float]]] = []
     thinned = _thinned(logical, canvas.max_panels, tensor["name"])
     drawn = {s for s, slice_ in thinned if slice_["kind"] == "slice"}
-    note = picks_not_drawn(logical["slices"], drawn, tensor["name"])
-    for k, text in enumerate(_capped(note, limit - PAD, "slice") if note else ()):
-        line.y += G["line_h"] - (6 if k == 0 else 0)  # the picks the ladder left out: said
+    notes = [picks_not_drawn(logical["slices"], drawn, tensor["name"]), _lost(tensor)]
+    lines = [text for note in notes if note for text in _capped(note, limit - PAD, "slice")]
+    for k, text in enumerate(lines):  # the picks the ladder left out or the tensor lost: said
+        line.y += G["line_h"] - (6 if k == 0 else 0)
         canvas.items.append(Group("sws-pick-note", [canvas.text(PAD, line.y, text, muted=True)]))
         canvas.width = max(canvas.width, PAD + text_width(text, G["font_size"]))
-    line.y += 10 if note else 0
+    line.y += 10 if lines else 0
     for s, slice_ in thinned:
         if slice_["kind"] == "gap":
             _place_groups(canvas, groups, line, limit, ndim)
@@ -177,6 +178,22 @@ def _slices(
         groups[-1].append((s, panel, w, h))
     _place_groups(canvas, groups, line, limit, ndim)
     return line.y + line.h + 6
+
+
+def _lost(tensor: Mapping[str, Any]) -> str | None:
+    """The words for the slices a reader picked that are no slices of ``tensor`` now (it was
+    resized in place since: ``"lost_picks"``), or None.
+
+    >>> _lost({"name": "t", "layout": {"shape": [2, 3, 4]}, "lost_picks": [[9]]})
+    'picked, not drawn: t[9, :, :], no slice of t since it was resized to (2, 3, 4)'
+    """
+    lost, name = tensor.get("lost_picks"), tensor["name"]
+    if not lost:
+        return None
+    shape = tuple(tensor["layout"]["shape"])
+    rest = ", ".join([":"] * min(len(shape), 2))
+    names = ", ".join(f"{name}[{', '.join(map(str, pick))}, {rest}]" for pick in lost)
+    return f"picked, not drawn: {names}, no slice of {name} since it was resized to {shape}"
 
 
 def _thinned(logical: Mapping[str, Any], most: int | None, name: str) -> list[tuple[int, Any]]:

@@ -167,3 +167,18 @@ def test_a_pick_the_tensor_lost_by_an_in_place_resize_is_said_in_its_card():
     assert "no slice of t since it was resized to (2, 3, 4)" in words
     assert _drawn_leads(w.picture, "t", t) == {(0,), (1,)}
     w.close()
+
+
+def test_after_a_resize_the_picker_can_add_a_pick_beside_a_lost_one():
+    t = torch.arange(120).reshape(10, 3, 4)
+    w = sw.StrideWidget(t=t)
+    w.picked = {"t": [[9]]}
+    t.resize_(4, 3, 4)
+    w.refresh()
+    w.picked = {"t": [[9], [2]]}  # as the picker sets it: the list it had, and the new pick
+    assert _drawn_leads(w.picture, "t", t) == {(0,), (1,), (2,), (3,)}
+    words = " ".join(" ".join(_texts(g[4])) for g in _groups(w.picture["items"], "sws-pick-note"))
+    assert re.findall(r"t\[(\d+), :, :\]", words) == ["9"]
+    with pytest.raises(traitlets.TraitError, match=r"t\[8, …\] is no slice of t"):
+        w.picked = {"t": [[9], [2], [8]]}  # a new pick is still checked
+    w.close()

@@ -315,6 +315,11 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             if name not in shapes:
                 raise traitlets.TraitError(f"picked: no tensor named {name!r} in this widget")
             shape = shapes[name]
+            # the picker adds to the list: a pick kept from before its tensor was resized in
+            # place is no slice now, said in the card (lost_picks), never refusing a new one
+            kept = self.picked.get(name, [])
+            if isinstance(picks, list):
+                picks = [pick for pick in picks if pick not in kept]
             try:
                 checked_picks(picks, shape[: max(len(shape) - 2, 0)], name)
             except TypeError as error:

@@ -164,7 +164,7 @@ def test_a_pick_the_tensor_lost_by_an_in_place_resize_is_said_in_its_card():
     assert t[1].shape == (3, 4)
     words = " ".join(" ".join(_texts(g[4])) for g in _groups(w.picture["items"], "sws-pick-note"))
     assert re.findall(r"t\[(\d+), :, :\]", words) == ["9"]
-    assert "no slice of t since it was resized to (2, 3, 4)" in words
+    assert "not drawn (no slices of t since it was resized to (2, 3, 4)): t[9, :, :]" in words
     assert _drawn_leads(w.picture, "t", t) == {(0,), (1,)}
     w.close()
 

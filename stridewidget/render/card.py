@@ -185,7 +185,7 @@ def _lost(tensor: Mapping[str, Any]) -> str | None:
     resized in place since: ``"lost_picks"``), or None.
 
     >>> _lost({"name": "t", "layout": {"shape": [2, 3, 4]}, "lost_picks": [[9]]})
-    'picked, not drawn: t[9, :, :], no slice of t since it was resized to (2, 3, 4)'
+    'picked, not drawn (no slices of t since it was resized to (2, 3, 4)): t[9, :, :]'
     """
     lost, name = tensor.get("lost_picks"), tensor["name"]
     if not lost:
@@ -193,7 +193,7 @@ def _lost(tensor: Mapping[str, Any]) -> str | None:
     shape = tuple(tensor["layout"]["shape"])
     rest = ", ".join([":"] * min(len(shape), 2))
     names = ", ".join(f"{name}[{', '.join(map(str, pick))}, {rest}]" for pick in lost)
-    return f"picked, not drawn: {names}, no slice of {name} since it was resized to {shape}"
+    return f"picked, not drawn (no slices of {name} since it was resized to {shape}): {names}"
 
 
 def _thinned(logical: Mapping[str, Any], most: int | None, name: str) -> list[tuple[int, Any]]:

@@ -13,9 +13,14 @@ export function parsePick(text, lead) {
   if (parts.length !== lead.length) {
     return `give ${lead.length} ${lead.length === 1 ? "index" : "indices"} (leading sizes ${sizesText(lead)})`;
   }
+  // plain decimal digits only: Number() would take "0x3", "3.0", "1e0", "+3" (Python refuses
+  // negative picks: "-1" is said to be out of range)
+  for (let d = 0; d < parts.length; d += 1) {
+    if (!/^-?[0-9]+$/.test(parts[d])) return `index ${cut(parts[d], 12)} of dim ${d} is no whole number (digits 0-9)`;
+  }
   const index = parts.map(Number);
   for (let d = 0; d < index.length; d += 1) {
-    if (!Number.isInteger(index[d]) || index[d] < 0 || index[d] >= lead[d]) {
+    if (!Number.isSafeInteger(index[d]) || parts[d].startsWith("-") || index[d] >= lead[d]) {
       return `index ${cut(parts[d], 12)} of dim ${d} is outside 0..${lead[d] - 1}`;
     }
   }

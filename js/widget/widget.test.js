@@ -251,7 +251,16 @@ describe("slice picker", () => {
     expect(parsePick("3", [6, 4])).toMatch(/give 2 indices/);
     expect(parsePick("3, 4", [6, 4])).toMatch(/index 4 of dim 1 is outside 0..3/);
     expect(parsePick("-1, 0", [6, 4])).toMatch(/outside/);
-    expect(parsePick("1.5, 0", [6, 4])).toMatch(/outside/);
+    expect(parsePick("1.5, 0", [6, 4])).toMatch(/index 1.5 of dim 0 is no whole number/);
+  });
+
+  it("parsePick takes plain decimal integers alone (Python refuses negative picks)", () => {
+    for (const typed of ["0x3", "3.0", "1e0", "+3", "0b1", "3.", ".5", "Infinity", "٣"]) {
+      expect(parsePick(`${typed}, 0`, [6, 4])).toMatch(/of dim 0 is no whole number/);
+      expect(parsePick(`0 ${typed}`, [6, 4])).toMatch(/of dim 1 is no whole number/);
+    }
+    expect(parsePick("-0, 0", [6, 4])).toMatch(/outside 0..5/);
+    expect(parsePick("003, 0", [6, 4])).toEqual([3, 0]);
   });
 
   it("says a refused pick in at most MAX_REASON characters, whatever was typed", () => {

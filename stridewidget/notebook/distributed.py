@@ -64,6 +64,16 @@ class DistributedWidget(LaidOut, StaticFallbackWidget):
     # the toolbar's slice picker writes it; a DTensor's picture offers no slice to pick
     picked = traitlets.Dict().tag(sync=True)
 
+    @traitlets.validate("picked")
+    def _valid_picked(self, proposal: Any) -> dict[str, Any]:
+        # a pick would be kept and draw nothing: refused in words
+        if proposal["value"]:
+            raise traitlets.TraitError(
+                f"picked: a DTensor's picture draws its shards, it has no slices to pick "
+                f"(got {proposal['value']!r:.40})"
+            )
+        return proposal["value"]
+
     def __init__(self, d: Any, name: str = "d", *, wrap: int | None = None) -> None:
         # read first: a DTensor whose process group is gone is one clear LayoutError, before a
         # comm is opened

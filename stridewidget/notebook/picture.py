@@ -157,7 +157,8 @@ class LaidOut(traitlets.HasTraits):
     def _draw(self, scene: dict[str, Any], width: int, wrap: int | None) -> Picture:
         """The picture of ``scene`` for ``width`` px (a widget may add to it: the playground's
         cells past the end); slices its reader picked are in the scene, marked: a picture too
-        tall for its budget draws fewer panels, never those (:func:`.render.card._thinned`)."""
+        tall for its budget draws fewer panels, those last (:func:`.render.card._thinned`), and
+        names the picks it leaves out in words (:func:`.render.elide.picks_not_drawn`)."""
         return laid_out(scene, width, wrap, light=self._light)
 
     def fallback_svg(self) -> str | None:

@@ -189,6 +189,27 @@ def _caller_names(objects: tuple[Any, ...]) -> list[str | None]:
     return names
 
 
+def _still_slices(
+    live: Mapping[str, Any], picked: Mapping[str, Any]
+) -> tuple[dict[str, list], dict[str, list[list[int]]]]:
+    """``picked`` split into the picks that are slices of their ``live`` tensors now and, by
+    name, those that are not (their tensor was resized in place since they were picked)."""
+    kept: dict[str, list] = {}
+    lost: dict[str, list[list[int]]] = {}
+    for name, picks in picked.items():
+        if name not in live:
+            continue
+        shape = drawable(live[name]).shape
+        for pick in picks:
+            try:
+                checked_picks([pick], shape[: max(len(shape) - 2, 0)], name)
+            except (TypeError, ValueError):
+                lost.setdefault(name, []).append(list(pick) if isinstance(pick, list) else [pick])
+            else:
+                kept.setdefault(name, []).append(pick)
+    return kept, lost
+
+
 class StrideWidget(LaidOut, StaticFallbackWidget):
     """Storage grid, logical grid(s) and stride arrows of live tensors, with hover linking.
 
@@ -295,10 +316,21 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             if name not in shapes:
                 raise traitlets.TraitError(f"picked: no tensor named {name!r} in this widget")
             shape = shapes[name]
+            # the picker adds to the list: a pick kept from before its tensor was resized in
+            # place is no slice now, said in the card (lost_picks), never refusing a new one
+            kept = self.picked.get(name, [])
+            if isinstance(picks, list):
+                picks = [pick for pick in picks if pick not in kept]
             try:
                 checked_picks(picks, shape[: max(len(shape) - 2, 0)], name)
-            except ValueError as error:
+            except TypeError as error:
                 raise traitlets.TraitError(str(error)) from None
+            except ValueError as error:
+                grid = (  # one grid: no slice to pick
+                    f"picked: {name} is {len(shape)}-D, drawn as one grid: it has no slices to "
+                    "pick (a tensor of 3 dims or more has)"
+                )
+                raise traitlets.TraitError(grid if len(shape) < 3 else str(error)) from None
         return value
 
     @traitlets.observe("picked")
@@ -340,10 +372,12 @@ class StrideWidget(LaidOut, StaticFallbackWidget):
             scene["released"] = released
             self._shown = ShownCells({}, {})
             return scene
-        try:
-            scene = build_scene(live, picked=self.picked, **self._build_options)
-        except ValueError:  # a picked slice the tensor no longer has (resized in place)
-            scene = build_scene(live, **self._build_options)
+        # a picked slice the tensor no longer has (resized in place): not drawn, said in its card
+        picked, lost = _still_slices(live, self.picked)
+        scene = build_scene(live, picked=picked, **self._build_options)
+        for tensor in scene["tensors"]:
+            if tensor["name"] in lost:
+                tensor["lost_picks"] = lost[tensor["name"]]
         scene["released"] = released
         for held in self._held:
             obj = live.get(held.name)

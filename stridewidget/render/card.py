@@ -13,6 +13,7 @@ from typing import Any
 
 from ..scene.logical import gap_between
 from .canvas import Canvas
+from .elide import picks_not_drawn
 from .facts import address_words, layout_summary, notation
 from .grid import draw_slice, encodings, logical_cell_width
 from .labels import colour_of, gap_note, viridis
@@ -147,7 +148,16 @@ def _slices(
     limit = canvas.card_width - PAD
     line = _Line(PAD, y)
     groups: list[list[tuple[int, list, float, float]]] = []
-    for s, slice_ in _thinned(logical, canvas.max_panels, tensor["name"]):
+    thinned = _thinned(logical, canvas.max_panels, tensor["name"])
+    drawn = {s for s, slice_ in thinned if slice_["kind"] == "slice"}
+    notes = [picks_not_drawn(logical["slices"], drawn, tensor["name"]), _lost(tensor)]
+    lines = [text for note in notes if note for text in _capped(note, limit - PAD, "slice")]
+    for k, text in enumerate(lines):  # the picks the ladder left out or the tensor lost: said
+        line.y += G["line_h"] - (6 if k == 0 else 0)
+        canvas.items.append(Group("sws-pick-note", [canvas.text(PAD, line.y, text, muted=True)]))
+        canvas.width = max(canvas.width, PAD + text_width(text, G["font_size"]))
+    line.y += 10 if lines else 0
+    for s, slice_ in thinned:
         if slice_["kind"] == "gap":
             _place_groups(canvas, groups, line, limit, ndim)
             groups = []
@@ -168,6 +178,22 @@ def _slices(
         groups[-1].append((s, panel, w, h))
     _place_groups(canvas, groups, line, limit, ndim)
     return line.y + line.h + 6
+
+
+def _lost(tensor: Mapping[str, Any]) -> str | None:
+    """The words for the slices a reader picked that are no slices of ``tensor`` now (it was
+    resized in place since: ``"lost_picks"``), or None.
+
+    >>> _lost({"name": "t", "layout": {"shape": [2, 3, 4]}, "lost_picks": [[9]]})
+    'picked, not drawn (no slices of t since it was resized to (2, 3, 4)): t[9, :, :]'
+    """
+    lost, name = tensor.get("lost_picks"), tensor["name"]
+    if not lost:
+        return None
+    shape = tuple(tensor["layout"]["shape"])
+    rest = ", ".join([":"] * min(len(shape), 2))
+    names = ", ".join(f"{name}[{', '.join(map(str, pick))}, {rest}]" for pick in lost)
+    return f"picked, not drawn (no slices of {name} since it was resized to {shape}): {names}"
 
 
 def _thinned(logical: Mapping[str, Any], most: int | None, name: str) -> list[tuple[int, Any]]:
@@ -226,10 +252,10 @@ def _wrapped(note: str, room: float) -> list[str]:
 _NOTE_LINES = 4
 
 
-def _capped(note: str, room: float) -> list[str]:
+def _capped(note: str, room: float, unit: str = "range") -> list[str]:
     """``note`` in lines of at most ``room`` px (:func:`_wrapped`), at most :data:`_NOTE_LINES`
-    of them where it can: past them, the ranges left unsaid are counted (its "(between ...)"
-    clause kept: where the slices left out lie).
+    of them where it can: past them, the ranges (each a ``unit``) left unsaid are counted (its
+    "(between ...)" clause kept: where the slices left out lie).
 
     >>> ranges = ", ".join(f"x[{i}, 1]" for i in range(20))
     >>> for line in _capped(f"⋯ 20 slices not shown: {ranges} (between x[0, 0] and x[20, 0])", 260):
@@ -246,7 +272,7 @@ def _capped(note: str, room: float) -> list[str]:
     parts = re.split(r"(?<=\]), ", note[: len(note) - len(between)])
     for keep in range(len(parts) - 1, 0, -1):
         left = len(parts) - keep
-        more = f"… and {left} more range{'s' if left != 1 else ''}{between}"
+        more = f"… and {left} more {unit}{'s' if left != 1 else ''}{between}"
         lines = _wrapped(", ".join([*parts[:keep], more]), room)
         if len(lines) <= _NOTE_LINES:
             break

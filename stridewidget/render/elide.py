@@ -3,8 +3,8 @@ step for grids drawn whole (a tensor of at most ``THRESHOLD`` elements shows eve
 16 x 16 tensors took 1,729 px).  The cut rows and columns become one ``⋮`` / ``⋯`` each, as a
 long dim's are; the storage strip and every count stay as they were.  Also the ladder's step for
 long names (:func:`short_named`: each to its last characters), for the slices a reader picked
-(:func:`fewer_picks`: the most recent kept), and the tests that say whether a scene has what a
-step cuts.
+(:func:`fewer_picks`: the most recent kept; :func:`picks_not_drawn` says those a picture leaves
+out), and the tests that say whether a scene has what a step cuts.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ __all__ = [
     "has_long_names",
     "has_panels",
     "most_picks",
+    "picks_not_drawn",
     "short_named",
 ]
 
@@ -147,7 +148,8 @@ def most_picks(scene: Mapping[str, Any]) -> int:
 def fewer_picks(scene: Mapping[str, Any], most: int) -> dict[str, Any]:
     """``scene`` with at most the ``most`` most recent picks of each tensor marked ``"picked"``:
     the height ladder's last step (a picture of fewer panels keeps its picked slices, as many as
-    fit; the rest are left out with the other slices).
+    fit; the rest are left out with the other slices, marked ``"pick_dropped"``: their card says
+    so, :func:`picks_not_drawn`).
 
     >>> import torch
     >>> from stridewidget.scene.build import build_scene
@@ -160,13 +162,54 @@ def fewer_picks(scene: Mapping[str, Any], most: int) -> dict[str, Any]:
     def kept(slice_: Mapping[str, Any]) -> Mapping[str, Any]:
         if (slice_.get("picked") or 0) <= most:
             return slice_
-        return {k: v for k, v in slice_.items() if k != "picked"}
+        rest = {k: v for k, v in slice_.items() if k != "picked"}
+        return {**rest, "pick_dropped": slice_["picked"]}
 
     tensors = [
         {**t, "logical": {**t["logical"], "slices": [kept(s) for s in t["logical"]["slices"]]}}
         for t in scene.get("tensors", [])
     ]
     return {**scene, "tensors": tensors}
+
+
+def picks_not_drawn(
+    slices: list[Mapping[str, Any]],
+    drawn: set[int] | tuple[()],
+    name: str,
+    why: str = "height budget",
+    most: int | None = None,
+) -> str | None:
+    """The words for the slices a reader picked (marked ``"picked"``, or ``"pick_dropped"`` by
+    :func:`fewer_picks`) whose positions in ``slices`` are not among those ``drawn``: how many
+    of how many picks, why (the picture's ``why``) and which (the first ``most`` of them, the
+    rest counted); None when every pick is drawn.
+
+    >>> sl = [{"kind": "slice", "lead": [i], "label": f"[{i}, :, :]", "picked": i + 1}
+    ...       for i in range(3)]
+    >>> picks_not_drawn(sl, {0, 2}, "x")
+    "1 of your 3 picked slices not drawn (the picture's height budget): x[1, :, :]"
+    >>> picks_not_drawn(sl, (), "x", "size budget", most=2)
+    "your 3 picked slices not drawn (the picture's size budget): x[0, :, :], x[1, :, :], … and 1 more"
+    >>> picks_not_drawn(sl, {0, 1, 2}, "x") is None
+    True
+    """
+    picked = [
+        k
+        for k, s in enumerate(slices)
+        if s.get("kind") == "slice" and (s.get("picked") or s.get("pick_dropped"))
+    ]
+    missing = [k for k in picked if k not in drawn]
+    if not missing:
+        return None
+    plural = "s" if len(picked) != 1 else ""
+    count = "your" if len(missing) == len(picked) else f"{len(missing)} of your"
+    names = [f"{name}{slices[k]['label']}" for k in missing[:most]]
+    if most is not None and len(missing) > most:
+        names.append(f"… and {len(missing) - most} more")
+    return (
+        f"{count} {len(picked)} picked slice{plural} not drawn (the picture's {why}): "
+        + ", ".join(names)
+    )
 
 
 def cut_scene(

@@ -40,7 +40,14 @@ from ..scene.validate import validate_scene
 from .canvas import Canvas, Lookup
 from .card import draw_card
 from .digits import has_digits
-from .elide import cut_scene, has_long_grid, has_long_names, has_panels, most_picks
+from .elide import (
+    cut_scene,
+    has_long_grid,
+    has_long_names,
+    has_panels,
+    most_picks,
+    picks_not_drawn,
+)
 from .labels import listed, one_memory_words
 from .primitives import (
     MAX_WIDTH,
@@ -463,6 +470,9 @@ def _listed(canvas: Canvas, tensors: list, y: float, why: str = "height budget")
         if len(names) > _MAX_DESCRIBED:  # long names: the first of them
             names, more = names[: _MAX_DESCRIBED - 1].rstrip(), "…"
         lines += wrapped(f"· and {len(rest)} more: {names}{more}", room, G["font_size"])
+    for t in tensors:  # a reader's picks of a tensor listed here: said, not dropped unsaid
+        note = picks_not_drawn(t["logical"]["slices"], (), t["name"], why, most=6)
+        lines += wrapped(f"· {t['name']}: {note}", room, G["font_size"]) if note else []
     for line in lines:
         y += G["line_h"]
         canvas.items.append(canvas.text(PAD, y, line, muted=True))

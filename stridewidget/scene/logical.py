@@ -129,8 +129,9 @@ def _lead_indices(
 def checked_picks(
     picked: Sequence[Sequence[int]], lead_shape: Sequence[int], name: str = "x"
 ) -> list[tuple[int, ...]]:
-    """``picked`` as leading-index tuples, each checked against ``lead_shape``; a clear
-    ``ValueError`` for one that is no slice of the tensor.
+    """``picked`` as leading-index tuples, each checked against ``lead_shape``: a one-line
+    ``TypeError`` for a value that is no list of index lists of ints, a ``ValueError`` for an
+    index list that is no slice of the tensor.
 
     >>> checked_picks([[3, 1]], (10, 2))
     [(3, 1)]
@@ -138,14 +139,20 @@ def checked_picks(
     Traceback (most recent call last):
     ...
     ValueError: x[3, 2, …] is no slice of x: its leading dims have sizes (10, 2)
+    >>> checked_picks("7", (10,), "x")
+    Traceback (most recent call last):
+    ...
+    TypeError: picked['x'] must be a list of index lists of ints, like [[0], [3]]; got '7'
     """
+    picks = picked if isinstance(picked, (list, tuple)) else None
     checked = []
-    for pick in picked:
+    for pick in picks if picks is not None else ():
         index = tuple(pick) if isinstance(pick, (list, tuple)) else (pick,)
-        if (
-            len(index) != len(lead_shape)
-            or not all(type(i) is int for i in index)
-            or not all(0 <= i < n for i, n in zip(index, lead_shape, strict=True))
+        if not all(type(i) is int for i in index):
+            picks = None
+            break
+        if len(index) != len(lead_shape) or not all(
+            0 <= i < n for i, n in zip(index, lead_shape, strict=True)
         ):
             shown = ", ".join(map(str, index))
             raise ValueError(
@@ -153,6 +160,13 @@ def checked_picks(
                 f"{tuple(lead_shape)}"
             )
         checked.append(index)
+    if picks is None:
+        example = [[0] * len(lead_shape), [min(3, n - 1) if n else 0 for n in lead_shape]]
+        got = repr(picked)
+        got = got if len(got) <= 40 else got[:39] + "…"
+        raise TypeError(
+            f"picked[{name!r}] must be a list of index lists of ints, like {example}; got {got}"
+        )
     return checked
 
 

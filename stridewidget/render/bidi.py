@@ -11,11 +11,18 @@ the static SVG (:mod:`.svg_writer`) and the display list (:mod:`.listing`).
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 __all__ = ["isolated"]
 
 _FSI, _PDI = "\u2068", "\u2069"
+#: the blocks that hold every right-to-left letter (Hebrew .. Arabic Extended, their
+#: presentation forms, the historic scripts of the supplementary planes): a text with none of
+#: them is written as it is, without a lookup per character
+_RTL_BLOCKS = re.compile(
+    "[\u0590-\u08ff\u200f\ufb1d-\ufdff\ufe70-\ufeff\U00010800-\U00010fff\U0001e800-\U0001efff]"
+)
 _STRONG = frozenset({"R", "AL"})
 #: what may sit inside one run between its right-to-left letters (marks, spaces)
 _INSIDE = frozenset({"R", "AL", "NSM", "WS", "BN"})
@@ -29,7 +36,7 @@ def isolated(text: str) -> str:
     >>> isolated("וזן[1, 2] → storage[5]") == "\\u2068וזן\\u2069[1, 2] → storage[5]"
     True
     """
-    if text.isascii():
+    if text.isascii() or not _RTL_BLOCKS.search(text):
         return text
     kinds = [unicodedata.bidirectional(c) for c in text]
     if not _STRONG.intersection(kinds):

@@ -170,7 +170,7 @@ def text_width(text: str, size: float) -> float:
     >>> text_width("注意", 10) == 4 * G["char_em"] * 10, text_width("ℵ", 10)
     (True, 10.0)
     """
-    if text.isascii():
+    if text.isascii() or max(text) <= _MONOSPACED:  # one advance each (Latin-1 and on)
         return len(text) * G["char_em"] * size
     return sum(map(_advances, text)) * G["char_em"] * size
 

@@ -49,6 +49,16 @@ ISSUE_CASES = {
     "two expands of one row": lambda: (
         lambda x: {"x": x, "e": x.expand(4, 3), "f": x.expand(2, 3)}
     )(torch.arange(3.0)),
+    # held-out fuzz (2026-12-05): no height of its label clear of every other channel, a
+    # cross-row label's dotted line ran along another arrow's channel 1 px from it
+    "four views, cross-row labels crowded": lambda: (
+        lambda x: {
+            "x": x,
+            "w": x.flatten()[:10].as_strided((2, 3), (2, 0)),
+            "e": x.unsqueeze(0).expand(3, 12, 7, 8),
+            "t": x.transpose(0, 1),
+        }
+    )(torch.randn(12, 7, 8, generator=torch.Generator().manual_seed(0))),
     "a strided slice beside a broadcast": lambda: (
         lambda x: {"x": x, "s": x[:, ::3], "b": x.expand(3, 5, 100)}
     )(torch.arange(500.0).reshape(5, 100)),

@@ -364,7 +364,11 @@ def lane_leader(
     box = label.children[0]
     middle = box.y + box.h / 2
     heights = [middle + d for k in range(int(box.h / 2) - 1) for d in ((k, -k) if k else (0,))]
-    y = next((h for h in heights if all(abs(h - o) >= _CLEAR for o in others)), middle)
+    # the first height clear of every other channel, else the one farthest from them
+    y = next(
+        (h for h in heights if all(abs(h - o) >= _CLEAR for o in others)),
+        max(heights, key=lambda h: min((abs(h - o) for o in others), default=0.0)),
+    )
     end = min(max(y, min(channels)), max(channels))
     return Path([("M", box.x + box.w, y), ("L", lane_x, end)], colour, 1.0, "1 2", arrow=False)
 

@@ -99,3 +99,14 @@ def test_no_arrow_runs_on_another_or_through_a_text(name, make, width):
     found = lint(draw(scene_of(tensors, wrap=wrap), width=width))
     assert found.overlaps == [] and found.label_overlaps == [] and found.crossings == []
     assert found.strays == []
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_crowded_cross_row_labels_line_keeps_off_the_other_channels(seed):
+    """Held-out fuzz (2026-12-05): windows of a 5-D tensor at 1,256 px; the dotted line of a
+    cross-row label found no height 3 px clear of every other channel in its label's middle
+    4 px and ran 1.5 px along one (it now tries the label's whole height)."""
+    x = torch.randn(3, 1, 12, 6, 12, generator=torch.Generator().manual_seed(seed))
+    views = {"x": x, "w0": x.unfold(-1, 3, 1), "view_" + "n" * 25 + "1": x.unfold(-1, 3, 1)}
+    found = lint(draw(scene_of({**views, "v2": x}), width=1256))
+    assert found.overlaps == [] and found.strays == []

@@ -359,11 +359,12 @@ def lane_leader(
     >>> lane_leader(label, 90, (30.0, 80.0), "#000").commands
     [('M', 60, 46.5), ('L', 90, 46.5)]
     >>> lane_leader(label, 90, (30.0, 80.0), "#000", [46.0]).commands
-    [('M', 60, 49.5), ('L', 90, 49.5)]
+    [('M', 60, 49.0), ('L', 90, 49.0)]
     """
     box = label.children[0]
     middle = box.y + box.h / 2
-    heights = [middle + d for k in range(int(box.h / 2) - 1) for d in ((k, -k) if k else (0,))]
+    # every half px of the box's height, nearest its middle first
+    heights = [middle + d / 2 for k in range(int(box.h) - 1) for d in ((k, -k) if k else (0,))]
     # the first height clear of every other channel, else the one farthest from them
     y = next(
         (h for h in heights if all(abs(h - o) >= _CLEAR for o in others)),
